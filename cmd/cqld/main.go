@@ -1,0 +1,69 @@
+// Command cqld runs a cqld node: a database server that speaks the Cassandra
+// CQL native protocol.
+//
+//	cqld                       # 127.0.0.1:9042, data under ./data, metrics on 127.0.0.1:9180
+//	cqld -config cqld.yaml     # cassandra.yaml key names
+//	cqld -native_transport_port 9043 -data_file_directories /srv/cqld/data
+//
+// Every configuration key is also a flag of the same name; flags override
+// the file. SIGINT or SIGTERM drain requests in flight and exit 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cqld/cqld/config"
+	"github.com/cqld/cqld/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cqld", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "YAML configuration file, with cassandra.yaml's key names")
+	drain := fs.Duration("drain_timeout", 30*time.Second, "how long a stop waits for requests in flight")
+	flags := config.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg, err := config.Load(*path)
+	if err == nil {
+		err = flags.Apply(&cfg)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "cqld:", err)
+		return 2
+	}
+	node, err := server.Start(cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "cqld:", err)
+		return 1
+	}
+	<-ctx.Done()
+	log.Info("stopping: draining requests in flight", "timeout", *drain)
+	sctx, cancel := context.WithTimeout(context.Background(), *drain)
+	defer cancel()
+	if err := node.Shutdown(sctx); err != nil {
+		fmt.Fprintln(stderr, "cqld:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,776 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is one node's configuration. The yaml tags are cassandra.yaml's key
+// names, so yaml.Marshal of a Config writes a file that Load reads back.
+type Config struct {
+	// ClusterName must be the same on every node of a cluster.
+	ClusterName string `yaml:"cluster_name"`
+
+	// ListenAddress is where other nodes reach this one, on StoragePort.
+	ListenAddress string `yaml:"listen_address"`
+	// RPCAddress is where clients connect, on NativeTransportPort.
+	RPCAddress string `yaml:"rpc_address"`
+	// BroadcastRPCAddress is the client address this node advertises
+	// (system.peers, topology events). Empty means RPCAddress.
+	BroadcastRPCAddress string `yaml:"broadcast_rpc_address"`
+	NativeTransportPort int    `yaml:"native_transport_port"`
+	StoragePort         int    `yaml:"storage_port"`
+
+	DataFileDirectories  []string `yaml:"data_file_directories"`
+	CommitlogDirectory   string   `yaml:"commitlog_directory"`
+	SavedCachesDirectory string   `yaml:"saved_caches_directory"`
+	HintsDirectory       string   `yaml:"hints_directory"`
+
+	// CommitlogSync is periodic, batch, group or adaptive.
+	CommitlogSync string `yaml:"commitlog_sync"`
+	// CommitlogSyncPeriod is how often periodic mode syncs.
+	CommitlogSyncPeriod Duration `yaml:"commitlog_sync_period"`
+	// CommitlogSyncGroupWindow is how long group mode gathers writes
+	// before one sync.
+	CommitlogSyncGroupWindow Duration `yaml:"commitlog_sync_group_window"`
+	CommitlogSegmentSize     DataSize `yaml:"commitlog_segment_size"`
+	// CommitlogTotalSpace caps the commit log on disk; at least one segment.
+	CommitlogTotalSpace DataSize `yaml:"commitlog_total_space"`
+	// CommitFailurePolicy is stop, stop_commit, die or ignore.
+	CommitFailurePolicy string `yaml:"commit_failure_policy"`
+	// DiskFailurePolicy is die, stop_paranoid, stop, best_effort or ignore.
+	DiskFailurePolicy string `yaml:"disk_failure_policy"`
+
+	// Authenticator is AllowAllAuthenticator or PasswordAuthenticator;
+	// Validate turns org.apache.cassandra.auth.X into X.
+	Authenticator string `yaml:"authenticator"`
+	// Authorizer is AllowAllAuthorizer, the only one cqld has.
+	Authorizer string `yaml:"authorizer"`
+
+	NumTokens      int    `yaml:"num_tokens"`
+	EndpointSnitch string `yaml:"endpoint_snitch"`
+	// DataCenter and Rack are cqld's own keys; Cassandra reads them as dc
+	// and rack from cassandra-rackdc.properties.
+	DataCenter   string       `yaml:"data_center"`
+	Rack         string       `yaml:"rack"`
+	SeedProvider SeedProvider `yaml:"seed_provider"`
+
+	// NativeTransportMaxFrameSize bounds one CQL frame, 1KiB to 256MiB.
+	NativeTransportMaxFrameSize DataSize `yaml:"native_transport_max_frame_size"`
+	// NativeTransportMaxThreads is the size of the request worker pool.
+	NativeTransportMaxThreads int `yaml:"native_transport_max_threads"`
+	// NativeTransportMaxRequestsPerConnection (cqld's own) is how many
+	// requests one connection may have in flight before it gets OVERLOADED.
+	NativeTransportMaxRequestsPerConnection int `yaml:"native_transport_max_requests_per_connection"`
+	// NativeTransportMaxQueuedRequests (cqld's own) is how many requests the
+	// node holds, queued or running, before it answers OVERLOADED.
+	NativeTransportMaxQueuedRequests int `yaml:"native_transport_max_queued_requests"`
+	// NativeTransportIdleTimeout closes connections idle this long; 0 never.
+	NativeTransportIdleTimeout  Duration `yaml:"native_transport_idle_timeout"`
+	PreparedStatementsCacheSize DataSize `yaml:"prepared_statements_cache_size"`
+
+	ReadRequestTimeout  Duration `yaml:"read_request_timeout"`
+	WriteRequestTimeout Duration `yaml:"write_request_timeout"`
+	// RequestTimeout bounds requests that are neither reads nor writes.
+	RequestTimeout Duration `yaml:"request_timeout"`
+
+	PrometheusAddress string `yaml:"prometheus_address"`
+	// PrometheusPort serves /metrics; 0 turns the endpoint off.
+	PrometheusPort int `yaml:"prometheus_port"`
+}
+
+// SeedProvider is the seed_provider key: the class that finds the seed nodes
+// a node first contacts, and its parameters. cassandra.yaml writes it as a
+// one-entry list whose parameters are a one-entry list of maps:
+//
+//	seed_provider:
+//	  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+//	    parameters:
+//	      - seeds: "127.0.0.1:7000"
+//
+// SeedProvider holds the same thing without the one-entry lists.
+type SeedProvider struct {
+	ClassName  string
+	Parameters map[string]string
+}
+
+// Default returns the configuration a node runs with when it has no file.
+func Default() Config {
+	return Config{
+		ClusterName:              "Test Cluster",
+		ListenAddress:            "127.0.0.1",
+		RPCAddress:               "127.0.0.1",
+		NativeTransportPort:      9042,
+		StoragePort:              7000,
+		DataFileDirectories:      []string{"data/data"},
+		CommitlogDirectory:       "data/commitlog",
+		SavedCachesDirectory:     "data/saved_caches",
+		HintsDirectory:           "data/hints",
+		CommitlogSync:            "adaptive",
+		CommitlogSyncPeriod:      Duration{10 * time.Second},
+		CommitlogSyncGroupWindow: Duration{15 * time.Millisecond},
+		CommitlogSegmentSize:     32 * MiB,
+		CommitlogTotalSpace:      8192 * MiB,
+		CommitFailurePolicy:      "stop",
+		DiskFailurePolicy:        "stop",
+		Authenticator:            "AllowAllAuthenticator",
+		Authorizer:               "AllowAllAuthorizer",
+		NumTokens:                16,
+		EndpointSnitch:           "SimpleSnitch",
+		DataCenter:               "datacenter1",
+		Rack:                     "rack1",
+		SeedProvider: SeedProvider{
+			ClassName:  "org.apache.cassandra.locator.SimpleSeedProvider",
+			Parameters: map[string]string{"seeds": "127.0.0.1:7000"},
+		},
+		NativeTransportMaxFrameSize:             16 * MiB,
+		NativeTransportMaxThreads:               128,
+		NativeTransportMaxRequestsPerConnection: 1024,
+		NativeTransportMaxQueuedRequests:        8192,
+		PreparedStatementsCacheSize:             10 * MiB,
+		ReadRequestTimeout:                      Duration{5 * time.Second},
+		WriteRequestTimeout:                     Duration{2 * time.Second},
+		RequestTimeout:                          Duration{10 * time.Second},
+		PrometheusAddress:                       "127.0.0.1",
+		PrometheusPort:                          9180,
+	}
+}
+
+// Load reads the YAML file at path over Default and validates the result.
+// An empty path means no file: Default as is.
+func Load(path string) (Config, error) {
+	c := Default()
+	if path == "" {
+		return c, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	origins, err := decodeYAML(&c, data)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := c.validate(origins); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// NativeAddr is the host:port clients connect to.
+func (c Config) NativeAddr() string {
+	return net.JoinHostPort(c.RPCAddress, strconv.Itoa(c.NativeTransportPort))
+}
+
+// PrometheusAddr is the host:port /metrics is served on.
+func (c Config) PrometheusAddr() string {
+	return net.JoinHostPort(c.PrometheusAddress, strconv.Itoa(c.PrometheusPort))
+}
+
+// keyError is a problem with one key. Its message leads with the key and
+// where the value came from, so an operator can go straight to it.
+type keyError struct {
+	key   string
+	where string // "line 3", "flag -x", or "" for a value set in code
+	err   error
+}
+
+func (e *keyError) Error() string {
+	if e.where == "" {
+		return fmt.Sprintf("config: %s: %v", e.key, e.err)
+	}
+	return fmt.Sprintf("config: %s (%s): %v", e.key, e.where, e.err)
+}
+
+func (e *keyError) Unwrap() error { return e.err }
+
+// origin records under which name, and where, a key was set, so that errors
+// found later by Validate point at what the operator actually wrote.
+type origin struct {
+	key   string // may be a legacy alias of the key it is filed under
+	where string
+}
+
+// legacyUnit says how a bare number under a pre-4.1 key becomes a value.
+type legacyUnit int
+
+const (
+	notLegacy         legacyUnit = iota
+	legacyMillis                 // whole milliseconds
+	legacyMillisFloat            // milliseconds, fractions allowed
+	legacyMebibytes              // whole MiB
+)
+
+// key is one top-level key cqld reads.
+type key struct {
+	name   string
+	usage  string
+	field  func(c *Config) any // pointer to the field the key sets
+	alias  string              // for a legacy key, the current key it stands for
+	legacy legacyUnit
+}
+
+// keys lists every top-level key. It is a function, not a table variable,
+// because the package keeps no globals; building it is cheap.
+func keys() []key {
+	legacy := func(name, current string, u legacyUnit, field func(*Config) any) key {
+		unit := map[legacyUnit]string{legacyMillis: "milliseconds", legacyMillisFloat: "milliseconds", legacyMebibytes: "MiB"}[u]
+		return key{name: name, usage: "deprecated: " + current + " in " + unit, field: field, alias: current, legacy: u}
+	}
+	return []key{
+		{name: "cluster_name", usage: "cluster name, the same on every node", field: func(c *Config) any { return &c.ClusterName }},
+		{name: "listen_address", usage: "address other nodes reach this node on", field: func(c *Config) any { return &c.ListenAddress }},
+		{name: "rpc_address", usage: "address clients connect to", field: func(c *Config) any { return &c.RPCAddress }},
+		{name: "broadcast_rpc_address", usage: "client address advertised to clients (empty: rpc_address)", field: func(c *Config) any { return &c.BroadcastRPCAddress }},
+		{name: "native_transport_port", usage: "CQL native protocol port", field: func(c *Config) any { return &c.NativeTransportPort }},
+		{name: "storage_port", usage: "inter-node port", field: func(c *Config) any { return &c.StoragePort }},
+		{name: "data_file_directories", usage: "comma-separated data directories", field: func(c *Config) any { return &c.DataFileDirectories }},
+		{name: "commitlog_directory", usage: "commit log directory", field: func(c *Config) any { return &c.CommitlogDirectory }},
+		{name: "saved_caches_directory", usage: "saved caches directory", field: func(c *Config) any { return &c.SavedCachesDirectory }},
+		{name: "hints_directory", usage: "hints directory", field: func(c *Config) any { return &c.HintsDirectory }},
+		{name: "commitlog_sync", usage: "commit log sync mode: periodic, batch, group or adaptive", field: func(c *Config) any { return &c.CommitlogSync }},
+		{name: "commitlog_sync_period", usage: "sync interval in periodic mode, e.g. 10s", field: func(c *Config) any { return &c.CommitlogSyncPeriod }},
+		{name: "commitlog_sync_group_window", usage: "write-gathering window in group mode, e.g. 15ms", field: func(c *Config) any { return &c.CommitlogSyncGroupWindow }},
+		{name: "commitlog_segment_size", usage: "commit log segment size, e.g. 32MiB", field: func(c *Config) any { return &c.CommitlogSegmentSize }},
+		{name: "commitlog_total_space", usage: "commit log disk cap, e.g. 8192MiB", field: func(c *Config) any { return &c.CommitlogTotalSpace }},
+		{name: "commit_failure_policy", usage: "on commit log failure: stop, stop_commit, die or ignore", field: func(c *Config) any { return &c.CommitFailurePolicy }},
+		{name: "disk_failure_policy", usage: "on data disk failure: die, stop_paranoid, stop, best_effort or ignore", field: func(c *Config) any { return &c.DiskFailurePolicy }},
+		{name: "authenticator", usage: "AllowAllAuthenticator or PasswordAuthenticator", field: func(c *Config) any { return &c.Authenticator }},
+		{name: "authorizer", usage: "AllowAllAuthorizer", field: func(c *Config) any { return &c.Authorizer }},
+		{name: "num_tokens", usage: "tokens per node, 1 to 1536", field: func(c *Config) any { return &c.NumTokens }},
+		{name: "endpoint_snitch", usage: "snitch class", field: func(c *Config) any { return &c.EndpointSnitch }},
+		{name: "data_center", usage: "this node's data center", field: func(c *Config) any { return &c.DataCenter }},
+		{name: "rack", usage: "this node's rack", field: func(c *Config) any { return &c.Rack }},
+		{name: "seed_provider", usage: "seed provider class and parameters", field: func(c *Config) any { return &c.SeedProvider }},
+		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
+		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
+		{name: "native_transport_max_requests_per_connection", usage: "requests in flight on one connection before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxRequestsPerConnection }},
+		{name: "native_transport_max_queued_requests", usage: "requests queued or running on the node before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxQueuedRequests }},
+		{name: "native_transport_idle_timeout", usage: "close connections idle this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportIdleTimeout }},
+		{name: "prepared_statements_cache_size", usage: "prepared statement cache size, e.g. 10MiB", field: func(c *Config) any { return &c.PreparedStatementsCacheSize }},
+		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
+		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
+		{name: "request_timeout", usage: "timeout for other requests, e.g. 10s", field: func(c *Config) any { return &c.RequestTimeout }},
+		{name: "prometheus_address", usage: "address /metrics is served on", field: func(c *Config) any { return &c.PrometheusAddress }},
+		{name: "prometheus_port", usage: "port /metrics is served on (0: off)", field: func(c *Config) any { return &c.PrometheusPort }},
+
+		legacy("commitlog_sync_period_in_ms", "commitlog_sync_period", legacyMillis, func(c *Config) any { return &c.CommitlogSyncPeriod }),
+		legacy("commitlog_sync_group_window_in_ms", "commitlog_sync_group_window", legacyMillisFloat, func(c *Config) any { return &c.CommitlogSyncGroupWindow }),
+		legacy("commitlog_segment_size_in_mb", "commitlog_segment_size", legacyMebibytes, func(c *Config) any { return &c.CommitlogSegmentSize }),
+		legacy("commitlog_total_space_in_mb", "commitlog_total_space", legacyMebibytes, func(c *Config) any { return &c.CommitlogTotalSpace }),
+		legacy("native_transport_max_frame_size_in_mb", "native_transport_max_frame_size", legacyMebibytes, func(c *Config) any { return &c.NativeTransportMaxFrameSize }),
+		legacy("prepared_statements_cache_size_mb", "prepared_statements_cache_size", legacyMebibytes, func(c *Config) any { return &c.PreparedStatementsCacheSize }),
+		legacy("read_request_timeout_in_ms", "read_request_timeout", legacyMillis, func(c *Config) any { return &c.ReadRequestTimeout }),
+		legacy("write_request_timeout_in_ms", "write_request_timeout", legacyMillis, func(c *Config) any { return &c.WriteRequestTimeout }),
+		legacy("request_timeout_in_ms", "request_timeout", legacyMillis, func(c *Config) any { return &c.RequestTimeout }),
+	}
+}
+
+// current is the key k's value is filed under: itself, or what it aliases.
+func (k key) current() string {
+	if k.alias != "" {
+		return k.alias
+	}
+	return k.name
+}
+
+// decodeYAML overlays the YAML document in data onto c and reports where
+// each key was set, by current key name.
+//
+// It walks the yaml.Node tree itself instead of decoding into a struct with
+// Decoder.KnownFields(true): KnownFields does not apply to a yaml.Node, and
+// yaml.v3's struct errors give a line but not the key. The walk rejects
+// unknown and repeated keys itself and names the key in every error.
+func decodeYAML(c *Config, data []byte) (map[string]origin, error) {
+	origins := map[string]origin{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF): // empty, or only comments
+		return origins, nil
+	case err != nil:
+		return nil, fmt.Errorf("config: invalid YAML: %w", err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, fmt.Errorf("config: a second YAML document starts on line %d; the file must hold one", extra.Line)
+	case !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("config: invalid YAML: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return origins, nil
+	}
+	root := deref(doc.Content[0])
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" { // a bare "---"
+		return origins, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("config: line %d: the file must be a mapping of cassandra.yaml keys to values", root.Line)
+	}
+
+	all := keys()
+	byName := make(map[string]key, len(all))
+	for _, k := range all {
+		byName[k.name] = k
+	}
+	firstLine := map[string]int{}
+	var errs []error
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, vn := root.Content[i], root.Content[i+1]
+		where := fmt.Sprintf("line %d", kn.Line)
+		name := kn.Value
+		if kn.Kind != yaml.ScalarNode {
+			errs = append(errs, fmt.Errorf("config: line %d: a key must be a plain name", kn.Line))
+			continue
+		}
+		if line, dup := firstLine[name]; dup {
+			errs = append(errs, &keyError{name, where, fmt.Errorf("set again; first set on line %d", line)})
+			continue
+		}
+		firstLine[name] = kn.Line
+		k, ok := byName[name]
+		if !ok {
+			msg := "unknown key"
+			if s := suggest(name, all); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+			errs = append(errs, &keyError{name, where, errors.New(msg)})
+			continue
+		}
+		if o, dup := origins[k.current()]; dup {
+			errs = append(errs, &keyError{name, where, fmt.Errorf("conflicts with %s (%s); set only %s", o.key, o.where, k.current())})
+			continue
+		}
+		origins[k.current()] = origin{name, where}
+		if err := setKey(c, k, vn); err != nil {
+			errs = append(errs, &keyError{name, where, err})
+		}
+	}
+	return origins, errors.Join(errs...)
+}
+
+// setKey parses n as k's value and stores it in c. A YAML null leaves the
+// default in place, as if the key were absent. Errors do not name the key.
+func setKey(c *Config, k key, n *yaml.Node) error {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil
+	}
+	if k.legacy != notLegacy {
+		return setLegacy(c, k, n)
+	}
+	switch p := k.field(c).(type) {
+	case *string:
+		s, _, err := scalarText(n)
+		if err != nil {
+			return err
+		}
+		*p = s
+	case *int:
+		v, err := parseInt(n)
+		if err != nil {
+			return err
+		}
+		*p = v
+	case *[]string:
+		v, err := parseStrings(n)
+		if err != nil {
+			return err
+		}
+		*p = v
+	case yaml.Unmarshaler: // Duration, DataSize, SeedProvider
+		return p.UnmarshalYAML(n)
+	default:
+		return fmt.Errorf("cqld bug: no parser for %T", p)
+	}
+	return nil
+}
+
+// setLegacy parses a pre-4.1 key, whose unit is in its name, so its value
+// is a bare number.
+func setLegacy(c *Config, k key, n *yaml.Node) error {
+	switch k.legacy {
+	case legacyMillis:
+		v, err := parseInt(n)
+		if err != nil {
+			return err
+		}
+		if v < 0 || int64(v) > math.MaxInt64/int64(time.Millisecond) {
+			return fmt.Errorf("%d milliseconds is out of range", v)
+		}
+		*k.field(c).(*Duration) = Duration{time.Duration(v) * time.Millisecond}
+	case legacyMillisFloat:
+		f, err := parseFloat(n)
+		if err != nil {
+			return err
+		}
+		ns := f * float64(time.Millisecond)
+		if math.IsNaN(f) || f < 0 || ns >= math.MaxInt64 {
+			return fmt.Errorf("%v milliseconds is out of range", f)
+		}
+		*k.field(c).(*Duration) = Duration{time.Duration(math.Round(ns))}
+	case legacyMebibytes:
+		v, err := parseInt(n)
+		if err != nil {
+			return err
+		}
+		if v < 0 || int64(v) > math.MaxInt64/int64(MiB) {
+			return fmt.Errorf("%d MiB is out of range", v)
+		}
+		*k.field(c).(*DataSize) = DataSize(v) * MiB
+	}
+	return nil
+}
+
+// parseInt reads a YAML integer. A quoted integer is accepted too, which is
+// also how flag values arrive. yaml.v3 on its own would truncate 1.5 to 1.
+func parseInt(n *yaml.Node) (int, error) {
+	s, _, err := scalarText(n)
+	if err != nil {
+		return 0, err
+	}
+	var v int
+	switch n.ShortTag() {
+	case "!!int":
+		err = n.Decode(&v)
+	case "!!str":
+		v, err = strconv.Atoi(s)
+	default:
+		err = errors.New("not an integer")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse %q as an integer", s)
+	}
+	return v, nil
+}
+
+// parseFloat reads a YAML number, integer or not, quoted or not.
+func parseFloat(n *yaml.Node) (float64, error) {
+	s, _, err := scalarText(n)
+	if err != nil {
+		return 0, err
+	}
+	var v float64
+	switch n.ShortTag() {
+	case "!!int", "!!float":
+		err = n.Decode(&v)
+	case "!!str":
+		v, err = strconv.ParseFloat(s, 64)
+	default:
+		err = errors.New("not a number")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse %q as a number", s)
+	}
+	return v, nil
+}
+
+// parseStrings reads a YAML list of strings.
+func parseStrings(n *yaml.Node) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		if n.Kind == yaml.ScalarNode {
+			return nil, fmt.Errorf("expected a list, e.g. [%s], got a single value", n.Value)
+		}
+		return nil, errors.New("expected a list, got a mapping")
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, e := range n.Content {
+		s, null, err := scalarText(e)
+		if err == nil && null {
+			err = errors.New("is null")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("entry %d (line %d): %w", i+1, e.Line, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// MarshalYAML writes p in cassandra.yaml's one-entry-list form.
+func (p SeedProvider) MarshalYAML() (any, error) {
+	type entry struct {
+		ClassName  string              `yaml:"class_name"`
+		Parameters []map[string]string `yaml:"parameters,omitempty"`
+	}
+	e := entry{ClassName: p.ClassName}
+	if len(p.Parameters) > 0 {
+		e.Parameters = []map[string]string{p.Parameters}
+	}
+	return []entry{e}, nil
+}
+
+// UnmarshalYAML reads cassandra.yaml's seed_provider list. It is as strict
+// as the top level: unknown or repeated keys are errors.
+func (p *SeedProvider) UnmarshalYAML(n *yaml.Node) error {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode || len(n.Content) != 1 {
+		return errors.New("expected a list of one entry: - class_name: ...  parameters: [{seeds: ...}]")
+	}
+	e := deref(n.Content[0])
+	if e.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: the entry must be a mapping with class_name and parameters", e.Line)
+	}
+	var out SeedProvider
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(e.Content); i += 2 {
+		kn, vn := e.Content[i], deref(e.Content[i+1])
+		if seen[kn.Value] {
+			return fmt.Errorf("%s (line %d): set twice", kn.Value, kn.Line)
+		}
+		seen[kn.Value] = true
+		var err error
+		switch kn.Value {
+		case "class_name":
+			out.ClassName, _, err = scalarText(vn)
+		case "parameters":
+			out.Parameters, err = parseSeedParameters(vn)
+		default:
+			err = errors.New("unknown key; want class_name or parameters")
+		}
+		if err != nil {
+			return fmt.Errorf("%s (line %d): %w", kn.Value, kn.Line, err)
+		}
+	}
+	*p = out
+	return nil
+}
+
+// parseSeedParameters reads parameters: [{name: value, ...}].
+func parseSeedParameters(n *yaml.Node) (map[string]string, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) > 1 {
+		return nil, errors.New("expected a list of one mapping, e.g. - seeds: \"127.0.0.1:7000\"")
+	}
+	if len(n.Content) == 0 {
+		return nil, nil
+	}
+	m := deref(n.Content[0])
+	if m.Kind != yaml.MappingNode {
+		return nil, errors.New("expected a list of one mapping, e.g. - seeds: \"127.0.0.1:7000\"")
+	}
+	out := make(map[string]string, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		kn := m.Content[i]
+		if _, dup := out[kn.Value]; dup {
+			return nil, fmt.Errorf("%s (line %d): set twice", kn.Value, kn.Line)
+		}
+		v, _, err := scalarText(m.Content[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("%s (line %d): %w", kn.Value, kn.Line, err)
+		}
+		out[kn.Value] = v
+	}
+	return out, nil
+}
+
+// suggest returns the known key closest to an unknown one, if any is close
+// enough to be a likely typo.
+func suggest(name string, all []key) string {
+	best, bestDist := "", min(3, len(name)/3)+1
+	for _, k := range all {
+		if d := editDistance(name, k.name); d < bestDist {
+			best, bestDist = k.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Validate checks c and reports every problem found, each naming its key.
+// It also normalises class names: org.apache.cassandra.auth.X and
+// org.apache.cassandra.locator.X become X.
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// validate is Validate, with each problem pointed at where its key was set.
+func (c *Config) validate(origins map[string]origin) error {
+	var errs []error
+	for _, p := range c.problems() {
+		if o, ok := origins[p.key]; ok {
+			p.key, p.where = o.key, o.where
+		}
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// problems lists what is wrong with c, in key order.
+func (c *Config) problems() []*keyError {
+	var ps []*keyError
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, &keyError{key: key, err: fmt.Errorf(format, args...)})
+	}
+	nonEmpty := func(key, v string) bool {
+		if strings.TrimSpace(v) == "" {
+			bad(key, "must not be empty")
+			return false
+		}
+		return true
+	}
+	oneOf := func(key, v string, allowed ...string) {
+		if !slices.Contains(allowed, v) {
+			bad(key, "%q is not one of %s", v, strings.Join(allowed, ", "))
+		}
+	}
+	inRange := func(key string, v, lo, hi int) {
+		if v < lo || v > hi {
+			bad(key, "%d is out of range %d to %d", v, lo, hi)
+		}
+	}
+	atLeastOne := func(key string, v int) {
+		if v < 1 {
+			bad(key, "%d must be at least 1", v)
+		}
+	}
+	positive := func(key string, d Duration) {
+		if d.Duration <= 0 {
+			bad(key, "%s must be greater than 0", d)
+		}
+	}
+	// A host with a colon that is not an IPv6 address has a port stuck on;
+	// net.JoinHostPort would then make "[host:port]:port".
+	host := func(key, v string) bool {
+		if strings.Contains(v, ":") && net.ParseIP(v) == nil {
+			bad(key, "%q must be a host name or IP address, without a port", v)
+			return false
+		}
+		return true
+	}
+	wildcard := func(v string) bool {
+		ip := net.ParseIP(v)
+		return ip != nil && ip.IsUnspecified()
+	}
+
+	nonEmpty("cluster_name", c.ClusterName)
+	if nonEmpty("listen_address", c.ListenAddress) && host("listen_address", c.ListenAddress) && wildcard(c.ListenAddress) {
+		bad("listen_address", "%q is a wildcard address; other nodes need one they can reach", c.ListenAddress)
+	}
+	// As in Cassandra: a node bound to every interface must say which
+	// address clients should use.
+	if nonEmpty("rpc_address", c.RPCAddress) && host("rpc_address", c.RPCAddress) &&
+		wildcard(c.RPCAddress) && (c.BroadcastRPCAddress == "" || wildcard(c.BroadcastRPCAddress)) {
+		bad("rpc_address", "%q is a wildcard address, so broadcast_rpc_address must be set to an address clients can reach", c.RPCAddress)
+	}
+	if c.BroadcastRPCAddress != "" && host("broadcast_rpc_address", c.BroadcastRPCAddress) && wildcard(c.BroadcastRPCAddress) {
+		bad("broadcast_rpc_address", "%q is a wildcard address; clients need one they can reach", c.BroadcastRPCAddress)
+	}
+	inRange("native_transport_port", c.NativeTransportPort, 1, 65535)
+	inRange("storage_port", c.StoragePort, 1, 65535)
+
+	if len(c.DataFileDirectories) == 0 {
+		bad("data_file_directories", "must list at least one directory")
+	}
+	for i, d := range c.DataFileDirectories {
+		if strings.TrimSpace(d) == "" {
+			bad("data_file_directories", "entry %d is empty", i+1)
+		} else if j := slices.Index(c.DataFileDirectories, d); j < i {
+			bad("data_file_directories", "%q is listed twice", d)
+		}
+	}
+	nonEmpty("commitlog_directory", c.CommitlogDirectory)
+	nonEmpty("saved_caches_directory", c.SavedCachesDirectory)
+	nonEmpty("hints_directory", c.HintsDirectory)
+
+	oneOf("commitlog_sync", c.CommitlogSync, "periodic", "batch", "group", "adaptive")
+	if c.CommitlogSync == "periodic" {
+		positive("commitlog_sync_period", c.CommitlogSyncPeriod)
+	} else if c.CommitlogSyncPeriod.Duration < 0 {
+		bad("commitlog_sync_period", "%s is negative", c.CommitlogSyncPeriod)
+	}
+	if c.CommitlogSync == "group" {
+		positive("commitlog_sync_group_window", c.CommitlogSyncGroupWindow)
+	} else if c.CommitlogSyncGroupWindow.Duration < 0 {
+		bad("commitlog_sync_group_window", "%s is negative", c.CommitlogSyncGroupWindow)
+	}
+	// Cassandra's limit: segment offsets are 32-bit.
+	if c.CommitlogSegmentSize <= 0 || c.CommitlogSegmentSize >= 2*GiB {
+		bad("commitlog_segment_size", "%s must be greater than 0 and less than 2GiB", c.CommitlogSegmentSize)
+	} else if c.CommitlogTotalSpace < c.CommitlogSegmentSize {
+		bad("commitlog_total_space", "%s is less than commitlog_segment_size %s", c.CommitlogTotalSpace, c.CommitlogSegmentSize)
+	}
+	oneOf("commit_failure_policy", c.CommitFailurePolicy, "stop", "stop_commit", "die", "ignore")
+	oneOf("disk_failure_policy", c.DiskFailurePolicy, "die", "stop_paranoid", "stop", "best_effort", "ignore")
+
+	if a := strings.TrimPrefix(c.Authenticator, "org.apache.cassandra.auth."); a == "AllowAllAuthenticator" || a == "PasswordAuthenticator" {
+		c.Authenticator = a
+	} else {
+		bad("authenticator", "%q is not supported; use AllowAllAuthenticator or PasswordAuthenticator", c.Authenticator)
+	}
+	// Accepting an authorizer cqld does not enforce would let an operator
+	// believe permissions are checked when they are not.
+	if a := strings.TrimPrefix(c.Authorizer, "org.apache.cassandra.auth."); a == "AllowAllAuthorizer" {
+		c.Authorizer = a
+	} else {
+		bad("authorizer", "%q is not supported; cqld has only AllowAllAuthorizer", c.Authorizer)
+	}
+
+	inRange("num_tokens", c.NumTokens, 1, 1536)
+	if nonEmpty("endpoint_snitch", c.EndpointSnitch) {
+		c.EndpointSnitch = strings.TrimPrefix(c.EndpointSnitch, "org.apache.cassandra.locator.")
+	}
+	nonEmpty("data_center", c.DataCenter)
+	nonEmpty("rack", c.Rack)
+	if nonEmpty("seed_provider", c.SeedProvider.ClassName) &&
+		strings.TrimPrefix(c.SeedProvider.ClassName, "org.apache.cassandra.locator.") == "SimpleSeedProvider" &&
+		strings.TrimSpace(c.SeedProvider.Parameters["seeds"]) == "" {
+		bad("seed_provider", "SimpleSeedProvider needs a seeds parameter, e.g. seeds: \"127.0.0.1:7000\"")
+	}
+
+	if c.NativeTransportMaxFrameSize < KiB || c.NativeTransportMaxFrameSize > 256*MiB {
+		bad("native_transport_max_frame_size", "%s is out of range 1KiB to 256MiB", c.NativeTransportMaxFrameSize)
+	}
+	atLeastOne("native_transport_max_threads", c.NativeTransportMaxThreads)
+	atLeastOne("native_transport_max_requests_per_connection", c.NativeTransportMaxRequestsPerConnection)
+	atLeastOne("native_transport_max_queued_requests", c.NativeTransportMaxQueuedRequests)
+	if c.NativeTransportIdleTimeout.Duration < 0 {
+		bad("native_transport_idle_timeout", "%s is negative", c.NativeTransportIdleTimeout)
+	}
+	if c.PreparedStatementsCacheSize <= 0 {
+		bad("prepared_statements_cache_size", "%s must be greater than 0", c.PreparedStatementsCacheSize)
+	}
+
+	positive("read_request_timeout", c.ReadRequestTimeout)
+	positive("write_request_timeout", c.WriteRequestTimeout)
+	positive("request_timeout", c.RequestTimeout)
+
+	if c.PrometheusPort != 0 {
+		nonEmpty("prometheus_address", c.PrometheusAddress)
+	}
+	host("prometheus_address", c.PrometheusAddress)
+	inRange("prometheus_port", c.PrometheusPort, 0, 65535)
+	return ps
+}

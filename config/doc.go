@@ -1,0 +1,82 @@
+// Package config is a cqld node's configuration: where it listens, where it
+// keeps data, how its commit log syncs, and the limits and timeouts of the
+// native transport.
+//
+// A Config comes from three layers, each overriding the one before:
+//
+//  1. Default, built into the binary, which runs a single local node;
+//  2. a YAML file read by Load, using cassandra.yaml's key names, so that
+//     an operator's knowledge (and much of their file) carries over;
+//  3. command-line flags defined by AddFlags and applied by Flags.Apply,
+//     one per key and named exactly like it: -native_transport_port=9043.
+//
+// A typical main:
+//
+//	fs := flag.NewFlagSet("cqld", flag.ExitOnError)
+//	path := fs.String("config", "", "cassandra.yaml-style file")
+//	overrides := config.AddFlags(fs)
+//	fs.Parse(os.Args[1:])
+//	cfg, err := config.Load(*path)
+//	if err == nil {
+//		err = overrides.Apply(&cfg)
+//	}
+//
+// Both Load and Apply end with Validate, so a Config that either returns is
+// ready to use. Note that the file is validated on its own, before flags
+// are applied: a flag cannot rescue a file that is invalid by itself.
+//
+// # Strictness
+//
+// A configuration mistake should stop the node at start-up, not surface as
+// odd behaviour weeks later. So an unknown key (often a typo, or a Cassandra
+// setting cqld does not have), a repeated key, a value of the wrong type, or
+// a value out of range is an error, and every error names the key and where
+// it was set:
+//
+//	config: native_transport_port (line 3): cannot parse "abc" as an integer
+//	config: commitlog_sync (flag -commitlog_sync): "fast" is not one of periodic, batch, group, adaptive
+//
+// Every problem is reported at once, not just the first; range and
+// consistency checks run once every value has parsed. An empty file, or one
+// holding only comments, is valid and means the defaults. A key with a null
+// value ("hints_directory:" with nothing after it) also keeps its default,
+// which is how Cassandra treats an unset option. Flag values are taken
+// literally, as if quoted in YAML: -cluster_name=null names the cluster
+// "null".
+//
+// # Units
+//
+// Durations and sizes use Cassandra 4.1's forms: a whole number and a unit
+// with no space between, such as 10s, 15ms, 10000ms, 500us or 2m, and 32MiB,
+// 512KiB, 1GiB or 100B. KB, MB and GB are accepted too and mean KiB, MiB
+// and GiB, as the old *_in_mb keys always did; Cassandra 4.1 itself takes
+// only the binary spellings.
+// A number without a unit is an error, since it was the ambiguity 4.1's
+// units exist to remove.
+//
+// The pre-4.1 names, whose unit is in the name and whose value is a bare
+// number, are accepted too: commitlog_sync_period_in_ms,
+// commitlog_sync_group_window_in_ms (fractions allowed),
+// commitlog_segment_size_in_mb, commitlog_total_space_in_mb,
+// native_transport_max_frame_size_in_mb, prepared_statements_cache_size_mb,
+// read_request_timeout_in_ms, write_request_timeout_in_ms and
+// request_timeout_in_ms. Setting a key under both its old and new name is an
+// error naming both.
+//
+// # Keys of cqld's own
+//
+// data_center and rack place the node in the topology. Cassandra does not
+// read them from cassandra.yaml: its snitches read dc= and rack= from
+// cassandra-rackdc.properties. cqld keeps one file.
+//
+// native_transport_max_requests_per_connection and
+// native_transport_max_queued_requests bound the requests one connection,
+// and the node as a whole, may hold before cqld answers OVERLOADED.
+//
+// # Normalisation
+//
+// Validate shortens the class names Cassandra writes out in full:
+// org.apache.cassandra.auth.PasswordAuthenticator becomes
+// PasswordAuthenticator, and org.apache.cassandra.locator.SimpleSnitch
+// becomes SimpleSnitch. seed_provider's class_name is kept as written.
+package config

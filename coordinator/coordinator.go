@@ -1,0 +1,194 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/md5"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// ReleaseVersion is the Cassandra version cqld reports. Drivers pick their
+// schema queries and protocol caps by it (4.x: system_schema, peers_v2).
+const ReleaseVersion = "4.0.11"
+
+const statementsCQLVersion = "3.4.5"
+
+// Options configures a Coordinator.
+type Options struct {
+	Catalog       *storage.Catalog
+	Node          storage.NodeInfo
+	DataCenter    string
+	Rack          string
+	ListenAddress net.IP
+	RPCAddress    net.IP // the address clients reach this node at
+	NativePort    int
+	StoragePort   int
+	// Publish pushes an event to registered clients; nil drops events.
+	Publish func(message.Message)
+	Logger  *slog.Logger
+}
+
+// Coordinator executes requests. It is safe for concurrent use.
+type Coordinator struct {
+	opts       Options
+	catalog    *storage.Catalog
+	node       storage.NodeInfo
+	generation int32
+	vt         vtables
+	log        *slog.Logger
+
+	// schemaMu serialises schema changes so each event follows its change.
+	schemaMu sync.Mutex
+
+	prepMu   sync.RWMutex
+	prepared map[[16]byte]*preparedStmt
+}
+
+// New returns a coordinator over the given catalog.
+func New(opts Options) (*Coordinator, error) {
+	vt, err := newVTables()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Publish == nil {
+		opts.Publish = func(message.Message) {}
+	}
+	return &Coordinator{
+		opts:       opts,
+		catalog:    opts.Catalog,
+		node:       opts.Node,
+		generation: int32(time.Now().Unix()),
+		vt:         vt,
+		log:        opts.Logger,
+		prepared:   map[[16]byte]*preparedStmt{},
+	}, nil
+}
+
+// SchemaVersion is the UUID drivers compare for schema agreement: a
+// name-based (version 3) UUID of the schema digest.
+func (c *Coordinator) SchemaVersion() [16]byte {
+	d := c.catalog.Digest()
+	v := md5.Sum(d[:])
+	v[6] = v[6]&0x0f | 0x30
+	v[8] = v[8]&0x3f | 0x80
+	return v
+}
+
+// Handle executes one QUERY, PREPARE, EXECUTE or BATCH.
+func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protocol.Response {
+	var (
+		msg message.Message
+		err error
+	)
+	switch m := req.Message.(type) {
+	case *message.Query:
+		msg, err = c.query(ctx, req, m)
+	case *message.Prepare:
+		msg, err = c.prepare(req, m)
+	case *message.Execute:
+		msg, err = c.execute(ctx, req, m)
+	case *message.Batch:
+		err = invalidf("BATCH is not supported yet by cqld")
+	default:
+		err = protocolErrorf("Unexpected message %T", req.Message)
+	}
+	if err != nil {
+		msg = errorMessage(err)
+	}
+	return &protocol.Response{Message: msg}
+}
+
+// keyspaceOf picks the keyspace a request runs in: v5's per-request keyspace
+// wins over the connection's.
+func keyspaceOf(req *protocol.Request, perRequest string) string {
+	if perRequest != "" {
+		return perRequest
+	}
+	return req.Keyspace
+}
+
+func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *message.Query) (message.Message, error) {
+	opts := m.Options
+	if opts == nil {
+		opts = &message.QueryOptions{}
+	}
+	stmt, n, err := statements.Parse(m.Query)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.analyze(stmt, n, keyspaceOf(req, opts.Keyspace))
+	if err != nil {
+		return nil, err
+	}
+	values, err := bindValues(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.run(ctx, c, &execution{version: req.Version, opts: opts, values: values})
+}
+
+// execution is one run of a plan.
+type execution struct {
+	version primitive.ProtocolVersion
+	opts    *message.QueryOptions
+	values  [][]byte // positional, resolved from named values when needed
+	// prepared is set for EXECUTE, so results can honour skip_metadata and
+	// v5's result metadata id.
+	prepared  *preparedStmt
+	reqMetaID []byte
+}
+
+// bindValues resolves the request's values against the plan's markers.
+func bindValues(p plan, opts *message.QueryOptions) ([][]byte, error) {
+	markers := p.markers()
+	if len(opts.PositionalValues) > 0 || len(opts.NamedValues) == 0 {
+		if len(opts.PositionalValues) != len(markers) {
+			return nil, invalidf("There were %d markers(?) in CQL but %d bound variables", len(markers), len(opts.PositionalValues))
+		}
+		out := make([][]byte, len(markers))
+		for i, v := range opts.PositionalValues {
+			if v.Type == primitive.ValueTypeUnset {
+				return nil, invalidf("Invalid unset value for column %s", markers[i].Name)
+			}
+			out[i] = v.Contents
+		}
+		return out, nil
+	}
+	out := make([][]byte, len(markers))
+	for i, mk := range markers {
+		v, ok := opts.NamedValues[mk.Name]
+		if !ok {
+			return nil, invalidf("Invalid unset value for column %s", mk.Name)
+		}
+		out[i] = v.Contents
+	}
+	if len(opts.NamedValues) != len(markers) {
+		return nil, invalidf("There were %d markers in CQL but %d bound variables", len(markers), len(opts.NamedValues))
+	}
+	return out, nil
+}
+
+// statementID computes Cassandra's prepared statement id.
+func statementID(keyspace, query string) [16]byte {
+	if keyspace == "" {
+		return md5.Sum([]byte(query))
+	}
+	return md5.Sum([]byte(keyspace + query))
+}
+
+func (c *Coordinator) String() string {
+	return fmt.Sprintf("coordinator(host %x)", c.node.HostID)
+}

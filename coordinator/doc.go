@@ -1,0 +1,23 @@
+// Package coordinator executes CQL requests for clients.
+//
+// It implements the frontend's Handler: a QUERY is parsed (package
+// statements), analysed into a plan against the live schema, and executed;
+// a PREPARE stores the plan under Cassandra's statement id (the MD5 of the
+// keyspace and query text) and an EXECUTE runs a stored plan with bound
+// values. Every error from a layer below becomes a CQL ERROR in exactly one
+// place, errorMessage.
+//
+// The system tables drivers read at connect time (system.local,
+// system.peers, system.peers_v2, system_schema.*, system_virtual_schema.*)
+// are virtual: their layouts are Cassandra 4.0's (systables_defs.go) and
+// their rows are made from live state on each read, so they can never
+// disagree with the node. The schema version is derived from the user
+// schema's digest, so equal schemas have equal versions.
+//
+// Schema changes (CREATE/DROP KEYSPACE) are durable in the storage catalog
+// before they are answered, and each one is pushed as a SCHEMA_CHANGE event
+// through Options.Publish.
+//
+// Routing by token, consistency levels, Paxos and replicas on other nodes
+// arrive with later issues; today every statement runs on this node.
+package coordinator

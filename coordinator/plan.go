@@ -1,0 +1,69 @@
+package coordinator
+
+import (
+	"context"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+
+	"github.com/cqld/cqld/statements"
+)
+
+// plan is an analysed statement, ready to run any number of times. Plans
+// are immutable and shared by concurrent executions.
+type plan interface {
+	// markers describes the bind markers, by index: the PREPARED
+	// variables metadata.
+	markers() []*message.ColumnMetadata
+	// pkIndices are the markers binding each partition key component, or
+	// nil when the key is not fully bound by markers.
+	pkIndices() []uint16
+	// resultColumns describes the rows the plan returns; nil for plans that
+	// return none.
+	resultColumns() []*message.ColumnMetadata
+	run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error)
+}
+
+// noMarkers is embedded by plans that take no bind markers and return no
+// rows.
+type noMarkers struct{}
+
+func (noMarkers) markers() []*message.ColumnMetadata       { return nil }
+func (noMarkers) pkIndices() []uint16                      { return nil }
+func (noMarkers) resultColumns() []*message.ColumnMetadata { return nil }
+
+// analyze checks a parsed statement against the schema and returns its
+// plan. keyspace is the session's (or the request's) keyspace.
+func (c *Coordinator) analyze(stmt statements.Statement, nMarkers int, keyspace string) (plan, error) {
+	switch s := stmt.(type) {
+	case *statements.Use:
+		return &usePlan{keyspace: s.Keyspace}, nil
+	case *statements.CreateKeyspace:
+		return c.analyzeCreateKeyspace(s)
+	case *statements.DropKeyspace:
+		return &dropKeyspacePlan{keyspace: s.Keyspace, ifExists: s.IfExists}, nil
+	case *statements.Select:
+		return c.analyzeSelect(s, nMarkers, keyspace)
+	}
+	return nil, invalidf("This statement is not supported yet by cqld")
+}
+
+// usePlan is USE ks.
+type usePlan struct {
+	noMarkers
+	keyspace string
+}
+
+func (p *usePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if !c.keyspaceExists(p.keyspace) {
+		return nil, invalidf("Keyspace '%s' does not exist", p.keyspace)
+	}
+	return &message.SetKeyspaceResult{Keyspace: p.keyspace}, nil
+}
+
+func (c *Coordinator) keyspaceExists(ks string) bool {
+	if isSystemKeyspace(ks) {
+		return true
+	}
+	_, ok := c.catalog.Keyspace(ks)
+	return ok
+}

@@ -1,0 +1,143 @@
+package coordinator
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/datastax/go-cassandra-native-protocol/datacodec"
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+)
+
+// encodeValue serializes a Go value as a cell of type t. nil is a null cell.
+func encodeValue(t datatype.DataType, v any, version primitive.ProtocolVersion) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if u, ok := v.([16]byte); ok {
+		p := primitive.UUID(u)
+		v = &p
+	}
+	c, err := datacodec.NewCodec(t)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: codec for %v: %w", t, err)
+	}
+	b, err := c.Encode(v, version)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: encode %T as %v: %w", v, t, err)
+	}
+	return b, nil
+}
+
+// literalBytes serializes a CQL literal as a value of type t, with
+// Cassandra's wording when the literal does not fit the type.
+func literalBytes(t datatype.DataType, lit *statements.Literal, column string) ([]byte, error) {
+	if lit.Kind == statements.LiteralNull {
+		return nil, nil
+	}
+	bad := func() error {
+		return invalidf("Invalid %s constant (%s) for \"%s\" of type %s",
+			literalKindName(lit.Kind), lit.Text, column, statements.TypeString(t, false))
+	}
+	var v any
+	switch t.Code() {
+	case primitive.DataTypeCodeVarchar, primitive.DataTypeCodeAscii:
+		if lit.Kind != statements.LiteralString {
+			return nil, bad()
+		}
+		v = lit.Text
+	case primitive.DataTypeCodeInt, primitive.DataTypeCodeBigint, primitive.DataTypeCodeSmallint,
+		primitive.DataTypeCodeTinyint, primitive.DataTypeCodeCounter:
+		if lit.Kind != statements.LiteralInteger {
+			return nil, bad()
+		}
+		n, err := strconv.ParseInt(lit.Text, 10, 64)
+		if err != nil {
+			return nil, bad()
+		}
+		v = n
+	case primitive.DataTypeCodeVarint:
+		if lit.Kind != statements.LiteralInteger {
+			return nil, bad()
+		}
+		n, ok := new(big.Int).SetString(lit.Text, 10)
+		if !ok {
+			return nil, bad()
+		}
+		v = n
+	case primitive.DataTypeCodeDouble, primitive.DataTypeCodeFloat:
+		if lit.Kind != statements.LiteralInteger && lit.Kind != statements.LiteralFloat {
+			return nil, bad()
+		}
+		f, err := strconv.ParseFloat(lit.Text, 64)
+		if err != nil {
+			return nil, bad()
+		}
+		if t.Code() == primitive.DataTypeCodeFloat {
+			v = float32(f)
+		} else {
+			v = f
+		}
+	case primitive.DataTypeCodeBoolean:
+		if lit.Kind != statements.LiteralBoolean {
+			return nil, bad()
+		}
+		v = strings.EqualFold(lit.Text, "true")
+	case primitive.DataTypeCodeUuid, primitive.DataTypeCodeTimeuuid:
+		if lit.Kind != statements.LiteralUUID {
+			return nil, bad()
+		}
+		u, err := primitive.ParseUuid(lit.Text)
+		if err != nil {
+			return nil, bad()
+		}
+		v = u
+	case primitive.DataTypeCodeInet:
+		if lit.Kind != statements.LiteralString {
+			return nil, bad()
+		}
+		ip := net.ParseIP(lit.Text)
+		if ip == nil {
+			return nil, invalidf("Unable to make inet address from '%s'", lit.Text)
+		}
+		v = ip
+	case primitive.DataTypeCodeBlob:
+		if lit.Kind != statements.LiteralHex {
+			return nil, bad()
+		}
+		b, err := hex.DecodeString(strings.TrimPrefix(strings.TrimPrefix(lit.Text, "0x"), "0X"))
+		if err != nil {
+			return nil, bad()
+		}
+		return b, nil
+	default:
+		return nil, invalidf("Literals of type %s are not supported here yet", statements.TypeString(t, false))
+	}
+	return encodeValue(t, v, primitive.ProtocolVersion4)
+}
+
+func literalKindName(k statements.LiteralKind) string {
+	switch k {
+	case statements.LiteralString:
+		return "STRING"
+	case statements.LiteralInteger:
+		return "INTEGER"
+	case statements.LiteralFloat:
+		return "FLOAT"
+	case statements.LiteralBoolean:
+		return "BOOLEAN"
+	case statements.LiteralUUID:
+		return "UUID"
+	case statements.LiteralHex:
+		return "HEX"
+	case statements.LiteralDuration:
+		return "DURATION"
+	}
+	return "NULL"
+}

@@ -1,0 +1,302 @@
+package frontend
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/cqld/cqld/protocol"
+)
+
+// connState is where a connection is in the handshake.
+type connState int
+
+const (
+	stateNew   connState = iota // before STARTUP: only OPTIONS and STARTUP
+	stateReady                  // after READY: everything but STARTUP
+)
+
+// Event type bits in conn.events.
+const (
+	evTopology uint32 = 1 << iota
+	evStatus
+	evSchema
+)
+
+// conn is one client connection.
+//
+// NB: the event loop owns every field but the atomics. Workers read
+// version, comp, framed and segLZ4 only for requests submitted after
+// STARTUP set them, and the submission orders those writes before the reads.
+type conn struct {
+	s  *Server
+	gc gnet.Conn
+
+	state   connState
+	version primitive.ProtocolVersion // 0 until STARTUP
+	comp    protocol.Compressor       // v3/v4 body compression, nil for none
+	framed  bool                      // v5 segments in both directions
+	segLZ4  bool                      // v5 segments are LZ4-compressed
+	segDec  *protocol.SegmentDecoder
+
+	keyspace atomic.Pointer[string]
+	events   atomic.Uint32
+	inflight atomic.Int32
+	closed   atomic.Bool
+}
+
+func newConn(s *Server, gc gnet.Conn) *conn {
+	return &conn{s: s, gc: gc}
+}
+
+func (cn *conn) registered(t primitive.EventType) bool {
+	return cn.events.Load()&eventBit(t) != 0
+}
+
+func eventBit(t primitive.EventType) uint32 {
+	switch t {
+	case primitive.EventTypeTopologyChange:
+		return evTopology
+	case primitive.EventTypeStatusChange:
+		return evStatus
+	case primitive.EventTypeSchemaChange:
+		return evSchema
+	}
+	return 0
+}
+
+func (cn *conn) currentKeyspace() string {
+	if ks := cn.keyspace.Load(); ks != nil {
+		return *ks
+	}
+	return ""
+}
+
+// onTraffic cuts every whole frame out of the inbound buffer.
+func (cn *conn) onTraffic() gnet.Action {
+	for {
+		if cn.framed {
+			return cn.readSegments()
+		}
+		head, err := cn.gc.Peek(protocol.HeaderLen)
+		if err != nil {
+			return gnet.None // wait for the rest of the header
+		}
+		h, _ := protocol.ParseHeader(head)
+		if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
+			return cn.fatal(h, err)
+		}
+		n := protocol.HeaderLen + h.BodyLen
+		whole, err := cn.gc.Peek(n)
+		if err != nil {
+			return gnet.None // wait for the rest of the body
+		}
+		// NB: Peek's bytes die at Discard and must not reach a worker.
+		body := make([]byte, h.BodyLen)
+		copy(body, whole[protocol.HeaderLen:])
+		_, _ = cn.gc.Discard(n)
+		cn.s.m.BytesIn.Add(float64(n))
+		if act := cn.dispatch(h, body); act != gnet.None {
+			return act
+		}
+	}
+}
+
+// readSegments decodes v5 segments and dispatches the envelopes they finish.
+func (cn *conn) readSegments() gnet.Action {
+	buf, _ := cn.gc.Peek(-1)
+	consumed, envs, err := cn.segDec.Decode(buf)
+	if consumed > 0 {
+		_, _ = cn.gc.Discard(consumed)
+		cn.s.m.BytesIn.Add(float64(consumed))
+	}
+	for _, env := range envs {
+		h, ok := protocol.ParseHeader(env)
+		if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
+			return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
+		}
+		if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
+			return cn.fatal(h, err)
+		}
+		if act := cn.dispatch(h, env[protocol.HeaderLen:]); act != gnet.None {
+			return act
+		}
+	}
+	if err != nil {
+		return cn.fatal(protocol.Header{}, err)
+	}
+	return gnet.None
+}
+
+// dispatch answers a handshake frame at once or hands a request to the pool.
+func (cn *conn) dispatch(h protocol.Header, body []byte) gnet.Action {
+	switch h.OpCode {
+	case primitive.OpCodeOptions:
+		cn.reply(h, &message.Supported{Options: supportedOptions()})
+		return gnet.None
+	case primitive.OpCodeStartup:
+		return cn.startup(h, body)
+	case primitive.OpCodeRegister:
+		return cn.register(h, body)
+	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch:
+		if cn.state != stateReady {
+			cn.replyError(h, fmt.Sprintf("Unexpected message %s, expecting STARTUP or OPTIONS", opName(h.OpCode)))
+			return gnet.None
+		}
+		cn.submit(h, body)
+		return gnet.None
+	case primitive.OpCodeAuthResponse:
+		cn.replyError(h, "Unexpected message AUTH_RESPONSE, the server does not require authentication")
+		return gnet.None
+	}
+	cn.replyError(h, fmt.Sprintf("Unknown opcode %d", byte(h.OpCode)))
+	return gnet.None
+}
+
+// submit hands a request to the worker pool, or answers OVERLOADED when a
+// limit is reached or the server is draining.
+func (cn *conn) submit(h protocol.Header, body []byte) {
+	s := cn.s
+	if s.draining.Load() {
+		s.m.Overloaded.WithLabelValues("shutdown").Inc()
+		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is shutting down"})
+		return
+	}
+	if int(cn.inflight.Load()) >= s.opts.MaxRequestsPerConn {
+		s.m.Overloaded.WithLabelValues("connection").Inc()
+		cn.reply(h, &message.Overloaded{ErrorMessage: fmt.Sprintf(
+			"Server is in overloaded state. Cannot accept more requests on this connection (limit %d)", s.opts.MaxRequestsPerConn)})
+		return
+	}
+	if s.inflight.Load() >= int64(s.opts.MaxQueued) {
+		s.m.Overloaded.WithLabelValues("server").Inc()
+		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
+		return
+	}
+	start := time.Now()
+	cn.inflight.Add(1)
+	s.inflight.Add(1)
+	s.m.InFlight.Inc()
+	if !s.pool.submit(func() { cn.execute(h, body, start) }) {
+		cn.done()
+		s.m.Overloaded.WithLabelValues("queue").Inc()
+		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
+	}
+}
+
+func (cn *conn) done() {
+	cn.inflight.Add(-1)
+	cn.s.inflight.Add(-1)
+	cn.s.m.InFlight.Dec()
+}
+
+// execute runs on a worker: decode, handle, answer.
+func (cn *conn) execute(h protocol.Header, body []byte, start time.Time) {
+	defer cn.done()
+	var resp *protocol.Response
+	req, err := protocol.DecodeRequest(h, body, cn.comp, cn.s.opts.MaxFrameSize)
+	if err != nil {
+		resp = &protocol.Response{Message: &message.ProtocolError{ErrorMessage: err.Error()}}
+	} else {
+		req.Keyspace = cn.currentKeyspace()
+		resp = cn.s.handler.Handle(cn.s.baseCtx, req)
+		if sk, ok := resp.Message.(*message.SetKeyspaceResult); ok {
+			ks := sk.Keyspace
+			cn.keyspace.Store(&ks)
+		}
+	}
+	cn.send(h.Stream, resp)
+	op := opName(h.OpCode)
+	cn.s.m.Requests.WithLabelValues(op, outcome(resp.Message)).Inc()
+	cn.s.m.Latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
+}
+
+// encode turns a response into bytes ready for the socket: a frame, wrapped
+// in segments once the connection is framed.
+func (cn *conn) encode(version primitive.ProtocolVersion, stream int16, resp *protocol.Response, framed bool) []byte {
+	comp := cn.comp
+	out, err := protocol.AppendResponse(nil, version, stream, resp, comp)
+	if err != nil {
+		cn.s.log.Error("cannot encode response", "err", err)
+		out, _ = protocol.AppendResponse(nil, version, stream,
+			&protocol.Response{Message: &message.ServerError{ErrorMessage: err.Error()}}, comp)
+	}
+	if framed {
+		if out, err = protocol.AppendSegments(nil, cn.segLZ4, out); err != nil {
+			cn.s.log.Error("cannot frame response", "err", err)
+			return nil
+		}
+	}
+	return out
+}
+
+// send writes a response from any goroutine.
+func (cn *conn) send(stream int16, resp *protocol.Response) {
+	if cn.closed.Load() {
+		return
+	}
+	out := cn.encode(cn.version, stream, resp, cn.framed)
+	if out == nil {
+		return
+	}
+	cn.s.m.BytesOut.Add(float64(len(out)))
+	_ = cn.gc.AsyncWrite(out, nil)
+}
+
+// reply writes a response from the event loop, in the version of the frame
+// it answers.
+func (cn *conn) reply(h protocol.Header, msg message.Message) {
+	v := cn.version
+	if v == 0 {
+		v = h.Version
+	}
+	out := cn.encode(v, h.Stream, &protocol.Response{Message: msg}, cn.framed)
+	if out == nil {
+		return
+	}
+	cn.s.m.BytesOut.Add(float64(len(out)))
+	_, _ = cn.gc.Write(out)
+}
+
+func (cn *conn) replyError(h protocol.Header, msg string) {
+	cn.s.m.Requests.WithLabelValues(opName(h.OpCode), "protocol_error").Inc()
+	cn.reply(h, &message.ProtocolError{ErrorMessage: msg})
+}
+
+// fatal answers a broken byte stream on stream 0 and closes the connection.
+func (cn *conn) fatal(h protocol.Header, err error) gnet.Action {
+	cn.s.m.ProtocolErrors.Inc()
+	v := cn.version
+	var ve *protocol.VersionError
+	var tb *protocol.TooBigError
+	stream := int16(0)
+	switch {
+	case errors.As(err, &ve):
+		// Drivers downgrade on this reply: stream 0, our highest version.
+		v = protocol.MaxVersion
+	case errors.As(err, &tb):
+		stream = h.Stream // the header was sound; tell the request that failed
+	}
+	if v == 0 {
+		v = h.Version
+		if v < protocol.MinVersion || v > protocol.MaxVersion {
+			v = protocol.MaxVersion
+		}
+	}
+	msg := err.Error()
+	if ve == nil && tb == nil {
+		msg = strings.TrimPrefix(msg, "protocol: ")
+	}
+	out := cn.encode(v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}}, cn.framed)
+	if out != nil {
+		_, _ = cn.gc.Write(out)
+	}
+	cn.s.log.Debug("closing connection", "remote", cn.gc.RemoteAddr(), "err", err)
+	return gnet.Close
+}

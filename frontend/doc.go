@@ -1,0 +1,31 @@
+// Package frontend is cqld's network server for the CQL native protocol.
+//
+// A gnet engine runs a few event loops (one per core by default) that own
+// every client socket. An event loop only reads, cuts frames and writes: for
+// each whole frame it either answers at once (OPTIONS, STARTUP, REGISTER: the
+// handshake, cheap and stateful) or copies the frame and hands it to the
+// worker pool. Workers decode the body, call the Handler, encode the response
+// and give it back to the event loop with AsyncWrite. Responses therefore
+// leave in completion order, matched to requests by stream id, as the
+// protocol allows.
+//
+// Connection state (protocol version, compression, v5 framing, keyspace,
+// registered events) lives in a conn. The event loop is its only writer
+// except for the keyspace, which a worker sets after a USE, so that field is
+// atomic.
+//
+// Limits: a frame longer than MaxFrameSize breaks the connection (the body
+// would have to be read and thrown away); more than MaxRequestsPerConn
+// requests in flight on one connection, or more than MaxQueued in the whole
+// server, gets OVERLOADED on the request's stream. The event loop never
+// blocks: it never waits for a worker.
+//
+// Errors follow Cassandra: a broken byte stream (garbage, unsupported
+// version, bad v5 CRC, oversized frame) gets a PROTOCOL_ERROR (or, for the
+// version, the error drivers parse to downgrade) and the connection is
+// closed; a bad request gets an ERROR on its own stream and the connection
+// stays open.
+//
+// The package knows nothing of CQL: requests other than the handshake go to
+// a Handler, and events to push come from Publish.
+package frontend

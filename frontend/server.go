@@ -1,0 +1,264 @@
+package frontend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/logging"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
+
+	"github.com/cqld/cqld/metrics"
+	"github.com/cqld/cqld/protocol"
+)
+
+// Options configures a Server.
+type Options struct {
+	// Addr is host:port to listen on; port 0 picks a free port (see Addr).
+	Addr string
+	// MaxFrameSize bounds a frame's body, compressed or not (Cassandra's
+	// native_transport_max_frame_size).
+	MaxFrameSize int
+	// Workers is the size of the worker pool (native_transport_max_threads).
+	Workers int
+	// MaxRequestsPerConn and MaxQueued bound requests in flight on one
+	// connection and in the whole server; past them requests get OVERLOADED.
+	MaxRequestsPerConn int
+	MaxQueued          int
+	// EventLoops is the number of gnet event loops; 0 means one per CPU.
+	EventLoops int
+	Metrics    *metrics.Native
+	Logger     *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.MaxFrameSize <= 0 {
+		o.MaxFrameSize = 16 << 20
+	}
+	if o.Workers <= 0 {
+		o.Workers = 128
+	}
+	if o.MaxRequestsPerConn <= 0 {
+		o.MaxRequestsPerConn = 1024
+	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = 8192
+	}
+	if o.EventLoops <= 0 {
+		o.EventLoops = runtime.GOMAXPROCS(0)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Server is a CQL native protocol server. Its methods are safe for
+// concurrent use.
+type Server struct {
+	gnet.BuiltinEventEngine
+
+	opts    Options
+	handler Handler
+	m       *metrics.Native
+	log     *slog.Logger
+	pool    *pool
+
+	eng      gnet.Engine
+	addr     string
+	booted   chan struct{}
+	stopped  chan error
+	draining atomic.Bool
+	// inflight counts requests handed to the pool and not yet answered.
+	inflight atomic.Int64
+
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+
+	baseCtx context.Context
+	cancel  context.CancelFunc
+}
+
+// New returns a server that sends requests to h. Call Start to listen.
+func New(h Handler, opts Options) *Server {
+	opts.setDefaults()
+	m := opts.Metrics
+	if m == nil {
+		m = metrics.NewNative(prometheus.NewRegistry())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		opts:    opts,
+		handler: h,
+		m:       m,
+		log:     opts.Logger,
+		booted:  make(chan struct{}),
+		stopped: make(chan error, 1),
+		conns:   make(map[*conn]struct{}),
+		baseCtx: ctx,
+		cancel:  cancel,
+	}
+	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
+	return s
+}
+
+// Start listens and serves in the background. It returns once the listener
+// is bound, or with the error that prevented it.
+func (s *Server) Start() error {
+	go func() {
+		err := gnet.Run(s, "tcp://"+s.opts.Addr,
+			gnet.WithMulticore(true),
+			gnet.WithNumEventLoop(s.opts.EventLoops),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithReuseAddr(true),
+			gnet.WithLogLevel(logging.ErrorLevel),
+		)
+		s.stopped <- err
+	}()
+	select {
+	case <-s.booted:
+		return nil
+	case err := <-s.stopped:
+		s.pool.close()
+		if err == nil {
+			err = errors.New("engine stopped before boot")
+		}
+		return fmt.Errorf("frontend: listen %s: %w", s.opts.Addr, err)
+	}
+}
+
+// Addr is the address the server listens on, with the real port when
+// Options.Addr asked for port 0.
+func (s *Server) Addr() string { return s.addr }
+
+// OnBoot records the engine and the bound address.
+func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
+	s.eng = eng
+	s.addr = s.opts.Addr
+	if fd, err := eng.Dup(); err == nil {
+		if sa, err := unix.Getsockname(fd); err == nil {
+			if in4, ok := sa.(*unix.SockaddrInet4); ok {
+				s.addr = net.JoinHostPort(net.IP(in4.Addr[:]).String(), strconv.Itoa(in4.Port))
+			} else if in6, ok := sa.(*unix.SockaddrInet6); ok {
+				s.addr = net.JoinHostPort(net.IP(in6.Addr[:]).String(), strconv.Itoa(in6.Port))
+			}
+		}
+		unix.Close(fd)
+	}
+	close(s.booted)
+	return gnet.None
+}
+
+// OnOpen sets up a connection's state; while draining, new connections are
+// closed at once.
+func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if s.draining.Load() {
+		return nil, gnet.Close
+	}
+	cn := newConn(s, c)
+	c.SetContext(cn)
+	s.mu.Lock()
+	s.conns[cn] = struct{}{}
+	s.mu.Unlock()
+	s.m.ConnectionsOpen.Inc()
+	s.m.ConnectionsTotal.Inc()
+	return nil, gnet.None
+}
+
+// OnClose forgets the connection. Requests still running finish; their
+// responses are dropped by the closed connection.
+func (s *Server) OnClose(c gnet.Conn, err error) gnet.Action {
+	cn, ok := c.Context().(*conn)
+	if !ok {
+		return gnet.None
+	}
+	cn.closed.Store(true)
+	s.mu.Lock()
+	delete(s.conns, cn)
+	s.mu.Unlock()
+	s.m.ConnectionsOpen.Dec()
+	return gnet.None
+}
+
+// OnTraffic cuts whole frames out of the inbound buffer.
+func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
+	cn, ok := c.Context().(*conn)
+	if !ok {
+		return gnet.Close
+	}
+	return cn.onTraffic()
+}
+
+// Publish pushes an event (a *message.SchemaChangeEvent, TopologyChangeEvent
+// or StatusChangeEvent) on stream -1 to every connection that registered for
+// its type.
+func (s *Server) Publish(ev message.Message) {
+	var typ primitive.EventType
+	switch ev.(type) {
+	case *message.SchemaChangeEvent:
+		typ = primitive.EventTypeSchemaChange
+	case *message.TopologyChangeEvent:
+		typ = primitive.EventTypeTopologyChange
+	case *message.StatusChangeEvent:
+		typ = primitive.EventTypeStatusChange
+	default:
+		return
+	}
+	s.mu.Lock()
+	targets := make([]*conn, 0, len(s.conns))
+	for cn := range s.conns {
+		if cn.registered(typ) {
+			targets = append(targets, cn)
+		}
+	}
+	s.mu.Unlock()
+	for _, cn := range targets {
+		cn.send(-1, &protocol.Response{Message: ev})
+	}
+}
+
+// Shutdown stops taking new connections and new requests (they get
+// OVERLOADED), waits for requests in flight to finish or ctx to end, then
+// closes every connection and stops the engine.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+wait:
+	for s.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			err = fmt.Errorf("frontend: %d requests still in flight: %w", s.inflight.Load(), ctx.Err())
+			break wait
+		case <-tick.C:
+		}
+	}
+	s.cancel()
+	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if e := s.eng.Stop(stopCtx); e != nil && err == nil {
+		err = fmt.Errorf("frontend: stop engine: %w", e)
+	}
+	<-s.stopped
+	s.pool.close()
+	return err
+}
+
+// Stats reports the server's live counters, for tests and diagnostics.
+func (s *Server) Stats() (conns int, inflight int64) {
+	s.mu.Lock()
+	conns = len(s.conns)
+	s.mu.Unlock()
+	return conns, s.inflight.Load()
+}

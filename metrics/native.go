@@ -1,0 +1,75 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Native holds the client-protocol metrics the frontend updates. Its fields
+// are safe for concurrent use.
+type Native struct {
+	ConnectionsOpen  prometheus.Gauge
+	ConnectionsTotal prometheus.Counter
+	// Requests counts finished requests by opcode (QUERY, EXECUTE, ...) and
+	// outcome ("ok", or the error code's name such as "invalid").
+	Requests *prometheus.CounterVec
+	// Latency is the time from a whole frame being read to its response
+	// being handed to the event loop, by opcode.
+	Latency    *prometheus.HistogramVec
+	InFlight   prometheus.Gauge
+	QueueDepth prometheus.Gauge
+	BytesIn    prometheus.Counter
+	BytesOut   prometheus.Counter
+	// Overloaded counts requests refused with OVERLOADED, by the limit hit.
+	Overloaded *prometheus.CounterVec
+	// ProtocolErrors counts connections closed for a broken byte stream.
+	ProtocolErrors prometheus.Counter
+}
+
+// NewNative creates the client-protocol metrics and registers them on reg.
+func NewNative(reg prometheus.Registerer) *Native {
+	const ns, sub = "cqld", "native"
+	m := &Native{
+		ConnectionsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_open",
+			Help: "Client connections currently open.",
+		}),
+		ConnectionsTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_total",
+			Help: "Client connections accepted since start.",
+		}),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "requests_total",
+			Help: "Requests answered, by opcode and outcome.",
+		}, []string{"opcode", "outcome"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
+			Help:    "Time from a whole request frame read to its response queued for writing, by opcode.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2, 18), // 25µs .. ~3.3s
+		}, []string{"opcode"}),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "requests_in_flight",
+			Help: "Requests read and not yet answered.",
+		}),
+		QueueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "worker_queue_depth",
+			Help: "Requests waiting for a free worker.",
+		}),
+		BytesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "read_bytes_total",
+			Help: "Bytes read from client connections.",
+		}),
+		BytesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "written_bytes_total",
+			Help: "Bytes queued for writing to client connections.",
+		}),
+		Overloaded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "overloaded_total",
+			Help: "Requests refused with OVERLOADED, by the limit that was reached.",
+		}, []string{"limit"}),
+		ProtocolErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "protocol_errors_total",
+			Help: "Connections closed because their byte stream was not valid CQL protocol.",
+		}),
+	}
+	reg.MustRegister(m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
+		m.InFlight, m.QueueDepth, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors)
+	return m
+}

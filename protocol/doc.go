@@ -1,0 +1,24 @@
+// Package protocol is cqld's side of the CQL native protocol: frames
+// (envelopes) of v3, v4 and v5, v5's checksummed segments, and the LZ4 and
+// Snappy body compressors. It is pure encode/decode: no sockets, no
+// goroutines, no state beyond what a caller hands in.
+//
+// Message bodies are encoded and decoded by
+// github.com/datastax/go-cassandra-native-protocol; this package adds what a
+// server cut from an event loop needs on top of it:
+//
+//   - ParseHeader reads a 9-byte legacy header out of a peeked buffer without
+//     consuming it, so the event loop can wait for a whole frame.
+//   - DecodeRequest turns one whole frame into a Request, decompressing the
+//     body with a bounded Compressor first.
+//   - AppendResponse encodes a Response into a frame, compressing the body
+//     when the connection negotiated compression.
+//   - SegmentDecoder and AppendSegments carry envelopes inside v5 segments
+//     once a v5 connection has sent READY or AUTHENTICATE.
+//
+// Request and Response are the values that cross the seam between the
+// frontend (which owns connections) and the layer that executes requests.
+//
+// Every decoder here takes untrusted bytes: it returns an error on short or
+// malformed input and never panics; each has a fuzz test.
+package protocol

@@ -1,0 +1,211 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/datastax/go-cassandra-native-protocol/frame"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+)
+
+// HeaderLen is the length of a legacy frame (v5: envelope) header.
+const HeaderLen = 9
+
+// The protocol versions cqld speaks.
+const (
+	MinVersion = primitive.ProtocolVersion3
+	MaxVersion = primitive.ProtocolVersion5
+)
+
+// SupportedVersions lists the versions as Cassandra spells them in SUPPORTED
+// and in version errors.
+var SupportedVersions = []string{"3/v3", "4/v4", "5/v5"}
+
+// Errors for a broken byte stream. After any of them the connection is
+// unusable: the frontend answers PROTOCOL_ERROR and closes.
+var (
+	ErrUnsupportedVersion = errors.New("protocol: unsupported version")
+	ErrFrameTooBig        = errors.New("protocol: frame too big")
+	ErrNotRequest         = errors.New("protocol: response frame sent to server")
+)
+
+// Header is a decoded legacy frame header.
+type Header struct {
+	Version primitive.ProtocolVersion
+	Flags   primitive.HeaderFlag
+	Stream  int16
+	OpCode  primitive.OpCode
+	BodyLen int
+}
+
+// ParseHeader decodes the header at the start of b. ok is false when b is
+// shorter than HeaderLen. ParseHeader does not validate the header: see Check.
+func ParseHeader(b []byte) (h Header, ok bool) {
+	if len(b) < HeaderLen {
+		return h, false
+	}
+	return Header{
+		Version: primitive.ProtocolVersion(b[0]),
+		Flags:   primitive.HeaderFlag(b[1]),
+		Stream:  int16(binary.BigEndian.Uint16(b[2:4])),
+		OpCode:  primitive.OpCode(b[4]),
+		BodyLen: int(binary.BigEndian.Uint32(b[5:9])),
+	}, true
+}
+
+// Check validates a request header that opens a frame: the version must be
+// one cqld speaks (want, when non-zero, is the version the connection has
+// settled on), the direction bit must say request, and the body must not be
+// longer than maxBody. The errors wrap the sentinels above.
+func (h Header) Check(want primitive.ProtocolVersion, maxBody int) error {
+	v := h.Version
+	if v&0x80 != 0 {
+		return fmt.Errorf("%w: direction bit set in version byte 0x%02x", ErrNotRequest, byte(v))
+	}
+	if v < MinVersion || v > MaxVersion {
+		return &VersionError{Version: byte(v)}
+	}
+	if want != 0 && v != want {
+		return fmt.Errorf("%w: connection is on version %d, frame says %d", ErrUnsupportedVersion, want, v)
+	}
+	if h.BodyLen < 0 || h.BodyLen > maxBody {
+		return &TooBigError{Length: int64(uint32(h.BodyLen)), Max: int64(maxBody)}
+	}
+	return nil
+}
+
+// VersionError is a frame in a protocol version cqld does not speak. Its
+// message is the one Cassandra sends, which the drivers parse to downgrade.
+type VersionError struct{ Version byte }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("Invalid or unsupported protocol version (%d); supported versions are (%s)",
+		e.Version, "3/v3, 4/v4, 5/v5")
+}
+
+func (e *VersionError) Unwrap() error { return ErrUnsupportedVersion }
+
+// TooBigError is a frame whose declared body is longer than the limit.
+type TooBigError struct{ Length, Max int64 }
+
+func (e *TooBigError) Error() string {
+	return fmt.Sprintf("Request is too big: length %d exceeds maximum allowed length %d", e.Length, e.Max)
+}
+
+func (e *TooBigError) Unwrap() error { return ErrFrameTooBig }
+
+// Request is one decoded request frame with the connection state the
+// executing layer needs.
+type Request struct {
+	Version       primitive.ProtocolVersion
+	Stream        int16
+	Message       message.Message
+	CustomPayload map[string][]byte
+	Tracing       bool
+	// Keyspace is the connection's current keyspace ("" when none), set by
+	// the frontend.
+	Keyspace string
+}
+
+// Response is what the executing layer answers to a Request.
+type Response struct {
+	Message       message.Message
+	CustomPayload map[string][]byte
+	Warnings      []string
+	TracingID     *primitive.UUID
+}
+
+// codec encodes and decodes message bodies. It holds no mutable state, so
+// one instance serves every connection.
+var codec = frame.NewRawCodec()
+
+// DecodeRequest decodes a whole request frame, hdr having been read from
+// frame[:HeaderLen]. comp decompresses bodies flagged compressed (nil when
+// the connection negotiated none); maxBody bounds the decompressed body.
+// The returned Request does not alias frame.
+func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Request, error) {
+	if !isRequestOpCode(hdr.OpCode) {
+		return nil, fmt.Errorf("Unknown opcode %d", byte(hdr.OpCode))
+	}
+	flags := hdr.Flags
+	if flags.Contains(primitive.HeaderFlagCompressed) && hdr.Version < primitive.ProtocolVersion5 {
+		if comp == nil {
+			return nil, errors.New("Received compressed frame but no compression was negotiated")
+		}
+		plain, err := comp.Decompress(nil, body, maxBody)
+		if err != nil {
+			return nil, fmt.Errorf("cannot decompress frame body: %w", err)
+		}
+		body = plain
+	}
+	// v5 envelopes are never compressed themselves: the segment is.
+	flags = flags.Remove(primitive.HeaderFlagCompressed)
+	raw := &frame.RawFrame{
+		Header: &frame.Header{
+			Version:    hdr.Version,
+			Flags:      flags,
+			StreamId:   hdr.Stream,
+			OpCode:     hdr.OpCode,
+			BodyLength: int32(len(body)),
+		},
+		Body: body,
+	}
+	f, err := codec.ConvertFromRawFrame(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{
+		Version:       hdr.Version,
+		Stream:        hdr.Stream,
+		Message:       f.Body.Message,
+		CustomPayload: f.Body.CustomPayload,
+		Tracing:       flags.Contains(primitive.HeaderFlagTracing),
+	}, nil
+}
+
+func isRequestOpCode(op primitive.OpCode) bool {
+	switch op {
+	case primitive.OpCodeStartup, primitive.OpCodeOptions, primitive.OpCodeQuery,
+		primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeRegister,
+		primitive.OpCodeBatch, primitive.OpCodeAuthResponse:
+		return true
+	}
+	return false
+}
+
+// AppendResponse appends resp encoded as a frame of the given version and
+// stream to dst. When comp is non-nil and the version is below 5, the body is
+// compressed and flagged so.
+func AppendResponse(dst []byte, version primitive.ProtocolVersion, stream int16, resp *Response, comp Compressor) ([]byte, error) {
+	f := frame.NewFrame(version, stream, resp.Message)
+	if len(resp.CustomPayload) > 0 && version >= primitive.ProtocolVersion4 {
+		f.SetCustomPayload(resp.CustomPayload)
+	}
+	if len(resp.Warnings) > 0 && version >= primitive.ProtocolVersion4 {
+		f.SetWarnings(resp.Warnings)
+	}
+	if resp.TracingID != nil {
+		f.SetTracingId(resp.TracingID)
+	}
+	buf := bytes.NewBuffer(dst)
+	start := len(dst)
+	if err := codec.EncodeFrame(f, buf); err != nil {
+		return dst, fmt.Errorf("protocol: encode %v: %w", resp.Message.GetOpCode(), err)
+	}
+	out := buf.Bytes()
+	if comp == nil || version >= primitive.ProtocolVersion5 {
+		return out, nil
+	}
+	body := out[start+HeaderLen:]
+	packed, err := comp.Compress(nil, body)
+	if err != nil {
+		return dst, fmt.Errorf("protocol: compress %v: %w", resp.Message.GetOpCode(), err)
+	}
+	out = append(out[:start+HeaderLen], packed...)
+	out[start+1] |= byte(primitive.HeaderFlagCompressed)
+	binary.BigEndian.PutUint32(out[start+5:start+9], uint32(len(packed)))
+	return out, nil
+}

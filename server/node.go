@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cqld/cqld/config"
+	"github.com/cqld/cqld/coordinator"
+	"github.com/cqld/cqld/frontend"
+	"github.com/cqld/cqld/metrics"
+	"github.com/cqld/cqld/storage"
+)
+
+// Node is a running cqld node.
+type Node struct {
+	cfg      config.Config
+	log      *slog.Logger
+	Registry *prometheus.Registry
+	Coord    *coordinator.Coordinator
+	frontend *frontend.Server
+	metrics  *metrics.Server
+	Info     storage.NodeInfo
+}
+
+// Start opens the node's data and starts serving clients. On error nothing
+// is left running.
+func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Authenticator != "AllowAllAuthenticator" {
+		return nil, fmt.Errorf("server: authenticator %s is not supported yet; use AllowAllAuthenticator", cfg.Authenticator)
+	}
+	fs := vfs.Default
+	dataDir := cfg.DataFileDirectories[0]
+	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dataDir, "system"), cfg.ClusterName, cfg.NumTokens)
+	if err != nil {
+		return nil, err
+	}
+	catalog, err := storage.OpenCatalog(fs, filepath.Join(dataDir, "system_schema"))
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.MkdirAll(cfg.CommitlogDirectory, 0o755); err != nil {
+		return nil, fmt.Errorf("server: create %s: %w", cfg.CommitlogDirectory, err)
+	}
+
+	rpc := cfg.RPCAddress
+	if cfg.BroadcastRPCAddress != "" {
+		rpc = cfg.BroadcastRPCAddress
+	}
+	reg := metrics.NewRegistry()
+	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info}
+	var srv atomic.Pointer[frontend.Server]
+	coord, err := coordinator.New(coordinator.Options{
+		Catalog:       catalog,
+		Node:          info,
+		DataCenter:    cfg.DataCenter,
+		Rack:          cfg.Rack,
+		ListenAddress: resolveIP(cfg.ListenAddress),
+		RPCAddress:    resolveIP(rpc),
+		NativePort:    cfg.NativeTransportPort,
+		StoragePort:   cfg.StoragePort,
+		Publish: func(m message.Message) {
+			if s := srv.Load(); s != nil {
+				s.Publish(m)
+			}
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	n.Coord = coord
+	fe := frontend.New(coord, frontend.Options{
+		Addr:               cfg.NativeAddr(),
+		MaxFrameSize:       int(cfg.NativeTransportMaxFrameSize),
+		Workers:            cfg.NativeTransportMaxThreads,
+		MaxRequestsPerConn: cfg.NativeTransportMaxRequestsPerConnection,
+		MaxQueued:          cfg.NativeTransportMaxQueuedRequests,
+		Metrics:            metrics.NewNative(reg),
+		Logger:             log,
+	})
+	if err := fe.Start(); err != nil {
+		return nil, err
+	}
+	srv.Store(fe)
+	n.frontend = fe
+	if cfg.PrometheusPort != 0 {
+		ms, err := metrics.Serve(cfg.PrometheusAddr(), reg)
+		if err != nil {
+			_ = fe.Shutdown(context.Background())
+			return nil, err
+		}
+		n.metrics = ms
+	}
+	log.Info("cqld started", "native", fe.Addr(), "metrics", n.MetricsAddr(),
+		"data", dataDir, "cluster", info.ClusterName, "host_id", fmt.Sprintf("%x", info.HostID))
+	return n, nil
+}
+
+// Addr is the address clients connect to.
+func (n *Node) Addr() string { return n.frontend.Addr() }
+
+// MetricsAddr is the Prometheus endpoint's address, "" when disabled.
+func (n *Node) MetricsAddr() string {
+	if n.metrics == nil {
+		return ""
+	}
+	return n.metrics.Addr()
+}
+
+// Frontend exposes the network server, for tests that look at its counters.
+func (n *Node) Frontend() *frontend.Server { return n.frontend }
+
+// Shutdown stops taking requests, lets those in flight finish (within ctx),
+// then closes everything. Schema changes are already durable when answered.
+func (n *Node) Shutdown(ctx context.Context) error {
+	err := n.frontend.Shutdown(ctx)
+	if n.metrics != nil {
+		err = errors.Join(err, n.metrics.Close(ctx))
+	}
+	n.log.Info("cqld stopped")
+	return err
+}
+
+func resolveIP(host string) net.IP {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip
+	}
+	if ips, err := net.LookupIP(host); err == nil && len(ips) > 0 {
+		return ips[0]
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package statements turns CQL query strings into syntax trees.
+//
+// Parsing happens in three steps, mirroring Cassandra's ANTLR grammar
+// (src/antlr/Lexer.g and Parser.g) without generated code:
+//
+//  1. The lexer (lexer.go) splits the query into tokens. It knows the whole
+//     CQL lexicon: every keyword (case-insensitive; many are "unreserved"
+//     and may also be used as names), unquoted identifiers (lower-cased),
+//     "quoted" identifiers, '...' and $$...$$ strings, integers, floats
+//     (including NaN and Infinity), hex blobs, UUIDs, booleans, durations
+//     (1h30m, P1D, PT2H, P0001-02-03T04:05:06), bind markers and
+//     punctuation; comments (--, //, /* */) are skipped. Tokens carry
+//     Cassandra-style positions (1-based line, 0-based column). The lexer
+//     allocates nothing per token beyond strings it has to build
+//     (identifiers containing upper case, strings containing escapes).
+//
+//  2. The parser (parser.go) is a hand-written recursive-descent parser
+//     over the token slice, with one parse function per grammar rule and
+//     a small set of peek/next/accept/expect helpers. Errors are reported
+//     with Cassandra's wording and positions ("line 1:9 mismatched input
+//     'FROMM' expecting K_FROM") as *SyntaxError. Statement kinds that are
+//     not implemented yet are recognised by their leading keywords and
+//     reported as *UnsupportedError. Parsers and their token buffers are
+//     pooled, so parsing an unprepared query allocates little more than
+//     the resulting tree.
+//
+//  3. The result is an AST (ast.go): Statement values (*Select, *Use,
+//     *CreateKeyspace, *DropKeyspace), selectors, relations and terms.
+//     The AST is purely syntactic: names are not checked against a schema
+//     and values are not typed. Bind markers are numbered in order of
+//     appearance and Parse returns their count.
+//
+// A later analysis step (not in this package yet) resolves the AST against
+// the schema: it checks that tables and columns exist, types literals and
+// bind markers (producing the prepared metadata), and validates restrictions.
+//
+// types.go converts CQL type strings, as written in DDL and stored in
+// system_schema, to and from the protocol data types of
+// github.com/datastax/go-cassandra-native-protocol/datatype.
+package statements

@@ -1,0 +1,93 @@
+package storage
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+func TestCatalogPersistsAndDigests(t *testing.T) {
+	fs := vfs.NewMem()
+	c, err := OpenCatalog(fs, "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := c.Digest()
+	ks := KeyspaceDef{Name: "ks", Replication: map[string]string{"class": "x", "replication_factor": "1"}, DurableWrites: true}
+	if err := c.CreateKeyspace(ks); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateKeyspace(ks); !errors.Is(err, ErrKeyspaceExists) {
+		t.Fatalf("second create: %v, want ErrKeyspaceExists", err)
+	}
+	withKS := c.Digest()
+	if withKS == empty {
+		t.Fatal("digest unchanged by a new keyspace")
+	}
+
+	c2, err := OpenCatalog(fs, "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c2.Keyspace("ks")
+	if !ok || got.Replication["replication_factor"] != "1" || !got.DurableWrites {
+		t.Fatalf("reopened catalog has %+v, %v", got, ok)
+	}
+	if c2.Digest() != withKS {
+		t.Fatal("equal schemas have different digests")
+	}
+	if err := c2.DropKeyspace("ks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.DropKeyspace("ks"); !errors.Is(err, ErrKeyspaceNotFound) {
+		t.Fatalf("second drop: %v", err)
+	}
+	if c2.Digest() != empty {
+		t.Fatal("dropping back to an empty schema gives a new digest")
+	}
+}
+
+// TestCatalogSurvivesCrash checks that a change is synced before
+// CreateKeyspace returns: a crash clone keeps only synced data.
+func TestCatalogSurvivesCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	c, err := OpenCatalog(fs, "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if err := c.CreateKeyspace(KeyspaceDef{Name: name, Replication: map[string]string{"class": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	c2, err := OpenCatalog(crashed, "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c2.Keyspaces()); got != 3 {
+		t.Fatalf("after crash: %d keyspaces, want 3", got)
+	}
+}
+
+func TestNodeIdentityStable(t *testing.T) {
+	fs := vfs.NewMem()
+	n1, err := LoadOrCreateNode(fs, "system", "Test Cluster", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n1.Tokens) != 16 {
+		t.Fatalf("%d tokens", len(n1.Tokens))
+	}
+	n2, err := LoadOrCreateNode(fs, "system", "Test Cluster", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1.HostID != n2.HostID || len(n2.Tokens) != 16 || n1.Tokens[0] != n2.Tokens[0] {
+		t.Fatal("node identity changed across loads")
+	}
+	if _, err := LoadOrCreateNode(fs, "system", "Other", 16); err == nil {
+		t.Fatal("a different cluster name was accepted")
+	}
+}

@@ -1,0 +1,73 @@
+package test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cqld/cqld/config"
+	"github.com/cqld/cqld/server"
+)
+
+// freePort returns a port nothing listens on right now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// testConfig is a node's configuration with its data under dir.
+func testConfig(t testing.TB, dir string) config.Config {
+	cfg := config.Default()
+	cfg.NativeTransportPort = freePort(t)
+	cfg.PrometheusPort = freePort(t)
+	cfg.DataFileDirectories = []string{dir + "/data"}
+	cfg.CommitlogDirectory = dir + "/commitlog"
+	cfg.SavedCachesDirectory = dir + "/saved_caches"
+	cfg.HintsDirectory = dir + "/hints"
+	return cfg
+}
+
+// startNode starts a node and stops it when the test ends.
+func startNode(t testing.TB, cfg config.Config) *server.Node {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.Default()
+	}
+	n, err := server.Start(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := n.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return n
+}
+
+// newNode starts a node with a fresh data directory.
+func newNode(t testing.TB) (*server.Node, config.Config) {
+	cfg := testConfig(t, t.TempDir())
+	return startNode(t, cfg), cfg
+}
+
+func hostPort(addr string) (string, int) {
+	h, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return h, n
+}
