@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -60,6 +61,11 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 	}
 	cn.version = h.Version
 	cn.reply(h, &message.Ready{})
+	compName := strings.ToLower(opts["COMPRESSION"])
+	if compName == "" {
+		compName = "none"
+	}
+	cn.s.m.Startups.WithLabelValues(strconv.Itoa(int(h.Version)), compName).Inc()
 	cn.state = stateReady
 	cn.comp = comp
 	if h.Version >= primitive.ProtocolVersion5 {

@@ -15,7 +15,6 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/panjf2000/gnet/v2"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 
@@ -121,7 +120,7 @@ func (s *Server) Start() error {
 			gnet.WithNumEventLoop(s.opts.EventLoops),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithReuseAddr(true),
-			gnet.WithLogLevel(logging.ErrorLevel),
+			gnet.WithLogger(gnetLogger{s.log}),
 		)
 		s.stopped <- err
 	}()

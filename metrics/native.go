@@ -21,6 +21,9 @@ type Native struct {
 	Overloaded *prometheus.CounterVec
 	// ProtocolErrors counts connections closed for a broken byte stream.
 	ProtocolErrors prometheus.Counter
+	// Startups counts completed handshakes by protocol version and
+	// compression ("none", "lz4", "snappy").
+	Startups *prometheus.CounterVec
 }
 
 // NewNative creates the client-protocol metrics and registers them on reg.
@@ -68,8 +71,12 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "protocol_errors_total",
 			Help: "Connections closed because their byte stream was not valid CQL protocol.",
 		}),
+		Startups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "startups_total",
+			Help: "Connections that completed STARTUP, by protocol version and compression.",
+		}, []string{"version", "compression"}),
 	}
-	reg.MustRegister(m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
+	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
 		m.InFlight, m.QueueDepth, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors)
 	return m
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/datastax/go-cassandra-native-protocol/crc"
@@ -68,6 +69,24 @@ func segmentSeeds() []segmentSeed {
 		b, _ = appendSegment(b, env[40:], false, lz4)
 		seeds = append(seeds, segmentSeed{"split-" + strconv.FormatBool(lz4), b, lz4})
 	}
+	// Inputs for withValidCRCs: segments with their CRCs left out.
+	for _, lz4 := range []bool{false, true} {
+		env1, env2 := testEnvelope(1, []byte("one")), testEnvelope(2, textBody(2, 120))
+		var b []byte
+		for _, seg := range []struct {
+			payload       []byte
+			selfContained bool
+		}{{append(bytes.Clone(env1), env2...), true}, {env2[:50], false}, {env2[50:], false}} {
+			s, _ := appendSegment(nil, seg.payload, seg.selfContained, lz4)
+			hdr := segHeaderLen
+			if lz4 {
+				hdr = segLZ4HeaderLen
+			}
+			b = append(b, s[:hdr-segment.Crc24Length]...)
+			b = append(b, s[hdr:len(s)-segTrailerLen]...)
+		}
+		seeds = append(seeds, segmentSeed{"nocrc-" + strconv.FormatBool(lz4), b, lz4})
+	}
 	return seeds
 }
 
@@ -80,8 +99,8 @@ func FuzzSegmentDecode(f *testing.F) {
 		// Random bytes rarely pass the CRCs; also decode them as segments
 		// with arbitrary headers and payloads but valid checksums.
 		fixed := withValidCRCs(data, lz4)
-		if n := checkDecode(t, fixed, lz4); n > len(fixed) {
-			t.Fatalf("consumed %d of %d", n, len(fixed))
+		if n, err := checkDecode(t, fixed, lz4); err == nil && n != len(fixed) {
+			t.Fatalf("consumed %d of %d whole segments", n, len(fixed))
 		}
 		// And data as envelope bodies round-trips.
 		if len(data) <= fuzzMaxEnvelope-segEnvHeaderLen {
@@ -117,43 +136,41 @@ func withValidCRCs(data []byte, lz4 bool) []byte {
 
 // checkDecode decodes data whole and in two pieces, checks the outcomes
 // agree, and round-trips what was decoded. It returns bytes consumed.
-func checkDecode(t *testing.T, data []byte, lz4 bool) int {
+func checkDecode(t *testing.T, data []byte, lz4 bool) (int, error) {
 	t.Helper()
-	{
-		d := NewSegmentDecoder(lz4, fuzzMaxEnvelope)
-		n, envs, err := d.Decode(data)
-		if n < 0 || n > len(data) {
-			t.Fatalf("consumed %d of %d", n, len(data))
-		}
-		checkEnvelopes(t, envs)
-
-		// The same bytes in two pieces give the same outcome.
-		half := len(data) / 2
-		d2 := NewSegmentDecoder(lz4, fuzzMaxEnvelope)
-		n1, envs1, err1 := d2.Decode(data[:half])
-		if err1 == nil {
-			var n2 int
-			var envs2 [][]byte
-			n2, envs2, err1 = d2.Decode(data[n1:])
-			n1 += n2
-			envs1 = append(envs1, envs2...)
-		}
-		if (err == nil) != (err1 == nil) || n1 != n || len(envs1) != len(envs) {
-			t.Fatalf("whole: %d, %d envelopes, %v; in two pieces: %d, %d envelopes, %v",
-				n, len(envs), err, n1, len(envs1), err1)
-		}
-		for i := range envs {
-			if !bytes.Equal(envs[i], envs1[i]) {
-				t.Fatalf("envelope %d differs when fed in two pieces", i)
-			}
-		}
-
-		// Decoded envelopes re-encode and decode back.
-		if len(envs) > 0 {
-			roundTrip(t, lz4, envs)
-		}
-		return n
+	d := NewSegmentDecoder(lz4, fuzzMaxEnvelope)
+	n, envs, err := d.Decode(data)
+	if n < 0 || n > len(data) {
+		t.Fatalf("consumed %d of %d", n, len(data))
 	}
+	checkEnvelopes(t, envs)
+
+	// The same bytes in two pieces give the same outcome.
+	half := len(data) / 2
+	d2 := NewSegmentDecoder(lz4, fuzzMaxEnvelope)
+	n1, envs1, err1 := d2.Decode(data[:half])
+	if err1 == nil {
+		var n2 int
+		var envs2 [][]byte
+		n2, envs2, err1 = d2.Decode(data[n1:])
+		n1 += n2
+		envs1 = append(envs1, envs2...)
+	}
+	if (err == nil) != (err1 == nil) || n1 != n || len(envs1) != len(envs) {
+		t.Fatalf("whole: %d, %d envelopes, %v; in two pieces: %d, %d envelopes, %v",
+			n, len(envs), err, n1, len(envs1), err1)
+	}
+	for i := range envs {
+		if !bytes.Equal(envs[i], envs1[i]) {
+			t.Fatalf("envelope %d differs when fed in two pieces", i)
+		}
+	}
+
+	// Decoded envelopes re-encode and decode back.
+	if len(envs) > 0 {
+		roundTrip(t, lz4, envs)
+	}
+	return n, err
 }
 
 func checkEnvelopes(t *testing.T, envs [][]byte) {
@@ -286,6 +303,18 @@ func TestFuzzSeedCorpus(t *testing.T) {
 		}
 		if string(got) != want {
 			t.Fatalf("%s is stale (run with -protocol.rewrite-fuzz-seeds)", path)
+		}
+	}
+}
+
+func TestWithValidCRCs(t *testing.T) {
+	for _, s := range segmentSeeds() {
+		if !strings.HasPrefix(s.name, "nocrc-") {
+			continue
+		}
+		enc := withValidCRCs(s.data, s.lz4)
+		if got := len(decodeAll(t, NewSegmentDecoder(s.lz4, fuzzMaxEnvelope), enc)); got != 3 {
+			t.Fatalf("%s: %d envelopes, want 3", s.name, got)
 		}
 	}
 }

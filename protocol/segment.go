@@ -181,6 +181,9 @@ func (d *SegmentDecoder) decodeOne(b []byte, envs [][]byte) (n int, _ [][]byte, 
 		return 0, envs, fmt.Errorf("%w: multi-segment envelope of %d bytes given %d",
 			ErrSegmentEnvelopeBoundary, d.want, len(d.partial)+payloadLen)
 	}
+	// NB: partial grows with the bytes received, not with the size the
+	// envelope header claims, so a lying header costs the sender as much
+	// memory as it costs us.
 	partial, err := segAppendPayload(d.partial, wire, rawLen)
 	if err != nil {
 		return 0, envs, err

@@ -620,6 +620,14 @@ func TestSegmentEnvelopeTooLarge(t *testing.T) {
 	}
 }
 
+func TestNewSegmentDecoderDefaultLimit(t *testing.T) {
+	for _, limit := range []int{0, -1} {
+		if d := NewSegmentDecoder(false, limit); d.maxEnvelope != 16<<20 {
+			t.Fatalf("NewSegmentDecoder(false, %d) limit = %d", limit, d.maxEnvelope)
+		}
+	}
+}
+
 func TestAppendSegmentsBadEnvelope(t *testing.T) {
 	good := testEnvelope(1, []byte("ok"))
 	for _, bad := range [][]byte{

@@ -873,8 +873,9 @@ func (p *parser) parseSimpleSelector() SelectorExpr {
 	t := p.peek()
 	paren := p.peekN(1).kind == tokLParen
 	switch {
-	case t.kind == kwCount && paren && p.peekN(2).kind == tokStar && p.peekN(3).kind == tokRParen:
-		p.pos += 4
+	case t.kind == kwCount && paren && p.peekN(2).kind == tokStar:
+		p.pos += 3
+		p.expect(tokRParen)
 		return &FunctionCall{Name: "count", Args: []SelectorExpr{Star{}}}
 	case (t.kind == kwWritetime || t.kind == kwMaxwritetime || t.kind == kwTtl) && paren:
 		p.pos += 2

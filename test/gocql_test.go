@@ -33,6 +33,8 @@ func TestGocqlConnectDiscoverAndUse(t *testing.T) {
 			if tc.snappy {
 				c.Compressor = gocql.SnappyCompressor{}
 			}
+			logs := &logSink{}
+			c.Logger = logs
 			s, err := c.CreateSession()
 			if err != nil {
 				t.Fatalf("connect: %v", err)
@@ -76,6 +78,7 @@ func TestGocqlConnectDiscoverAndUse(t *testing.T) {
 			if tc.snappy {
 				c2.Compressor = gocql.SnappyCompressor{}
 			}
+			c2.Logger = logs
 			s2, err := c2.CreateSession()
 			if err != nil {
 				t.Fatalf("connect with keyspace: %v", err)
@@ -99,6 +102,9 @@ func TestGocqlConnectDiscoverAndUse(t *testing.T) {
 			}
 			if !contains(names, ks) || !contains(names, "system") {
 				t.Errorf("keyspaces = %v", names)
+			}
+			if logs.n() > 0 {
+				t.Errorf("driver logged: %q", logs.lines())
 			}
 		})
 	}

@@ -71,3 +71,12 @@ func hostPort(addr string) (string, int) {
 	n, _ := strconv.Atoi(p)
 	return h, n
 }
+
+// startStoppable starts a node the test stops itself (to restart it on the
+// same data).
+func startStoppable(t testing.TB, cfg config.Config) (*server.Node, error) {
+	t.Helper()
+	return server.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func sleep(ms int) { time.Sleep(time.Duration(ms) * time.Millisecond) }

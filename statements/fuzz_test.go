@@ -1,0 +1,109 @@
+package statements
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	"SELECT * FROM system.local WHERE key='local'",
+	"SELECT schema_version FROM system.local WHERE key='local'",
+	"SELECT * FROM system.peers_v2",
+	"select peer, rpc_address, data_center from system.peers",
+	"SELECT durable_writes, replication FROM system_schema.keyspaces WHERE keyspace_name = ?",
+	"SELECT keyspace_name, table_name, column_name, clustering_order, type, kind, position FROM system_schema.columns",
+	"SELECT * FROM system_schema.tables WHERE keyspace_name='ks' AND table_name='t'",
+	"SELECT count(*) FROM system_schema.keyspaces",
+	"CREATE KEYSPACE IF NOT EXISTS gocql_test WITH replication = {'class':'SimpleStrategy','replication_factor':1}",
+	"CREATE KEYSPACE ks WITH REPLICATION = { 'class' : 'NetworkTopologyStrategy', 'datacenter1' : 3 } AND DURABLE_WRITES = false;",
+	"DROP KEYSPACE IF EXISTS gocql_test",
+	`USE "gocql_test"`,
+	"SELECT JSON DISTINCT a, writetime(b), CAST(c AS text), (int)?, m[1..2], u.f AS x FROM ks.t WHERE token(a) > ? AND (b, c) IN ((1, 2)) AND d CONTAINS KEY :k GROUP BY a ORDER BY b DESC PER PARTITION LIMIT 1 LIMIT 10 ALLOW FILTERING",
+	"SELECT * FROM t WHERE a = {f: 1} AND b = {'k': [1, 2]} AND c = (1, 'x') AND d = -1.5E-3 AND e = 0xCAFE AND f = 1h30m AND g = P1D AND h = 123e4567-e89b-12d3-a456-426614174000 AND i = $$x$$",
+	"SELECT * FROM t WHERE k = 'abc",
+	"INSERT INTO t (a) VALUES (1)",
+	"/* c */ SELECT -- x\n * FROM t; // y",
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		st, n, err := Parse(query)
+		if err != nil {
+			var se *SyntaxError
+			var ue *UnsupportedError
+			if !errors.As(err, &se) && !errors.As(err, &ue) {
+				t.Fatalf("Parse(%q): unexpected error type %T: %v", query, err, err)
+			}
+			if st != nil || n != 0 {
+				t.Fatalf("Parse(%q): statement returned with error", query)
+			}
+			return
+		}
+		if st == nil || n < 0 {
+			t.Fatalf("Parse(%q) = %v, %d", query, st, n)
+		}
+		// The bind markers in the tree are numbered 0..n-1 in order.
+		var idx []int
+		collectMarkers(reflect.ValueOf(st), &idx)
+		if len(idx) != n {
+			t.Fatalf("Parse(%q): %d markers in tree, count %d", query, len(idx), n)
+		}
+		seen := make([]bool, n)
+		for _, i := range idx {
+			if i < 0 || i >= n || seen[i] {
+				t.Fatalf("Parse(%q): bad marker indexes %v", query, idx)
+			}
+			seen[i] = true
+		}
+		// Parsing is deterministic (the pooled parser state does not leak).
+		st2, n2, err2 := Parse(query)
+		if err2 != nil || n2 != n || !reflect.DeepEqual(st, st2) {
+			t.Fatalf("Parse(%q) not deterministic", query)
+		}
+	})
+}
+
+// collectMarkers appends the Index of every *BindMarker reachable from v.
+func collectMarkers(v reflect.Value, idx *[]int) {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		if m, ok := v.Interface().(*BindMarker); ok {
+			*idx = append(*idx, m.Index)
+			return
+		}
+		collectMarkers(v.Elem(), idx)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			collectMarkers(v.Field(i), idx)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			collectMarkers(v.Index(i), idx)
+		}
+	}
+}
+
+func FuzzParseType(f *testing.F) {
+	for _, s := range []string{"int", "frozen<map<text, text>>", "list<frozen<tuple<int, text>>>", "map<uuid,blob>", "tuple<int,int>", "'x.Y'", "ks.udt", "vector<float, 3>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		dt, frozen, err := ParseTypeFrozen(s)
+		if err != nil {
+			return
+		}
+		// TypeString output parses back to the same type and is stable.
+		str := TypeString(dt, frozen)
+		dt2, frozen2, err := ParseTypeFrozen(str)
+		if err != nil || !reflect.DeepEqual(dt, dt2) || TypeString(dt2, frozen2) != str {
+			t.Fatalf("round trip of %q via %q: %v %v", s, str, dt2, err)
+		}
+	})
+}

@@ -1,0 +1,182 @@
+'use strict';
+// End-to-end smoke test of the DataStax Node.js driver against a cqld node.
+//
+// Usage: node smoke.js HOST PORT CLUSTER_NAME KEYSPACE
+//
+// Run by test/nodejs_test.go with the cassandra-driver pinned in
+// package.json (npm ci). The driver is used as an application would use it:
+// no protocol version (so it negotiates), localDataCenter set. It connects,
+// checks the negotiated protocol version and the discovered node, creates a
+// keyspace, checks its metadata, USEs it, reads system.local, connects a
+// second client with `keyspace` set (the driver USEs it on connect) and
+// drops the keyspace.
+//
+// Any 'warning' or 'error' the driver logs fails the run, and so does any
+// negotiation step beyond the one the driver always takes: it starts at
+// DSE_V2 (0x42), which an Apache Cassandra node rejects with "Invalid or
+// unsupported protocol version", and then drops to v4, the highest version
+// it speaks to Cassandra. A second downgrade, or a reconnect because the
+// version changed after reading system.local, is a retry the driver should
+// not need.
+//
+// Exits 0 on success, 1 on failure (printing why and the driver's log), 2 on
+// bad usage or a missing driver.
+
+let cassandra;
+try {
+  cassandra = require('cassandra-driver');
+} catch (e) {
+  console.error(`cassandra-driver not loadable (npm ci in ${__dirname}): ${e.message}`);
+  process.exit(2);
+}
+
+const LOCAL_DC = 'datacenter1';
+const WANT_PROTOCOL = cassandra.types.protocolVersion.v4;
+const MURMUR3 = 'org.apache.cassandra.dht.Murmur3Partitioner';
+
+const t0 = Date.now();
+const logs = []; // every 'log' event of every client
+const failures = [];
+
+function check(ok, what) {
+  if (!ok) {
+    failures.push(what);
+  }
+  return ok;
+}
+
+function newClient(name, host, port, extra) {
+  const client = new cassandra.Client(Object.assign({
+    contactPoints: [host],
+    protocolOptions: { port },
+    localDataCenter: LOCAL_DC,
+    socketOptions: { connectTimeout: 10000, readTimeout: 10000 },
+  }, extra));
+  client.on('log', (level, className, message, furtherInfo) => {
+    logs.push({ client: name, ms: Date.now() - t0, level, className, message, furtherInfo });
+  });
+  return client;
+}
+
+function hostLine(h) {
+  return `${h.address} dc=${h.datacenter} rack=${h.rack} release=${h.cassandraVersion} up=${h.isUp()}`;
+}
+
+async function run(host, port, clusterName, ks) {
+  const pkg = require('cassandra-driver/package.json');
+  console.log(`node ${process.version}, cassandra-driver ${pkg.version}`);
+
+  const client = newClient('client', host, port);
+  const clients = [client];
+  try {
+    const start = Date.now();
+    await client.connect();
+    const version = client.controlConnection.protocolVersion;
+    console.log(`connected in ${Date.now() - start} ms, protocol version ${version}`);
+    check(version === WANT_PROTOCOL, `negotiated protocol version ${version}, want ${WANT_PROTOCOL}`);
+
+    const connected = client.getState().getConnectedHosts();
+    console.log(`connected hosts: ${connected.map(hostLine).join(', ')}`);
+    if (check(connected.length === 1, `${connected.length} connected hosts, want 1`)) {
+      const h = connected[0];
+      check(h.address === `${host}:${port}`, `host address ${h.address}, want ${host}:${port}`);
+      check(h.datacenter === LOCAL_DC, `host datacenter ${h.datacenter}, want ${LOCAL_DC}`);
+      check(h.isUp(), `host ${h.address} is not up`);
+      check(/^4\./.test(h.cassandraVersion), `host cassandraVersion ${h.cassandraVersion}, want 4.x`);
+      check(client.getState().getOpenConnections(h) >= 1, `no open connection to ${h.address}`);
+    }
+    const all = client.hosts.values();
+    check(all.length === 1, `client.hosts has ${all.length} hosts, want 1: ${all.map(hostLine).join(', ')}`);
+    const md = client.metadata;
+    check(md.keyspaces.system !== undefined, `metadata lacks keyspace system: ${Object.keys(md.keyspaces)}`);
+
+    const created = await client.execute(`CREATE KEYSPACE IF NOT EXISTS ${ks} WITH replication = ` +
+      `{'class': 'SimpleStrategy', 'replication_factor': 1}`);
+    // The driver waits for schema agreement and refreshes the keyspace's
+    // metadata before execute() resolves.
+    check(created.info.isSchemaInAgreement === true, `CREATE KEYSPACE: schema not in agreement`);
+    const kmd = md.keyspaces[ks];
+    if (check(kmd !== undefined, `metadata lacks keyspace ${ks} after CREATE: ${Object.keys(md.keyspaces)}`)) {
+      check(/SimpleStrategy$/.test(kmd.strategy) && String(kmd.strategyOptions.replication_factor) === '1',
+        `keyspace ${ks} replication ${kmd.strategy} ${JSON.stringify(kmd.strategyOptions)}`);
+      check(kmd.durableWrites === true, `keyspace ${ks} durableWrites ${kmd.durableWrites}`);
+    }
+
+    await client.execute(`USE ${ks}`);
+    check(client.keyspace === ks, `client keyspace ${client.keyspace} after USE, want ${ks}`);
+
+    const rs = await client.execute(
+      `SELECT release_version, partitioner, cluster_name, data_center FROM system.local WHERE key='local'`);
+    const row = rs.first();
+    console.log(`system.local: release_version=${row.release_version} partitioner=${row.partitioner} ` +
+      `cluster_name=${row.cluster_name} data_center=${row.data_center}`);
+    check(/^4\./.test(row.release_version), `release_version ${row.release_version}, want 4.x`);
+    check(row.partitioner === MURMUR3, `partitioner ${row.partitioner}, want ${MURMUR3}`);
+    check(row.cluster_name === clusterName, `cluster_name ${row.cluster_name}, want ${clusterName}`);
+    check(row.data_center === LOCAL_DC, `data_center ${row.data_center}, want ${LOCAL_DC}`);
+
+    // An application's usual set-up: the keyspace in the options.
+    const client2 = newClient('client2', host, port, { keyspace: ks });
+    clients.push(client2);
+    await client2.connect();
+    check(client2.keyspace === ks, `client2 keyspace ${client2.keyspace}, want ${ks}`);
+    const rs2 = await client2.execute(`SELECT cluster_name FROM system.local WHERE key='local'`);
+    check(rs2.rowLength === 1, `client2: system.local has ${rs2.rowLength} rows`);
+    await client2.shutdown();
+
+    const dropped = await client.execute(`DROP KEYSPACE ${ks}`);
+    check(dropped.info.isSchemaInAgreement === true, `DROP KEYSPACE: schema not in agreement`);
+    check(md.keyspaces[ks] === undefined, `metadata still has keyspace ${ks} after DROP`);
+  } catch (err) {
+    failures.push(`${err.name}: ${err.message}` + (err.innerErrors ? ` ${JSON.stringify(err.innerErrors)}` : ''));
+  } finally {
+    for (const c of clients) {
+      await c.shutdown().catch(err => failures.push(`shutdown: ${err.message}`));
+    }
+  }
+
+  let downgrades = 0;
+  for (const l of logs) {
+    if (l.level === 'warning' || l.level === 'error') {
+      failures.push(`driver logged ${l.level} (${l.client} ${l.className}): ${l.message}` +
+        (l.furtherInfo ? ` ${l.furtherInfo}` : ''));
+    }
+    if (/^Protocol 0x[0-9a-f]+ not supported, using 0x/.test(l.message)) {
+      downgrades++;
+      check(l.client !== 'client' || downgrades > 1 || l.message === 'Protocol 0x42 not supported, using 0x4',
+        `protocol downgrade "${l.message}", want "Protocol 0x42 not supported, using 0x4"`);
+    }
+    if (/^Reconnecting since the protocol version changed/.test(l.message)) {
+      failures.push(`driver renegotiated: ${l.message}`);
+    }
+  }
+  // One downgrade for the first client; the second starts at the version
+  // the first one settled on? No: each Client negotiates afresh.
+  check(downgrades === clients.length, `${downgrades} protocol downgrades for ${clients.length} clients, want one each`);
+}
+
+const [host, portArg, clusterName, ks] = process.argv.slice(2);
+if (!ks) {
+  console.error('usage: node smoke.js HOST PORT CLUSTER_NAME KEYSPACE');
+  process.exit(2);
+}
+
+run(host, Number(portArg), clusterName, ks).then(() => {
+  if (failures.length === 0 && !process.env.X) {
+    console.log('OK');
+    process.exit(0);
+  }
+  console.error('FAIL');
+  for (const f of failures) {
+    console.error(`  ${f}`);
+  }
+  console.error('driver log:');
+  for (const l of logs) {
+    console.error(`  ${String(l.ms).padStart(6)}ms ${l.client} ${l.level.padEnd(7)} ${l.className}: ${l.message}` +
+      (l.furtherInfo ? ` ${l.furtherInfo}` : ''));
+  }
+  process.exit(1);
+}, err => {
+  console.error(`FAIL: ${err.stack}`);
+  process.exit(1);
+});
