@@ -143,6 +143,9 @@ func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Requ
 	}
 	// v5 envelopes are never compressed themselves: the segment is.
 	flags = flags.Remove(primitive.HeaderFlagCompressed)
+	if err := checkBody(hdr.OpCode, hdr.Version, flags, body); err != nil {
+		return nil, err
+	}
 	raw := &frame.RawFrame{
 		Header: &frame.Header{
 			Version:    hdr.Version,
