@@ -149,7 +149,7 @@ func (l *lexer) sync() {
 	l.mark = l.pos
 }
 
-// errorHere builds the lexer error for the character at l.pos (which must be synced).
+// errorHere builds the lexer error for the character at l.pos.
 func (l *lexer) errorHere(msgf func(ch string) string) *SyntaxError {
 	l.sync()
 	ch := charDisplay(l.src, l.pos)
@@ -514,7 +514,7 @@ func durationUnitLen(s string, i int) int {
 			return 2
 		}
 	}
-	if byteAt(s, i) == 0xC2 && next == 0xB5|0x20 && byteAt(s, i+2)|0x20 == 's' { // µs (U+00B5 is C2 B5)
+	if byteAt(s, i) == 0xC2 && byteAt(s, i+1) == 0xB5 && byteAt(s, i+2)|0x20 == 's' { // µs (U+00B5 is C2 B5)
 		return 3
 	}
 	return 0

@@ -1411,8 +1411,8 @@ func (p *parser) parseBraceLiteral() Term {
 // typeHintAhead reports whether the '(' at the current token starts a type
 // hint: '(' type ')' followed by a token accepted by startsOperand.
 func (p *parser) typeHintAhead(startsOperand func(i int) bool) bool {
-	if t := p.peekN(1); t.kind != tokString && !isIdentTok(t, identName) {
-		return false
+	if t := p.peekN(1); t.kind != tokString && t.kind != kwSet && !isIdentTok(t, identName) {
+		return false // cannot start a type
 	}
 	after := -1
 	if !p.speculate(func() {

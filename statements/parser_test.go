@@ -310,6 +310,12 @@ func TestParseSelect(t *testing.T) {
 				rel("f", OpEq, &SetLiteral{}),
 				rel("g", OpEq, &ListLiteral{}),
 			}}, 1},
+		{"SELECT * FROM t WHERE a = (set<int>){1} AND b = (map<int, text>){} AND c = (ks.udt){f: 1}",
+			&Select{Table: "t", Where: []Relation{
+				rel("a", OpEq, &TypeHintTerm{Type: "set<int>", Term: &SetLiteral{Elems: []Term{integer("1")}}}),
+				rel("b", OpEq, &TypeHintTerm{Type: "map<int, text>", Term: &SetLiteral{}}),
+				rel("c", OpEq, &TypeHintTerm{Type: "ks.udt", Term: &UserTypeLiteral{Fields: []string{"f"}, Values: []Term{integer("1")}}}),
+			}}, 0},
 		{"SELECT * FROM t WHERE a = now() AND b = toTimestamp(now()) AND c = (int)? AND d = (frozen<list<int>>)[1] AND e = CAST(1 AS text) AND f = 1 + 2 * 3 AND g = -a() AND h = system.uuid()",
 			&Select{Table: "t", Where: []Relation{
 				rel("a", OpEq, &FunctionTerm{Name: "now"}),
@@ -340,10 +346,10 @@ func TestParseSelect(t *testing.T) {
 		// GROUP BY, ORDER BY, limits, ALLOW FILTERING
 		{"SELECT a, count(*) FROM t WHERE pk = ? GROUP BY a, floor(b, 1h) ORDER BY c DESC, d ASC, e PER PARTITION LIMIT 2 LIMIT ? ALLOW FILTERING",
 			&Select{Table: "t",
-				Selectors: []Selector{sel(col("a")), sel(&FunctionCall{Name: "count", Args: []SelectorExpr{Star{}}})},
-				Where:     []Relation{rel("pk", OpEq, qm(0))},
-				GroupBy:   []SelectorExpr{col("a"), &FunctionCall{Name: "floor", Args: []SelectorExpr{col("b"), &TermSelector{Term: &Literal{Kind: LiteralDuration, Text: "1h"}}}}},
-				OrderBy:   []Ordering{{Column: "c", Desc: true}, {Column: "d"}, {Column: "e"}},
+				Selectors:         []Selector{sel(col("a")), sel(&FunctionCall{Name: "count", Args: []SelectorExpr{Star{}}})},
+				Where:             []Relation{rel("pk", OpEq, qm(0))},
+				GroupBy:           []SelectorExpr{col("a"), &FunctionCall{Name: "floor", Args: []SelectorExpr{col("b"), &TermSelector{Term: &Literal{Kind: LiteralDuration, Text: "1h"}}}}},
+				OrderBy:           []Ordering{{Column: "c", Desc: true}, {Column: "d"}, {Column: "e"}},
 				PerPartitionLimit: integer("2"),
 				Limit:             qm(1),
 				AllowFiltering:    true,
@@ -547,6 +553,9 @@ func TestParseDeepNesting(t *testing.T) {
 }
 
 func TestParseAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
 	q := "SELECT * FROM system.local WHERE key='local'"
 	Parse(q) // warm the pool
 	allocs := testing.AllocsPerRun(200, func() {

@@ -1,0 +1,181 @@
+package test
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// cqldBinary builds cmd/cqld once per test binary.
+func cqldBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cqld-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "cqld")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/cqld").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// proc is a cqld subprocess.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	addr   string
+	done   chan error
+}
+
+func startProc(t *testing.T, dir string, extra ...string) *proc {
+	t.Helper()
+	port := freePort(t)
+	args := append([]string{
+		"-native_transport_port", fmt.Sprint(port),
+		"-prometheus_port", fmt.Sprint(freePort(t)),
+		"-data_file_directories", dir + "/data",
+		"-commitlog_directory", dir + "/commitlog",
+	}, extra...)
+	cmd := exec.Command(cqldBinary(t), args...)
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("tcp", p.addr); err == nil {
+			c.Close()
+			return p
+		}
+		select {
+		case err := <-p.done:
+			t.Fatalf("cqld exited at start: %v\n%s", err, p.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cqld did not listen on %s\n%s", p.addr, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *proc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(30 * time.Second):
+		t.Fatalf("cqld did not exit\n%s", p.stderr)
+		return -1
+	}
+}
+
+// TestGracefulStop sends SIGTERM to a cqld process with requests in
+// flight: every request sent before the signal is answered, the process
+// exits 0, and the schema is there after a restart.
+func TestGracefulStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	p := startProc(t, dir)
+	w := dial(t, p.addr)
+	w.handshake()
+	w.send(4, 1, primitive.OpCodeQuery, queryBody(`CREATE KEYSPACE kept WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`))
+	if r := w.mustRead(); r.op != primitive.OpCodeResult {
+		t.Fatalf("create: %s", fmtReply(r))
+	}
+	const n = 300
+	var burst []byte
+	for i := 0; i < n; i++ {
+		burst = append(burst, frameBytes(4, 0, int16(100+i), primitive.OpCodeQuery, queryBody(`SELECT * FROM system_schema.columns`))...)
+	}
+	w.write(burst)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[int16]bool{}
+	for len(answered) < n {
+		r, err := w.read()
+		if err != nil {
+			break
+		}
+		code, _ := r.errorCode()
+		if r.op != primitive.OpCodeResult && code != primitive.ErrorCodeOverloaded {
+			t.Fatalf("during stop: %s", fmtReply(r))
+		}
+		answered[r.stream] = true
+	}
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, p.stderr)
+	}
+	// Requests the server had read before the signal were all answered; the
+	// ones it never read died with the socket. The burst is one write, so
+	// most were read.
+	if len(answered) == 0 {
+		t.Fatalf("no request of the burst was answered\n%s", p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "draining") {
+		t.Errorf("no drain in the log:\n%s", p.stderr)
+	}
+
+	p2 := startProc(t, dir)
+	w2 := dial(t, p2.addr)
+	w2.handshake()
+	w2.send(4, 1, primitive.OpCodeQuery, queryBody(`USE kept`))
+	if r := w2.mustRead(); r.op != primitive.OpCodeResult {
+		t.Fatalf("after restart: %s", fmtReply(r))
+	}
+	p2.cmd.Process.Signal(syscall.SIGINT)
+	if code := p2.wait(t); code != 0 {
+		t.Fatalf("SIGINT exit code %d", code)
+	}
+}
+
+// TestBadConfigStopsStartup checks that an unknown or ill-typed key stops
+// cqld with an error naming it.
+func TestBadConfigStopsStartup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"cluster_name: x\nnative_transport_prot: 9042\n", "native_transport_prot"},
+		{"native_transport_port: abc\n", "native_transport_port"},
+		{"commitlog_sync: fast\n", "commitlog_sync"},
+		{"native_transport_max_frame_size: 16\n", "native_transport_max_frame_size"},
+	} {
+		path := filepath.Join(t.TempDir(), "cqld.yaml")
+		os.WriteFile(path, []byte(tc.yaml), 0o644)
+		cmd := exec.Command(cqldBinary(t), "-config", path)
+		out, err := cmd.CombinedOutput()
+		if err == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%q: exit %v, output %q", tc.yaml, err, out)
+		}
+	}
+}
