@@ -61,9 +61,13 @@ func runDriverScript(t *testing.T, dir, name string, args ...string) {
 }
 
 // driverEnv is the test's environment without the variables that would
-// point Debian's /usr/bin/python3 at another Python's modules.
+// point Debian's /usr/bin/python3 at another Python's modules, and with
+// SMOKE_VERBOSE=1 under go test -v, so the scripts print the driver's log.
 func driverEnv() []string {
 	var env []string
+	if testing.Verbose() {
+		env = append(env, "SMOKE_VERBOSE=1")
+	}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "PYTHONPATH=") || strings.HasPrefix(kv, "PYTHONHOME=") {
 			continue
@@ -77,18 +81,18 @@ func driverEnv() []string {
 // into (the python3 first on PATH may be another one).
 const debianPython = "/usr/bin/python3"
 
-// pythonProtocol is the version the Python driver (3.25) settles on with no
-// protocol_version set: it steps down from DSE_V2 (66) to DSE_V1 (65) to
+// pythonNegotiated is the version the Python driver (3.25) settles on with
+// no protocol_version set: it steps down from DSE_V2 (66) to DSE_V1 (65) to
 // the highest non-beta Cassandra version the server accepts. Against Apache
 // Cassandra 4.x, whose supported versions are 3/v3, 4/v4, 5/v5
 // (ProtocolVersion.java), that is v5, and cqld accepts the same.
-const pythonProtocol = 5
+const pythonNegotiated = 5
 
 // TestPythonDriverSmoke connects the DataStax Python driver (Debian's
-// python3-cassandra) to a node: protocol negotiation, node discovery,
-// CREATE KEYSPACE, USE, system.local, schema metadata, DROP KEYSPACE, with
-// no warning or error in the driver's log other than its own protocol
-// downgrade steps (see drivers/python/smoke.py).
+// python3-cassandra) to a node: protocol negotiation (or a version set by
+// the application), node discovery, CREATE KEYSPACE and its metadata, USE,
+// system.local, DROP KEYSPACE, with no warning or error in the driver's log
+// other than its own protocol downgrade steps (see drivers/python/smoke.py).
 func TestPythonDriverSmoke(t *testing.T) {
 	probe := exec.Command(debianPython, "-c", "import cassandra")
 	probe.Env = driverEnv()
@@ -98,6 +102,24 @@ func TestPythonDriverSmoke(t *testing.T) {
 	}
 	node, cfg := newNode(t)
 	host, port := hostPort(node.Addr())
-	runDriverScript(t, "drivers/python", debianPython,
-		"smoke.py", host, strconv.Itoa(port), cfg.ClusterName, "ks_python_smoke", strconv.Itoa(pythonProtocol))
+	for _, tc := range []struct {
+		name     string
+		version  int
+		explicit bool
+	}{
+		{"negotiated", pythonNegotiated, false},
+		{"v3", 3, true},
+		{"v4", 4, true},
+		{"v5", 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"smoke.py"}
+			if tc.explicit {
+				args = append(args, "--explicit")
+			}
+			args = append(args, host, strconv.Itoa(port), cfg.ClusterName,
+				"ks_python_"+tc.name, strconv.Itoa(tc.version))
+			runDriverScript(t, "drivers/python", debianPython, args...)
+		})
+	}
 }

@@ -1,29 +1,33 @@
 #!/usr/bin/python3
 """End-to-end smoke test of the DataStax Python driver against a cqld node.
 
-Usage: smoke.py HOST PORT CLUSTER_NAME KEYSPACE PROTOCOL_VERSION
+Usage: smoke.py [--explicit] HOST PORT CLUSTER_NAME KEYSPACE PROTOCOL_VERSION
 
 Run by test/python_test.go with Debian's /usr/bin/python3 and its
 python3-cassandra package. The driver is used as an application would use
-it: no protocol version (so it negotiates), a DC-aware, token-aware load
-balancing policy. It connects, checks the negotiated protocol version
-(PROTOCOL_VERSION) and the discovered node, creates a keyspace, USEs it,
-reads system.local, checks the keyspace metadata and drops the keyspace.
+it: a DC-aware, token-aware load balancing policy and, by default, no
+protocol version, so it negotiates one (with --explicit, the Cluster is
+given PROTOCOL_VERSION). It connects, checks the protocol version is
+PROTOCOL_VERSION and the discovered node, creates a keyspace, checks its
+metadata, USEs it, reads system.local and drops the keyspace.
 
 Any WARNING or ERROR the driver logs fails the run, with one exception.
 With no protocol version set, driver 3.25 starts at DSE_V2 (66) and steps
 down one version per "Invalid or unsupported protocol version" error,
 logging a WARNING "Downgrading core protocol version from X to Y" each
 time; it does so against Apache Cassandra 4.x too, whatever the server
-answers. So the downgrade warnings must be exactly the steps from 66 to
-PROTOCOL_VERSION (66->65->5, then 5->4 for v4): one more step, or any
-other warning, is a failure.
+answers. So when negotiating, the downgrade warnings must be exactly the
+steps from 66 to PROTOCOL_VERSION (66->65->5 for v5): one more step, or
+any other warning, is a failure. With --explicit there must be none.
 
 Exits 0 on success, 1 on failure (printing why and the driver's log), 2
-on bad usage or a missing driver.
+on bad usage or a missing driver. SMOKE_VERBOSE=1 prints the driver's log
+on success too.
 """
 
+import argparse
 import logging
+import os
 import re
 import sys
 import time
@@ -63,10 +67,16 @@ class Recorder(logging.Handler):
 
 
 def main(argv):
-    if len(argv) != 6:
-        print(__doc__, file=sys.stderr)
-        return 2
-    host, port, cluster_name, ks, want_protocol = argv[1], int(argv[2]), argv[3], argv[4], int(argv[5])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--explicit", action="store_true", help="set Cluster(protocol_version=PROTOCOL_VERSION)")
+    ap.add_argument("host")
+    ap.add_argument("port", type=int)
+    ap.add_argument("cluster_name")
+    ap.add_argument("keyspace")
+    ap.add_argument("protocol_version", type=int)
+    args = ap.parse_args(argv[1:])  # exits 2 on bad usage
+    host, port, cluster_name, ks = args.host, args.port, args.cluster_name, args.keyspace
+    want_protocol = args.protocol_version
 
     rec = Recorder()
     log = logging.getLogger("cassandra")
@@ -85,9 +95,10 @@ def main(argv):
     profile = ExecutionProfile(
         load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=LOCAL_DC)),
         request_timeout=10)
+    kwargs = {"protocol_version": want_protocol} if args.explicit else {}
     cluster = Cluster(contact_points=[host], port=port,
                       execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                      connect_timeout=10, control_connection_timeout=10)
+                      connect_timeout=10, control_connection_timeout=10, **kwargs)
     try:
         start = time.monotonic()
         session = cluster.connect()
@@ -150,9 +161,11 @@ def main(argv):
 
     # The downgrade steps the driver takes without a protocol version set,
     # from its first attempt to want_protocol (see the module doc).
-    want_steps = [v for v in sorted(ProtocolVersion.SUPPORTED_VERSIONS, reverse=True)
-                  if v not in ProtocolVersion.BETA_VERSIONS and v >= want_protocol]
-    want_steps = list(zip(want_steps, want_steps[1:]))
+    want_steps = []
+    if not args.explicit:
+        want_steps = [v for v in sorted(ProtocolVersion.SUPPORTED_VERSIONS, reverse=True)
+                      if v not in ProtocolVersion.BETA_VERSIONS and v >= want_protocol]
+        want_steps = list(zip(want_steps, want_steps[1:]))
     steps = []
     for r in rec.problems():
         m = DOWNGRADE.match(r.getMessage())
@@ -169,6 +182,9 @@ def main(argv):
         print("driver log:", file=sys.stderr)
         rec.dump(sys.stderr)
         return 1
+    if os.environ.get("SMOKE_VERBOSE"):
+        print("driver log:")
+        rec.dump(sys.stdout)
     print("OK")
     return 0
 
