@@ -79,4 +79,22 @@
 // org.apache.cassandra.auth.PasswordAuthenticator becomes
 // PasswordAuthenticator, and org.apache.cassandra.locator.SimpleSnitch
 // becomes SimpleSnitch. seed_provider's class_name is kept as written.
+//
+// # What takes effect today
+//
+// Read by the running node: cluster_name, listen_address, rpc_address,
+// broadcast_rpc_address, native_transport_port, storage_port (reported in
+// system.local), data_file_directories (the first one), commitlog_directory
+// (created), num_tokens, data_center, rack, authenticator (only
+// AllowAllAuthenticator starts; PasswordAuthenticator is refused with an
+// error until authentication exists), native_transport_max_frame_size,
+// native_transport_max_threads, native_transport_max_requests_per_connection,
+// native_transport_max_queued_requests, native_transport_idle_timeout,
+// prometheus_address and prometheus_port.
+//
+// Checked and kept for the parts being built (commit log, storage engine,
+// statement cache, cluster): the commitlog_* sync, segment and space keys,
+// commit_failure_policy, disk_failure_policy, prepared_statements_cache_size,
+// the request timeouts, saved_caches_directory, hints_directory,
+// endpoint_snitch, authorizer and seed_provider.
 package config

@@ -45,14 +45,17 @@ type conn struct {
 	segLZ4  bool                      // v5 segments are LZ4-compressed
 	segDec  *protocol.SegmentDecoder
 
-	keyspace atomic.Pointer[string]
-	events   atomic.Uint32
-	inflight atomic.Int32
-	closed   atomic.Bool
+	keyspace   atomic.Pointer[string]
+	lastActive atomic.Int64 // unix nanoseconds of the last read or write
+	events     atomic.Uint32
+	inflight   atomic.Int32
+	closed     atomic.Bool
 }
 
 func newConn(s *Server, gc gnet.Conn) *conn {
-	return &conn{s: s, gc: gc}
+	cn := &conn{s: s, gc: gc}
+	cn.lastActive.Store(time.Now().UnixNano())
+	return cn
 }
 
 func (cn *conn) registered(t primitive.EventType) bool {
@@ -80,6 +83,9 @@ func (cn *conn) currentKeyspace() string {
 
 // onTraffic cuts every whole frame out of the inbound buffer.
 func (cn *conn) onTraffic() gnet.Action {
+	if cn.s.opts.IdleTimeout > 0 {
+		cn.lastActive.Store(time.Now().UnixNano())
+	}
 	for {
 		if cn.framed {
 			return cn.readSegments()

@@ -37,8 +37,12 @@ type Options struct {
 	MaxQueued          int
 	// EventLoops is the number of gnet event loops; 0 means one per CPU.
 	EventLoops int
-	Metrics    *metrics.Native
-	Logger     *slog.Logger
+	// IdleTimeout closes connections that have sent nothing and have no
+	// request in flight for this long (native_transport_idle_timeout); 0
+	// keeps them forever.
+	IdleTimeout time.Duration
+	Metrics     *metrics.Native
+	Logger      *slog.Logger
 }
 
 func (o *Options) setDefaults() {
@@ -121,6 +125,7 @@ func (s *Server) Start() error {
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithReuseAddr(true),
 			gnet.WithLogger(gnetLogger{s.log}),
+			gnet.WithTicker(s.opts.IdleTimeout > 0),
 		)
 		s.stopped <- err
 	}()
@@ -196,6 +201,28 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	return cn.onTraffic()
+}
+
+// OnTick closes idle connections; it runs only when IdleTimeout is set.
+func (s *Server) OnTick() (time.Duration, gnet.Action) {
+	cutoff := time.Now().Add(-s.opts.IdleTimeout).UnixNano()
+	s.mu.Lock()
+	var idle []*conn
+	for cn := range s.conns {
+		if cn.lastActive.Load() < cutoff && cn.inflight.Load() == 0 {
+			idle = append(idle, cn)
+		}
+	}
+	s.mu.Unlock()
+	for _, cn := range idle {
+		s.log.Debug("closing idle connection", "remote", cn.gc.RemoteAddr())
+		_ = cn.gc.Close()
+	}
+	tick := s.opts.IdleTimeout / 4
+	if tick > time.Second {
+		tick = time.Second
+	}
+	return tick, gnet.None
 }
 
 // Publish pushes an event (a *message.SchemaChangeEvent, TopologyChangeEvent

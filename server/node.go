@@ -87,6 +87,7 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 		Workers:            cfg.NativeTransportMaxThreads,
 		MaxRequestsPerConn: cfg.NativeTransportMaxRequestsPerConnection,
 		MaxQueued:          cfg.NativeTransportMaxQueuedRequests,
+		IdleTimeout:        cfg.NativeTransportIdleTimeout.Duration,
 		Metrics:            metrics.NewNative(reg),
 		Logger:             log,
 	})

@@ -3,6 +3,7 @@ package test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
@@ -48,5 +49,27 @@ func TestOverloadedPerConnection(t *testing.T) {
 	w.send(4, 1, primitive.OpCodeQuery, queryBody(`SELECT key FROM system.local`))
 	if r := w.mustRead(); r.op != primitive.OpCodeResult {
 		t.Fatalf("after overload: %s", fmtReply(r))
+	}
+}
+
+// TestIdleTimeout checks native_transport_idle_timeout: a silent connection
+// is closed, a busy one is not.
+func TestIdleTimeout(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.NativeTransportIdleTimeout.Duration = 300 * time.Millisecond
+	node := startNode(t, cfg)
+	idle := dial(t, node.Addr())
+	idle.handshake()
+	busy := dial(t, node.Addr())
+	busy.handshake()
+	for i := 0; i < 10; i++ {
+		busy.send(4, 2, primitive.OpCodeOptions, nil)
+		busy.mustRead()
+		time.Sleep(100 * time.Millisecond)
+	}
+	idle.expectClosed()
+	busy.send(4, 3, primitive.OpCodeOptions, nil)
+	if r := busy.mustRead(); r.op != primitive.OpCodeSupported {
+		t.Fatalf("busy connection: %s", fmtReply(r))
 	}
 }
