@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,6 +22,9 @@ const (
 	stateNew   connState = iota // before STARTUP: only OPTIONS and STARTUP
 	stateReady                  // after READY: everything but STARTUP
 )
+
+// maxPendingOut bounds cn.out while a batch of frames is being answered.
+const maxPendingOut = 64 << 10
 
 // Event type bits in conn.events.
 const (
@@ -44,6 +48,7 @@ type conn struct {
 	framed  bool                      // v5 segments in both directions
 	segLZ4  bool                      // v5 segments are LZ4-compressed
 	segDec  *protocol.SegmentDecoder
+	out     []byte // answers made on the event loop, not yet written
 
 	keyspace   atomic.Pointer[string]
 	lastActive atomic.Int64 // unix nanoseconds of the last read or write
@@ -81,11 +86,27 @@ func (cn *conn) currentKeyspace() string {
 	return ""
 }
 
-// onTraffic cuts every whole frame out of the inbound buffer.
+// onTraffic cuts every whole frame out of the inbound buffer. Answers
+// made on the event loop are gathered in cn.out and written once at the
+// end, one system call for a whole batch of pipelined requests.
 func (cn *conn) onTraffic() gnet.Action {
 	if cn.s.opts.IdleTimeout > 0 {
 		cn.lastActive.Store(time.Now().UnixNano())
 	}
+	act := cn.cut()
+	cn.flush()
+	return act
+}
+
+func (cn *conn) flush() {
+	if len(cn.out) > 0 {
+		cn.s.m.BytesOut.Add(float64(len(cn.out)))
+		_, _ = cn.gc.Write(cn.out) // gnet copies what the socket does not take
+		cn.out = cn.out[:0]
+	}
+}
+
+func (cn *conn) cut() gnet.Action {
 	for {
 		if cn.framed {
 			return cn.readSegments()
@@ -110,6 +131,9 @@ func (cn *conn) onTraffic() gnet.Action {
 		cn.s.m.BytesIn.Add(float64(n))
 		if act := cn.dispatch(h, body); act != gnet.None {
 			return act
+		}
+		if len(cn.out) > maxPendingOut {
+			cn.flush()
 		}
 	}
 }
@@ -144,7 +168,7 @@ func (cn *conn) readSegments() gnet.Action {
 func (cn *conn) dispatch(h protocol.Header, body []byte) gnet.Action {
 	switch h.OpCode {
 	case primitive.OpCodeOptions:
-		cn.reply(h, &message.Supported{Options: supportedOptions()})
+		cn.replyFrame(h, cn.s.supported[cn.versionFor(h)])
 		return gnet.None
 	case primitive.OpCodeStartup:
 		return cn.startup(h, body)
@@ -255,19 +279,36 @@ func (cn *conn) send(stream int16, resp *protocol.Response) {
 	_ = cn.gc.AsyncWrite(out, nil)
 }
 
-// reply writes a response from the event loop, in the version of the frame
-// it answers.
-func (cn *conn) reply(h protocol.Header, msg message.Message) {
-	v := cn.version
-	if v == 0 {
-		v = h.Version
+// versionFor is the version to answer h in: the connection's once STARTUP
+// settled it, the frame's own before.
+func (cn *conn) versionFor(h protocol.Header) primitive.ProtocolVersion {
+	if cn.version != 0 {
+		return cn.version
 	}
-	out := cn.encode(v, h.Stream, &protocol.Response{Message: msg}, cn.framed)
-	if out == nil {
+	return h.Version
+}
+
+// reply answers a frame from the event loop.
+func (cn *conn) reply(h protocol.Header, msg message.Message) {
+	if out := cn.encode(cn.versionFor(h), h.Stream, &protocol.Response{Message: msg}, cn.framed); out != nil {
+		cn.out = append(cn.out, out...)
+	}
+}
+
+// replyFrame answers h with a pre-encoded, uncompressed frame, stream id
+// patched in.
+func (cn *conn) replyFrame(h protocol.Header, frame []byte) {
+	if !cn.framed {
+		start := len(cn.out)
+		cn.out = append(cn.out, frame...)
+		binary.BigEndian.PutUint16(cn.out[start+2:], uint16(h.Stream))
 		return
 	}
-	cn.s.m.BytesOut.Add(float64(len(out)))
-	_, _ = cn.gc.Write(out)
+	env := append([]byte(nil), frame...)
+	binary.BigEndian.PutUint16(env[2:], uint16(h.Stream))
+	if out, err := protocol.AppendSegments(cn.out, cn.segLZ4, env); err == nil {
+		cn.out = out
+	}
 }
 
 func (cn *conn) replyError(h protocol.Header, msg string) {
@@ -299,9 +340,8 @@ func (cn *conn) fatal(h protocol.Header, err error) gnet.Action {
 	if ve == nil && tb == nil {
 		msg = strings.TrimPrefix(msg, "protocol: ")
 	}
-	out := cn.encode(v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}}, cn.framed)
-	if out != nil {
-		_, _ = cn.gc.Write(out)
+	if out := cn.encode(v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}}, cn.framed); out != nil {
+		cn.out = append(cn.out, out...)
 	}
 	cn.s.log.Debug("closing connection", "remote", cn.gc.RemoteAddr(), "err", err)
 	return gnet.Close

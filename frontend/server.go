@@ -88,6 +88,10 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 
+	// supported holds the SUPPORTED frame per protocol version, encoded
+	// once: OPTIONS is the drivers' heartbeat.
+	supported [protocol.MaxVersion + 1][]byte
+
 	baseCtx context.Context
 	cancel  context.CancelFunc
 }
@@ -112,6 +116,13 @@ func New(h Handler, opts Options) *Server {
 		cancel:  cancel,
 	}
 	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
+	for v := protocol.MinVersion; v <= protocol.MaxVersion; v++ {
+		f, err := protocol.AppendResponse(nil, v, 0, &protocol.Response{Message: &message.Supported{Options: supportedOptions()}}, nil)
+		if err != nil {
+			panic(fmt.Sprintf("frontend: encode SUPPORTED: %v", err)) // a bug, not input
+		}
+		s.supported[v] = f
+	}
 	return s
 }
 
