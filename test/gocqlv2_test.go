@@ -71,6 +71,18 @@ func TestGocqlV2OverV5(t *testing.T) {
 			if md.StrategyClass != "org.apache.cassandra.locator.NetworkTopologyStrategy" {
 				t.Errorf("strategy %q", md.StrategyClass)
 			}
+			// A second session bound to the keyspace: the driver USEs it on
+			// every connection.
+			c.Keyspace = ks
+			s2, err := c.CreateSession()
+			if err != nil {
+				t.Fatalf("connect with keyspace %s: %v", ks, err)
+			}
+			var key string
+			if err := s2.Query(`SELECT key FROM system.local`).Scan(&key); err != nil || key != "local" {
+				t.Errorf("system.local from the keyspace session: %q %v", key, err)
+			}
+			s2.Close()
 			comp := "none"
 			if tc.lz4 {
 				comp = "lz4"
