@@ -133,11 +133,11 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err != nil {
 		return nil, err
 	}
-	values, err := bindValues(p, opts)
-	if err != nil {
+	x := &execution{version: req.Version, opts: opts}
+	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
-	return p.run(ctx, c, &execution{version: req.Version, opts: opts, values: values})
+	return p.run(ctx, c, x)
 }
 
 // execution is one run of a plan.
@@ -145,40 +145,49 @@ type execution struct {
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
 	values  [][]byte // positional, resolved from named values when needed
+	unset   []bool   // values[i] was bound as unset (v4+)
+	at      time.Time
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt
 	reqMetaID []byte
 }
 
-// bindValues resolves the request's values against the plan's markers.
-func bindValues(p plan, opts *message.QueryOptions) ([][]byte, error) {
+// now is the execution's clock, fixed for the whole statement so every
+// now() and every server-side timestamp of one statement agree.
+func (x *execution) now() time.Time {
+	if x.at.IsZero() {
+		x.at = time.Now()
+	}
+	return x.at
+}
+
+// bindValues resolves the request's values against the plan's markers
+// into x: positional, or named and matched to the markers' names.
+func bindValues(p plan, opts *message.QueryOptions, x *execution) error {
 	markers := p.markers()
+	x.values = make([][]byte, len(markers))
+	x.unset = make([]bool, len(markers))
 	if len(opts.PositionalValues) > 0 || len(opts.NamedValues) == 0 {
 		if len(opts.PositionalValues) != len(markers) {
-			return nil, invalidf("There were %d markers(?) in CQL but %d bound variables", len(markers), len(opts.PositionalValues))
+			return invalidf("There were %d markers(?) in CQL but %d bound variables", len(markers), len(opts.PositionalValues))
 		}
-		out := make([][]byte, len(markers))
 		for i, v := range opts.PositionalValues {
-			if v.Type == primitive.ValueTypeUnset {
-				return nil, invalidf("Invalid unset value for column %s", markers[i].Name)
-			}
-			out[i] = v.Contents
+			x.values[i], x.unset[i] = v.Contents, v.Type == primitive.ValueTypeUnset
 		}
-		return out, nil
+		return nil
 	}
-	out := make([][]byte, len(markers))
+	if len(opts.NamedValues) != len(markers) {
+		return invalidf("There were %d markers in CQL but %d bound variables", len(markers), len(opts.NamedValues))
+	}
 	for i, mk := range markers {
 		v, ok := opts.NamedValues[mk.Name]
 		if !ok {
-			return nil, invalidf("Invalid unset value for column %s", mk.Name)
+			return invalidf("Invalid unset value for column %s", mk.Name)
 		}
-		out[i] = v.Contents
+		x.values[i], x.unset[i] = v.Contents, v.Type == primitive.ValueTypeUnset
 	}
-	if len(opts.NamedValues) != len(markers) {
-		return nil, invalidf("There were %d markers in CQL but %d bound variables", len(markers), len(opts.NamedValues))
-	}
-	return out, nil
+	return nil
 }
 
 // statementID computes Cassandra's prepared statement id.

@@ -23,7 +23,7 @@ var keyspaceNameRE = regexp.MustCompile(`^\w{1,48}$`)
 // createKeyspacePlan is CREATE KEYSPACE, its options already validated.
 type createKeyspacePlan struct {
 	noMarkers
-	def         storage.KeyspaceDef
+	def         *storage.KeyspaceDef
 	ifNotExists bool
 }
 
@@ -40,7 +40,7 @@ func (c *Coordinator) analyzeCreateKeyspace(s *statements.CreateKeyspace) (plan,
 		durable = *s.DurableWrites
 	}
 	return &createKeyspacePlan{
-		def:         storage.KeyspaceDef{Name: s.Keyspace, Replication: repl, DurableWrites: durable},
+		def:         &storage.KeyspaceDef{Name: s.Keyspace, Replication: repl, DurableWrites: durable},
 		ifNotExists: s.IfNotExists,
 	}, nil
 }
@@ -146,7 +146,7 @@ func (p *dropKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) 
 	if isSystemKeyspace(p.keyspace) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
 	}
-	err := c.catalog.DropKeyspace(p.keyspace)
+	_, err := c.catalog.DropKeyspace(p.keyspace)
 	switch {
 	case errors.Is(err, storage.ErrKeyspaceNotFound):
 		if p.ifExists {

@@ -69,9 +69,9 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	values, err := bindValues(ps.plan, opts)
-	if err != nil {
+	x := &execution{version: req.Version, opts: opts, prepared: ps, reqMetaID: m.ResultMetadataId}
+	if err := bindValues(ps.plan, opts, x); err != nil {
 		return nil, err
 	}
-	return ps.plan.run(ctx, c, &execution{version: req.Version, opts: opts, values: values, prepared: ps, reqMetaID: m.ResultMetadataId})
+	return ps.plan.run(ctx, c, x)
 }

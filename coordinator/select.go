@@ -247,6 +247,9 @@ func (s valueSrc) values(x *execution) ([][]byte, error) {
 	if s.marker < 0 {
 		return [][]byte{s.lit}, nil
 	}
+	if x.unset[s.marker] {
+		return nil, invalidf("Invalid unset value for restriction")
+	}
 	v := x.values[s.marker]
 	if !s.list {
 		return [][]byte{v}, nil

@@ -1,12 +1,14 @@
 package coordinator
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/big"
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -51,7 +53,77 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralString {
 			return nil, bad()
 		}
-		v = lit.Text
+		if err := validateValue(t, []byte(lit.Text), column); err != nil {
+			return nil, err
+		}
+		return []byte(lit.Text), nil
+	case primitive.DataTypeCodeTimestamp:
+		switch lit.Kind {
+		case statements.LiteralInteger:
+			n, err := strconv.ParseInt(lit.Text, 10, 64)
+			if err != nil {
+				return nil, bad()
+			}
+			return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+		case statements.LiteralString:
+			ts, err := parseTimestamp(lit.Text)
+			if err != nil {
+				return nil, invalidf("Unable to coerce '%s' to a formatted date (long)", lit.Text)
+			}
+			return binary.BigEndian.AppendUint64(nil, uint64(ts.UnixMilli())), nil
+		}
+		return nil, bad()
+	case primitive.DataTypeCodeDate:
+		switch lit.Kind {
+		case statements.LiteralInteger:
+			n, err := strconv.ParseUint(lit.Text, 10, 32)
+			if err != nil {
+				return nil, bad()
+			}
+			return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
+		case statements.LiteralString:
+			d, err := time.Parse("2006-01-02", lit.Text)
+			if err != nil {
+				return nil, invalidf("Unable to coerce '%s' to a formatted date (long)", lit.Text)
+			}
+			return dateOf(d), nil
+		}
+		return nil, bad()
+	case primitive.DataTypeCodeTime:
+		switch lit.Kind {
+		case statements.LiteralInteger:
+			n, err := strconv.ParseInt(lit.Text, 10, 64)
+			if err != nil || n < 0 || n >= 86400e9 {
+				return nil, bad()
+			}
+			return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+		case statements.LiteralString:
+			n, err := parseTimeOfDay(lit.Text)
+			if err != nil {
+				return nil, invalidf("Unable to coerce '%s' to a formatted time (long)", lit.Text)
+			}
+			return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+		}
+		return nil, bad()
+	case primitive.DataTypeCodeDecimal:
+		if lit.Kind != statements.LiteralInteger && lit.Kind != statements.LiteralFloat {
+			return nil, bad()
+		}
+		r, ok := new(big.Float).SetPrec(0).SetString(lit.Text)
+		if !ok {
+			return nil, bad()
+		}
+		_ = r
+		return decimalBytes(lit.Text)
+	case primitive.DataTypeCodeDuration:
+		if lit.Kind != statements.LiteralDuration {
+			return nil, bad()
+		}
+		d, err := parseDuration(lit.Text)
+		if err != nil {
+			return nil, invalidf("Unable to convert '%s' to a duration: %v", lit.Text, err)
+		}
+		return encodeValue(t, d, primitive.ProtocolVersion5)
 	case primitive.DataTypeCodeInt, primitive.DataTypeCodeBigint, primitive.DataTypeCodeSmallint,
 		primitive.DataTypeCodeTinyint, primitive.DataTypeCodeCounter:
 		if lit.Kind != statements.LiteralInteger {

@@ -11,6 +11,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
 // virtualKeyspace is the keyspace whose tables describe virtual keyspaces;
@@ -125,6 +126,34 @@ func (c *Coordinator) keyspaceRows() []row {
 	return sortRows(rows, "keyspace_name")
 }
 
+// userTableRow is a user table's row of system_schema.tables.
+func userTableRow(t *storage.TableDef) row {
+	o := t.Options
+	return row{
+		"keyspace_name":               t.Keyspace,
+		"table_name":                  t.Name,
+		"additional_write_policy":     o.AdditionalWritePolicy,
+		"bloom_filter_fp_chance":      o.BloomFilterFPChance,
+		"caching":                     o.Caching,
+		"comment":                     o.Comment,
+		"compaction":                  o.Compaction,
+		"compression":                 o.Compression,
+		"crc_check_chance":            o.CRCCheckChance,
+		"dclocal_read_repair_chance":  0.0,
+		"default_time_to_live":        o.DefaultTimeToLive,
+		"extensions":                  o.Extensions,
+		"flags":                       []string{"compound"},
+		"gc_grace_seconds":            o.GCGraceSeconds,
+		"id":                          t.ID,
+		"max_index_interval":          o.MaxIndexInterval,
+		"memtable_flush_period_in_ms": o.MemtableFlushPeriodInMs,
+		"min_index_interval":          o.MinIndexInterval,
+		"read_repair":                 o.ReadRepair,
+		"read_repair_chance":          0.0,
+		"speculative_retry":           o.SpeculativeRetry,
+	}
+}
+
 // schemaTables are the system tables listed in system_schema, in order.
 func schemaTables() []*tableDef {
 	var out []*tableDef
@@ -152,6 +181,11 @@ func (c *Coordinator) tableRows() []row {
 		r["id"] = systemTableID(d.keyspace, d.name)
 		rows = append(rows, r)
 	}
+	for _, k := range c.catalog.Keyspaces() {
+		for _, t := range k.SortedTables() {
+			rows = append(rows, userTableRow(t))
+		}
+	}
 	return sortRows(rows, "keyspace_name", "table_name")
 }
 
@@ -174,7 +208,26 @@ func columnRowsOf(defs []*tableDef) []row {
 	return sortRows(rows, "keyspace_name", "table_name", "column_name")
 }
 
-func (c *Coordinator) columnRows() []row { return columnRowsOf(schemaTables()) }
+func (c *Coordinator) columnRows() []row {
+	rows := columnRowsOf(schemaTables())
+	for _, k := range c.catalog.Keyspaces() {
+		for _, t := range k.SortedTables() {
+			for _, col := range t.Columns {
+				rows = append(rows, row{
+					"keyspace_name":     t.Keyspace,
+					"table_name":        t.Name,
+					"column_name":       col.Name,
+					"clustering_order":  col.Order,
+					"column_name_bytes": []byte(col.Name),
+					"kind":              col.Kind,
+					"position":          int32(col.Position),
+					"type":              col.Type,
+				})
+			}
+		}
+	}
+	return sortRows(rows, "keyspace_name", "table_name", "column_name")
+}
 
 func virtualTables() []*tableDef {
 	var out []*tableDef

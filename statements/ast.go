@@ -7,8 +7,10 @@ package statements
 // Every node is produced as a pointer (*Select, *ColumnRef, *Literal, ...)
 // except Star, which is an empty struct used by value.
 
-// Statement is a parsed CQL statement: *Use, *CreateKeyspace, *DropKeyspace
-// or *Select.
+// Statement is a parsed CQL statement: *Use, *Select, *Insert, *Update,
+// *Delete, *Batch, *Truncate, *CreateKeyspace, *AlterKeyspace,
+// *DropKeyspace, *CreateTable, *AlterTable, *DropTable, *CreateType,
+// *AlterType, *DropType or *CreateFunction.
 type Statement interface{ statement() }
 
 // Use is USE <keyspace>.
@@ -306,3 +308,354 @@ func (*TypeHintTerm) term()    {}
 func (*CastTerm) term()        {}
 func (*ArithmeticTerm) term()  {}
 func (*NegatedTerm) term()     {}
+
+// ---- data modification ----
+
+// Using is the USING clause of INSERT, UPDATE, DELETE and BATCH. Each value
+// is nil when absent, otherwise a *Literal (integer) or a *BindMarker.
+// DELETE only allows TIMESTAMP.
+type Using struct {
+	TTL       Term
+	Timestamp Term
+}
+
+// Insert is INSERT INTO [ks.]table (columns) VALUES (values) or
+// INSERT INTO [ks.]table JSON value [DEFAULT NULL|UNSET], either followed by
+// [IF NOT EXISTS] [USING ...].
+type Insert struct {
+	Keyspace string // "" when unqualified
+	Table    string
+	// Columns and Values are the column names and values of a normal
+	// insert, as written (their counts are not checked); nil for JSON.
+	Columns []string
+	Values  []Term
+	// Json is the value of INSERT ... JSON: a string *Literal or a
+	// *BindMarker; nil for a normal insert.
+	Json Term
+	// DefaultUnset is set by JSON ... DEFAULT UNSET (DEFAULT NULL, the
+	// default, leaves it false).
+	DefaultUnset bool
+	IfNotExists  bool
+	Using        Using
+}
+
+// Update is UPDATE [ks.]table [USING ...] SET assignments WHERE relations
+// [IF EXISTS | IF conditions].
+type Update struct {
+	Keyspace    string // "" when unqualified
+	Table       string
+	Using       Using
+	Assignments []Assignment // in order; never empty
+	Where       []Relation   // ANDed; never empty
+	IfExists    bool
+	Conditions  []Condition // IF c = v AND ...; nil when none
+}
+
+// Delete is DELETE [selection] FROM [ks.]table [USING TIMESTAMP t]
+// WHERE relations [IF EXISTS | IF conditions].
+type Delete struct {
+	Keyspace string // "" when unqualified
+	Table    string
+	// Columns is what DELETE a, b[k], c.f removes; nil for whole rows.
+	Columns    []Deletion
+	Using      Using      // Timestamp only
+	Where      []Relation // ANDed; never empty
+	IfExists   bool
+	Conditions []Condition // nil when none
+}
+
+// BatchType is the kind of a batch.
+type BatchType uint8
+
+// Batch types.
+const (
+	BatchLogged   BatchType = iota // BEGIN BATCH
+	BatchUnlogged                  // BEGIN UNLOGGED BATCH
+	BatchCounter                   // BEGIN COUNTER BATCH
+)
+
+func (t BatchType) String() string {
+	switch t {
+	case BatchLogged:
+		return "LOGGED"
+	case BatchUnlogged:
+		return "UNLOGGED"
+	case BatchCounter:
+		return "COUNTER"
+	}
+	return "invalid"
+}
+
+// Batch is BEGIN [UNLOGGED|COUNTER] BATCH [USING ...] statements APPLY BATCH.
+// Bind markers are numbered across all the statements.
+type Batch struct {
+	Type       BatchType
+	Using      Using       // applies to every statement
+	Statements []Statement // *Insert, *Update or *Delete; may be empty
+}
+
+// AssignmentOp is the kind of an UPDATE assignment.
+type AssignmentOp uint8
+
+// Assignment kinds.
+const (
+	// AssignSet is c = v, or c[k] = v and c.f = v (with Key or Field set).
+	AssignSet AssignmentOp = iota + 1
+	// AssignAdd is c = c + v, c += v, and c = c -1 (an integer literal
+	// following the column, with its sign, as Cassandra reads it).
+	AssignAdd
+	// AssignSubtract is c = c - v and c -= v.
+	AssignSubtract
+	// AssignPrepend is c = v + c (list prepend).
+	AssignPrepend
+)
+
+// Assignment is one SET element of an UPDATE.
+type Assignment struct {
+	Column string
+	Op     AssignmentOp
+	// Key is k in c[k] = v (a map key or list index); nil otherwise.
+	Key Term
+	// Field is f in c.f = v (a user type field); "" otherwise.
+	Field string
+	Value Term
+}
+
+// Condition is one condition of an IF clause (lightweight transaction).
+type Condition struct {
+	Column string
+	// Key is k in c[k] op v; nil otherwise.
+	Key Term
+	// Field is f in c.f op v; "" otherwise.
+	Field string
+	// Op is one of = != < <= > >= IN, or CONTAINS / CONTAINS KEY (on a
+	// plain column only).
+	Op Operator
+	// Value is the right-hand side; for IN a *ListLiteral of the values or
+	// a single *BindMarker, as in Relation.
+	Value Term
+}
+
+// Deletion is one element of a DELETE selection: c, c[k] or c.f.
+type Deletion struct {
+	Column string
+	Key    Term   // k in c[k] (map key, set element or list index); nil otherwise
+	Field  string // f in c.f; "" otherwise
+}
+
+// Truncate is TRUNCATE [TABLE] [ks.]table.
+type Truncate struct {
+	Keyspace string // "" when unqualified
+	Table    string
+}
+
+// ---- schema ----
+
+// Properties are the name = value options of a WITH clause (table
+// options), by name: unquoted names are lower-cased. Property names and
+// values are not validated.
+type Properties map[string]PropertyValue
+
+// PropertyValue is the value of one property: a simple value or a map.
+type PropertyValue struct {
+	// Value is a simple value as Cassandra reads it: constants as written,
+	// strings without quotes ('10' and 10 both give "10"), an unreserved
+	// keyword as written. "" for a map.
+	Value string
+	// Kind is the literal kind of a simple constant value; 0 for a map or
+	// a bare keyword. Cassandra reads all kinds alike.
+	Kind LiteralKind
+	// Map is a map value ({'class': 'X', 'min_threshold': 4}), keys and
+	// values as for Value; nil for a simple value.
+	Map map[string]string
+}
+
+// ColumnDef is a column definition of CREATE TABLE or ALTER TABLE.
+type ColumnDef struct {
+	Name string
+	// Type is the type as written, normalised: lower-case keywords, ", "
+	// separators, frozen<> kept, user type names quoted only when needed
+	// ("map<text, frozen<list<int>>>", "frozen<ks.addr>"). ParseTypeFrozen
+	// reads it back.
+	Type   string
+	Static bool
+}
+
+// ClusteringOrder is one column of WITH CLUSTERING ORDER BY (c DESC, ...).
+type ClusteringOrder struct {
+	Column string
+	Desc   bool
+}
+
+// CreateTable is CREATE TABLE [IF NOT EXISTS] [ks.]table (definitions)
+// [WITH options]. It is syntax only: duplicate columns, unknown key columns
+// and the like are left to analysis.
+type CreateTable struct {
+	Keyspace    string // "" when unqualified
+	Table       string
+	IfNotExists bool
+	// Columns are the column definitions in declaration order.
+	Columns []ColumnDef
+	// PartitionKey and Clustering are the primary key columns, from
+	// "c type PRIMARY KEY" (a single partition key column, no clustering)
+	// or from PRIMARY KEY (a, c, d) / PRIMARY KEY ((a, b), c, d).
+	PartitionKey []string
+	Clustering   []string
+	// PrimaryKeys counts the primary key specifications (inline or
+	// clauses); PartitionKey and Clustering come from the first. Cassandra
+	// requires exactly one, and answers an invalid request "No PRIMARY KEY
+	// specifed for table 't' (exactly one required)" for none and "Multiple
+	// PRIMARY KEY specified for table 't' (exactly one required)" for more.
+	PrimaryKeys int
+	// ClusteringOrder is WITH CLUSTERING ORDER BY (...) as written
+	// (duplicates kept); nil when absent.
+	ClusteringOrder []ClusteringOrder
+	// CompactStorage is set by WITH COMPACT STORAGE (which Cassandra 4.0
+	// no longer supports).
+	CompactStorage bool
+	// Properties are the other WITH options; nil when none.
+	Properties Properties
+}
+
+// AlterTableOp is the kind of an ALTER TABLE.
+type AlterTableOp uint8
+
+// ALTER TABLE kinds.
+const (
+	// AlterTableAdd is ADD [IF NOT EXISTS] c type [static] or ADD (c type, ...): Columns.
+	AlterTableAdd AlterTableOp = iota + 1
+	// AlterTableDrop is DROP [IF EXISTS] c or DROP (c, ...) [USING TIMESTAMP t]: Drop, DropTimestamp.
+	AlterTableDrop
+	// AlterTableRename is RENAME [IF EXISTS] a TO b [AND c TO d ...]: Renames.
+	AlterTableRename
+	// AlterTableWith is WITH options: Properties.
+	AlterTableWith
+	// AlterTableAlterType is ALTER c TYPE t: Columns[0] (Cassandra 4.0
+	// rejects it when executing).
+	AlterTableAlterType
+	// AlterTableDropCompactStorage is DROP COMPACT STORAGE.
+	AlterTableDropCompactStorage
+)
+
+// Rename is one a TO b of ALTER TABLE / ALTER TYPE ... RENAME.
+type Rename struct{ From, To string }
+
+// AlterTable is ALTER TABLE [IF EXISTS] [ks.]table followed by one alteration.
+type AlterTable struct {
+	Keyspace string // "" when unqualified
+	Table    string
+	IfExists bool // ALTER TABLE IF EXISTS
+	Op       AlterTableOp
+	// IfColumnNotExists is ADD IF NOT EXISTS; IfColumnExists is DROP IF
+	// EXISTS or RENAME IF EXISTS.
+	IfColumnNotExists bool
+	IfColumnExists    bool
+	Columns           []ColumnDef // ADD, ALTER TYPE
+	Drop              []string    // DROP
+	// DropTimestamp is the integer *Literal of DROP ... USING TIMESTAMP; nil when absent.
+	DropTimestamp *Literal
+	Renames       []Rename   // RENAME
+	Properties    Properties // WITH
+}
+
+// DropTable is DROP TABLE [IF EXISTS] [ks.]table.
+type DropTable struct {
+	Keyspace string // "" when unqualified
+	Table    string
+	IfExists bool
+}
+
+// AlterKeyspace is ALTER KEYSPACE [IF EXISTS] ks WITH replication = {...}
+// [AND durable_writes = bool]; the options are read as in CreateKeyspace.
+type AlterKeyspace struct {
+	Keyspace string
+	IfExists bool
+	// Replication is nil when not given (the replication is kept).
+	Replication map[string]string
+	// DurableWrites is nil when not given.
+	DurableWrites *bool
+}
+
+// FieldDef is a field of a user-defined type: a name and a type, the type
+// normalised as in ColumnDef.
+type FieldDef struct {
+	Name string
+	Type string
+}
+
+// CreateType is CREATE TYPE [IF NOT EXISTS] [ks.]name (field type, ...).
+type CreateType struct {
+	Keyspace    string // "" when unqualified
+	Name        string
+	IfNotExists bool
+	Fields      []FieldDef // in declaration order, duplicates kept
+}
+
+// AlterTypeOp is the kind of an ALTER TYPE.
+type AlterTypeOp uint8
+
+// ALTER TYPE kinds.
+const (
+	// AlterTypeAdd is ADD [IF NOT EXISTS] f type: Field.
+	AlterTypeAdd AlterTypeOp = iota + 1
+	// AlterTypeRename is RENAME [IF EXISTS] f TO g [AND ...]: Renames.
+	AlterTypeRename
+	// AlterTypeAlterType is ALTER f TYPE t: Field (Cassandra 4.0 rejects
+	// it when executing).
+	AlterTypeAlterType
+)
+
+// AlterType is ALTER TYPE [IF EXISTS] [ks.]name followed by one alteration.
+type AlterType struct {
+	Keyspace         string // "" when unqualified
+	Name             string
+	IfExists         bool
+	Op               AlterTypeOp
+	IfFieldNotExists bool     // ADD IF NOT EXISTS
+	IfFieldExists    bool     // RENAME IF EXISTS
+	Field            FieldDef // ADD, ALTER TYPE
+	Renames          []Rename // RENAME
+}
+
+// DropType is DROP TYPE [IF EXISTS] [ks.]name.
+type DropType struct {
+	Keyspace string // "" when unqualified
+	Name     string
+	IfExists bool
+}
+
+// FunctionArg is an argument of CREATE FUNCTION: a name and a type
+// (normalised as in ColumnDef).
+type FunctionArg struct {
+	Name string
+	Type string
+}
+
+// CreateFunction is CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS]
+// [ks.]name (args) (CALLED | RETURNS NULL) ON NULL INPUT RETURNS type
+// LANGUAGE lang AS 'body'.
+type CreateFunction struct {
+	OrReplace         bool
+	IfNotExists       bool
+	Keyspace          string // "" when unqualified
+	Name              string // lower-cased unless quoted
+	Args              []FunctionArg
+	CalledOnNullInput bool   // CALLED ON NULL INPUT (false: RETURNS NULL ON NULL INPUT)
+	ReturnType        string // normalised as in ColumnDef
+	Language          string // lower-cased ("java")
+	Body              string // the code, without quotes
+}
+
+func (*Insert) statement()         {}
+func (*Update) statement()         {}
+func (*Delete) statement()         {}
+func (*Batch) statement()          {}
+func (*Truncate) statement()       {}
+func (*CreateTable) statement()    {}
+func (*AlterTable) statement()     {}
+func (*DropTable) statement()      {}
+func (*AlterKeyspace) statement()  {}
+func (*CreateType) statement()     {}
+func (*AlterType) statement()      {}
+func (*DropType) statement()       {}
+func (*CreateFunction) statement() {}

@@ -18,14 +18,19 @@
 //     over the token slice, with one parse function per grammar rule and
 //     a small set of peek/next/accept/expect helpers. Errors are reported
 //     with Cassandra's wording and positions ("line 1:9 mismatched input
-//     'FROMM' expecting K_FROM") as *SyntaxError. Statement kinds that are
-//     not implemented yet are recognised by their leading keywords and
-//     reported as *UnsupportedError. Parsers and their token buffers are
+//     'FROMM' expecting K_FROM") as *SyntaxError. parser_dml.go holds
+//     INSERT, UPDATE, DELETE, BATCH and TRUNCATE, parser_ddl.go the schema
+//     statements besides CREATE/DROP KEYSPACE. Statement kinds that are
+//     not implemented yet (roles, users, permissions, indexes, materialized
+//     views, triggers, aggregates, DROP FUNCTION, DESCRIBE) are recognised
+//     by their leading keywords and reported as *UnsupportedError. Parsers and their token buffers are
 //     pooled, so parsing an unprepared query allocates little more than
 //     the resulting tree.
 //
-//  3. The result is an AST (ast.go): Statement values (*Select, *Use,
-//     *CreateKeyspace, *DropKeyspace), selectors, relations and terms.
+//  3. The result is an AST (ast.go): Statement values (*Select, *Insert,
+//     *Update, *Delete, *Batch, *Truncate, *Use, keyspace, table and type
+//     DDL, *CreateFunction), selectors, relations, assignments, conditions
+//     and terms.
 //     The AST is purely syntactic: names are not checked against a schema
 //     and values are not typed. Bind markers are numbered in order of
 //     appearance and Parse returns their count.

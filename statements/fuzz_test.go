@@ -24,6 +24,23 @@ var fuzzSeeds = []string{
 	"SELECT * FROM t WHERE k = 'abc",
 	"INSERT INTO t (a) VALUES (1)",
 	"/* c */ SELECT -- x\n * FROM t; // y",
+	"INSERT INTO tuple_test (id, coord) VALUES(?, (?, ?));",
+	"INSERT INTO t JSON ? DEFAULT UNSET IF NOT EXISTS USING TTL ? AND TIMESTAMP 1",
+	"UPDATE ks.t USING TTL ? SET a = a + 1, l = [?] + l, m[?] = ?, u.f = ?, c = c -1, s -= {1} WHERE k = ? IF a = ? AND m['x'] IN (1, ?) AND u.f > 0",
+	"DELETE a, b[?], c.f FROM ks.t USING TIMESTAMP ? WHERE k = ? IF EXISTS",
+	"BEGIN UNLOGGED BATCH USING TIMESTAMP ? INSERT INTO t (a) VALUES (?); UPDATE t SET a = ? WHERE k = ? DELETE FROM t WHERE k = ? IF a = ?; APPLY BATCH",
+	"TRUNCATE TABLE ks.t",
+	"CREATE TABLE IF NOT EXISTS ks.t (a int, b text, c timestamp, m map<text, frozen<list<int>>>, s int static, PRIMARY KEY ((a, b), c)) WITH CLUSTERING ORDER BY (c DESC) AND default_time_to_live = 10 AND compaction = {'class': 'LeveledCompactionStrategy'} AND COMPACT STORAGE",
+	"ALTER TABLE IF EXISTS t ADD IF NOT EXISTS (a int, b set<text> static)",
+	"ALTER TABLE t DROP IF EXISTS (a, b) USING TIMESTAMP 1",
+	"ALTER TABLE t RENAME a TO b AND c TO d",
+	"ALTER TABLE t WITH comment = 'x' AND gc_grace_seconds = 0",
+	"DROP TABLE IF EXISTS ks.t",
+	"ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1} AND durable_writes = true",
+	"CREATE TYPE IF NOT EXISTS ks.addr (street text, zip frozen<tuple<int, int>>)",
+	"ALTER TYPE ks.addr RENAME IF EXISTS zip TO code AND street TO road",
+	"DROP TYPE IF EXISTS addr",
+	"CREATE OR REPLACE FUNCTION ks.f(a int, b text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;'",
 }
 
 func FuzzParse(f *testing.F) {

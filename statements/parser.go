@@ -33,8 +33,8 @@ func (e *SyntaxError) Error() string {
 }
 
 // UnsupportedError reports a syntactically recognised statement kind that
-// cqld does not implement yet. Statement names it: "INSERT", "UPDATE",
-// "DELETE", "BATCH", "TRUNCATE", "CREATE TABLE", "ALTER KEYSPACE", "GRANT", ...
+// cqld does not implement yet. Statement names it: "CREATE INDEX",
+// "CREATE ROLE", "GRANT", "DROP FUNCTION", "DESCRIBE", ...
 // Only the leading keywords are checked; the rest of the statement is not
 // parsed. It is not a syntax error: the server should answer it as an
 // invalid request.
@@ -349,17 +349,17 @@ func (p *parser) parseStatement() Statement {
 	case kwDrop:
 		return p.parseDrop()
 	case kwAlter:
-		p.parseAlter()
+		return p.parseAlter()
 	case kwInsert:
-		p.unsupported("INSERT")
+		return p.parseInsert()
 	case kwUpdate:
-		p.unsupported("UPDATE")
+		return p.parseUpdate()
 	case kwDelete:
-		p.unsupported("DELETE")
+		return p.parseDelete()
 	case kwBegin:
-		p.unsupported("BATCH")
+		return p.parseBatch()
 	case kwTruncate:
-		p.unsupported("TRUNCATE")
+		return p.parseTruncate()
 	case kwGrant:
 		p.unsupported("GRANT")
 	case kwRevoke:
@@ -405,13 +405,15 @@ func (p *parser) parseCreate() Statement {
 	}
 	switch p.kind() {
 	case kwColumnFamily:
-		p.unsupported("CREATE TABLE")
+		p.next()
+		return p.parseCreateTable()
 	case kwIndex, kwCustom:
 		p.unsupported("CREATE INDEX")
 	case kwType:
-		p.unsupported("CREATE TYPE")
+		p.next()
+		return p.parseCreateType()
 	case kwFunction:
-		p.unsupported("CREATE FUNCTION")
+		return p.parseCreateFunction(false)
 	case kwAggregate:
 		p.unsupported("CREATE AGGREGATE")
 	case kwOr:
@@ -419,7 +421,7 @@ func (p *parser) parseCreate() Statement {
 		p.expect(kwReplace)
 		switch p.kind() {
 		case kwFunction:
-			p.unsupported("CREATE FUNCTION")
+			return p.parseCreateFunction(true)
 		case kwAggregate:
 			p.unsupported("CREATE AGGREGATE")
 		}
@@ -443,11 +445,13 @@ func (p *parser) parseDrop() Statement {
 	}
 	switch p.kind() {
 	case kwColumnFamily:
-		p.unsupported("DROP TABLE")
+		p.next()
+		return p.parseDropTable()
 	case kwIndex:
 		p.unsupported("DROP INDEX")
 	case kwType:
-		p.unsupported("DROP TYPE")
+		p.next()
+		return p.parseDropType()
 	case kwFunction:
 		p.unsupported("DROP FUNCTION")
 	case kwAggregate:
@@ -467,15 +471,18 @@ func (p *parser) parseDrop() Statement {
 	return nil
 }
 
-func (p *parser) parseAlter() {
+func (p *parser) parseAlter() Statement {
 	p.expect(kwAlter)
+	if p.acceptKeyspaceKeyword() {
+		return p.parseAlterKeyspace()
+	}
 	switch p.kind() {
-	case kwKeyspace, kwSchema:
-		p.unsupported("ALTER KEYSPACE")
 	case kwColumnFamily:
-		p.unsupported("ALTER TABLE")
+		p.next()
+		return p.parseAlterTable()
 	case kwType:
-		p.unsupported("ALTER TYPE")
+		p.next()
+		return p.parseAlterType()
 	case kwUser:
 		p.unsupported("ALTER USER")
 	case kwRole:
@@ -484,6 +491,7 @@ func (p *parser) parseAlter() {
 		p.unsupported("ALTER MATERIALIZED VIEW")
 	}
 	p.noViable()
+	return nil
 }
 
 // parseCreateKeyspace parses the rest of
@@ -497,24 +505,31 @@ func (p *parser) parseCreateKeyspace() *CreateKeyspace {
 	}
 	st.Keyspace = p.keyspaceName()
 	p.expect(kwWith)
+	st.Replication, st.DurableWrites = p.parseKeyspaceProperties()
+	return st
+}
+
+// parseKeyspaceProperties parses the properties of CREATE and ALTER
+// KEYSPACE: replication (a map) and durable_writes (a boolean).
+func (p *parser) parseKeyspaceProperties() (replication map[string]string, durableWrites *bool) {
 	for _, prop := range p.parseProperties() {
 		switch prop.name {
 		case "replication":
 			if !prop.isMap {
 				p.recognitionError("Invalid value for property 'replication'. It should be a map.")
 			}
-			st.Replication = prop.m
+			replication = prop.m
 		case "durable_writes":
 			if prop.isMap {
 				p.recognitionError("Invalid value for property 'durable_writes'. It should be a string")
 			}
 			b := p.parseBoolProperty(prop)
-			st.DurableWrites = &b
+			durableWrites = &b
 		default:
 			p.recognitionError("Unknown property '" + prop.name + "'")
 		}
 	}
-	return st
+	return replication, durableWrites
 }
 
 // parseDropKeyspace parses the rest of DROP KEYSPACE [IF EXISTS] ks.
@@ -534,6 +549,7 @@ func (p *parser) parseDropKeyspace() *DropKeyspace {
 type property struct {
 	name  string
 	value string            // simple value as written (strings unquoted)
+	kind  LiteralKind       // kind of a simple constant value; 0 for a keyword or a map
 	m     map[string]string // map value
 	isMap bool
 }
@@ -564,7 +580,8 @@ func (p *parser) parseProperty() property {
 		prop.isMap = true
 		prop.m = p.parsePropertyMap()
 	case isConstant(t.kind):
-		prop.value = p.parseConstant().Text
+		lit := p.parseConstant()
+		prop.value, prop.kind = lit.Text, lit.Kind
 	case t.kind.kwHas(flagUnreserved):
 		p.next()
 		prop.value = p.src[t.start:t.end]
@@ -931,12 +948,15 @@ func (p *parser) startsSelectorPrimary(i int) bool {
 
 // functionAhead reports whether a function call starts at the current token:
 // name '(' or ks '.' name '('.
-func (p *parser) functionAhead() bool {
-	if isIdentTok(p.peek(), identFunction) && p.peekN(1).kind == tokLParen {
+func (p *parser) functionAhead() bool { return p.functionAt(0) }
+
+// functionAt reports whether a function call starts n tokens ahead.
+func (p *parser) functionAt(n int) bool {
+	if isIdentTok(p.peekN(n), identFunction) && p.peekN(n+1).kind == tokLParen {
 		return true
 	}
-	return isIdentTok(p.peek(), identName) && p.peekN(1).kind == tokDot &&
-		isIdentTok(p.peekN(2), identFunction) && p.peekN(3).kind == tokLParen
+	return isIdentTok(p.peekN(n), identName) && p.peekN(n+1).kind == tokDot &&
+		isIdentTok(p.peekN(n+2), identFunction) && p.peekN(n+3).kind == tokLParen
 }
 
 // parseFunctionName parses (keyspaceName '.')? allowedFunctionName.

@@ -392,8 +392,14 @@ func (p *parser) parseType() cqlType {
 		return cqlType{kind: typeCustom, name: t.val}
 	}
 	ct := cqlType{kind: typeUDT}
-	if p.peekN(1).kind == tokDot && isIdentTok(t, identName) {
-		ct.keyspace = p.ident(identName)
+	ct.keyspace, ct.name = p.parseUserTypeName()
+	return ct
+}
+
+// parseUserTypeName parses Cassandra's userTypeName: (noncol_ident '.')? non_type_ident.
+func (p *parser) parseUserTypeName() (ks, name string) {
+	if p.peekN(1).kind == tokDot && isIdentTok(p.peek(), identName) {
+		ks = p.ident(identName)
 		p.next()
 	}
 	nt := p.peek()
@@ -404,8 +410,7 @@ func (p *parser) parseType() cqlType {
 		p.recognitionError("Invalid (reserved) user type name " + nt.val)
 	}
 	p.next()
-	ct.name = p.identValue(nt)
-	return ct
+	return ks, p.identValue(nt)
 }
 
 // parseNativeType parses a native type name (CAST targets).

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -17,33 +17,28 @@ import (
 var (
 	ErrKeyspaceExists   = errors.New("storage: keyspace already exists")
 	ErrKeyspaceNotFound = errors.New("storage: keyspace does not exist")
+	ErrTableExists      = errors.New("storage: table already exists")
+	ErrTableNotFound    = errors.New("storage: table does not exist")
 )
-
-// KeyspaceDef is a keyspace's definition.
-type KeyspaceDef struct {
-	Name          string            `json:"name"`
-	Replication   map[string]string `json:"replication"`
-	DurableWrites bool              `json:"durable_writes"`
-}
 
 // catalogFile is the catalog's on-disk form. Its Version lets a later
 // format be told apart.
 type catalogFile struct {
-	Version   int           `json:"version"`
-	Keyspaces []KeyspaceDef `json:"keyspaces"`
+	Version   int            `json:"version"`
+	Keyspaces []*KeyspaceDef `json:"keyspaces"`
 }
 
 const catalogName = "schema.json"
 
 // Catalog is the node's user schema. It is safe for concurrent use; a
-// change is durable before the method that makes it returns.
+// change is durable before the method that makes it returns. Readers take
+// an immutable Schema with Current.
 type Catalog struct {
 	fs   vfs.FS
 	path string
 
-	mu     sync.RWMutex
-	ks     map[string]KeyspaceDef
-	digest [16]byte
+	mu  sync.Mutex // serialises changes
+	cur atomic.Pointer[Schema]
 }
 
 // OpenCatalog loads the catalog kept in dir, creating an empty one if dir
@@ -52,7 +47,8 @@ func OpenCatalog(fs vfs.FS, dir string) (*Catalog, error) {
 	if err := mkdirAllSynced(fs, dir); err != nil {
 		return nil, err
 	}
-	c := &Catalog{fs: fs, path: filepath.Join(dir, catalogName), ks: map[string]KeyspaceDef{}}
+	c := &Catalog{fs: fs, path: filepath.Join(dir, catalogName)}
+	keyspaces := map[string]*KeyspaceDef{}
 	data, ok, err := readFile(fs, c.path)
 	if err != nil {
 		return nil, err
@@ -66,95 +62,156 @@ func OpenCatalog(fs vfs.FS, dir string) (*Catalog, error) {
 			return nil, fmt.Errorf("storage: %s has unknown format version %d", c.path, f.Version)
 		}
 		for _, k := range f.Keyspaces {
-			c.ks[k.Name] = k
+			if k.Tables == nil {
+				k.Tables = map[string]*TableDef{}
+			}
+			keyspaces[k.Name] = k
 		}
 	}
-	c.digest = c.computeDigest()
+	c.cur.Store(newSchema(keyspaces))
 	return c, nil
 }
 
-// Keyspaces returns every keyspace, sorted by name. The caller owns the
-// result.
-func (c *Catalog) Keyspaces() []KeyspaceDef {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.sortedLocked()
+func newSchema(keyspaces map[string]*KeyspaceDef) *Schema {
+	s := &Schema{Keyspaces: keyspaces}
+	// json.Marshal sorts map keys, so equal schemas hash equal.
+	data, _ := json.Marshal(s.SortedKeyspaces())
+	s.Digest = md5.Sum(data)
+	return s
 }
 
-func (c *Catalog) sortedLocked() []KeyspaceDef {
-	out := make([]KeyspaceDef, 0, len(c.ks))
-	for _, k := range c.ks {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+// Current returns the schema as of now. The caller must not modify it.
+func (c *Catalog) Current() *Schema { return c.cur.Load() }
+
+// Keyspaces returns every keyspace, sorted by name.
+func (c *Catalog) Keyspaces() []*KeyspaceDef { return c.Current().SortedKeyspaces() }
 
 // Keyspace returns the named keyspace.
-func (c *Catalog) Keyspace(name string) (KeyspaceDef, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	k, ok := c.ks[name]
-	return k, ok
+func (c *Catalog) Keyspace(name string) (*KeyspaceDef, bool) {
+	k := c.Current().Keyspace(name)
+	return k, k != nil
 }
 
 // Digest identifies the schema's contents: equal schemas have equal digests.
-func (c *Catalog) Digest() [16]byte {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.digest
-}
+func (c *Catalog) Digest() [16]byte { return c.Current().Digest }
 
-// CreateKeyspace adds def. It fails with ErrKeyspaceExists if a keyspace of
-// that name exists. The catalog keeps def (callers must not change its map).
-func (c *Catalog) CreateKeyspace(def KeyspaceDef) error {
+// update applies change to a copy of the keyspace map and makes the result
+// durable and current. change may replace entries but must not modify the
+// definitions it finds: they belong to older schemas still in use.
+func (c *Catalog) update(change func(ks map[string]*KeyspaceDef) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.ks[def.Name]; ok {
-		return fmt.Errorf("%w: %s", ErrKeyspaceExists, def.Name)
+	old := c.Current()
+	next := make(map[string]*KeyspaceDef, len(old.Keyspaces)+1)
+	for k, v := range old.Keyspaces {
+		next[k] = v
 	}
-	c.ks[def.Name] = def
-	if err := c.saveLocked(); err != nil {
-		delete(c.ks, def.Name)
+	if err := change(next); err != nil {
 		return err
 	}
-	return nil
-}
-
-// DropKeyspace removes the named keyspace, or fails with
-// ErrKeyspaceNotFound.
-func (c *Catalog) DropKeyspace(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old, ok := c.ks[name]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, name)
-	}
-	delete(c.ks, name)
-	if err := c.saveLocked(); err != nil {
-		c.ks[name] = old
-		return err
-	}
-	return nil
-}
-
-func (c *Catalog) saveLocked() error {
-	data, err := json.MarshalIndent(catalogFile{Version: 1, Keyspaces: c.sortedLocked()}, "", "  ")
+	s := newSchema(next)
+	data, err := json.MarshalIndent(catalogFile{Version: 1, Keyspaces: s.SortedKeyspaces()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("storage: encode catalog: %w", err)
 	}
 	if err := writeFileAtomic(c.fs, c.path, data); err != nil {
 		return err
 	}
-	c.digest = c.computeDigest()
+	c.cur.Store(s)
 	return nil
 }
 
-// computeDigest hashes the sorted definitions; json.Marshal sorts map keys,
-// so equal schemas hash equal.
-func (c *Catalog) computeDigest() [16]byte {
-	data, _ := json.Marshal(c.sortedLocked())
-	return md5.Sum(data)
+// CreateKeyspace adds def. It fails with ErrKeyspaceExists if a keyspace of
+// that name exists. The catalog keeps def: callers must not change it.
+func (c *Catalog) CreateKeyspace(def *KeyspaceDef) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		if _, ok := ks[def.Name]; ok {
+			return fmt.Errorf("%w: %s", ErrKeyspaceExists, def.Name)
+		}
+		if def.Tables == nil {
+			def.Tables = map[string]*TableDef{}
+		}
+		ks[def.Name] = def
+		return nil
+	})
+}
+
+// DropKeyspace removes the named keyspace and its tables, or fails with
+// ErrKeyspaceNotFound. It returns the dropped definition.
+func (c *Catalog) DropKeyspace(name string) (*KeyspaceDef, error) {
+	var dropped *KeyspaceDef
+	err := c.update(func(ks map[string]*KeyspaceDef) error {
+		dropped = ks[name]
+		if dropped == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, name)
+		}
+		delete(ks, name)
+		return nil
+	})
+	return dropped, err
+}
+
+// CreateTable adds def to its keyspace. It fails with ErrKeyspaceNotFound or
+// ErrTableExists. The catalog keeps def: callers must not change it.
+func (c *Catalog) CreateTable(def *TableDef) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[def.Keyspace]
+		if k == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, def.Keyspace)
+		}
+		if _, ok := k.Tables[def.Name]; ok {
+			return fmt.Errorf("%w: %s.%s", ErrTableExists, def.Keyspace, def.Name)
+		}
+		ks[def.Keyspace] = k.withTable(def.Name, def)
+		return nil
+	})
+}
+
+// ReplaceTable swaps in a new definition of an existing table (ALTER).
+func (c *Catalog) ReplaceTable(def *TableDef) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[def.Keyspace]
+		if k == nil || k.Tables[def.Name] == nil {
+			return fmt.Errorf("%w: %s.%s", ErrTableNotFound, def.Keyspace, def.Name)
+		}
+		ks[def.Keyspace] = k.withTable(def.Name, def)
+		return nil
+	})
+}
+
+// DropTable removes a table and returns its definition, or fails with
+// ErrKeyspaceNotFound or ErrTableNotFound.
+func (c *Catalog) DropTable(keyspace, name string) (*TableDef, error) {
+	var dropped *TableDef
+	err := c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[keyspace]
+		if k == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, keyspace)
+		}
+		dropped = k.Tables[name]
+		if dropped == nil {
+			return fmt.Errorf("%w: %s.%s", ErrTableNotFound, keyspace, name)
+		}
+		ks[keyspace] = k.withTable(name, nil)
+		return nil
+	})
+	return dropped, err
+}
+
+// withTable returns a copy of k with the named table set, or removed when
+// def is nil.
+func (k *KeyspaceDef) withTable(name string, def *TableDef) *KeyspaceDef {
+	n := *k
+	n.Tables = make(map[string]*TableDef, len(k.Tables)+1)
+	for t, d := range k.Tables {
+		n.Tables[t] = d
+	}
+	if def == nil {
+		delete(n.Tables, name)
+	} else {
+		n.Tables[name] = def
+	}
+	return &n
 }
 
 func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

@@ -14,7 +14,7 @@ func TestCatalogPersistsAndDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := c.Digest()
-	ks := KeyspaceDef{Name: "ks", Replication: map[string]string{"class": "x", "replication_factor": "1"}, DurableWrites: true}
+	ks := &KeyspaceDef{Name: "ks", Replication: map[string]string{"class": "x", "replication_factor": "1"}, DurableWrites: true}
 	if err := c.CreateKeyspace(ks); err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,10 @@ func TestCatalogPersistsAndDigests(t *testing.T) {
 	if c2.Digest() != withKS {
 		t.Fatal("equal schemas have different digests")
 	}
-	if err := c2.DropKeyspace("ks"); err != nil {
+	if _, err := c2.DropKeyspace("ks"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.DropKeyspace("ks"); !errors.Is(err, ErrKeyspaceNotFound) {
+	if _, err := c2.DropKeyspace("ks"); !errors.Is(err, ErrKeyspaceNotFound) {
 		t.Fatalf("second drop: %v", err)
 	}
 	if c2.Digest() != empty {
@@ -57,7 +57,7 @@ func TestCatalogSurvivesCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"a", "b", "c"} {
-		if err := c.CreateKeyspace(KeyspaceDef{Name: name, Replication: map[string]string{"class": "x"}}); err != nil {
+		if err := c.CreateKeyspace(&KeyspaceDef{Name: name, Replication: map[string]string{"class": "x"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,144 @@
+package coordinator
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datacodec"
+)
+
+// timestampLayouts are the date-time forms Cassandra's TimestampSerializer
+// accepts (a representative subset: date, date and time to the
+// millisecond, with or without a zone).
+var timestampLayouts = []string{
+	"2006-01-02T15:04:05.000Z0700", "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05Z07:00",
+	"2006-01-02 15:04:05.000Z0700", "2006-01-02 15:04:05.000Z07:00", "2006-01-02 15:04:05Z0700", "2006-01-02 15:04:05Z07:00",
+	"2006-01-02T15:04:05.000", "2006-01-02T15:04:05", "2006-01-02 15:04:05.000", "2006-01-02 15:04:05",
+	"2006-01-02T15:04Z0700", "2006-01-02 15:04Z0700", "2006-01-02T15:04", "2006-01-02 15:04",
+	"2006-01-02Z0700", "2006-01-02",
+}
+
+func parseTimestamp(s string) (time.Time, error) {
+	for _, l := range timestampLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("unrecognised timestamp %q", s)
+}
+
+var timeOfDayRE = regexp.MustCompile(`^(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$`)
+
+// parseTimeOfDay parses hh:mm:ss[.fffffffff] into nanoseconds since
+// midnight.
+func parseTimeOfDay(s string) (int64, error) {
+	m := timeOfDayRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("unrecognised time %q", s)
+	}
+	h, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	sec, _ := strconv.Atoi(m[3])
+	if h > 23 || mi > 59 || sec > 59 {
+		return 0, fmt.Errorf("time out of range %q", s)
+	}
+	frac := m[4] + strings.Repeat("0", 9-len(m[4]))
+	ns, _ := strconv.ParseInt(frac, 10, 64)
+	return (int64(h)*3600+int64(mi)*60+int64(sec))*1e9 + ns, nil
+}
+
+// decimalBytes serializes a decimal literal: [int scale][varint unscaled].
+func decimalBytes(text string) ([]byte, error) {
+	s := strings.ToLower(text)
+	exp := 0
+	if i := strings.IndexByte(s, 'e'); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return nil, invalidf("Invalid decimal %s", text)
+		}
+		exp, s = e, s[:i]
+	}
+	scale := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		scale = len(s) - i - 1
+		s = s[:i] + s[i+1:]
+	}
+	unscaled, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, invalidf("Invalid decimal %s", text)
+	}
+	scale -= exp
+	out := binary.BigEndian.AppendUint32(nil, uint32(int32(scale)))
+	return append(out, varintBytes(unscaled)...), nil
+}
+
+// varintBytes is a big.Int as a minimal two's-complement big-endian value.
+func varintBytes(n *big.Int) []byte {
+	b, _ := datacodec.Varint.Encode(n, 4)
+	return b
+}
+
+var durationRE = regexp.MustCompile(`(?i)(\d+)(y|mo|w|d|h|m|s|ms|us|µs|ns)`)
+
+// parseDuration parses the 1h30m form of a duration literal (ISO 8601
+// forms are left for later) into months, days and nanoseconds.
+func parseDuration(s string) (datacodec.CqlDuration, error) {
+	var d datacodec.CqlDuration
+	neg := strings.HasPrefix(s, "-")
+	body := strings.TrimPrefix(s, "-")
+	matches := durationRE.FindAllStringSubmatchIndex(body, -1)
+	if len(matches) == 0 || matches[0][0] != 0 {
+		return d, fmt.Errorf("unsupported duration format")
+	}
+	end := 0
+	for _, m := range matches {
+		if m[0] != end {
+			return d, fmt.Errorf("unsupported duration format")
+		}
+		end = m[1]
+		n, _ := strconv.ParseInt(body[m[2]:m[3]], 10, 64)
+		switch strings.ToLower(body[m[4]:m[5]]) {
+		case "y":
+			d.Months += int32(n * 12)
+		case "mo":
+			d.Months += int32(n)
+		case "w":
+			d.Days += int32(n * 7)
+		case "d":
+			d.Days += int32(n)
+		case "h":
+			d.Nanos += time.Duration(n) * time.Hour
+		case "m":
+			d.Nanos += time.Duration(n) * time.Minute
+		case "s":
+			d.Nanos += time.Duration(n) * time.Second
+		case "ms":
+			d.Nanos += time.Duration(n) * time.Millisecond
+		case "us", "µs":
+			d.Nanos += time.Duration(n) * time.Microsecond
+		case "ns":
+			d.Nanos += time.Duration(n)
+		}
+	}
+	if end != len(body) {
+		return d, fmt.Errorf("unsupported duration format")
+	}
+	if neg {
+		d.Months, d.Days, d.Nanos = -d.Months, -d.Days, -d.Nanos
+	}
+	return d, nil
+}
+
+// dateOf is a CQL date: days since the epoch, offset by 2^31.
+func dateOf(t time.Time) []byte {
+	days := t.UTC().Unix() / 86400
+	if t.UTC().Unix() < 0 && t.UTC().Unix()%86400 != 0 {
+		days--
+	}
+	return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31))
+}
