@@ -1,8 +1,128 @@
-// Package commitlog will be cqld's write-ahead log: segment files, group
-// commit with the sync modes periodic, batch, group and adaptive, and replay
-// at start-up (see ARCHITECTURE.md, "Durability contract").
+// Package commitlog is cqld's write-ahead log: every mutation is appended
+// here, and acknowledged to the client only when it is durable under the
+// configured sync mode (ARCHITECTURE.md, "Durability contract"). It knows
+// bytes and positions, not CQL. The storage engine appends before applying a
+// mutation to its memtable, replays the log at start-up, and tells the log
+// with MarkFlushed which records its flushes made durable elsewhere.
 //
-// It is empty today: the node stores only its schema, which package storage
-// writes atomically on its own. The commit log issue fills it in; the
-// directory it will own (commitlog_directory) is already created at start.
+// # Segments
+//
+// The log is a sequence of segment files in commitlog_directory, named
+// CommitLog-<id>.log with ids that only ever grow (the newest segment is
+// never removed, so ids keep growing across restarts). A Position is a
+// segment id and the byte offset of a record in it. Appends go to one
+// current segment; when the next record would not fit in
+// commitlog_segment_size, the log rotates to the next segment, which a
+// background goroutine has already prepared: created and preallocated, or
+// reused from a freed segment, with its header written and the file and
+// directory synced. The old segment goes to the flusher, which gives it a
+// final sync and an end record. After a restart, appends always start a new
+// segment; old segments are read only by Replay.
+//
+// When the live segments exceed commitlog_total_space, OnFull asks the
+// storage engine to flush up to the oldest segment that keeps the rest under
+// the cap. MarkFlushed then frees every whole segment before the flushed
+// position: up to two freed files are renamed CommitLog-<id>.recycle and
+// reused (no file creation or allocation on rotation), the rest are
+// deleted.
+//
+// # On-disk format
+//
+// These constants are frozen. All integers are little-endian. A segment is
+// a header followed by records; every record starts at a multiple of 8, so
+// a record's length never straddles a sector.
+//
+//	segment header (24 bytes)
+//	0                   8                   16            20            24
+//	+-------------------+-------------------+-------------+-------------+
+//	| magic "CQLDCLOG"  | segment id        | version = 1 | CRC32C of   |
+//	|                   | uint64            | uint32      | bytes 0..20 |
+//	+-------------------+-------------------+-------------+-------------+
+//
+//	record: 24-byte header, payload, zero padding to a multiple of 8
+//	0        4        8        12     13         16           24
+//	+--------+--------+--------+------+----------+------------+---------+-----+
+//	| CRC32C | length | synced | kind | reserved | segment id | payload | pad |
+//	| uint32 | uint32 | uint32 | byte | 3 zeros  | uint64     | length  | 0-7 |
+//	+--------+--------+--------+------+----------+------------+---------+-----+
+//
+// The record fields:
+//
+//   - CRC32C (Castagnoli) covers the payload followed by header bytes 4..24,
+//     so it checks the length, synced offset, kind and segment id too.
+//     (Payload first lets an append checksum its payload before it holds
+//     the log's lock.) Padding is not covered.
+//   - kind 1 is a data record; kind 2 is an end record (length 0, synced =
+//     its own offset): everything before it is durable and everything after
+//     it is not part of the segment. Kind 0 never occurs, so zeroed bytes
+//     never decode.
+//   - segment id is the segment the record was written to. A reused file
+//     keeps an older segment's records after the new ones; their id differs,
+//     so they are never replayed.
+//   - synced is how far this segment was durable when the record was
+//     written (never past the record itself). It is how replay tells a torn
+//     tail from damage, below. It is 32 bits wide, which caps segments at
+//     2 GiB.
+//
+// # Sync modes and the flusher
+//
+// An append checksums its payload, then under the log's lock picks its
+// position, writes its record to the operating system through the
+// segment's write handle and, unless the mode acknowledges it at once,
+// queues a waiter. One flusher goroutine does every fdatasync, through a
+// second handle on the file: each cycle takes the end of what is written,
+// syncs up to it, and completes every waiter that sync covers. Appends that
+// arrive during a sync keep writing and queue for the next one; no append
+// waits for an fsync except for its own durability.
+//
+//	mode      acknowledged                              when a sync cycle starts
+//	periodic  when written to the OS                    every commitlog_sync_period
+//	batch     after the fsync that covers it            as soon as anyone waits (back to back)
+//	group     after the fsync that ends its window      at the end of the current window
+//	adaptive  after an fsync                            as soon as anyone waits, once the appends
+//	                                                    in flight have queued (at most one window)
+//
+// Adaptive adds no latency to a writer alone (nothing is in flight, so the
+// sync starts at once) and under load lets everyone who is between entering
+// Append and queueing join the sync instead of waiting for the next. In
+// periodic mode, if syncs fall more than half a period behind, appends wait
+// for their sync, so the loss window stays near one period.
+//
+// # Replay
+//
+// Replay hands the engine every valid record of the old segments in order.
+// A segment ends at its end record, at the end of the file, or at the first
+// record that does not decode. At such a record, replay looks ahead in the
+// same segment for valid records: if one claims (its synced field) that the
+// segment had been synced past the bad record, the record was damaged after
+// it was durable, and Replay stops with a *CorruptionError naming the file
+// and offset, unless Options.IgnoreReplayErrors says to skip to the next
+// valid record. Otherwise the bytes are a tail torn by a crash, zeroed, or
+// left from the file's previous life: replay logs how many bytes it cuts and
+// writes an end record there (and truncates, where the file allows), so the
+// next replay reads the same records. Claims are only made for bytes an
+// fdatasync covered, so a crash, whatever it leaves of unsynced data, never
+// looks like damage; and a record is only acknowledged once its bytes are
+// covered, so it is always before any torn tail.
+//
+// # Failures
+//
+// An I/O error on a write, sync or segment preparation fails every append
+// waiting for durability: the log never acknowledges what it could not make
+// durable. Then commit_failure_policy applies. stop and stop_commit make the
+// log refuse every later append with ErrStopped and the cause (Err reports
+// it, OnFailure tells the node, which under stop also stops its
+// transports); die does the same and then calls Die (os.Exit by default);
+// ignore logs the error, abandons the segment it hit, and carries on in a
+// new one.
+//
+// # Invariants
+//
+//   - Records in a segment are written in position order and the waiter
+//     queue is in position order, both under Log.mu.
+//   - A segment's synced offset only grows, and only after an fdatasync
+//     covering it returned; it is the only source of claims on disk.
+//   - Nothing is written to a segment after an I/O error hit it.
+//   - All file I/O goes through vfs.FS (Options.FS), so tests run the log on
+//     vfs.NewCrashableMem and inject faults with vfs/errorfs.
 package commitlog

@@ -26,6 +26,7 @@ const statementsCQLVersion = "3.4.5"
 // Options configures a Coordinator.
 type Options struct {
 	Catalog       *storage.Catalog
+	Engine        *storage.Engine
 	Node          storage.NodeInfo
 	DataCenter    string
 	Rack          string
@@ -42,6 +43,7 @@ type Options struct {
 type Coordinator struct {
 	opts       Options
 	catalog    *storage.Catalog
+	engine     *storage.Engine
 	node       storage.NodeInfo
 	generation int32
 	vt         vtables
@@ -69,6 +71,7 @@ func New(opts Options) (*Coordinator, error) {
 	return &Coordinator{
 		opts:       opts,
 		catalog:    opts.Catalog,
+		engine:     opts.Engine,
 		node:       opts.Node,
 		generation: int32(time.Now().Unix()),
 		vt:         vt,
@@ -101,7 +104,7 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protoc
 	case *message.Execute:
 		msg, err = c.execute(ctx, req, m)
 	case *message.Batch:
-		err = invalidf("BATCH is not supported yet by cqld")
+		msg, err = c.batch(ctx, req, m)
 	default:
 		err = protocolErrorf("Unexpected message %T", req.Message)
 	}

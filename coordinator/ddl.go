@@ -146,7 +146,7 @@ func (p *dropKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) 
 	if isSystemKeyspace(p.keyspace) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
 	}
-	_, err := c.catalog.DropKeyspace(p.keyspace)
+	dropped, err := c.catalog.DropKeyspace(p.keyspace)
 	switch {
 	case errors.Is(err, storage.ErrKeyspaceNotFound):
 		if p.ifExists {
@@ -155,6 +155,9 @@ func (p *dropKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) 
 		return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
 	case err != nil:
 		return nil, fmt.Errorf("drop keyspace %s: %w", p.keyspace, err)
+	}
+	for _, t := range dropped.Tables {
+		c.dropData(t)
 	}
 	return c.schemaChanged(primitive.SchemaChangeTypeDropped, p.keyspace), nil
 }

@@ -44,7 +44,7 @@ func (c *Coordinator) analyze(stmt statements.Statement, nMarkers int, keyspace 
 	case *statements.Select:
 		return c.analyzeSelect(s, nMarkers, keyspace)
 	}
-	return nil, invalidf("This statement is not supported yet by cqld")
+	return c.analyzeUser(stmt, nMarkers, keyspace)
 }
 
 // usePlan is USE ks.

@@ -60,7 +60,14 @@ func (c *Coordinator) analyzeSelect(s *statements.Select, nMarkers int, sessionK
 	}
 	t := c.vt[ks][s.Table]
 	if t == nil {
-		return nil, invalidf("unconfigured table %s", s.Table)
+		if isSystemKeyspace(ks) {
+			return nil, invalidf("unconfigured table %s", s.Table)
+		}
+		ti, err := c.userTable(ks, s.Table)
+		if err != nil {
+			return nil, err
+		}
+		return c.analyzeTableSelect(s, nMarkers, ti)
 	}
 	if s.Json {
 		return nil, invalidf("SELECT JSON is not supported on system tables yet")

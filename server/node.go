@@ -13,6 +13,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/config"
 	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/frontend"
@@ -29,6 +30,7 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
+	engine   *storage.Engine
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -50,8 +52,22 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.MkdirAll(cfg.CommitlogDirectory, 0o755); err != nil {
-		return nil, fmt.Errorf("server: create %s: %w", cfg.CommitlogDirectory, err)
+	engine, err := storage.OpenEngine(storage.EngineOptions{
+		FS:  fs,
+		Dir: filepath.Join(dataDir, "tables"),
+		Log: commitlog.Options{
+			Dir:           cfg.CommitlogDirectory,
+			SegmentSize:   int64(cfg.CommitlogSegmentSize),
+			TotalSpace:    int64(cfg.CommitlogTotalSpace),
+			Sync:          cfg.CommitlogSync,
+			SyncPeriod:    cfg.CommitlogSyncPeriod.Duration,
+			GroupWindow:   cfg.CommitlogSyncGroupWindow.Duration,
+			FailurePolicy: cfg.CommitFailurePolicy,
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	rpc := cfg.RPCAddress
@@ -59,10 +75,11 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 		rpc = cfg.BroadcastRPCAddress
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info}
+	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info, engine: engine}
 	var srv atomic.Pointer[frontend.Server]
 	coord, err := coordinator.New(coordinator.Options{
 		Catalog:       catalog,
+		Engine:        engine,
 		Node:          info,
 		DataCenter:    cfg.DataCenter,
 		Rack:          cfg.Rack,
@@ -78,6 +95,7 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 		Logger: log,
 	})
 	if err != nil {
+		engine.Close()
 		return nil, err
 	}
 	n.Coord = coord
@@ -92,6 +110,7 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 		Logger:             log,
 	})
 	if err := fe.Start(); err != nil {
+		engine.Close()
 		return nil, err
 	}
 	srv.Store(fe)
@@ -100,6 +119,7 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 		ms, err := metrics.Serve(cfg.PrometheusAddr(), reg)
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
+			engine.Close()
 			return nil, err
 		}
 		n.metrics = ms
@@ -130,6 +150,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.metrics != nil {
 		err = errors.Join(err, n.metrics.Close(ctx))
 	}
+	err = errors.Join(err, n.engine.Close())
 	n.log.Info("cqld stopped")
 	return err
 }

@@ -1,13 +1,39 @@
-// Package storage is a node's data on disk.
+// Package storage is a node's data on disk: the schema catalog, the node's
+// identity, and the table data engine.
 //
-// Today it holds the schema catalog (keyspaces) and the node's identity
-// (host id, tokens, cluster name); tables, mutations, reads and the LSM
-// engine (pebble, its WAL off, durability from package commitlog) arrive
-// with the storage-engine issue.
+// # Tables
 //
-// Both are small documents rewritten whole on every change, atomically:
-// written to a temporary file, fsynced, renamed over the old one, and the
-// directory fsynced, so a crash leaves either the old or the new version,
-// never a mix. All file I/O goes through pebble's vfs.FS so tests can run
-// on an in-memory or fault-injecting file system.
+// Engine keeps every table's cells in one pebble LSM with pebble's own WAL
+// off. A write is a Mutation (a pebble batch) that Engine.Apply first
+// appends to the commit log (package commitlog) and, once the log's sync
+// mode says it is durable, applies to pebble's memtable. When pebble
+// flushes, the commit log segments the flush covered are released. At
+// start-up the commit log is replayed into pebble; replay is idempotent
+// because every cell write is a pebble Merge reconciled last-write-wins.
+//
+// keys.go draws the key layout: (table id, token, partition key) then the
+// partition deletion, range tombstones, static cells and rows, each row's
+// deletion, marker and cells together, clustering values encoded so that
+// bytewise order is Cassandra's clustering order (keyenc.go). cell.go is a
+// cell's value (timestamp, TTL, deletion time, value) and Cassandra's
+// reconciliation; merge.go is the pebble Merger that applies it, so writes
+// never read first.
+//
+// Reads (read.go) gather a partition's deletions first, then stream its
+// rows, dropping every cell shadowed by a newer partition, range, row or
+// collection deletion, or expired by its TTL.
+//
+// Not yet: purging tombstones after gc_grace_seconds (they are kept), and
+// counters.
+//
+// # Schema and identity
+//
+// The catalog (catalog.go) and the node identity (node.go) are small
+// documents rewritten whole on every change, atomically: written to a
+// temporary file, fsynced, renamed over the old one, and the directory
+// fsynced, so a crash leaves either the old or the new version, never a
+// mix. Readers take an immutable *Schema and never lock.
+//
+// All file I/O goes through pebble's vfs.FS so tests can run on an
+// in-memory, crashable or fault-injecting file system.
 package storage

@@ -1,0 +1,564 @@
+package commitlog
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Log is the commit log of one node. All its methods are safe for
+// concurrent use, except that Replay must finish before the first Append and
+// must not run concurrently with MarkFlushed.
+type Log struct {
+	opts       Options
+	log        *slog.Logger
+	maxPayload int
+	lock       io.Closer
+
+	// old are the segments found at Open, in id order, for Replay.
+	old []*segment
+
+	mu   sync.Mutex
+	cond *sync.Cond // on mu: a segment got ready or closed, the log failed or is closing
+
+	cur      *segment   // where appends go; nil before the first append
+	sealing  []*segment // rotated out, awaiting their final sync and end record
+	segments []*segment // live segments in id order: old, closed, sealing, cur
+	ready    *segment   // prepared next segment
+	readyErr error      // why preparing it failed
+	nextID   uint64     // id the next prepared segment gets
+	lastID   uint64     // newest segment that holds or held records
+
+	queue        []*waiter // sync waiters in position order
+	lastSyncDone time.Time // periodic mode: when everything written was last durable
+
+	pool         []string // recycled files, ready for reuse
+	poolReserved int      // freed segments being renamed into the pool
+
+	flushed     Position // high-water mark of MarkFlushed
+	fullPending *Position
+
+	appended bool
+	closing  bool
+	err      error // sticky: the log stopped (stop, stop_commit, die)
+	failOnce sync.Once
+
+	// entered counts Appends that have started; left counts those that have
+	// written their record (or failed). The difference is in flight, and
+	// adaptive mode lets it join the next sync.
+	entered atomic.Int64
+	left    atomic.Int64
+
+	preallocWarned atomic.Bool
+
+	flushC chan struct{} // wakes the flusher
+	prepC  chan struct{} // wakes the preparer
+	fullC  chan struct{} // wakes the OnFull notifier
+	closeC chan struct{}
+	wg     sync.WaitGroup
+}
+
+// Open opens or creates the commit log in opts.Dir. Existing segments are
+// kept for Replay; appends always go to new segments, numbered after every
+// segment ever found in the directory.
+func Open(opts Options) (*Log, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	fs := opts.FS
+	if err := fs.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("commitlog: create %s: %w", opts.Dir, err)
+	}
+	// The directory entry of Dir itself must survive a crash too.
+	if parent, err := fs.OpenDir(fs.PathDir(opts.Dir)); err == nil {
+		err = errors.Join(parent.Sync(), parent.Close())
+		if err != nil {
+			return nil, fmt.Errorf("commitlog: sync parent of %s: %w", opts.Dir, err)
+		}
+	}
+	lock, err := fs.Lock(fs.PathJoin(opts.Dir, lockFileName))
+	if err != nil {
+		return nil, fmt.Errorf("commitlog: lock %s: %w", opts.Dir, err)
+	}
+	l := &Log{
+		opts:       opts,
+		log:        opts.Logger,
+		maxPayload: int(opts.SegmentSize / 2),
+		lock:       lock,
+		nextID:     1,
+		flushC:     make(chan struct{}, 1),
+		prepC:      make(chan struct{}, 1),
+		fullC:      make(chan struct{}, 1),
+		closeC:     make(chan struct{}),
+	}
+	l.cond = sync.NewCond(&l.mu)
+	if err := l.scanDir(); err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	l.lastSyncDone = time.Now()
+	l.wg.Add(2)
+	go l.flushLoop()
+	go l.prepareLoop()
+	go l.fullLoop()
+	l.poke(l.prepC)
+	return l, nil
+}
+
+// scanDir finds the segments and recycled files of a previous run.
+func (l *Log) scanDir() error {
+	fs := l.opts.FS
+	names, err := fs.List(l.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("commitlog: list %s: %w", l.opts.Dir, err)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		id, recycled, ok := parseFileName(name)
+		if !ok {
+			if name != lockFileName {
+				l.log.Warn("commit log directory holds a file that is not a segment; leaving it alone",
+					"dir", l.opts.Dir, "file", name)
+			}
+			continue
+		}
+		l.nextID = max(l.nextID, id+1)
+		path := fs.PathJoin(l.opts.Dir, name)
+		if recycled {
+			if len(l.pool) < maxRecycledFiles {
+				l.pool = append(l.pool, path)
+			} else if err := fs.Remove(path); err != nil {
+				return fmt.Errorf("commitlog: remove %s: %w", path, err)
+			}
+			continue
+		}
+		st, err := fs.Stat(path)
+		if err != nil {
+			return fmt.Errorf("commitlog: stat %s: %w", path, err)
+		}
+		l.old = append(l.old, &segment{id: id, path: path, size: st.Size(), state: segOld})
+	}
+	slices.SortFunc(l.old, func(a, b *segment) int { return cmp.Compare(a.id, b.id) })
+	l.segments = slices.Clone(l.old)
+	if n := len(l.old); n > 0 {
+		l.lastID = l.old[n-1].id
+	}
+	return nil
+}
+
+// MaxPayload is the largest payload Append accepts: half a segment.
+func (l *Log) MaxPayload() int { return l.maxPayload }
+
+// Err returns the error that stopped the log, or nil while it accepts writes.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Append writes one record and returns its position once it is durable under
+// the sync mode: in periodic mode once it is written to the operating
+// system, in the other modes once an fdatasync that covers it has returned.
+// It returns an error, and the record must be treated as not written, if it
+// could not make it durable. Append does not keep payload.
+func (l *Log) Append(payload []byte) (Position, error) {
+	if len(payload) > l.maxPayload {
+		return Position{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
+	}
+	l.entered.Add(1)
+	pos, w, err := l.write(payload)
+	l.left.Add(1)
+	if w == nil {
+		if l.opts.Sync == SyncAdaptive {
+			l.poke(l.flushC) // the flusher may be gathering for this append
+		}
+		return pos, err
+	}
+	l.poke(l.flushC)
+	err = <-w.done
+	putWaiter(w)
+	if err != nil {
+		return Position{}, err
+	}
+	return pos, nil
+}
+
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuf keeps the occasional huge record's buffer out of the pool.
+const maxPooledBuf = 1 << 20
+
+// write appends the record to the current segment and, unless the record
+// is acknowledged at once, queues a waiter for the sync that covers it.
+func (l *Log) write(payload []byte) (Position, *waiter, error) {
+	size := int(recordSize(len(payload)))
+	bp := bufPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledBuf {
+			bufPool.Put(bp)
+		}
+	}()
+	if cap(*bp) < size {
+		*bp = make([]byte, size)
+	}
+	buf := (*bp)[:size]
+	n := copy(buf[recordHeaderSize:], payload)
+	clear(buf[recordHeaderSize+n:])
+	payloadCRC := crc32.Checksum(payload, castagnoli)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usableLocked(); err != nil {
+		return Position{}, nil, err
+	}
+	l.appended = true
+	// NB: an end record must always fit after the last record.
+	for l.cur == nil || l.cur.written+int64(size)+recordHeaderSize > l.opts.SegmentSize {
+		if err := l.rotateLocked(l.cur); err != nil {
+			return Position{}, nil, err
+		}
+	}
+	seg := l.cur
+	off := seg.written
+	putRecordHeader(buf, kindData, seg.id, seg.synced, len(payload), payloadCRC)
+	if err := writeFull(seg.w, buf, off); err != nil {
+		return Position{}, nil, l.failLocked(seg, "write", err)
+	}
+	seg.written = off + int64(size)
+	pos := Position{Segment: seg.id, Offset: off}
+	if l.opts.Sync == SyncPeriodic && time.Since(l.lastSyncDone) <= l.opts.SyncPeriod*3/2 {
+		return pos, nil, nil
+	}
+	// Periodic mode lands here only when syncs lag by half a period more
+	// than promised: the append then waits for its own durability, as
+	// Cassandra's periodic mode does.
+	w := getWaiter(seg.pos())
+	l.queue = append(l.queue, w)
+	return pos, w, nil
+}
+
+// usableLocked says why nothing can be appended now, if so.
+// REQUIRES: l.mu held.
+func (l *Log) usableLocked() error {
+	if l.closing {
+		return ErrClosed
+	}
+	return l.err
+}
+
+// rotateLocked replaces from, the current segment, with the prepared one,
+// waiting for it if the preparer is behind, and hands from to the flusher to
+// seal. It returns early if another append rotated meanwhile.
+// REQUIRES: l.mu held.
+func (l *Log) rotateLocked(from *segment) error {
+	for l.ready == nil && l.readyErr == nil {
+		if err := l.usableLocked(); err != nil {
+			return err
+		}
+		l.poke(l.prepC)
+		l.cond.Wait()
+		if l.cur != from {
+			return nil
+		}
+	}
+	if err := l.usableLocked(); err != nil {
+		return err
+	}
+	if err := l.readyErr; err != nil {
+		l.readyErr = nil
+		l.poke(l.prepC)
+		return l.failLocked(nil, "prepare", err)
+	}
+	if old := l.cur; old != nil {
+		old.state = segSealing
+		l.sealing = append(l.sealing, old)
+		l.poke(l.flushC)
+	}
+	l.cur, l.ready = l.ready, nil
+	l.cur.state = segActive
+	l.lastID = l.cur.id
+	l.segments = append(l.segments, l.cur)
+	l.poke(l.prepC)
+	l.checkSpaceLocked()
+	return nil
+}
+
+// Sync returns once everything appended so far is durable, in any mode.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	if err := l.usableLocked(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	var end Position
+	switch {
+	case l.cur != nil:
+		end = l.cur.pos()
+	case len(l.sealing) > 0:
+		end = l.sealing[len(l.sealing)-1].pos()
+	default:
+		l.mu.Unlock()
+		return nil
+	}
+	w := getWaiter(end)
+	l.queue = append(l.queue, w)
+	l.mu.Unlock()
+	l.poke(l.flushC)
+	err := <-w.done
+	putWaiter(w)
+	return err
+}
+
+// MarkFlushed tells the log that everything before pos is durable elsewhere.
+// Whole segments before pos's segment are then recycled or deleted; it
+// waits for a segment still being sealed. It is safe for concurrent use,
+// including from OnFull.
+func (l *Log) MarkFlushed(pos Position) error {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	if pos.Segment > l.lastID || (l.cur != nil && l.cur.pos().Less(pos)) {
+		last := l.lastID
+		l.mu.Unlock()
+		return fmt.Errorf("%w: %v (newest segment %d)", ErrBadPosition, pos, last)
+	}
+	if !l.flushed.Less(pos) {
+		l.mu.Unlock()
+		return nil
+	}
+	l.flushed = pos
+	for l.sealingBefore(pos.Segment) && !l.closing {
+		l.poke(l.flushC)
+		l.cond.Wait()
+	}
+	type victim struct {
+		seg     *segment
+		recycle bool
+	}
+	var victims []victim
+	live := l.segments[:0]
+	for _, s := range l.segments {
+		if s.id >= pos.Segment || (s.state != segOld && s.state != segClosed) {
+			live = append(live, s)
+			continue
+		}
+		recycle := s.state == segClosed && len(l.pool)+l.poolReserved < maxRecycledFiles && !l.closing
+		if recycle {
+			l.poolReserved++
+		}
+		s.state = segRemoved
+		victims = append(victims, victim{s, recycle})
+	}
+	clear(l.segments[len(live):])
+	l.segments = live
+	l.mu.Unlock()
+
+	var err error
+	for _, v := range victims {
+		err = errors.Join(err, l.disposeFile(v.seg.path, v.seg.id, v.recycle))
+	}
+	if len(victims) > 0 {
+		if derr := l.syncDir(); derr != nil {
+			err = errors.Join(err, fmt.Errorf("commitlog: sync %s: %w", l.opts.Dir, derr))
+		}
+	}
+	return err
+}
+
+// sealingBefore reports whether a segment below id is still being sealed.
+// REQUIRES: l.mu held.
+func (l *Log) sealingBefore(id uint64) bool {
+	for _, s := range l.sealing {
+		if s.id < id {
+			return true
+		}
+	}
+	return false
+}
+
+// Close syncs everything appended, seals the current segment and closes the
+// log. It returns the error that stopped the log, if one did.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closing = true
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	close(l.closeC)
+	l.wg.Wait()
+
+	l.mu.Lock()
+	ready := l.ready
+	l.ready = nil
+	stopErr := l.err
+	l.mu.Unlock()
+	var err error
+	if ready != nil {
+		// The prepared segment never held a record: keep its file for reuse.
+		err = errors.Join(ready.closeFiles(), l.disposeRecycled(ready))
+		err = errors.Join(err, l.syncDir())
+	}
+	err = errors.Join(err, l.lock.Close())
+	if stopErr != nil {
+		return stopErr
+	}
+	return err
+}
+
+// disposeRecycled puts an unused prepared segment into the pool, or deletes
+// it when the pool is full.
+func (l *Log) disposeRecycled(seg *segment) error {
+	l.mu.Lock()
+	recycle := len(l.pool)+l.poolReserved < maxRecycledFiles
+	if recycle {
+		l.poolReserved++
+	}
+	l.mu.Unlock()
+	return l.disposeFile(seg.path, seg.id, recycle)
+}
+
+// prepareLoop keeps one segment ready so that rotation never creates a file
+// on the write path.
+func (l *Log) prepareLoop() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.closeC:
+			return
+		case <-l.prepC:
+		}
+		l.mu.Lock()
+		if l.closing || l.ready != nil || l.readyErr != nil || l.err != nil {
+			l.mu.Unlock()
+			continue
+		}
+		id := l.nextID
+		l.nextID++
+		var recycled string
+		if n := len(l.pool); n > 0 {
+			recycled = l.pool[n-1]
+			l.pool = l.pool[:n-1]
+		}
+		l.mu.Unlock()
+
+		seg, err := l.prepareSegment(id, recycled)
+
+		l.mu.Lock()
+		l.ready, l.readyErr = seg, err
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}
+}
+
+// checkSpaceLocked asks the engine to flush when the live segments exceed
+// TotalSpace: up to the oldest segment that leaves them within it.
+// REQUIRES: l.mu held.
+func (l *Log) checkSpaceLocked() {
+	var total int64
+	for _, s := range l.segments {
+		total += s.size
+	}
+	if total <= l.opts.TotalSpace {
+		return
+	}
+	i := 0
+	for rest := total; rest > l.opts.TotalSpace && i < len(l.segments)-1; i++ {
+		rest -= l.segments[i].size
+	}
+	upTo := Position{Segment: l.segments[i].id}
+	if l.opts.OnFull == nil {
+		l.log.Warn("commit log exceeds commitlog_total_space and nothing flushes it",
+			"bytes", total, "total_space", l.opts.TotalSpace)
+		return
+	}
+	l.fullPending = &upTo
+	l.poke(l.fullC)
+}
+
+// fullLoop calls OnFull, one call at a time, with the newest request.
+func (l *Log) fullLoop() {
+	for {
+		select {
+		case <-l.closeC:
+			return
+		case <-l.fullC:
+		}
+		l.mu.Lock()
+		p := l.fullPending
+		l.fullPending = nil
+		flushed := l.flushed
+		l.mu.Unlock()
+		if p != nil && flushed.Less(*p) {
+			l.opts.OnFull(*p)
+		}
+	}
+}
+
+// failLocked applies commit_failure_policy to an I/O error. Every queued
+// waiter fails with it: no write is acknowledged unless it is known durable.
+// The failed segment gets no more writes, syncs or end record. It returns
+// the error the caller's append should report.
+// REQUIRES: l.mu held.
+func (l *Log) failLocked(seg *segment, op string, cause error) error {
+	err := fmt.Errorf("commitlog: %s: %w", op, cause)
+	if seg != nil {
+		err = fmt.Errorf("commitlog: %s %s: %w", op, seg.path, cause)
+		seg.failed = true
+		if seg == l.cur {
+			seg.state = segSealing
+			l.sealing = append(l.sealing, seg)
+			l.cur = nil
+			l.poke(l.flushC)
+		}
+	}
+	if l.opts.FailurePolicy != PolicyIgnore {
+		if l.err == nil {
+			l.err = fmt.Errorf("%w (commit_failure_policy %s): %w", ErrStopped, l.opts.FailurePolicy, err)
+			l.log.Error("commit log stopped accepting writes", "policy", l.opts.FailurePolicy, "err", err)
+			stopErr := l.err
+			l.failOnce.Do(func() { go l.runFailureHooks(stopErr) })
+		}
+		err = l.err
+	} else {
+		l.log.Error("commit log I/O error ignored (commit_failure_policy ignore); the writes it covered failed",
+			"err", err)
+	}
+	for _, w := range l.queue {
+		w.done <- err
+	}
+	clear(l.queue)
+	l.queue = l.queue[:0]
+	l.cond.Broadcast()
+	return err
+}
+
+func (l *Log) runFailureHooks(err error) {
+	if l.opts.OnFailure != nil {
+		l.opts.OnFailure(err)
+	}
+	if l.opts.FailurePolicy == PolicyDie {
+		l.log.Error("commit log failure: exiting (commit_failure_policy die)", "err", err)
+		l.opts.Die(err)
+	}
+}
+
+// poke wakes the goroutine behind c without blocking.
+func (l *Log) poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,282 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// ReplayStats reports what Replay read.
+type ReplayStats struct {
+	Segments int
+	Records  int
+	// Bytes counts payload bytes handed to fn.
+	Bytes int64
+	// TruncatedBytes counts the torn, zeroed or stale bytes cut from the
+	// tails of segments.
+	TruncatedBytes int64
+	// SkippedBytes counts corrupt bytes skipped under IgnoreReplayErrors.
+	SkippedBytes int64
+	Duration     time.Duration
+}
+
+// Replay calls fn for every valid record of every segment that existed at
+// Open, in log order. fn gets the payload, valid only during the call, and
+// its position. A segment ends at its end record, at the end of the file, or
+// at its first record that does not decode:
+//
+//   - if no later record of the segment claims that the bytes there had been
+//     synced, they are a tail torn by a crash (or zeroed, or left over from
+//     the file's previous life as another segment): replay truncates the
+//     segment there and logs how many bytes it cut;
+//   - otherwise the record was damaged after it was made durable: Replay
+//     fails with a *CorruptionError naming the file and offset, or, under
+//     IgnoreReplayErrors, logs it and resumes at the next valid record.
+//
+// Replaying twice gives the same records. Replay must be called before the
+// first Append; an error from fn stops it and is returned.
+func (l *Log) Replay(fn func(payload []byte, pos Position) error) (ReplayStats, error) {
+	start := time.Now()
+	var st ReplayStats
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return st, ErrClosed
+	}
+	if l.appended {
+		l.mu.Unlock()
+		return st, ErrReplayAfterAppend
+	}
+	var segs []*segment
+	for _, s := range l.old {
+		if s.state == segOld {
+			segs = append(segs, s)
+		}
+	}
+	l.mu.Unlock()
+
+	for _, s := range segs {
+		st.Segments++
+		if err := l.replaySegment(s, fn, &st); err != nil {
+			st.Duration = time.Since(start)
+			return st, err
+		}
+	}
+	st.Duration = time.Since(start)
+	l.log.Info("commit log replayed", "segments", st.Segments, "records", st.Records, "bytes", st.Bytes,
+		"truncated_bytes", st.TruncatedBytes, "skipped_bytes", st.SkippedBytes, "duration", st.Duration)
+	return st, nil
+}
+
+func (l *Log) replaySegment(seg *segment, fn func([]byte, Position) error, st *ReplayStats) error {
+	f, err := l.opts.FS.Open(seg.path, vfs.SequentialReadsOption)
+	if err != nil {
+		return fmt.Errorf("commitlog: open %s: %w", seg.path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("commitlog: stat %s: %w", seg.path, err)
+	}
+	r := &segmentReader{f: f, size: info.Size()}
+	res, err := scanSegment(r, seg.id, l.opts.IgnoreReplayErrors, func(payload []byte, off int64) error {
+		st.Records++
+		st.Bytes += int64(len(payload))
+		return fn(payload, Position{Segment: seg.id, Offset: off})
+	})
+	if err != nil {
+		var ce *CorruptionError
+		if errors.As(err, &ce) {
+			ce.File = seg.path
+		}
+		return err
+	}
+	if res.headerErr != nil {
+		l.log.Warn("commit log segment has no valid header", "file", seg.path, "err", res.headerErr)
+	}
+	for _, sk := range res.skipped {
+		st.SkippedBytes += sk.bytes
+		l.log.Warn("commit log skipped a corrupt record (ignore replay errors is set)",
+			"file", seg.path, "offset", sk.off, "bytes", sk.bytes, "reason", sk.reason)
+	}
+	if res.unused {
+		l.log.Info("commit log segment was prepared but never used", "file", seg.path)
+		return nil
+	}
+	if res.tornAt < 0 {
+		return nil
+	}
+	cut := r.size - res.tornAt
+	st.TruncatedBytes += cut
+	l.log.Warn("commit log truncated the torn tail of a segment",
+		"file", seg.path, "offset", res.tornAt, "bytes", cut, "reason", res.tornReason)
+	if err := l.truncateSegment(seg, res.tornAt); err != nil {
+		return fmt.Errorf("commitlog: truncate %s at %d: %w", seg.path, res.tornAt, err)
+	}
+	return nil
+}
+
+// truncateSegment ends seg at off for good: an end record there makes every
+// later replay stop at it, and where the file can be truncated it is.
+func (l *Log) truncateSegment(seg *segment, off int64) error {
+	f, err := l.opts.FS.OpenReadWrite(seg.path, writeCategory)
+	if err != nil {
+		return err
+	}
+	err = writeFull(f, endRecord(seg.id, off), off)
+	if t, ok := f.(interface{ Truncate(int64) error }); ok && err == nil {
+		err = t.Truncate(off + recordHeaderSize)
+	}
+	if err == nil {
+		err = f.SyncData()
+	}
+	return errors.Join(err, f.Close())
+}
+
+type skip struct {
+	off, bytes int64
+	reason     string
+}
+
+// scanResult says how a segment ended.
+type scanResult struct {
+	headerErr  error
+	unused     bool   // no valid header and no valid first record
+	tornAt     int64  // offset of a torn tail, or -1
+	tornReason string // why the record there did not decode
+	skipped    []skip
+}
+
+// scanSegment decodes the records of segment id from r, calling fn for each
+// data record. It never panics on any input.
+func scanSegment(r *segmentReader, id uint64, skipCorrupt bool, fn func(payload []byte, off int64) error) (scanResult, error) {
+	res := scanResult{tornAt: -1}
+	hdr, err := r.at(0, segmentHeaderSize)
+	if err != nil {
+		return res, err
+	}
+	if hid, _, herr := parseSegmentHeader(hdr); herr != nil {
+		if errors.Is(herr, errHeaderVersion) {
+			return res, fmt.Errorf("commitlog: segment %d: %w", id, herr)
+		}
+		res.headerErr = herr
+	} else if hid != id {
+		res.headerErr = fmt.Errorf("header names segment %d", hid)
+	}
+	off := int64(segmentHeaderSize)
+	for off < r.size {
+		h, payload, derr, err := r.record(off, id)
+		if err != nil {
+			return res, err
+		}
+		if derr == nil {
+			if h.kind == kindEnd {
+				return res, nil
+			}
+			if err := fn(payload, off); err != nil {
+				return res, err
+			}
+			off += h.size()
+			continue
+		}
+		next, synced, err := r.scanAhead(off+recordAlign, id)
+		if err != nil {
+			return res, err
+		}
+		if synced <= off {
+			if off == segmentHeaderSize && (res.headerErr != nil || errors.Is(derr, errRecordSegment)) {
+				// A file created or renamed for reuse that was never
+				// written to: what follows its header, if anything, is an
+				// older segment's.
+				res.unused = true
+				return res, nil
+			}
+			res.tornAt, res.tornReason = off, derr.Error()
+			return res, nil
+		}
+		if !skipCorrupt {
+			return res, &CorruptionError{Offset: off, Reason: derr.Error()}
+		}
+		res.skipped = append(res.skipped, skip{off: off, bytes: next - off, reason: derr.Error()})
+		off = next
+	}
+	return res, nil
+}
+
+// segmentReader reads a segment file through a window, so that a segment
+// never needs to be in memory whole.
+type segmentReader struct {
+	f      io.ReaderAt
+	size   int64
+	buf    []byte
+	bufOff int64
+}
+
+const readWindow = 1 << 20
+
+// at returns up to n bytes from off (fewer at the end of the file), valid
+// until the next call.
+func (r *segmentReader) at(off int64, n int) ([]byte, error) {
+	if off >= r.size {
+		return nil, nil
+	}
+	n = int(min(int64(n), r.size-off))
+	if off >= r.bufOff && off+int64(n) <= r.bufOff+int64(len(r.buf)) {
+		return r.buf[off-r.bufOff : off-r.bufOff+int64(n)], nil
+	}
+	want := int(min(int64(max(n, readWindow)), r.size-off))
+	if cap(r.buf) < want {
+		r.buf = make([]byte, want)
+	}
+	r.buf = r.buf[:want]
+	m, err := r.f.ReadAt(r.buf, off)
+	if err != nil && !(errors.Is(err, io.EOF) && m == want) {
+		r.buf = r.buf[:0]
+		return nil, fmt.Errorf("commitlog: read at %d: %w", off, err)
+	}
+	r.bufOff = off
+	return r.buf[:n], nil
+}
+
+// record decodes the record at off. derr says why it does not decode; err
+// is an I/O error.
+func (r *segmentReader) record(off int64, id uint64) (h recordHeader, payload []byte, derr, err error) {
+	b, err := r.at(off, recordHeaderSize)
+	if err != nil {
+		return h, nil, nil, err
+	}
+	if h, derr = parseRecordHeader(b, id, off); derr != nil {
+		return h, nil, derr, nil
+	}
+	if h.size() > r.size-off {
+		return h, nil, errRecordShort, nil
+	}
+	if b, err = r.at(off, int(h.size())); err != nil {
+		return h, nil, nil, err
+	}
+	payload, derr = checkRecord(h, b)
+	return h, payload, derr, nil
+}
+
+// scanAhead looks at every aligned offset from off on for valid records of
+// segment id. It returns the first one's offset (the end of the file if
+// none) and the highest synced offset any of them claims. A claim past a
+// bad record proves the bad record had been synced before it was damaged.
+func (r *segmentReader) scanAhead(off int64, id uint64) (first, synced int64, err error) {
+	first = r.size
+	for ; off+recordHeaderSize <= r.size; off += recordAlign {
+		h, _, derr, err := r.record(off, id)
+		if err != nil {
+			return first, synced, err
+		}
+		if derr != nil {
+			continue
+		}
+		first = min(first, off)
+		synced = max(synced, int64(h.synced))
+	}
+	return first, synced, nil
+}

@@ -1,0 +1,304 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// writeRecords appends payloads to a fresh log in batch mode, so each record
+// claims the ones before it synced, and closes it.
+func writeRecords(t *testing.T, opts Options, ps []string) []Position {
+	t.Helper()
+	l := mustOpen(t, opts)
+	var pos []Position
+	for _, p := range ps {
+		at, err := l.Append([]byte(p))
+		mustf(t, err, "Append(%q)", p)
+		pos = append(pos, at)
+	}
+	mustf(t, l.Close(), "Close")
+	return pos
+}
+
+func TestReplayRoundTrip(t *testing.T) {
+	for _, mode := range []string{SyncPeriodic, SyncBatch, SyncGroup, SyncAdaptive} {
+		t.Run(mode, func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := testOptions(fs)
+			opts.Sync = mode
+			opts.GroupWindow = 50 * 1000 // 50µs
+			want := []string{"", "a", "bb", strings.Repeat("x", 1000), "last"}
+			pos := writeRecords(t, opts, want)
+			got, st, err := replayAll(t, opts)
+			mustf(t, err, "Replay")
+			if !slices.Equal(payloads(got), want) {
+				t.Fatalf("replayed %q, want %q", payloads(got), want)
+			}
+			for i := range got {
+				if got[i].pos != pos[i] {
+					t.Errorf("record %d replayed at %v, appended at %v", i, got[i].pos, pos[i])
+				}
+			}
+			if st.Records != len(want) || st.TruncatedBytes != 0 || st.SkippedBytes != 0 || st.Segments != 1 {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}
+
+func TestReplayAfterAppend(t *testing.T) {
+	l := mustOpen(t, testOptions(vfs.NewMem()))
+	defer l.Close()
+	if _, err := l.Append([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Replay(func([]byte, Position) error { return nil }); !errors.Is(err, ErrReplayAfterAppend) {
+		t.Fatalf("Replay after Append: %v", err)
+	}
+}
+
+func TestReplayCallbackError(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := testOptions(fs)
+	writeRecords(t, opts, []string{"a", "b", "c"})
+	l := mustOpen(t, opts)
+	defer l.Close()
+	stop := errors.New("engine says no")
+	n := 0
+	_, err := l.Replay(func([]byte, Position) error {
+		n++
+		if n == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 2 {
+		t.Fatalf("Replay = %v after %d records", err, n)
+	}
+}
+
+// tornBase writes five records, closes the log and returns the segment's
+// bytes without its end record, and where the last record starts.
+func tornBase(t *testing.T) (opts Options, path string, base []byte, last int64, want []string) {
+	t.Helper()
+	fs := vfs.NewMem()
+	opts = testOptions(fs)
+	want = []string{"first", "second", "third", "fourth", "the fifth and last record"}
+	pos := writeRecords(t, opts, want)
+	path = fs.PathJoin(testDir, segmentName(pos[0].Segment))
+	b := readFile(t, fs, path)
+	end := int64(len(b)) - recordHeaderSize
+	if h, _, err := decodeRecord(b[end:], pos[0].Segment, end); err != nil || h.kind != kindEnd {
+		t.Fatalf("segment does not end with an end record: %v", err)
+	}
+	return opts, path, b[:end], pos[len(pos)-1].Offset, want
+}
+
+// TestTornTail cuts the last record at every byte: replay keeps the records
+// before it, reports the cut bytes, and appends after a restart follow them.
+func TestTornTail(t *testing.T) {
+	opts, path, base, last, want := tornBase(t)
+	for cut := last; cut <= int64(len(base)); cut++ {
+		t.Run(fmt.Sprint(cut-last), func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := opts
+			opts.FS = fs
+			logs := &testLogger{}
+			opts.Logger = logs.logger()
+			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+			writeFile(t, fs, path, base[:cut])
+
+			wantHere, torn := want[:4], cut-last
+			if cut == int64(len(base)) {
+				wantHere, torn = want, 0
+			}
+			got, st, err := replayAll(t, opts)
+			mustf(t, err, "Replay")
+			if !slices.Equal(payloads(got), wantHere) {
+				t.Fatalf("replayed %q, want %q", payloads(got), wantHere)
+			}
+			if st.TruncatedBytes != torn {
+				t.Fatalf("TruncatedBytes = %d, want %d", st.TruncatedBytes, torn)
+			}
+			if torn > 0 && !strings.Contains(logs.String(), fmt.Sprintf("bytes=%d", torn)) {
+				t.Fatalf("no log line with the truncated byte count:\n%s", logs)
+			}
+
+			// A restart appends after the kept records.
+			l := mustOpen(t, opts)
+			_, err = l.Replay(func([]byte, Position) error { return nil })
+			mustf(t, err, "second Replay")
+			_, err = l.Append([]byte("after restart"))
+			mustf(t, err, "Append")
+			mustf(t, l.Close(), "Close")
+			got, st, err = replayAll(t, opts)
+			mustf(t, err, "third Replay")
+			if w := append(slices.Clone(wantHere), "after restart"); !slices.Equal(payloads(got), w) {
+				t.Fatalf("after restart replayed %q, want %q", payloads(got), w)
+			}
+			if st.TruncatedBytes != 0 {
+				t.Fatalf("truncated again: %+v", st)
+			}
+		})
+	}
+}
+
+func TestZeroedTail(t *testing.T) {
+	opts, path, base, last, want := tornBase(t)
+	zeroLast := slices.Clone(base)
+	clear(zeroLast[last:])
+	for _, tc := range []struct {
+		name  string
+		bytes []byte
+		want  []string
+		torn  int64
+	}{
+		{"zeros after the last record", append(slices.Clone(base), make([]byte, 4096)...), want, 4096},
+		{"last record zeroed", zeroLast, want[:4], int64(len(base)) - last},
+		{"a page of zeros mid-record", append(slices.Clone(base[:last+10]), make([]byte, 4096)...), want[:4], 4106},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := opts
+			opts.FS = fs
+			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+			writeFile(t, fs, path, tc.bytes)
+			got, st, err := replayAll(t, opts)
+			mustf(t, err, "Replay")
+			if !slices.Equal(payloads(got), tc.want) || st.TruncatedBytes != tc.torn {
+				t.Fatalf("replayed %q truncating %d, want %q truncating %d", payloads(got), st.TruncatedBytes, tc.want, tc.torn)
+			}
+			got, st, err = replayAll(t, opts)
+			mustf(t, err, "Replay again")
+			if !slices.Equal(payloads(got), tc.want) || st.TruncatedBytes != 0 {
+				t.Fatalf("second replay %q truncating %d", payloads(got), st.TruncatedBytes)
+			}
+		})
+	}
+}
+
+// TestRecycledStaleTail: a reused file still holds an older segment's
+// records after the new ones; they are never replayed.
+func TestRecycledStaleTail(t *testing.T) {
+	old, _ := encodeSegment(3, []string{"old-1", "old-2", "old-3", "old-4", "old-5", "old-6"}, nil)
+	fresh, _ := encodeSegment(7, []string{"new-1", "new-2"}, nil)
+	for _, tc := range []struct {
+		name   string
+		file   []byte
+		want   []string
+		unused bool
+	}{
+		{"new records over old ones", append(slices.Clone(fresh), old[len(fresh):]...), []string{"new-1", "new-2"}, false},
+		{"header only over old ones", append(segmentHeader(7), old[segmentHeaderSize:]...), nil, true},
+		{"old header left", old, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := testOptions(fs)
+			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+			writeFile(t, fs, fs.PathJoin(testDir, segmentName(7)), tc.file)
+			for range 2 {
+				got, st, err := replayAll(t, opts)
+				mustf(t, err, "Replay")
+				if !slices.Equal(payloads(got), tc.want) {
+					t.Fatalf("replayed %q, want %q", payloads(got), tc.want)
+				}
+				if tc.unused && st.TruncatedBytes != 0 {
+					t.Fatalf("an unused segment was truncated: %+v", st)
+				}
+			}
+		})
+	}
+}
+
+func TestMidSegmentCorruption(t *testing.T) {
+	want := []string{"zero", "one", "two", "three", "four"}
+	damages := []struct {
+		name string
+		at   int64 // byte of the record to flip
+	}{
+		{"payload", recordHeaderSize},
+		{"segment id", 16},
+		{"kind", 12},
+		{"length", 5},
+	}
+	for i := range want {
+		for _, d := range damages {
+			t.Run(fmt.Sprintf("record %d/%s", i, d.name), func(t *testing.T) {
+				fs := vfs.NewMem()
+				opts := testOptions(fs)
+				pos := writeRecords(t, opts, want)
+				path := fs.PathJoin(testDir, segmentName(pos[i].Segment))
+				b := readFile(t, fs, path)
+				b[pos[i].Offset+d.at] ^= 0x40 // a bit rots
+				writeFile(t, fs, path, b)
+
+				_, _, err := replayAll(t, opts)
+				var ce *CorruptionError
+				if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("Replay = %v, want a CorruptionError", err)
+				}
+				if ce.File != path || ce.Offset != pos[i].Offset {
+					t.Fatalf("corruption reported in %s at %d, want %s at %d", ce.File, ce.Offset, path, pos[i].Offset)
+				}
+				if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, fmt.Sprint(pos[i].Offset)) {
+					t.Fatalf("message does not name the file and offset: %s", msg)
+				}
+
+				opts.IgnoreReplayErrors = true
+				skipped := slices.Delete(slices.Clone(want), i, i+1)
+				for range 2 {
+					got, st, err := replayAll(t, opts)
+					mustf(t, err, "Replay with IgnoreReplayErrors")
+					if !slices.Equal(payloads(got), skipped) {
+						t.Fatalf("replayed %q, want %q", payloads(got), skipped)
+					}
+					if st.SkippedBytes != recordSize(len(want[i])) || st.TruncatedBytes != 0 {
+						t.Fatalf("stats %+v", st)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestTornTailWithLaterUnsyncedRecords: after a crash, unsynced pages may
+// survive past a lost one. Records there claim nothing past the hole, so it
+// is a torn tail, not corruption.
+func TestTornTailWithLaterUnsyncedRecords(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := testOptions(fs)
+	b, offs := encodeSegment(1, []string{"a", "b"}, nil)
+	// Two more records written after the last sync, which covered "a" only.
+	for _, p := range []string{"c", "d"} {
+		offs = append(offs, int64(len(b)))
+		b = append(b, encodeRecord(kindData, 1, offs[1], []byte(p))...)
+	}
+	clear(b[offs[2] : offs[2]+8]) // "c" is lost
+	mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+	writeFile(t, fs, fs.PathJoin(testDir, segmentName(1)), b)
+	got, st, err := replayAll(t, opts)
+	mustf(t, err, "Replay")
+	if !slices.Equal(payloads(got), []string{"a", "b"}) || st.TruncatedBytes != int64(len(b))-offs[2] {
+		t.Fatalf("replayed %q, stats %+v", payloads(got), st)
+	}
+}
+
+func TestUnknownVersionStopsReplay(t *testing.T) {
+	fs := vfs.NewMem()
+	b, _ := encodeSegment(1, []string{"a"}, nil)
+	b[16] = 9
+	copy(b[20:24], []byte{0, 0, 0, 0})
+	crc := crc32c(b[:20])
+	b[20], b[21], b[22], b[23] = byte(crc), byte(crc>>8), byte(crc>>16), byte(crc>>24)
+	mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+	writeFile(t, fs, fs.PathJoin(testDir, segmentName(1)), b)
+	if _, _, err := replayAll(t, testOptions(fs)); !errors.Is(err, errHeaderVersion) {
+		t.Fatalf("Replay of a newer format = %v", err)
+	}
+}

@@ -1,0 +1,228 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+const (
+	segmentPrefix    = "CommitLog-"
+	segmentSuffix    = ".log"
+	recycledSuffix   = ".recycle"
+	lockFileName     = "LOCK"
+	writeCategory    = vfs.DiskWriteCategory("commitlog")
+	maxRecycledFiles = 2
+)
+
+// segmentName is the file name of segment id: zero-padded so that names sort
+// like ids.
+func segmentName(id uint64) string { return fmt.Sprintf("%s%020d%s", segmentPrefix, id, segmentSuffix) }
+
+// recycledName is the name a freed segment waits under until it is reused.
+// It never looks like a segment, so replay never reads it.
+func recycledName(id uint64) string {
+	return fmt.Sprintf("%s%020d%s", segmentPrefix, id, recycledSuffix)
+}
+
+// parseFileName recognises segment and recycled file names.
+func parseFileName(name string) (id uint64, recycled, ok bool) {
+	rest, found := strings.CutPrefix(name, segmentPrefix)
+	if !found {
+		return 0, false, false
+	}
+	digits, found := strings.CutSuffix(rest, segmentSuffix)
+	if !found {
+		if digits, found = strings.CutSuffix(rest, recycledSuffix); !found {
+			return 0, false, false
+		}
+		recycled = true
+	}
+	id, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || id == 0 {
+		return 0, false, false
+	}
+	return id, recycled, true
+}
+
+type segState int
+
+const (
+	segOld     segState = iota // found at Open; read only by Replay
+	segReady                   // prepared, not yet appended to
+	segActive                  // Log.cur: appends go here
+	segSealing                 // rotated out: the flusher owes it a final sync and an end record
+	segClosed                  // handles closed; waits for MarkFlushed
+	segRemoved                 // deleted or recycled
+)
+
+// segment is one file of the log. Its mutable fields are guarded by Log.mu,
+// except the handles: w belongs to the appender holding Log.mu while the
+// segment is active and to the flusher afterwards; s belongs to the flusher.
+type segment struct {
+	id   uint64
+	path string
+	// size is what the segment counts against TotalSpace.
+	size int64
+
+	state   segState
+	written int64 // end of the last record written
+	synced  int64 // everything before it is durable
+	failed  bool  // an I/O error hit it: it gets no more syncs and no end record
+
+	// NB: two handles on one file. Appends write through w while the flusher
+	// fdatasyncs through s, so an append never waits for an fsync in
+	// progress, and each vfs.File still sees one Write or Sync at a time.
+	// REQUIRES: syncing one handle makes durable what was written through
+	// another handle of the same file, as fsync(2) does.
+	w, s vfs.File
+}
+
+func (s *segment) pos() Position { return Position{Segment: s.id, Offset: s.written} }
+
+// closeFiles closes the segment's handles, keeping the first error.
+func (s *segment) closeFiles() error {
+	var err error
+	for _, f := range []*vfs.File{&s.w, &s.s} {
+		if *f != nil {
+			err = errors.Join(err, (*f).Close())
+			*f = nil
+		}
+	}
+	return err
+}
+
+// prepareSegment makes segment id ready for appends, off the write path: it
+// reuses a recycled file when there is one (its stale records carry an older
+// segment id, so they are never replayed) or creates and preallocates a new
+// one, writes the header, and syncs the file and the directory so that
+// nothing acknowledged in it can be lost with its directory entry.
+func (l *Log) prepareSegment(id uint64, recycled string) (*segment, error) {
+	fs := l.opts.FS
+	path := fs.PathJoin(l.opts.Dir, segmentName(id))
+	if recycled != "" {
+		if err := fs.Rename(recycled, path); err != nil {
+			l.log.Warn("commit log could not reuse a recycled segment; creating a new one", "file", recycled, "err", err)
+			_ = fs.Remove(recycled)
+			recycled = ""
+		}
+	}
+	seg := &segment{id: id, path: path, size: l.opts.SegmentSize, state: segReady,
+		written: segmentHeaderSize, synced: segmentHeaderSize}
+	err := func() error {
+		var err error
+		if seg.w, err = fs.OpenReadWrite(path, writeCategory); err != nil {
+			return err
+		}
+		if recycled == "" {
+			// Preallocation only saves allocations on the write path; a
+			// file system without it still works.
+			if err := seg.w.Preallocate(0, l.opts.SegmentSize); err != nil && !l.preallocWarned.Swap(true) {
+				l.log.Warn("commit log could not preallocate a segment", "file", path, "err", err)
+			}
+		}
+		if err := writeFull(seg.w, segmentHeader(id), 0); err != nil {
+			return err
+		}
+		if err := seg.w.SyncData(); err != nil {
+			return err
+		}
+		if seg.s, err = fs.OpenReadWrite(path, writeCategory); err != nil {
+			return err
+		}
+		return l.syncDir()
+	}()
+	if err != nil {
+		_ = seg.closeFiles()
+		_ = fs.Remove(path)
+		return nil, fmt.Errorf("commitlog: prepare segment %s: %w", path, err)
+	}
+	return seg, nil
+}
+
+// sealSegment finishes a rotated segment once its final sync is done: an end
+// record (proof for replay that everything before it was synced, and the
+// end of a recycled file's live part), one more sync, and closing. Only the
+// flusher calls it. A segment that failed, or a log that stopped, gets no
+// end record.
+func (l *Log) sealSegment(seg *segment) {
+	l.mu.Lock()
+	failed := seg.failed || l.err != nil
+	if !failed && seg.synced < seg.written {
+		l.mu.Unlock()
+		return // not yet synced; the next flush cycle gets to it
+	}
+	end := seg.written
+	l.mu.Unlock()
+
+	var err error
+	if !failed {
+		if err = writeFull(seg.w, endRecord(seg.id, end), end); err == nil {
+			err = seg.s.SyncData()
+		}
+	}
+	closeErr := seg.closeFiles()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sealing = removeSegment(l.sealing, seg)
+	seg.state = segClosed
+	l.cond.Broadcast()
+	if err != nil {
+		l.failLocked(seg, "seal", err)
+	} else if closeErr != nil {
+		l.log.Warn("commit log could not close a segment", "file", seg.path, "err", closeErr)
+	}
+}
+
+// disposeFile recycles or deletes a freed segment file.
+func (l *Log) disposeFile(path string, id uint64, recycle bool) error {
+	fs := l.opts.FS
+	if recycle {
+		to := fs.PathJoin(l.opts.Dir, recycledName(id))
+		if err := fs.Rename(path, to); err == nil {
+			l.mu.Lock()
+			l.pool = append(l.pool, to)
+			l.poolReserved--
+			l.mu.Unlock()
+			l.poke(l.prepC)
+			return nil
+		}
+		l.mu.Lock()
+		l.poolReserved--
+		l.mu.Unlock()
+	}
+	if err := fs.Remove(path); err != nil {
+		return fmt.Errorf("commitlog: remove %s: %w", path, err)
+	}
+	return nil
+}
+
+func (l *Log) syncDir() error {
+	d, err := l.opts.FS.OpenDir(l.opts.Dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+func writeFull(f vfs.File, b []byte, off int64) error {
+	n, err := f.WriteAt(b, off)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+func removeSegment(list []*segment, seg *segment) []*segment {
+	for i, s := range list {
+		if s == seg {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}

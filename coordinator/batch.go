@@ -1,0 +1,137 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/statements"
+)
+
+// batchPlan is a BEGIN ... APPLY BATCH statement: its writes go in one
+// mutation, applied atomically.
+type batchPlan struct {
+	children []*writePlan
+	binds    []*message.ColumnMetadata
+	counter  bool
+}
+
+func (p *batchPlan) markers() []*message.ColumnMetadata       { return p.binds }
+func (p *batchPlan) pkIndices() []uint16                      { return nil }
+func (p *batchPlan) resultColumns() []*message.ColumnMetadata { return nil }
+
+func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (plan, error) {
+	p := &batchPlan{counter: s.Type == statements.BatchCounter}
+	b := newBinder("", "", n)
+	for _, child := range s.Statements {
+		var wp *writePlan
+		var err error
+		switch st := child.(type) {
+		case *statements.Insert:
+			if st.Using.Timestamp == nil {
+				st.Using.Timestamp = s.Using.Timestamp
+			}
+			wp, err = c.insertPlan(st, b, session)
+		case *statements.Update:
+			if st.Using.Timestamp == nil {
+				st.Using.Timestamp = s.Using.Timestamp
+			}
+			wp, err = c.updatePlan(st, b, session)
+		case *statements.Delete:
+			if st.Using.Timestamp == nil {
+				st.Using.Timestamp = s.Using.Timestamp
+			}
+			wp, err = c.deletePlan(st, b, session)
+		default:
+			return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.children = append(p.children, wp)
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.binds = b.specs
+	return p, nil
+}
+
+func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	m := c.engine.NewMutation()
+	for _, w := range p.children {
+		if err := c.checkCurrent(w.t); err != nil {
+			return nil, err
+		}
+		if err := w.mutateInto(m, x); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.engine.Apply(m); err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	return &message.VoidResult{}, nil
+}
+
+// batch executes a BATCH message: each child, prepared or not, with its own
+// values, in one atomic mutation.
+func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message.Batch) (message.Message, error) {
+	if len(b.Children) == 0 {
+		return &message.VoidResult{}, nil
+	}
+	if len(b.Children) > 65535 {
+		return nil, invalidf("Too many statements in a batch: %d (the maximum is 65535)", len(b.Children))
+	}
+	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace}
+	ks := keyspaceOf(req, b.Keyspace)
+	m := c.engine.NewMutation()
+	base := &execution{version: req.Version, opts: opts}
+	base.now()
+	for i, ch := range b.Children {
+		var p plan
+		if ch.Id != nil {
+			var id [16]byte
+			if len(ch.Id) != len(id) {
+				return nil, unprepared(ch.Id)
+			}
+			copy(id[:], ch.Id)
+			c.prepMu.RLock()
+			ps := c.prepared[id]
+			c.prepMu.RUnlock()
+			if ps == nil {
+				return nil, unprepared(ch.Id)
+			}
+			p = ps.plan
+		} else {
+			stmt, n, err := statements.Parse(ch.Query)
+			if err != nil {
+				return nil, err
+			}
+			if p, err = c.analyze(stmt, n, ks); err != nil {
+				return nil, err
+			}
+		}
+		w, ok := p.(*writePlan)
+		if !ok {
+			return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
+		}
+		if err := c.checkCurrent(w.t); err != nil {
+			return nil, err
+		}
+		x := &execution{version: req.Version, opts: opts, at: base.at}
+		if err := bindValues(w, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
+			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
+		}
+		if err := w.mutateInto(m, x); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.engine.Apply(m); err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	_ = primitive.BatchTypeLogged
+	return &message.VoidResult{}, nil
+}

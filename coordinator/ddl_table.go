@@ -1,0 +1,349 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// createTablePlan is CREATE TABLE, validated into a definition.
+type createTablePlan struct {
+	noMarkers
+	def         *storage.TableDef
+	ifNotExists bool
+}
+
+func resolveKeyspace(ks, session string) (string, error) {
+	if ks != "" {
+		return ks, nil
+	}
+	if session == "" {
+		return "", invalidf("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	}
+	return session, nil
+}
+
+func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session string) (plan, error) {
+	ks, err := resolveKeyspace(s.Keyspace, session)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ks) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	}
+	if !keyspaceNameRE.MatchString(s.Table) {
+		return nil, invalidf("Table name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"%s\")", s.Table)
+	}
+	if s.CompactStorage {
+		return nil, invalidf("Compact tables are not allowed in Cassandra starting with 4.0 version.")
+	}
+	switch {
+	case s.PrimaryKeys == 0:
+		return nil, invalidf("No PRIMARY KEY specifed for table '%s' (exactly one required)", s.Table)
+	case s.PrimaryKeys > 1:
+		return nil, invalidf("Multiple PRIMARY KEY specified for table '%s' (exactly one required)", s.Table)
+	}
+	def := &storage.TableDef{Keyspace: ks, Name: s.Table, Options: storage.DefaultTableOptions()}
+	copy(def.ID[:], newTimeUUID(time.Now()))
+	declared := map[string]statements.ColumnDef{}
+	for _, cd := range s.Columns {
+		if _, dup := declared[cd.Name]; dup {
+			return nil, invalidf("Duplicate column '%s' declaration for table '%s'", cd.Name, s.Table)
+		}
+		typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
+		if err != nil {
+			return nil, invalidf("%v", err)
+		}
+		_ = typ
+		_ = frozen
+		declared[cd.Name] = cd
+	}
+	kinds := map[string]string{}
+	for i, name := range s.PartitionKey {
+		cd, ok := declared[name]
+		if !ok {
+			return nil, invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
+		}
+		if err := checkKeyColumn(cd); err != nil {
+			return nil, err
+		}
+		if _, dup := kinds[name]; dup {
+			return nil, invalidf("Duplicate column '%s' in PRIMARY KEY", name)
+		}
+		kinds[name] = storage.KindPartitionKey
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: name, Type: cd.Type, Kind: storage.KindPartitionKey, Position: i, Order: "none"})
+	}
+	order := map[string]string{}
+	for i, o := range s.ClusteringOrder {
+		if i >= len(s.Clustering) || s.Clustering[i] != o.Column {
+			if _, isCK := declared[o.Column]; !isCK || !contains(s.Clustering, o.Column) {
+				return nil, invalidf("Only clustering key columns can be defined in CLUSTERING ORDER directive")
+			}
+			return nil, invalidf("The order of columns in the CLUSTERING ORDER directive must be the one of the clustering key")
+		}
+		order[o.Column] = map[bool]string{true: "desc", false: "asc"}[o.Desc]
+	}
+	for i, name := range s.Clustering {
+		cd, ok := declared[name]
+		if !ok {
+			return nil, invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
+		}
+		if err := checkKeyColumn(cd); err != nil {
+			return nil, err
+		}
+		if _, dup := kinds[name]; dup {
+			return nil, invalidf("Duplicate column '%s' in PRIMARY KEY", name)
+		}
+		kinds[name] = storage.KindClustering
+		o := order[name]
+		if o == "" {
+			o = "asc"
+		}
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: name, Type: cd.Type, Kind: storage.KindClustering, Position: i, Order: o})
+	}
+	for _, cd := range s.Columns {
+		if _, isKey := kinds[cd.Name]; isKey {
+			if cd.Static {
+				return nil, invalidf("Static column %s cannot be part of the PRIMARY KEY", cd.Name)
+			}
+			continue
+		}
+		kind := storage.KindRegular
+		if cd.Static {
+			if len(s.Clustering) == 0 {
+				return nil, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
+			}
+			kind = storage.KindStatic
+		}
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
+	}
+	storage.SortColumns(def.Columns)
+	if err := applyTableProperties(&def.Options, s.Properties); err != nil {
+		return nil, err
+	}
+	if _, err := compileTable(def); err != nil {
+		return nil, invalidf("%v", err)
+	}
+	return &createTablePlan{def: def, ifNotExists: s.IfNotExists}, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeyColumn refuses types Cassandra does not allow in a primary key.
+func checkKeyColumn(cd statements.ColumnDef) error {
+	typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
+	if err != nil {
+		return invalidf("%v", err)
+	}
+	switch typ.Code() {
+	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+		if !frozen {
+			return invalidf("Invalid non-frozen collection type for PRIMARY KEY component %s", cd.Name)
+		}
+	case primitive.DataTypeCodeDuration:
+		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", cd.Name)
+	case primitive.DataTypeCodeCounter:
+		return invalidf("counter type is not supported for PRIMARY KEY column '%s'", cd.Name)
+	}
+	return nil
+}
+
+// applyTableProperties sets the WITH options Cassandra 4.0 accepts.
+func applyTableProperties(o *storage.TableOptions, props statements.Properties) error {
+	num := func(name string, v statements.PropertyValue) (float64, error) {
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if err != nil || v.Map != nil {
+			return 0, configErrorf("Invalid value for property '%s': %s", name, v.Value)
+		}
+		return f, nil
+	}
+	integer := func(name string, v statements.PropertyValue) (int32, error) {
+		n, err := strconv.ParseInt(v.Value, 10, 32)
+		if err != nil || v.Map != nil {
+			return 0, configErrorf("Invalid value for property '%s': %s", name, v.Value)
+		}
+		return int32(n), nil
+	}
+	for name, v := range props {
+		var err error
+		switch name {
+		case "comment":
+			o.Comment = v.Value
+		case "default_time_to_live":
+			o.DefaultTimeToLive, err = integer(name, v)
+			if err == nil && (o.DefaultTimeToLive < 0 || o.DefaultTimeToLive > 630720000) {
+				err = configErrorf("default_time_to_live must be greater than or equal to 0 and lesser than or equal to 630720000 (got %d)", o.DefaultTimeToLive)
+			}
+		case "gc_grace_seconds":
+			o.GCGraceSeconds, err = integer(name, v)
+			if err == nil && o.GCGraceSeconds < 0 {
+				err = configErrorf("gc_grace_seconds must be greater than or equal to 0 (got %d)", o.GCGraceSeconds)
+			}
+		case "bloom_filter_fp_chance":
+			o.BloomFilterFPChance, err = num(name, v)
+		case "crc_check_chance":
+			o.CRCCheckChance, err = num(name, v)
+		case "max_index_interval":
+			o.MaxIndexInterval, err = integer(name, v)
+		case "min_index_interval":
+			o.MinIndexInterval, err = integer(name, v)
+		case "memtable_flush_period_in_ms":
+			o.MemtableFlushPeriodInMs, err = integer(name, v)
+		case "speculative_retry":
+			o.SpeculativeRetry = v.Value
+		case "additional_write_policy":
+			o.AdditionalWritePolicy = v.Value
+		case "read_repair":
+			o.ReadRepair = strings.ToUpper(v.Value)
+		case "caching":
+			if v.Map == nil {
+				return configErrorf("Invalid value for property 'caching': must be a map")
+			}
+			o.Caching = mergeMap(o.Caching, v.Map)
+		case "compaction":
+			if v.Map == nil || v.Map["class"] == "" {
+				return configErrorf("Missing sub-option 'class' for the 'compaction' option.")
+			}
+			o.Compaction = qualifyClass(v.Map, "org.apache.cassandra.db.compaction.")
+		case "compression":
+			if v.Map == nil {
+				return configErrorf("Invalid value for property 'compression': must be a map")
+			}
+			o.Compression = qualifyClass(v.Map, "org.apache.cassandra.io.compress.")
+		case "extensions", "cdc", "dclocal_read_repair_chance", "read_repair_chance":
+			// accepted, not used by a single node
+		default:
+			return configErrorf("Unknown property '%s'", name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mergeMap(base, over map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+func qualifyClass(m map[string]string, pkg string) map[string]string {
+	out := mergeMap(nil, m)
+	if c, ok := out["class"]; ok && !strings.Contains(c, ".") {
+		out["class"] = pkg + c
+	}
+	return out
+}
+
+func (p *createTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	c.schemaMu.Lock()
+	defer c.schemaMu.Unlock()
+	err := c.catalog.CreateTable(p.def)
+	switch {
+	case errors.Is(err, storage.ErrKeyspaceNotFound):
+		return nil, invalidf("Keyspace '%s' doesn't exist", p.def.Keyspace)
+	case errors.Is(err, storage.ErrTableExists):
+		if p.ifNotExists {
+			return &message.VoidResult{}, nil
+		}
+		return nil, &cqlError{code: primitive.ErrorCodeAlreadyExists,
+			msg:      fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", p.def.Name, p.def.Keyspace),
+			keyspace: p.def.Keyspace, table: p.def.Name}
+	case err != nil:
+		return nil, fmt.Errorf("create table %s.%s: %w", p.def.Keyspace, p.def.Name, err)
+	}
+	return c.tableChanged(primitive.SchemaChangeTypeCreated, p.def.Keyspace, p.def.Name), nil
+}
+
+// dropTablePlan is DROP TABLE.
+type dropTablePlan struct {
+	noMarkers
+	keyspace, table string
+	ifExists        bool
+}
+
+func (p *dropTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	c.schemaMu.Lock()
+	defer c.schemaMu.Unlock()
+	if isSystemKeyspace(p.keyspace) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	}
+	def, err := c.catalog.DropTable(p.keyspace, p.table)
+	switch {
+	case errors.Is(err, storage.ErrKeyspaceNotFound):
+		if p.ifExists {
+			return &message.VoidResult{}, nil
+		}
+		return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
+	case errors.Is(err, storage.ErrTableNotFound):
+		if p.ifExists {
+			return &message.VoidResult{}, nil
+		}
+		return nil, invalidf("Table '%s.%s' doesn't exist", p.keyspace, p.table)
+	case err != nil:
+		return nil, fmt.Errorf("drop table %s.%s: %w", p.keyspace, p.table, err)
+	}
+	c.dropData(def)
+	return c.tableChanged(primitive.SchemaChangeTypeDropped, p.keyspace, p.table), nil
+}
+
+// dropData removes a dropped table's rows. The table id is never reused,
+// so a failure here leaves only unreachable data behind.
+func (c *Coordinator) dropData(def *storage.TableDef) {
+	ti, err := compileTable(def)
+	if err == nil {
+		err = c.engine.Truncate(ti.st)
+	}
+	if err != nil {
+		c.log.Error("cannot remove the data of a dropped table", "table", def.Keyspace+"."+def.Name, "err", err)
+	}
+}
+
+// truncatePlan is TRUNCATE.
+type truncatePlan struct {
+	noMarkers
+	keyspace, table string
+}
+
+func (p *truncatePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if isSystemKeyspace(p.keyspace) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	}
+	t, err := c.userTable(p.keyspace, p.table)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.engine.Truncate(t.st); err != nil {
+		return nil, fmt.Errorf("truncate %s.%s: %w", p.keyspace, p.table, err)
+	}
+	return &message.VoidResult{}, nil
+}
+
+// tableChanged pushes the event for a table change and returns its result.
+// REQUIRES: c.schemaMu held.
+func (c *Coordinator) tableChanged(t primitive.SchemaChangeType, ks, table string) message.Message {
+	c.opts.Publish(&message.SchemaChangeEvent{ChangeType: t, Target: primitive.SchemaChangeTargetTable, Keyspace: ks, Object: table})
+	return &message.SchemaChangeResult{ChangeType: t, Target: primitive.SchemaChangeTargetTable, Keyspace: ks, Object: table}
+}

@@ -1,0 +1,768 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+type opKind uint8
+
+const (
+	opSet       opKind = iota + 1 // c = v
+	opAdd                         // c = c + v (collections)
+	opSubtract                    // c = c - v (collections)
+	opPrepend                     // c = v + c (lists)
+	opSetKey                      // c[k] = v (maps)
+	opDelete                      // DELETE c
+	opDeleteKey                   // DELETE c[k] (maps, sets)
+)
+
+// writeOp changes one column of each row a write reaches.
+type writeOp struct {
+	col   int
+	kind  opKind
+	value valueExpr
+	key   valueExpr
+}
+
+type writeKind uint8
+
+const (
+	kindInsert writeKind = iota + 1
+	kindUpdate
+	kindDelete
+)
+
+// writePlan is an INSERT, UPDATE or DELETE without conditions.
+type writePlan struct {
+	t    *tableInfo
+	kind writeKind
+	keys *keyRestrictions // UPDATE and DELETE
+	// INSERT: one value per key column.
+	insertPK, insertCK []valueExpr
+	ops                []writeOp
+	ts, ttl            valueExpr
+	binds              []*message.ColumnMetadata
+	pk                 []uint16
+	// staticOnly: every op is on a static column, so no clustering is
+	// needed.
+	staticOnly bool
+}
+
+func (p *writePlan) markers() []*message.ColumnMetadata       { return p.binds }
+func (p *writePlan) pkIndices() []uint16                      { return p.pk }
+func (p *writePlan) resultColumns() []*message.ColumnMetadata { return nil }
+
+func (c *Coordinator) writeTable(ks, table, session string) (*tableInfo, error) {
+	ks, err := resolveKeyspace(ks, session)
+	if err != nil {
+		return nil, err
+	}
+	if isSystemKeyspace(ks) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	}
+	return c.userTable(ks, table)
+}
+
+// using compiles USING TIMESTAMP and TTL.
+func (p *writePlan) using(u statements.Using, b *binder) error {
+	var err error
+	if u.Timestamp != nil {
+		if p.ts, err = b.term(u.Timestamp, datatype.Bigint, "[timestamp]"); err != nil {
+			return err
+		}
+	}
+	if u.TTL != nil {
+		if p.kind == kindDelete {
+			return invalidf("TTL attribute is not allowed for deletes")
+		}
+		if p.ttl, err = b.term(u.TTL, datatype.Int, "[ttl]"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) analyzeInsert(s *statements.Insert, n int, session string) (plan, error) {
+	b := newBinder("", "", n)
+	p, err := c.insertPlan(s, b, session)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.binds = b.specs
+	return p, nil
+}
+
+func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string) (*writePlan, error) {
+	if s.Json != nil {
+		return nil, invalidf("INSERT JSON is not supported yet")
+	}
+	if s.IfNotExists {
+		return nil, invalidf("Conditional updates (IF NOT EXISTS) are not supported yet")
+	}
+	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Columns) != len(s.Values) {
+		return nil, invalidf("Unmatched column names/values")
+	}
+	b.keyspace, b.table = t.def.Keyspace, t.def.Name
+	p := &writePlan{t: t, kind: kindInsert, insertPK: make([]valueExpr, len(t.pk)), insertCK: make([]valueExpr, len(t.ck)), staticOnly: true}
+	pkPos, ckPos := positions(t.pk), positions(t.ck)
+	seen := map[string]bool{}
+	hasRegular := false
+	for i, name := range s.Columns {
+		ci, col, err := t.column(name)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, invalidf("Multiple definitions found for column %s", name)
+		}
+		seen[name] = true
+		v, err := b.term(s.Values[i], col.typ, name)
+		if err != nil {
+			return nil, err
+		}
+		if pos, ok := pkPos[ci]; ok {
+			p.insertPK[pos] = v
+			if m, ok := v.(markerExpr); ok {
+				_ = m
+			}
+			continue
+		}
+		if pos, ok := ckPos[ci]; ok {
+			p.insertCK[pos] = v
+			continue
+		}
+		if !col.isStatic() {
+			hasRegular = true
+		}
+		if col.typ.Code() == primitive.DataTypeCodeCounter {
+			return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
+		}
+		p.ops = append(p.ops, writeOp{col: ci, kind: opSet, value: v})
+	}
+	if missing := missingNames(t, t.pk, func(i int) bool { return p.insertPK[i] != nil }); missing != "" {
+		return nil, invalidf("Some partition key parts are missing: %s", missing)
+	}
+	ckGiven := 0
+	for _, v := range p.insertCK {
+		if v != nil {
+			ckGiven++
+		}
+	}
+	p.staticOnly = ckGiven == 0 && !hasRegular && t.hasStatic() && len(p.ops) > 0
+	if !p.staticOnly {
+		if missing := missingNames(t, t.ck, func(i int) bool { return p.insertCK[i] != nil }); missing != "" {
+			return nil, invalidf("Some clustering keys are missing: %s", missing)
+		}
+	}
+	if err := p.using(s.Using, b); err != nil {
+		return nil, err
+	}
+	for _, v := range p.insertPK {
+		m, ok := v.(markerExpr)
+		if !ok {
+			p.pk = nil
+			break
+		}
+		p.pk = append(p.pk, uint16(m.index))
+	}
+	return p, nil
+}
+
+func positions(cols []int) map[int]int {
+	m := make(map[int]int, len(cols))
+	for i, c := range cols {
+		m[c] = i
+	}
+	return m
+}
+
+func missingNames(t *tableInfo, cols []int, given func(int) bool) string {
+	out := ""
+	for i, c := range cols {
+		if !given(i) {
+			if out != "" {
+				out += ", "
+			}
+			out += t.cols[c].def.Name
+		}
+	}
+	return out
+}
+
+func (c *Coordinator) analyzeUpdate(s *statements.Update, n int, session string) (plan, error) {
+	b := newBinder("", "", n)
+	p, err := c.updatePlan(s, b, session)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.binds = b.specs
+	return p, nil
+}
+
+func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string) (*writePlan, error) {
+	if s.IfExists || len(s.Conditions) > 0 {
+		return nil, invalidf("Conditional updates are not supported yet")
+	}
+	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	if err != nil {
+		return nil, err
+	}
+	b.keyspace, b.table = t.def.Keyspace, t.def.Name
+	p := &writePlan{t: t, kind: kindUpdate, staticOnly: true}
+	for _, a := range s.Assignments {
+		ci, col, err := t.column(a.Column)
+		if err != nil {
+			return nil, err
+		}
+		if col.isKey() {
+			return nil, invalidf("PRIMARY KEY part %s found in SET part", a.Column)
+		}
+		if !col.isStatic() {
+			p.staticOnly = false
+		}
+		if a.Field != "" {
+			return nil, invalidf("User type field updates are not supported yet")
+		}
+		if col.typ.Code() == primitive.DataTypeCodeCounter {
+			return nil, invalidf("Counter updates are not supported yet")
+		}
+		op := writeOp{col: ci}
+		switch a.Op {
+		case statements.AssignSet:
+			if a.Key != nil {
+				m, ok := col.typ.(*datatype.Map)
+				if !ok || !col.multiCell() {
+					return nil, invalidf("Invalid operation (%s[...] = ...) for non map column %s", a.Column, a.Column)
+				}
+				op.kind = opSetKey
+				if op.key, err = b.term(a.Key, m.KeyType, "key("+a.Column+")"); err != nil {
+					return nil, err
+				}
+				if op.value, err = b.term(a.Value, m.ValueType, "value("+a.Column+")"); err != nil {
+					return nil, err
+				}
+				break
+			}
+			op.kind = opSet
+			op.value, err = b.term(a.Value, col.typ, a.Column)
+		case statements.AssignAdd, statements.AssignSubtract, statements.AssignPrepend:
+			if !col.multiCell() {
+				return nil, invalidf("Invalid operation (%s = %s + ?) for non collection column %s", a.Column, a.Column, a.Column)
+			}
+			op.kind = map[statements.AssignmentOp]opKind{statements.AssignAdd: opAdd, statements.AssignSubtract: opSubtract, statements.AssignPrepend: opPrepend}[a.Op]
+			if op.kind == opSubtract && col.typ.Code() == primitive.DataTypeCodeList {
+				return nil, invalidf("Removing elements from a list is not supported yet")
+			}
+			if op.kind == opPrepend && col.typ.Code() != primitive.DataTypeCodeList {
+				return nil, invalidf("Invalid operation (%s = ? + %s) for non list column %s", a.Column, a.Column, a.Column)
+			}
+			vt := col.typ
+			if op.kind == opSubtract && col.typ.Code() == primitive.DataTypeCodeMap {
+				vt = datatype.NewSet(col.typ.(*datatype.Map).KeyType)
+			}
+			op.value, err = b.term(a.Value, vt, a.Column)
+		default:
+			return nil, invalidf("Unsupported assignment on %s", a.Column)
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.ops = append(p.ops, op)
+	}
+	if err := p.analyzeKeys(s.Where, b, false); err != nil {
+		return nil, err
+	}
+	if err := p.using(s.Using, b); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (c *Coordinator) analyzeDelete(s *statements.Delete, n int, session string) (plan, error) {
+	b := newBinder("", "", n)
+	p, err := c.deletePlan(s, b, session)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.binds = b.specs
+	return p, nil
+}
+
+func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string) (*writePlan, error) {
+	if s.IfExists || len(s.Conditions) > 0 {
+		return nil, invalidf("Conditional deletions are not supported yet")
+	}
+	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	if err != nil {
+		return nil, err
+	}
+	b.keyspace, b.table = t.def.Keyspace, t.def.Name
+	p := &writePlan{t: t, kind: kindDelete, staticOnly: len(s.Columns) > 0}
+	for _, d := range s.Columns {
+		ci, col, err := t.column(d.Column)
+		if err != nil {
+			return nil, err
+		}
+		if col.isKey() {
+			return nil, invalidf("Invalid identifier %s for deletion (should not be a PRIMARY KEY part)", d.Column)
+		}
+		if !col.isStatic() {
+			p.staticOnly = false
+		}
+		op := writeOp{col: ci, kind: opDelete}
+		if d.Field != "" {
+			return nil, invalidf("User type field deletions are not supported yet")
+		}
+		if d.Key != nil {
+			var kt datatype.DataType
+			switch ct := col.typ.(type) {
+			case *datatype.Map:
+				kt = ct.KeyType
+			case *datatype.Set:
+				kt = ct.ElementType
+			}
+			if kt == nil || !col.multiCell() {
+				return nil, invalidf("Invalid element deletion on %s", d.Column)
+			}
+			op.kind = opDeleteKey
+			if op.key, err = b.term(d.Key, kt, "key("+d.Column+")"); err != nil {
+				return nil, err
+			}
+		}
+		p.ops = append(p.ops, op)
+	}
+	if err := p.analyzeKeys(s.Where, b, true); err != nil {
+		return nil, err
+	}
+	if err := p.using(s.Using, b); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// where analyses an UPDATE or DELETE's WHERE clause: the whole partition
+// key, and the whole clustering unless the write only touches statics (or
+// is a DELETE of whole rows, which may name a prefix or a slice).
+func (p *writePlan) analyzeKeys(where []statements.Relation, b *binder, isDelete bool) error {
+	t := p.t
+	k, err := analyzeWhere(t, where, b)
+	if err != nil {
+		return err
+	}
+	if len(k.filters) > 0 {
+		return invalidf("Non PRIMARY KEY columns found in where clause: %s", t.cols[k.filters[0].col].def.Name)
+	}
+	if missing := missingNames(t, t.pk, func(i int) bool { return k.pk[i] != nil }); missing != "" {
+		return invalidf("Some partition key parts are missing: %s", missing)
+	}
+	rowDelete := isDelete && len(p.ops) == 0
+	if !rowDelete {
+		if k.lower != nil || k.upper != nil {
+			if isDelete {
+				return invalidf("Range deletions are not supported for specific columns")
+			}
+			return invalidf("Slice restrictions are not supported on the clustering columns in UPDATE statements")
+		}
+		if p.staticOnly {
+			if len(k.ck) > 0 {
+				return invalidf("Invalid restrictions on clustering columns since the %s statement modifies only static columns", map[bool]string{true: "DELETE", false: "UPDATE"}[isDelete])
+			}
+		} else if len(k.ck) < len(t.ck) {
+			return invalidf("Some clustering keys are missing: %s", t.cols[t.ck[len(k.ck)]].def.Name)
+		}
+	}
+	p.keys = k
+	for _, l := range k.pk {
+		if len(l.exprs) != 1 {
+			p.pk = nil
+			return nil
+		}
+		m, ok := l.exprs[0].(markerExpr)
+		if !ok {
+			p.pk = nil
+			return nil
+		}
+		p.pk = append(p.pk, uint16(m.index))
+	}
+	return nil
+}
+
+// maxTTL is Cassandra's limit on TTLs (20 years).
+const maxTTL = 630720000
+
+// lastMicros makes server-side timestamps strictly increasing, so two
+// writes of one client in the same microsecond still order.
+var lastMicros atomic.Int64
+
+func serverTimestamp(now time.Time) int64 {
+	t := now.UnixMicro()
+	for {
+		last := lastMicros.Load()
+		if t <= last {
+			t = last + 1
+		}
+		if lastMicros.CompareAndSwap(last, t) {
+			return t
+		}
+	}
+}
+
+// writeTime resolves a write's timestamp and TTL.
+func (p *writePlan) writeTime(x *execution) (ts int64, ttl int32, err error) {
+	switch {
+	case p.ts != nil:
+		v, err := p.ts.eval(x)
+		if err != nil && err != errUnset {
+			return 0, 0, err
+		}
+		if len(v) != 8 {
+			return 0, 0, invalidf("Invalid null value of timestamp")
+		}
+		ts = int64(binary.BigEndian.Uint64(v))
+		if ts == -1<<63 {
+			return 0, 0, invalidf("Invalid timestamp value")
+		}
+	case x.opts.DefaultTimestamp != nil:
+		ts = *x.opts.DefaultTimestamp
+	default:
+		ts = serverTimestamp(x.now())
+	}
+	ttl = p.t.def.Options.DefaultTimeToLive
+	if p.ttl != nil {
+		v, err := p.ttl.eval(x)
+		if err != nil && err != errUnset {
+			return 0, 0, err
+		}
+		if err == nil {
+			if len(v) != 4 {
+				return 0, 0, invalidf("Invalid null value of TTL")
+			}
+			ttl = int32(binary.BigEndian.Uint32(v))
+		}
+		if ttl < 0 {
+			return 0, 0, invalidf("A TTL must be greater or equal to 0, but was %d", ttl)
+		}
+		if ttl > maxTTL {
+			return 0, 0, invalidf("ttl is too large. requested (%d) maximum (%d)", ttl, maxTTL)
+		}
+	}
+	return ts, ttl, nil
+}
+
+func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	if err := c.checkCurrent(p.t); err != nil {
+		return nil, err
+	}
+	m := c.engine.NewMutation()
+	if err := p.mutateInto(m, x); err != nil {
+		return nil, err
+	}
+	if err := c.engine.Apply(m); err != nil {
+		return nil, fmt.Errorf("write to %s.%s: %w", p.t.def.Keyspace, p.t.def.Name, err)
+	}
+	return &message.VoidResult{}, nil
+}
+
+// checkCurrent refuses to run a plan made against a table definition that
+// a schema change has replaced or dropped.
+func (c *Coordinator) checkCurrent(t *tableInfo) error {
+	if c.catalog.Current().Table(t.def.Keyspace, t.def.Name) != t.def {
+		return invalidf("unconfigured table %s (the table changed since the statement was prepared)", t.def.Name)
+	}
+	return nil
+}
+
+// mutateInto adds the write's changes to m.
+func (p *writePlan) mutateInto(m *storage.Mutation, x *execution) error {
+	t := p.t
+	ts, ttl, err := p.writeTime(x)
+	if err != nil {
+		return err
+	}
+	now := int32(x.now().Unix())
+	live := storage.Cell{Timestamp: ts}
+	if ttl > 0 {
+		live.TTL, live.LocalDeletionTime = ttl, now+ttl
+	}
+	dead := storage.Cell{Timestamp: ts, Tombstone: true, LocalDeletionTime: now}
+
+	var pks, cks [][][]byte
+	if p.kind == kindInsert {
+		pk, err := evalExprs(t, p.insertPK, t.pk, x)
+		if err != nil {
+			return err
+		}
+		pks = [][][]byte{pk}
+		if !p.staticOnly {
+			ck, err := evalExprs(t, p.insertCK, t.ck, x)
+			if err != nil {
+				return err
+			}
+			cks = [][][]byte{ck}
+		}
+	} else {
+		if pks, err = evalKeys(t, p.keys.pk, t.pk, x); err != nil {
+			return err
+		}
+		if !p.staticOnly && len(p.keys.ck) > 0 {
+			if cks, err = evalKeys(t, p.keys.ck, t.ck, x); err != nil {
+				return err
+			}
+		}
+	}
+	for _, pk := range pks {
+		if len(pk) == 1 && len(pk[0]) == 0 {
+			return invalidf("Key may not be empty")
+		}
+	}
+	for _, pkVals := range pks {
+		pk := t.partitionKey(pkVals)
+		if p.kind == kindDelete && len(p.ops) == 0 {
+			if err := p.deleteRows(m, pk, x, dead); err != nil {
+				return err
+			}
+			continue
+		}
+		targets := cks
+		if p.staticOnly || len(t.ck) == 0 {
+			targets = [][][]byte{nil}
+		}
+		for _, ck := range targets {
+			if p.kind == kindInsert && !p.staticOnly {
+				if err := m.WriteRowMarker(t.st, pk, ck, live); err != nil {
+					return err
+				}
+			}
+			for _, op := range p.ops {
+				if err := p.apply(m, pk, ck, op, x, live, dead); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func evalExprs(t *tableInfo, exprs []valueExpr, cols []int, x *execution) ([][]byte, error) {
+	out := make([][]byte, len(exprs))
+	for i, e := range exprs {
+		v, err := e.eval(x)
+		if err == errUnset || (err == nil && v == nil) {
+			return nil, invalidf("Invalid null value in condition for column %s", t.cols[cols[i]].def.Name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// deleteRows is DELETE of whole rows: a row, a range or a partition.
+func (p *writePlan) deleteRows(m *storage.Mutation, pk []byte, x *execution, dead storage.Cell) error {
+	t := p.t
+	k := p.keys
+	if len(k.ck) == 0 && k.lower == nil && k.upper == nil {
+		return m.DeletePartition(t.st, pk, dead)
+	}
+	if len(k.ck) == len(t.ck) {
+		cks, err := evalKeys(t, k.ck, t.ck, x)
+		if err != nil {
+			return err
+		}
+		for _, ck := range cks {
+			if err := m.DeleteRow(t.st, pk, ck, dead); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	slices, err := k.slices(t, x)
+	if err != nil {
+		return err
+	}
+	for _, s := range slices {
+		if err := m.DeleteRange(t.st, pk, s, dead); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply writes one column operation to the row (pk, ck); ck is nil for a
+// static column.
+func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeOp, x *execution, live, dead storage.Cell) error {
+	t := p.t
+	col := &t.cols[op.col]
+	tg := storage.CellTarget{Clustering: ck, Static: col.isStatic(), Column: col.def.Name}
+	if tg.Static {
+		tg.Clustering = nil
+	}
+	var v, key []byte
+	var err error
+	if op.value != nil {
+		if v, err = op.value.eval(x); err == errUnset {
+			return nil // an unset value leaves the column as it is
+		} else if err != nil {
+			return err
+		}
+	}
+	if op.key != nil {
+		if key, err = op.key.eval(x); err == errUnset {
+			return invalidf("Invalid unset map key")
+		} else if err != nil {
+			return err
+		}
+		if key == nil {
+			return invalidf("Invalid null map key")
+		}
+	}
+	if !col.multiCell() {
+		switch op.kind {
+		case opSet:
+			if v == nil {
+				return m.WriteCell(t.st, pk, tg, dead)
+			}
+			c := live
+			c.Value = v
+			return m.WriteCell(t.st, pk, tg, c)
+		case opDelete:
+			return m.WriteCell(t.st, pk, tg, dead)
+		}
+		return invalidf("Invalid operation on column %s", col.def.Name)
+	}
+	switch op.kind {
+	case opSet, opDelete:
+		// Replacing a whole collection deletes what was there just before
+		// this write's elements.
+		del := dead
+		if op.kind == opSet {
+			del.Timestamp--
+		}
+		if err := m.DeleteCollection(t.st, pk, tg, del); err != nil {
+			return err
+		}
+		if op.kind == opDelete || v == nil {
+			return nil
+		}
+		return p.writeElements(m, pk, tg, col, v, x, live, false)
+	case opAdd:
+		if v == nil {
+			return nil
+		}
+		return p.writeElements(m, pk, tg, col, v, x, live, false)
+	case opPrepend:
+		if v == nil {
+			return nil
+		}
+		return p.writeElements(m, pk, tg, col, v, x, live, true)
+	case opSubtract:
+		if v == nil {
+			return nil
+		}
+		kt := col.typ.(interface{}).(datatype.DataType)
+		switch ct := col.typ.(type) {
+		case *datatype.Set:
+			kt = ct.ElementType
+		case *datatype.Map:
+			kt = ct.KeyType
+		}
+		return walkCollection(v, func(e []byte) error {
+			tg.PathType, tg.Path = kt, e
+			return m.WriteCell(t.st, pk, tg, dead)
+		}, nil)
+	case opSetKey:
+		mt := col.typ.(*datatype.Map)
+		tg.PathType, tg.Path = mt.KeyType, key
+		if v == nil {
+			return m.WriteCell(t.st, pk, tg, dead)
+		}
+		c := live
+		c.Value = v
+		return m.WriteCell(t.st, pk, tg, c)
+	case opDeleteKey:
+		switch ct := col.typ.(type) {
+		case *datatype.Map:
+			tg.PathType = ct.KeyType
+		case *datatype.Set:
+			tg.PathType = ct.ElementType
+		}
+		tg.Path = key
+		return m.WriteCell(t.st, pk, tg, dead)
+	}
+	return invalidf("Invalid operation on column %s", col.def.Name)
+}
+
+// prependEpoch is Cassandra's reference time for list prepends
+// (2010-01-01): prepended elements get times before it, so they sort before
+// every appended one.
+const prependEpochMillis = 1262304000000
+
+// writeElements writes the elements of a serialized collection v as cells.
+func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.CellTarget, col *colInfo, v []byte, x *execution, live storage.Cell, prepend bool) error {
+	t := p.t
+	switch ct := col.typ.(type) {
+	case *datatype.Set:
+		return walkCollection(v, func(e []byte) error {
+			tg.PathType, tg.Path = ct.ElementType, e
+			c := live
+			c.Value = []byte{}
+			return m.WriteCell(t.st, pk, tg, c)
+		}, nil)
+	case *datatype.Map:
+		var key []byte
+		return walkCollection(v, func(k []byte) error { key = k; return nil }, func(val []byte) error {
+			tg.PathType, tg.Path = ct.KeyType, key
+			c := live
+			c.Value = val
+			return m.WriteCell(t.st, pk, tg, c)
+		})
+	case *datatype.List:
+		var elems [][]byte
+		if err := walkCollection(v, func(e []byte) error { elems = append(elems, e); return nil }, nil); err != nil {
+			return err
+		}
+		base := x.now()
+		for i, e := range elems {
+			var at time.Time
+			if prepend {
+				ms := prependEpochMillis - (base.UnixMilli() - prependEpochMillis)
+				at = time.UnixMilli(ms).Add(-time.Duration(len(elems)-i) * 100 * time.Nanosecond)
+			} else {
+				at = base.Add(time.Duration(i) * 100 * time.Nanosecond)
+			}
+			tg.PathType, tg.Path = datatype.Timeuuid, newTimeUUID(at)
+			c := live
+			c.Value = e
+			if err := m.WriteCell(t.st, pk, tg, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return invalidf("Invalid collection operation on %s", col.def.Name)
+}

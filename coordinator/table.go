@@ -1,0 +1,119 @@
+package coordinator
+
+import (
+	"sync"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// tableInfo is a user table compiled for analysis and execution. It is
+// immutable and cached per *storage.TableDef, which is itself immutable: a
+// schema change makes a new definition and so a new tableInfo.
+type tableInfo struct {
+	def    *storage.TableDef
+	st     *storage.Table
+	cols   []colInfo // as def.Columns
+	byName map[string]int
+	pk, ck []int // indexes into cols, by position
+	meta   []*message.ColumnMetadata
+}
+
+type colInfo struct {
+	def    *storage.ColumnDef
+	typ    datatype.DataType
+	frozen bool // for collections: stored as one cell
+}
+
+// multiCell reports whether a column is a non-frozen collection, stored as
+// one cell per element.
+func (c *colInfo) multiCell() bool {
+	if c.frozen {
+		return false
+	}
+	switch c.typ.Code() {
+	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+		return true
+	}
+	return false
+}
+
+func (c *colInfo) isStatic() bool { return c.def.Kind == storage.KindStatic }
+func (c *colInfo) isKey() bool {
+	return c.def.Kind == storage.KindPartitionKey || c.def.Kind == storage.KindClustering
+}
+
+var tableCache sync.Map // *storage.TableDef -> *tableInfo
+
+// compileTable returns the compiled form of def.
+func compileTable(def *storage.TableDef) (*tableInfo, error) {
+	if ti, ok := tableCache.Load(def); ok {
+		return ti.(*tableInfo), nil
+	}
+	st, err := storage.NewTable(def, statements.ParseType)
+	if err != nil {
+		return nil, err
+	}
+	ti := &tableInfo{def: def, st: st, byName: map[string]int{}}
+	for i := range def.Columns {
+		cd := &def.Columns[i]
+		typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
+		if err != nil {
+			return nil, err
+		}
+		ti.cols = append(ti.cols, colInfo{def: cd, typ: typ, frozen: frozen})
+		ti.byName[cd.Name] = i
+		ti.meta = append(ti.meta, &message.ColumnMetadata{Keyspace: def.Keyspace, Table: def.Name, Name: cd.Name, Index: int32(i), Type: typ})
+	}
+	for _, c := range def.Key(storage.KindPartitionKey) {
+		ti.pk = append(ti.pk, ti.byName[c.Name])
+	}
+	for _, c := range def.Key(storage.KindClustering) {
+		ti.ck = append(ti.ck, ti.byName[c.Name])
+	}
+	actual, _ := tableCache.LoadOrStore(def, ti)
+	return actual.(*tableInfo), nil
+}
+
+// userTable finds and compiles ks.name in the current schema.
+func (c *Coordinator) userTable(ks, name string) (*tableInfo, error) {
+	s := c.catalog.Current()
+	k := s.Keyspace(ks)
+	if k == nil {
+		return nil, invalidf("Keyspace %s does not exist", ks)
+	}
+	def := k.Tables[name]
+	if def == nil {
+		return nil, invalidf("unconfigured table %s", name)
+	}
+	return compileTable(def)
+}
+
+func (t *tableInfo) column(name string) (int, *colInfo, error) {
+	i, ok := t.byName[name]
+	if !ok {
+		return 0, nil, invalidf("Undefined column name %s in table %s.%s", name, t.def.Keyspace, t.def.Name)
+	}
+	return i, &t.cols[i], nil
+}
+
+// partitionKey serializes a partition key from its components' values.
+func (t *tableInfo) partitionKey(vals [][]byte) []byte {
+	if len(vals) == 1 {
+		return vals[0]
+	}
+	return storage.CompositeKey(vals...)
+}
+
+func (t *tableInfo) hasStatic() bool {
+	for i := range t.cols {
+		if t.cols[i].isStatic() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,409 @@
+package coordinator
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// valueExpr yields a serialized value when a statement runs: a literal
+// serialized at analysis, a bind marker's bound value, or a function or
+// collection computed from them. A nil result is a null.
+type valueExpr interface {
+	eval(x *execution) ([]byte, error)
+}
+
+type constExpr []byte
+
+func (c constExpr) eval(*execution) ([]byte, error) { return c, nil }
+
+// markerExpr is a bind marker; its bound value is checked against typ.
+type markerExpr struct {
+	index int
+	typ   datatype.DataType
+	name  string
+}
+
+func (m markerExpr) eval(x *execution) ([]byte, error) {
+	if x.unset[m.index] {
+		return nil, errUnset
+	}
+	v := x.values[m.index]
+	if err := validateValue(m.typ, v, m.name); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// errUnset reports an unset bound value; statements that allow unset
+// values (INSERT, UPDATE) skip the column, the others fail.
+var errUnset = invalidf("Invalid unset value")
+
+// binder compiles terms for one statement and records its bind markers.
+type binder struct {
+	keyspace, table string
+	specs           []*message.ColumnMetadata
+}
+
+func newBinder(keyspace, table string, n int) *binder {
+	return &binder{keyspace: keyspace, table: table, specs: make([]*message.ColumnMetadata, n)}
+}
+
+// bind records marker m as binding a value of type t named name.
+func (b *binder) bind(m *statements.BindMarker, t datatype.DataType, name string) (markerExpr, error) {
+	if m.Index < 0 || m.Index >= len(b.specs) {
+		return markerExpr{}, invalidf("bind marker index %d out of range", m.Index)
+	}
+	if m.Name != "" {
+		name = m.Name
+	}
+	b.specs[m.Index] = &message.ColumnMetadata{Keyspace: b.keyspace, Table: b.table, Name: name, Index: int32(m.Index), Type: t}
+	return markerExpr{index: m.Index, typ: t, name: name}, nil
+}
+
+// check fails if a marker was left unbound (used where cqld cannot bind).
+func (b *binder) check() error {
+	for i, s := range b.specs {
+		if s == nil {
+			return invalidf("bind marker %d is used where cqld cannot bind it yet", i)
+		}
+	}
+	return nil
+}
+
+// term compiles t as a value of type typ for the receiver named name.
+func (b *binder) term(t statements.Term, typ datatype.DataType, name string) (valueExpr, error) {
+	switch v := t.(type) {
+	case *statements.BindMarker:
+		return b.bind(v, typ, name)
+	case *statements.Literal:
+		bs, err := literalBytes(typ, v, name)
+		if err != nil {
+			return nil, err
+		}
+		return constExpr(bs), nil
+	case *statements.TypeHintTerm:
+		return b.term(v.Term, typ, name)
+	case *statements.ListLiteral:
+		switch ct := typ.(type) {
+		case *datatype.List:
+			return b.collection(v.Elems, nil, ct.ElementType, nil, name, false)
+		case *datatype.Set: // IN-style lists are handled by callers
+			return b.collection(v.Elems, nil, ct.ElementType, nil, name, true)
+		}
+	case *statements.SetLiteral:
+		switch ct := typ.(type) {
+		case *datatype.Set:
+			return b.collection(v.Elems, nil, ct.ElementType, nil, name, true)
+		case *datatype.Map:
+			if len(v.Elems) == 0 {
+				return constExpr(emptyCollection), nil
+			}
+		}
+	case *statements.MapLiteral:
+		if ct, ok := typ.(*datatype.Map); ok {
+			return b.collection(v.Keys, v.Values, ct.KeyType, ct.ValueType, name, true)
+		}
+	case *statements.TupleLiteral:
+		if tt, ok := typ.(*datatype.Tuple); ok {
+			if len(v.Elems) > len(tt.FieldTypes) {
+				return nil, invalidf("Invalid tuple literal for %s: too many elements. Type %s expects %d but got %d", name, statements.TypeString(typ, false), len(tt.FieldTypes), len(v.Elems))
+			}
+			t := &tupleExpr{}
+			for i, e := range v.Elems {
+				ex, err := b.term(e, tt.FieldTypes[i], name+"["+string(rune('0'+i%10))+"]")
+				if err != nil {
+					return nil, err
+				}
+				t.elems = append(t.elems, ex)
+			}
+			return t, nil
+		}
+	case *statements.FunctionTerm:
+		return b.function(v, typ, name)
+	}
+	return nil, invalidf("Invalid value for column %s of type %s", name, statements.TypeString(typ, false))
+}
+
+var emptyCollection = []byte{0, 0, 0, 0}
+
+// collectionExpr serializes a list, set or map literal. Sets and maps are
+// sorted and deduplicated by their element order, as Cassandra stores them.
+type collectionExpr struct {
+	keys, values []valueExpr
+	keyType      datatype.DataType
+	sorted       bool
+}
+
+func (b *binder) collection(keys, values []statements.Term, kt, vt datatype.DataType, name string, sorted bool) (valueExpr, error) {
+	c := &collectionExpr{keyType: kt, sorted: sorted}
+	for i, k := range keys {
+		ke, err := b.term(k, kt, name)
+		if err != nil {
+			return nil, err
+		}
+		c.keys = append(c.keys, ke)
+		if values != nil {
+			ve, err := b.term(values[i], vt, name)
+			if err != nil {
+				return nil, err
+			}
+			c.values = append(c.values, ve)
+		}
+	}
+	return c, nil
+}
+
+func (c *collectionExpr) eval(x *execution) ([]byte, error) {
+	type entry struct{ k, v, order []byte }
+	entries := make([]entry, 0, len(c.keys))
+	for i, ke := range c.keys {
+		k, err := ke.eval(x)
+		if err != nil {
+			return nil, err
+		}
+		if k == nil {
+			return nil, invalidf("null is not supported inside collections")
+		}
+		e := entry{k: k}
+		if c.values != nil {
+			if e.v, err = c.values[i].eval(x); err != nil {
+				return nil, err
+			}
+			if e.v == nil {
+				return nil, invalidf("null is not supported inside collections")
+			}
+		}
+		if c.sorted {
+			if e.order, err = storage.AppendKey(nil, c.keyType, k, false); err != nil {
+				return nil, invalidf("%v", err)
+			}
+		}
+		entries = append(entries, e)
+	}
+	if c.sorted {
+		sort.SliceStable(entries, func(i, j int) bool { return bytes.Compare(entries[i].order, entries[j].order) < 0 })
+		out := entries[:0]
+		for i, e := range entries {
+			if i > 0 && bytes.Equal(e.order, out[len(out)-1].order) {
+				out[len(out)-1] = e // the later one wins, as in a map literal
+				continue
+			}
+			out = append(out, e)
+		}
+		entries = out
+	}
+	buf := binary.BigEndian.AppendUint32(nil, uint32(len(entries)))
+	for _, e := range entries {
+		buf = appendBytes(buf, e.k)
+		if c.values != nil {
+			buf = appendBytes(buf, e.v)
+		}
+	}
+	return buf, nil
+}
+
+func appendBytes(dst, b []byte) []byte {
+	if b == nil {
+		return binary.BigEndian.AppendUint32(dst, 0xffffffff)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}
+
+type tupleExpr struct{ elems []valueExpr }
+
+func (t *tupleExpr) eval(x *execution) ([]byte, error) {
+	var buf []byte
+	for _, e := range t.elems {
+		v, err := e.eval(x)
+		if err == errUnset {
+			v, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		buf = appendBytes(buf, v)
+	}
+	if buf == nil {
+		buf = []byte{}
+	}
+	return buf, nil
+}
+
+// funcExpr is a native function evaluated per execution.
+type funcExpr struct {
+	name string
+	args []valueExpr
+	fn   func(x *execution, args [][]byte) ([]byte, error)
+}
+
+func (f *funcExpr) eval(x *execution) ([]byte, error) {
+	args := make([][]byte, len(f.args))
+	for i, a := range f.args {
+		v, err := a.eval(x)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	return f.fn(x, args)
+}
+
+// function compiles the native scalar functions usable as values.
+func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, name string) (valueExpr, error) {
+	fe := &funcExpr{name: f.Name}
+	arg := func(t datatype.DataType) error {
+		if len(f.Args) != 1 {
+			return invalidf("Invalid number of arguments in call to function %s: 1 required but %d provided", f.Name, len(f.Args))
+		}
+		a, err := b.term(f.Args[0], t, name)
+		fe.args = append(fe.args, a)
+		return err
+	}
+	noArgs := func() error {
+		if len(f.Args) != 0 {
+			return invalidf("Invalid number of arguments in call to function %s: 0 required but %d provided", f.Name, len(f.Args))
+		}
+		return nil
+	}
+	var out datatype.DataType
+	var err error
+	switch strings.ToLower(f.Name) {
+	case "now", "currenttimeuuid":
+		out, err = datatype.Timeuuid, noArgs()
+		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) { return newTimeUUID(x.now()), nil }
+	case "uuid":
+		out, err = datatype.Uuid, noArgs()
+		fe.fn = func(*execution, [][]byte) ([]byte, error) { return newRandomUUID(), nil }
+	case "currenttimestamp":
+		out, err = datatype.Timestamp, noArgs()
+		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) {
+			return binary.BigEndian.AppendUint64(nil, uint64(x.now().UnixMilli())), nil
+		}
+	case "currentdate":
+		out, err = datatype.Date, noArgs()
+		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) { return dateOf(x.now()), nil }
+	case "currenttime":
+		out, err = datatype.Time, noArgs()
+		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) {
+			n := x.now().UTC()
+			d := n.Sub(time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC))
+			return binary.BigEndian.AppendUint64(nil, uint64(d.Nanoseconds())), nil
+		}
+	case "totimestamp", "tounixtimestamp", "todate":
+		err = arg(datatype.Timeuuid)
+		kind := strings.ToLower(f.Name)
+		switch kind {
+		case "totimestamp":
+			out = datatype.Timestamp
+		case "tounixtimestamp":
+			out = datatype.Bigint
+		default:
+			out = datatype.Date
+		}
+		fe.fn = func(_ *execution, a [][]byte) ([]byte, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			ms, ok := timeUUIDMillis(a[0])
+			if !ok {
+				return nil, invalidf("Invalid timeuuid for %s", f.Name)
+			}
+			if kind == "todate" {
+				return dateOf(time.UnixMilli(ms)), nil
+			}
+			return binary.BigEndian.AppendUint64(nil, uint64(ms)), nil
+		}
+	case "mintimeuuid", "maxtimeuuid":
+		err = arg(datatype.Timestamp)
+		max := strings.ToLower(f.Name) == "maxtimeuuid"
+		out = datatype.Timeuuid
+		fe.fn = func(_ *execution, a [][]byte) ([]byte, error) {
+			if len(a[0]) != 8 {
+				return nil, nil
+			}
+			return boundTimeUUID(int64(binary.BigEndian.Uint64(a[0])), max), nil
+		}
+	default:
+		return nil, invalidf("Unknown function '%s'", f.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !assignable(out, typ) {
+		return nil, invalidf("Type error: cannot assign result of function %s (type %s) to %s (type %s)",
+			f.Name, statements.TypeString(out, false), name, statements.TypeString(typ, false))
+	}
+	return fe, nil
+}
+
+// assignable reports whether a value of type from may be stored as to.
+func assignable(from, to datatype.DataType) bool {
+	if from.Code() == to.Code() {
+		return true
+	}
+	return from.Code() == primitive.DataTypeCodeTimeuuid && to.Code() == primitive.DataTypeCodeUuid
+}
+
+// gregorianOffset is 1582-10-15 in 100ns units before the Unix epoch.
+const gregorianOffset = 0x01B21DD213814000
+
+// newTimeUUID makes a version 1 UUID for t with a random clock sequence and
+// node, which keeps concurrent calls distinct.
+func newTimeUUID(t time.Time) []byte {
+	u := make([]byte, 16)
+	ts := uint64(t.UnixNano()/100) + gregorianOffset
+	binary.BigEndian.PutUint32(u[0:], uint32(ts))
+	binary.BigEndian.PutUint16(u[4:], uint16(ts>>32))
+	binary.BigEndian.PutUint16(u[6:], uint16(ts>>48)&0x0fff|0x1000)
+	_, _ = rand.Read(u[8:])
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}
+
+// boundTimeUUID is the smallest (or largest) timeuuid of millisecond ms, as
+// minTimeuuid and maxTimeuuid compute them.
+func boundTimeUUID(ms int64, max bool) []byte {
+	u := make([]byte, 16)
+	ts := uint64(ms*10000) + gregorianOffset
+	if max {
+		ts += 9999
+	}
+	binary.BigEndian.PutUint32(u[0:], uint32(ts))
+	binary.BigEndian.PutUint16(u[4:], uint16(ts>>32))
+	binary.BigEndian.PutUint16(u[6:], uint16(ts>>48)&0x0fff|0x1000)
+	if max {
+		copy(u[8:], []byte{0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f})
+	} else {
+		copy(u[8:], []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80})
+	}
+	return u
+}
+
+// timeUUIDMillis returns the Unix milliseconds of a version 1 UUID.
+func timeUUIDMillis(u []byte) (int64, bool) {
+	if len(u) != 16 || u[6]>>4 != 1 {
+		return 0, false
+	}
+	ts := uint64(binary.BigEndian.Uint32(u[0:])) | uint64(binary.BigEndian.Uint16(u[4:]))<<32 | uint64(binary.BigEndian.Uint16(u[6:])&0x0fff)<<48
+	return (int64(ts) - gregorianOffset) / 10000, true
+}
+
+func newRandomUUID() []byte {
+	u := make([]byte, 16)
+	_, _ = rand.Read(u)
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}

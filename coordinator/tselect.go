@@ -1,0 +1,753 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+type projKind uint8
+
+const (
+	projValue projKind = iota
+	projWritetime
+	projTTL
+)
+
+type projection struct {
+	col  int
+	kind projKind
+}
+
+// tableSelectPlan is a SELECT on a user table.
+type tableSelectPlan struct {
+	t         *tableInfo
+	keys      *keyRestrictions
+	proj      []projection
+	count     bool
+	distinct  bool
+	reverse   bool
+	meta      []*message.ColumnMetadata
+	metaID    []byte
+	limit     valueExpr
+	ppl       valueExpr
+	binds     []*message.ColumnMetadata
+	pk        []uint16
+	ckFilters bool // clustering restrictions exist (then static-only rows are not returned)
+}
+
+func (p *tableSelectPlan) markers() []*message.ColumnMetadata       { return p.binds }
+func (p *tableSelectPlan) pkIndices() []uint16                      { return p.pk }
+func (p *tableSelectPlan) resultColumns() []*message.ColumnMetadata { return p.meta }
+
+func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableInfo) (plan, error) {
+	if s.Json {
+		return nil, invalidf("SELECT JSON is not supported yet")
+	}
+	if len(s.GroupBy) > 0 {
+		return nil, invalidf("GROUP BY is not supported yet")
+	}
+	b := newBinder(t.def.Keyspace, t.def.Name, n)
+	p := &tableSelectPlan{t: t, distinct: s.Distinct}
+	spec := func(name string, typ datatype.DataType) *message.ColumnMetadata {
+		return &message.ColumnMetadata{Keyspace: t.def.Keyspace, Table: t.def.Name, Name: name, Type: typ}
+	}
+	if len(s.Selectors) == 0 {
+		for i := range t.cols {
+			if s.Distinct && !(t.cols[i].def.Kind == storage.KindPartitionKey || t.cols[i].isStatic()) {
+				continue
+			}
+			p.proj = append(p.proj, projection{col: i})
+			p.meta = append(p.meta, t.meta[i])
+		}
+	}
+	for _, sel := range s.Selectors {
+		alias := sel.Alias
+		switch e := sel.Expr.(type) {
+		case *statements.ColumnRef:
+			i, col, err := t.column(e.Name)
+			if err != nil {
+				return nil, err
+			}
+			if alias == "" {
+				alias = e.Name
+			}
+			p.proj = append(p.proj, projection{col: i})
+			p.meta = append(p.meta, spec(alias, col.typ))
+		case *statements.FunctionCall:
+			switch e.Name {
+			case "count":
+				if len(s.Selectors) != 1 {
+					return nil, invalidf("count(*) cannot be mixed with other selections yet")
+				}
+				if alias == "" {
+					alias = "count"
+				}
+				p.count = true
+				p.meta = append(p.meta, spec(alias, datatype.Bigint))
+			case "writetime", "ttl":
+				ref, ok := arg0(e)
+				if !ok {
+					return nil, invalidf("Invalid arguments for %s", e.Name)
+				}
+				i, col, err := t.column(ref)
+				if err != nil {
+					return nil, err
+				}
+				if col.isKey() {
+					return nil, invalidf("Cannot use selection function %s on PRIMARY KEY part %s", map[string]string{"writetime": "writeTime", "ttl": "ttl"}[e.Name], ref)
+				}
+				if col.multiCell() {
+					return nil, invalidf("Cannot use selection function %s on non-frozen collection %s", e.Name, ref)
+				}
+				kind, typ := projWritetime, datatype.DataType(datatype.Bigint)
+				if e.Name == "ttl" {
+					kind, typ = projTTL, datatype.Int
+				}
+				if alias == "" {
+					alias = e.Name + "(" + ref + ")"
+				}
+				p.proj = append(p.proj, projection{col: i, kind: kind})
+				p.meta = append(p.meta, spec(alias, typ))
+			default:
+				return nil, invalidf("Function %s is not supported in selections yet", e.Name)
+			}
+		default:
+			return nil, invalidf("This selection is not supported yet")
+		}
+	}
+	if p.distinct {
+		for _, pr := range p.proj {
+			if k := t.cols[pr.col].def.Kind; k != storage.KindPartitionKey && k != storage.KindStatic {
+				return nil, invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", t.cols[pr.col].def.Name)
+			}
+		}
+	}
+	k, err := analyzeWhere(t, s.Where, b)
+	if err != nil {
+		return nil, err
+	}
+	p.keys = k
+	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil
+	needsFiltering := len(k.filters) > 0 || (k.pkAny() && !k.pkComplete()) || (!k.pkComplete() && p.ckFilters)
+	if needsFiltering && !s.AllowFiltering {
+		return nil, invalidf("%s", allowFilteringMsg)
+	}
+	if k.pkAny() && !k.pkComplete() {
+		return nil, invalidf("Partial partition key restrictions are not supported yet")
+	}
+	for _, f := range k.filters {
+		if f.op != statements.OpEq && f.op != statements.OpIn && f.op != statements.OpNeq && f.op != statements.OpLt && f.op != statements.OpLte && f.op != statements.OpGt && f.op != statements.OpGte {
+			return nil, invalidf("Unsupported filter %s", f.op)
+		}
+		if t.cols[f.col].multiCell() {
+			return nil, invalidf("Filtering on non-frozen collection %s is not supported yet", t.cols[f.col].def.Name)
+		}
+	}
+	if len(s.OrderBy) > 0 {
+		if !k.pkComplete() {
+			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
+		}
+		if err := p.orderBy(s.OrderBy); err != nil {
+			return nil, err
+		}
+	}
+	if s.Limit != nil {
+		if p.limit, err = b.term(s.Limit, datatype.Int, "[limit]"); err != nil {
+			return nil, err
+		}
+	}
+	if s.PerPartitionLimit != nil {
+		if p.ppl, err = b.term(s.PerPartitionLimit, datatype.Int, "[per_partition_limit]"); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.binds = b.specs
+	for _, l := range k.pk {
+		if l == nil || len(l.exprs) != 1 {
+			p.pk = nil
+			break
+		}
+		m, ok := l.exprs[0].(markerExpr)
+		if !ok {
+			p.pk = nil
+			break
+		}
+		p.pk = append(p.pk, uint16(m.index))
+	}
+	p.metaID = metadataID(p.meta)
+	return p, nil
+}
+
+func arg0(f *statements.FunctionCall) (string, bool) {
+	if len(f.Args) != 1 {
+		return "", false
+	}
+	ref, ok := f.Args[0].(*statements.ColumnRef)
+	if !ok {
+		return "", false
+	}
+	return ref.Name, true
+}
+
+// orderBy accepts the clustering order or its exact reverse.
+func (p *tableSelectPlan) orderBy(obs []statements.Ordering) error {
+	t := p.t
+	if len(obs) > len(t.ck) {
+		return invalidf("Only clustering key columns can be used in ORDER BY")
+	}
+	reversed := -1
+	for i, o := range obs {
+		_, col, err := t.column(o.Column)
+		if err != nil {
+			return err
+		}
+		if col.def.Kind != storage.KindClustering {
+			return invalidf("Order by on unknown column %s", o.Column)
+		}
+		if t.cols[t.ck[i]].def.Name != o.Column {
+			return invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+		}
+		r := 0
+		if o.Desc != t.st.ClusteringDesc[i] {
+			r = 1
+		}
+		if reversed >= 0 && r != reversed {
+			return invalidf("Unsupported order by relation")
+		}
+		reversed = r
+	}
+	p.reverse = reversed == 1
+	return nil
+}
+
+// pageState is where a paged SELECT stopped.
+type pageState struct {
+	pk         []byte
+	ck         [][]byte // nil: the partition's static-only row was the last
+	remaining  int32    // rows still allowed by LIMIT, -1 for none
+	pRemaining int32    // rows still allowed in pk's partition by PER PARTITION LIMIT
+}
+
+func (s *pageState) encode() []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(s.pk)))
+	b = append(b, s.pk...)
+	b = append(b, byte(len(s.ck)))
+	if s.ck == nil {
+		b[len(b)-1] = 0xff
+	}
+	for _, v := range s.ck {
+		b = appendBytes(b, v)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(s.remaining))
+	return binary.BigEndian.AppendUint32(b, uint32(s.pRemaining))
+}
+
+func decodePageState(b []byte) (*pageState, error) {
+	bad := protocolErrorf("Invalid value for the paging state")
+	s := &pageState{}
+	v, rest, ok := readBytes(b)
+	if !ok || v == nil || len(rest) < 1 {
+		return nil, bad
+	}
+	s.pk = v
+	n := int(rest[0])
+	rest = rest[1:]
+	if n != 0xff {
+		s.ck = make([][]byte, 0, n)
+		for i := 0; i < n; i++ {
+			if v, rest, ok = readBytes(rest); !ok {
+				return nil, bad
+			}
+			s.ck = append(s.ck, v)
+		}
+	}
+	if len(rest) != 8 {
+		return nil, bad
+	}
+	s.remaining = int32(binary.BigEndian.Uint32(rest))
+	s.pRemaining = int32(binary.BigEndian.Uint32(rest[4:]))
+	return s, nil
+}
+
+// selectRun is the state of one execution of a tableSelectPlan.
+type selectRun struct {
+	p        *tableSelectPlan
+	x        *execution
+	now      int32
+	rows     message.RowSet
+	matched  int64
+	limit    int32 // -1: none
+	ppl      int32 // -1: none
+	pageSize int32 // <= 0: no paging
+	resume   *pageState
+	next     *pageState
+	filters  [][][]byte // allowed values per filter
+	// per partition
+	pk       []byte
+	pkVals   [][]byte
+	static   *storage.Row
+	inPart   int32
+	anyRow   bool
+	skipping bool // still before the resume point of resume.pk
+}
+
+func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	if err := c.checkCurrent(p.t); err != nil {
+		return nil, err
+	}
+	r := &selectRun{p: p, x: x, now: int32(x.now().Unix()), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
+	var err error
+	if r.limit, err = evalLimit(p.limit, x, "LIMIT"); err != nil {
+		return nil, err
+	}
+	if r.ppl, err = evalLimit(p.ppl, x, "PER PARTITION LIMIT"); err != nil {
+		return nil, err
+	}
+	if p.count || p.distinct {
+		r.pageSize = 0 // aggregates and DISTINCT are answered in one page
+	}
+	if x.opts.PagingState != nil && r.pageSize > 0 {
+		if r.resume, err = decodePageState(x.opts.PagingState); err != nil {
+			return nil, err
+		}
+		r.limit = r.resume.remaining
+		r.skipping = true
+	}
+	for _, f := range p.keys.filters {
+		vs, err := f.vals.eval(x)
+		if err != nil {
+			return nil, err
+		}
+		r.filters = append(r.filters, vs)
+	}
+	if p.keys.pkComplete() {
+		err = r.readPartitions(c)
+	} else {
+		err = r.scan(c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.count {
+		b := binary.BigEndian.AppendUint64(nil, uint64(r.matched))
+		r.rows = message.RowSet{{b}}
+	}
+	md := &message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}
+	if r.next != nil {
+		md.PagingState = r.next.encode()
+	}
+	applyMetadataRules(md, p.metaID, x)
+	return &message.RowsResult{Metadata: md, Data: r.rows}, nil
+}
+
+func evalLimit(e valueExpr, x *execution, what string) (int32, error) {
+	if e == nil {
+		return -1, nil
+	}
+	v, err := e.eval(x)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 4 {
+		return 0, invalidf("Invalid null value of %s", what)
+	}
+	n := int32(binary.BigEndian.Uint32(v))
+	if n <= 0 {
+		return 0, invalidf("%s must be strictly positive", what)
+	}
+	return n, nil
+}
+
+// done reports whether the page or the limit is full.
+func (r *selectRun) done() bool {
+	if r.limit == 0 {
+		return true
+	}
+	return r.pageSize > 0 && int32(len(r.rows)) >= r.pageSize
+}
+
+// readPartitions reads the partitions named by the partition key
+// restrictions, in token order.
+func (r *selectRun) readPartitions(c *Coordinator) error {
+	p, t := r.p, r.p.t
+	combos, err := evalKeys(t, p.keys.pk, t.pk, r.x)
+	if err != nil {
+		return err
+	}
+	type part struct {
+		pk    []byte
+		vals  [][]byte
+		token int64
+	}
+	parts := make([]part, 0, len(combos))
+	for _, vals := range combos {
+		pk := t.partitionKey(vals)
+		parts = append(parts, part{pk: pk, vals: vals, token: storage.Token(pk)})
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		if parts[i].token != parts[j].token {
+			return parts[i].token < parts[j].token
+		}
+		return bytes.Compare(parts[i].pk, parts[j].pk) < 0
+	})
+	slices := []storage.Slice{{}}
+	if p.ckFilters {
+		if slices, err = p.keys.slices(t, r.x); err != nil {
+			return err
+		}
+	}
+	if p.reverse {
+		for i, j := 0, len(slices)-1; i < j; i, j = i+1, j-1 {
+			slices[i], slices[j] = slices[j], slices[i]
+		}
+	}
+	started := r.resume == nil
+	for _, pt := range parts {
+		if !started {
+			if !bytes.Equal(pt.pk, r.resume.pk) {
+				continue
+			}
+			started = true
+		}
+		r.startPartition(pt.pk, pt.vals)
+		stop := false
+		for si, s := range slices {
+			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now}
+			first := si == 0
+			err := c.engine.ReadPartition(t.st, pt.pk, o, func(row *storage.Row) bool {
+				if row.Static {
+					if first {
+						r.static = row
+					}
+					return true
+				}
+				more := r.row(row)
+				stop = !more
+				return more
+			})
+			if err != nil {
+				return err
+			}
+			if stop {
+				return nil
+			}
+		}
+		if !r.endPartition() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// scan reads every partition in token order.
+func (r *selectRun) scan(c *Coordinator) error {
+	t := r.p.t
+	o := storage.ScanOptions{Now: r.now}
+	if r.resume != nil {
+		o.FromPartition = r.resume.pk
+	}
+	stopped := false
+	err := c.engine.Scan(t.st, o, func(pk []byte, row *storage.Row) bool {
+		if r.pk == nil || !bytes.Equal(pk, r.pk) {
+			if r.pk != nil && !r.endPartition() {
+				stopped = true
+				return false
+			}
+			vals, err := t.splitPartitionKey(pk)
+			if err != nil {
+				return false
+			}
+			r.startPartition(pk, vals)
+		}
+		if row.Static {
+			r.static = row
+			return true
+		}
+		more := r.row(row)
+		if !more {
+			stopped = true
+		}
+		return more
+	})
+	if err != nil {
+		return err
+	}
+	if !stopped && r.pk != nil {
+		r.endPartition()
+	}
+	return nil
+}
+
+func (r *selectRun) startPartition(pk []byte, vals [][]byte) {
+	r.pk, r.pkVals, r.static, r.inPart, r.anyRow = pk, vals, nil, 0, false
+	if r.resume != nil && r.skipping && !bytes.Equal(pk, r.resume.pk) {
+		r.skipping = false
+	}
+	if r.ppl >= 0 && r.resume != nil && r.skipping {
+		r.inPart = r.ppl - r.resume.pRemaining
+	}
+}
+
+// row handles one live row; it reports whether to go on.
+func (r *selectRun) row(row *storage.Row) bool {
+	p := r.p
+	if r.skipping {
+		if r.resume.ck == nil {
+			return true // the static-only row of this partition was sent
+		}
+		c := p.t.compareClustering(row.Clustering, r.resume.ck)
+		if (!p.reverse && c <= 0) || (p.reverse && c >= 0) {
+			r.anyRow = true
+			return true
+		}
+		r.skipping = false
+		r.anyRow = true
+	}
+	r.anyRow = true
+	if r.ppl >= 0 && r.inPart >= r.ppl {
+		return true // skip the rest of this partition
+	}
+	vals, ok := r.values(row)
+	if !ok {
+		return true
+	}
+	r.emit(vals, row.Clustering)
+	return !r.done()
+}
+
+// endPartition emits the static-only row of a partition that had no rows;
+// it reports whether to go on.
+func (r *selectRun) endPartition() bool {
+	p := r.p
+	skip := r.skipping
+	r.skipping = false
+	if p.distinct {
+		if r.static != nil || r.anyRow {
+			if skip {
+				return !r.done()
+			}
+			if vals, ok := r.values(&storage.Row{}); ok {
+				r.emit(vals, nil)
+			}
+		}
+		return !r.done()
+	}
+	if r.anyRow || r.static == nil || p.ckFilters || skip {
+		return !r.done()
+	}
+	if vals, ok := r.values(&storage.Row{}); ok {
+		r.emit(vals, nil)
+	}
+	return !r.done()
+}
+
+func (r *selectRun) emit(vals [][]byte, ck [][]byte) {
+	r.inPart++
+	if r.limit > 0 {
+		r.limit--
+	}
+	r.matched++
+	if !r.p.count {
+		r.rows = append(r.rows, vals)
+	}
+	if r.pageSize > 0 && int32(len(r.rows)) >= r.pageSize && r.limit != 0 {
+		pr := int32(-1)
+		if r.ppl >= 0 {
+			pr = r.ppl - r.inPart
+		}
+		r.next = &pageState{pk: r.pk, ck: ck, remaining: r.limit, pRemaining: pr}
+	}
+}
+
+// values builds a result row, or reports that filters reject it.
+func (r *selectRun) values(row *storage.Row) ([][]byte, bool) {
+	p, t := r.p, r.p.t
+	get := func(ci int) (storage.Cell, []storage.ColumnCell, bool) {
+		col := &t.cols[ci]
+		src := row
+		if col.isStatic() {
+			src = r.static
+		}
+		if src == nil {
+			return storage.Cell{}, nil, false
+		}
+		var cells []storage.ColumnCell
+		for _, cc := range src.Cells {
+			if cc.Column == col.def.Name {
+				if !col.multiCell() {
+					return cc.Cell, nil, true
+				}
+				cells = append(cells, cc)
+			}
+		}
+		return storage.Cell{}, cells, len(cells) > 0
+	}
+	value := func(ci int) []byte {
+		col := &t.cols[ci]
+		switch col.def.Kind {
+		case storage.KindPartitionKey:
+			for i, pc := range t.pk {
+				if pc == ci {
+					return r.pkVals[i]
+				}
+			}
+		case storage.KindClustering:
+			if row.Clustering == nil {
+				return nil
+			}
+			for i, cc := range t.ck {
+				if cc == ci {
+					return row.Clustering[i]
+				}
+			}
+		}
+		cell, cells, ok := get(ci)
+		if !ok {
+			return nil
+		}
+		if col.multiCell() {
+			return t.assembleCollection(col, cells)
+		}
+		return cell.Value
+	}
+	for i, f := range p.keys.filters {
+		if !matchFilter(t.cols[f.col].typ, f.op, value(f.col), r.filters[i]) {
+			return nil, false
+		}
+	}
+	if p.count {
+		return nil, true
+	}
+	out := make([][]byte, len(p.proj))
+	for i, pr := range p.proj {
+		switch pr.kind {
+		case projValue:
+			out[i] = value(pr.col)
+		case projWritetime:
+			if cell, _, ok := get(pr.col); ok {
+				out[i] = binary.BigEndian.AppendUint64(nil, uint64(cell.Timestamp))
+			}
+		case projTTL:
+			if cell, _, ok := get(pr.col); ok && cell.TTL > 0 {
+				left := cell.LocalDeletionTime - r.now
+				out[i] = binary.BigEndian.AppendUint32(nil, uint32(left))
+			}
+		}
+	}
+	return out, true
+}
+
+// assembleCollection serializes a non-frozen collection from its element
+// cells (in element order).
+func (t *tableInfo) assembleCollection(col *colInfo, cells []storage.ColumnCell) []byte {
+	buf := binary.BigEndian.AppendUint32(nil, uint32(len(cells)))
+	var kt datatype.DataType
+	switch ct := col.typ.(type) {
+	case *datatype.Set:
+		kt = ct.ElementType
+	case *datatype.Map:
+		kt = ct.KeyType
+	}
+	for _, cc := range cells {
+		switch col.typ.Code() {
+		case primitive.DataTypeCodeList:
+			buf = appendBytes(buf, cc.Cell.Value)
+		case primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+			k, _, err := storage.DecodeKey(cc.Path, kt, false)
+			if err != nil {
+				continue
+			}
+			buf = appendBytes(buf, k)
+			if col.typ.Code() == primitive.DataTypeCodeMap {
+				buf = appendBytes(buf, cc.Cell.Value)
+			}
+		}
+	}
+	return buf
+}
+
+// compareClustering compares two clusterings in clustering order.
+func (t *tableInfo) compareClustering(a, b [][]byte) int {
+	ea, _ := t.encodeClustering(a)
+	eb, _ := t.encodeClustering(b)
+	return bytes.Compare(ea, eb)
+}
+
+func (t *tableInfo) encodeClustering(ck [][]byte) ([]byte, error) {
+	var out []byte
+	var err error
+	for i, v := range ck {
+		if out, err = storage.AppendKey(out, t.st.ClusteringTypes[i], v, t.st.ClusteringDesc[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// splitPartitionKey splits a serialized partition key into its components.
+func (t *tableInfo) splitPartitionKey(pk []byte) ([][]byte, error) {
+	if len(t.pk) == 1 {
+		return [][]byte{pk}, nil
+	}
+	out := make([][]byte, 0, len(t.pk))
+	for len(pk) > 0 {
+		if len(pk) < 2 {
+			return nil, fmt.Errorf("coordinator: malformed composite key")
+		}
+		n := int(binary.BigEndian.Uint16(pk))
+		if 2+n+1 > len(pk) {
+			return nil, fmt.Errorf("coordinator: malformed composite key")
+		}
+		out = append(out, pk[2:2+n])
+		pk = pk[3+n:]
+	}
+	return out, nil
+}
+
+// matchFilter applies a non-key restriction to a value (ALLOW FILTERING).
+func matchFilter(typ datatype.DataType, op statements.Operator, v []byte, allowed [][]byte) bool {
+	switch op {
+	case statements.OpEq, statements.OpIn:
+		for _, a := range allowed {
+			if v != nil && a != nil && bytes.Equal(v, a) {
+				return true
+			}
+		}
+		return false
+	}
+	if v == nil || len(allowed) == 0 || allowed[0] == nil {
+		return false
+	}
+	ev, err1 := storage.AppendKey(nil, typ, v, false)
+	ea, err2 := storage.AppendKey(nil, typ, allowed[0], false)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	c := bytes.Compare(ev, ea)
+	switch op {
+	case statements.OpNeq:
+		return c != 0
+	case statements.OpLt:
+		return c < 0
+	case statements.OpLte:
+		return c <= 0
+	case statements.OpGt:
+		return c > 0
+	case statements.OpGte:
+		return c >= 0
+	}
+	return false
+}

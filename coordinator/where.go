@@ -1,0 +1,310 @@
+package coordinator
+
+import (
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// valueList is the right-hand side of = (one value) or IN (several, or one
+// bind marker for the whole list).
+type valueList struct {
+	exprs []valueExpr
+	list  *markerExpr // IN ?: a list<T> bound as one value
+}
+
+func (l valueList) eval(x *execution) ([][]byte, error) {
+	if l.list != nil {
+		if x.unset[l.list.index] {
+			return nil, invalidf("Invalid unset value for IN restriction")
+		}
+		return splitList(x.values[l.list.index])
+	}
+	out := make([][]byte, 0, len(l.exprs))
+	for _, e := range l.exprs {
+		v, err := e.eval(x)
+		if err == errUnset {
+			return nil, invalidf("Invalid unset value for restriction")
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// sliceBound is one side of a clustering slice on a single column.
+type sliceBound struct {
+	value     valueExpr
+	inclusive bool
+}
+
+// colFilter is a restriction on a regular or static column (or any column
+// not usable as a key restriction), applied to each row with ALLOW
+// FILTERING.
+type colFilter struct {
+	col  int
+	op   statements.Operator
+	vals valueList
+}
+
+// keyRestrictions is a WHERE clause split the way the data is laid out.
+type keyRestrictions struct {
+	pk      []*valueList // per partition key column; nil when unrestricted
+	ck      []*valueList // equality/IN prefix of the clustering columns
+	lower   *sliceBound  // slice on clustering column len(ck), in value order
+	upper   *sliceBound
+	filters []colFilter
+	// pkMarkers are the markers binding each partition key column by =.
+	pkMarkers []int
+}
+
+func (k *keyRestrictions) pkComplete() bool {
+	for _, v := range k.pk {
+		if v == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (k *keyRestrictions) pkAny() bool {
+	for _, v := range k.pk {
+		if v != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// analyzeWhere splits where into key restrictions and filters.
+func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRestrictions, error) {
+	k := &keyRestrictions{pk: make([]*valueList, len(t.pk))}
+	ckEq := make([]*valueList, len(t.ck))
+	ckPos := map[int]int{}
+	for i, c := range t.ck {
+		ckPos[c] = i
+	}
+	pkPos := map[int]int{}
+	for i, c := range t.pk {
+		pkPos[c] = i
+	}
+	var sliceCol = -1
+	for i := range where {
+		r := &where[i]
+		if r.Token {
+			return nil, invalidf("token() restrictions are not supported yet")
+		}
+		if len(r.Columns) != 1 {
+			return nil, invalidf("Multi-column relations are not supported yet")
+		}
+		ci, col, err := t.column(r.Columns[0])
+		if err != nil {
+			return nil, err
+		}
+		name := col.def.Name
+		switch r.Op {
+		case statements.OpEq, statements.OpIn:
+			vl, err := compileValueList(r, col.typ, name, b)
+			if err != nil {
+				return nil, err
+			}
+			if p, ok := pkPos[ci]; ok {
+				if k.pk[p] != nil {
+					return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+				}
+				k.pk[p] = vl
+				continue
+			}
+			if p, ok := ckPos[ci]; ok {
+				if ckEq[p] != nil {
+					return nil, invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+				}
+				ckEq[p] = vl
+				continue
+			}
+			k.filters = append(k.filters, colFilter{col: ci, op: r.Op, vals: *vl})
+		case statements.OpLt, statements.OpLte, statements.OpGt, statements.OpGte, statements.OpNeq:
+			v, err := b.term(r.Value, col.typ, name)
+			if err != nil {
+				return nil, err
+			}
+			if p, ok := ckPos[ci]; ok && r.Op != statements.OpNeq {
+				if sliceCol >= 0 && sliceCol != p {
+					return nil, invalidf("Clustering column \"%s\" cannot be restricted (preceding column \"%s\" is restricted by a non-EQ relation)", name, t.cols[t.ck[sliceCol]].def.Name)
+				}
+				sliceCol = p
+				bound := &sliceBound{value: v, inclusive: r.Op == statements.OpLte || r.Op == statements.OpGte}
+				if r.Op == statements.OpGt || r.Op == statements.OpGte {
+					if k.lower != nil {
+						return nil, invalidf("More than one restriction was found for the start bound on %s", name)
+					}
+					k.lower = bound
+				} else {
+					if k.upper != nil {
+						return nil, invalidf("More than one restriction was found for the end bound on %s", name)
+					}
+					k.upper = bound
+				}
+				continue
+			}
+			if _, ok := pkPos[ci]; ok {
+				return nil, invalidf("Only EQ and IN relation are supported on the partition key (unless you use the token() function)")
+			}
+			k.filters = append(k.filters, colFilter{col: ci, op: r.Op, vals: valueList{exprs: []valueExpr{v}}})
+		default:
+			return nil, invalidf("%s restrictions are not supported yet", r.Op)
+		}
+	}
+	// The clustering prefix: equalities up to the first gap; a slice must
+	// follow them directly.
+	n := 0
+	for n < len(ckEq) && ckEq[n] != nil {
+		n++
+	}
+	for i := n; i < len(ckEq); i++ {
+		if ckEq[i] != nil {
+			prev := t.cols[t.ck[n]].def.Name
+			return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[i]].def.Name, prev)
+		}
+	}
+	if sliceCol >= 0 && sliceCol != n {
+		if sliceCol < n {
+			return nil, invalidf("Clustering column \"%s\" cannot be restricted by both an equality and an inequality relation", t.cols[t.ck[sliceCol]].def.Name)
+		}
+		return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[sliceCol]].def.Name, t.cols[t.ck[n]].def.Name)
+	}
+	k.ck = ckEq[:n]
+	return k, nil
+}
+
+func compileValueList(r *statements.Relation, typ datatype.DataType, name string, b *binder) (*valueList, error) {
+	if r.Op == statements.OpEq {
+		v, err := b.term(r.Value, typ, name)
+		if err != nil {
+			return nil, err
+		}
+		return &valueList{exprs: []valueExpr{v}}, nil
+	}
+	switch v := r.Value.(type) {
+	case *statements.ListLiteral:
+		vl := &valueList{}
+		for _, e := range v.Elems {
+			ex, err := b.term(e, typ, name)
+			if err != nil {
+				return nil, err
+			}
+			vl.exprs = append(vl.exprs, ex)
+		}
+		return vl, nil
+	case *statements.BindMarker:
+		m, err := b.bind(v, datatype.NewList(typ), "in("+name+")")
+		if err != nil {
+			return nil, err
+		}
+		return &valueList{list: &m}, nil
+	}
+	return nil, invalidf("Invalid IN restriction on %s", name)
+}
+
+// cartesian returns every combination of one value per list.
+func cartesian(lists [][][]byte) [][][]byte {
+	out := [][][]byte{nil}
+	for _, l := range lists {
+		var next [][][]byte
+		for _, prefix := range out {
+			for _, v := range l {
+				combo := append(append([][]byte(nil), prefix...), v)
+				next = append(next, combo)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// evalKeys evaluates restricted key columns into their value combinations;
+// null and empty partition key values are refused as Cassandra does.
+func evalKeys(t *tableInfo, lists []*valueList, cols []int, x *execution) ([][][]byte, error) {
+	vals := make([][][]byte, len(lists))
+	for i, l := range lists {
+		vs, err := l.eval(x)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if v == nil {
+				return nil, invalidf("Invalid null value in condition for column %s", t.cols[cols[i]].def.Name)
+			}
+		}
+		vals[i] = dedupe(vs)
+	}
+	return cartesian(vals), nil
+}
+
+func dedupe(vs [][]byte) [][]byte {
+	out := vs[:0:0]
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if !seen[string(v)] {
+			seen[string(v)] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// slices turns the clustering restrictions into storage slices, one per
+// combination of IN values, in clustering order.
+func (k *keyRestrictions) slices(t *tableInfo, x *execution) ([]storage.Slice, error) {
+	prefixes, err := evalKeys(t, k.ck, t.ck, x)
+	if err != nil {
+		return nil, err
+	}
+	if len(prefixes) == 0 {
+		return nil, nil
+	}
+	var lo, hi []byte
+	var loIncl, hiIncl bool
+	if k.lower != nil {
+		if lo, err = k.lower.value.eval(x); err != nil {
+			return nil, err
+		}
+		loIncl = k.lower.inclusive
+	}
+	if k.upper != nil {
+		if hi, err = k.upper.value.eval(x); err != nil {
+			return nil, err
+		}
+		hiIncl = k.upper.inclusive
+	}
+	desc := len(k.ck) < len(t.ck) && t.st.ClusteringDesc[len(k.ck)]
+	out := make([]storage.Slice, 0, len(prefixes))
+	for _, p := range prefixes {
+		s := storage.Slice{}
+		if len(p) > 0 || k.lower != nil || k.upper != nil {
+			s.Start = &storage.Bound{Prefix: p, Inclusive: true}
+			s.End = &storage.Bound{Prefix: p, Inclusive: true}
+		}
+		// A slice in value order becomes bounds in clustering order: on a
+		// DESC column the lower value bound is the end.
+		lower, upper := k.lower != nil, k.upper != nil
+		if desc {
+			lower, upper = upper, lower
+			lo, hi, loIncl, hiIncl = hi, lo, hiIncl, loIncl
+		}
+		if lower {
+			s.Start = &storage.Bound{Prefix: append(append([][]byte(nil), p...), lo), Inclusive: loIncl}
+		}
+		if upper {
+			s.End = &storage.Bound{Prefix: append(append([][]byte(nil), p...), hi), Inclusive: hiIncl}
+		}
+		if desc { // restore for the next prefix
+			lo, hi, loIncl, hiIncl = hi, lo, hiIncl, loIncl
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

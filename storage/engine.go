@@ -1,0 +1,337 @@
+package storage
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+
+	"github.com/cqld/cqld/commitlog"
+)
+
+// EngineOptions configures an Engine.
+type EngineOptions struct {
+	FS vfs.FS
+	// Dir holds the LSM's files.
+	Dir string
+	// Log configures the commit log; its FS defaults to FS and its OnFull
+	// is the engine's.
+	Log    commitlog.Options
+	Logger *slog.Logger
+}
+
+// Engine is a node's table data: pebble, with its own WAL off, behind our
+// commit log. A mutation is durable in the commit log (under its sync
+// mode) before it is applied to pebble's memtable; pebble's flushes decide
+// which commit log segments may go.
+//
+// Engine is safe for concurrent use.
+type Engine struct {
+	db  *pebble.DB
+	log *commitlog.Log
+	lg  *slog.Logger
+
+	// NB: Apply holds applyMu for reading from its commit log append to its
+	// pebble apply; flush takes it for writing, so the position it reads
+	// covers only records already in the memtable.
+	applyMu sync.RWMutex
+	posMu   sync.Mutex
+	last    commitlog.Position // end of the newest appended record
+	flushMu sync.Mutex
+}
+
+// OpenEngine opens the LSM and the commit log and replays the log, so that
+// every acknowledged mutation is readable when it returns.
+func OpenEngine(o EngineOptions) (*Engine, error) {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if err := mkdirAllSynced(o.FS, o.Dir); err != nil {
+		return nil, err
+	}
+	db, err := pebble.Open(o.Dir, &pebble.Options{
+		FS:         o.FS,
+		Merger:     CellMerger,
+		DisableWAL: true,
+		Logger:     pebbleLogger{o.Logger},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
+	}
+	e := &Engine{db: db, lg: o.Logger}
+	lo := o.Log
+	if lo.FS == nil {
+		lo.FS = o.FS
+	}
+	if lo.Logger == nil {
+		lo.Logger = o.Logger
+	}
+	lo.OnFull = func(commitlog.Position) { e.flushAsync() }
+	if e.log, err = commitlog.Open(lo); err != nil {
+		db.Close()
+		return nil, err
+	}
+	stats, err := e.log.Replay(func(payload []byte, pos commitlog.Position) error {
+		b := db.NewBatch()
+		if err := b.SetRepr(append([]byte(nil), payload...)); err != nil {
+			return fmt.Errorf("storage: commit log record at %v: %w", pos, err)
+		}
+		return db.Apply(b, pebble.NoSync)
+	})
+	if err != nil {
+		e.log.Close()
+		db.Close()
+		return nil, err
+	}
+	if stats.Records > 0 {
+		o.Logger.Info("commit log replayed", "records", stats.Records, "bytes", stats.Bytes, "took", stats.Duration)
+	}
+	// Make the replayed state durable in the LSM so the replayed segments
+	// can go.
+	if err := e.Flush(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Mutation is a set of changes applied atomically. It is not safe for
+// concurrent use; it belongs to one request.
+type Mutation struct {
+	e   *Engine
+	b   *pebble.Batch
+	key []byte // scratch
+	val []byte // scratch
+}
+
+// NewMutation starts an empty mutation.
+func (e *Engine) NewMutation() *Mutation { return &Mutation{e: e, b: e.db.NewBatch()} }
+
+// Empty reports whether the mutation changes nothing.
+func (m *Mutation) Empty() bool { return m.b.Empty() }
+
+func (m *Mutation) merge(key []byte, c Cell) error {
+	m.val = c.Append(m.val[:0])
+	return m.b.Merge(key, m.val, nil)
+}
+
+func (m *Mutation) rowKey(t *Table, pk []byte, ck [][]byte, kind byte) ([]byte, error) {
+	if len(ck) != len(t.ClusteringTypes) {
+		return nil, fmt.Errorf("storage: %d clustering values for %d columns", len(ck), len(t.ClusteringTypes))
+	}
+	k, err := t.partitionPrefix(m.key[:0], pk)
+	if err != nil {
+		return nil, err
+	}
+	k = append(k, regionRow)
+	if k, err = t.appendClustering(k, ck); err != nil {
+		return nil, err
+	}
+	m.key = append(k, kind)
+	return m.key, nil
+}
+
+// CellTarget names one cell: a regular cell of a row, or a static cell,
+// and for a collection element its path (the element, map key or list
+// timeuuid) with the path's type.
+type CellTarget struct {
+	Clustering [][]byte // the row; ignored for a static cell
+	Static     bool
+	Column     string
+	PathType   datatype.DataType
+	Path       []byte // nil for a simple cell
+}
+
+// cellKey appends the key of tg's cell up to and including its path kind.
+func (m *Mutation) cellKey(t *Table, pk []byte, tg CellTarget, kind byte) ([]byte, error) {
+	var k []byte
+	var err error
+	if tg.Static {
+		if k, err = t.partitionPrefix(m.key[:0], pk); err != nil {
+			return nil, err
+		}
+		k = append(k, regionStatic)
+	} else {
+		if k, err = m.rowKey(t, pk, tg.Clustering, rowCell); err != nil {
+			return nil, err
+		}
+	}
+	k = appendColumn(k, tg.Column)
+	k = append(k, kind)
+	if kind == pathElement {
+		if k, err = AppendKey(k, tg.PathType, tg.Path, false); err != nil {
+			return nil, err
+		}
+	}
+	m.key = k
+	return k, nil
+}
+
+// WriteCell writes a cell: live, or a tombstone.
+func (m *Mutation) WriteCell(t *Table, pk []byte, tg CellTarget, c Cell) error {
+	kind := pathSimple
+	if tg.Path != nil {
+		kind = pathElement
+	}
+	k, err := m.cellKey(t, pk, tg, kind)
+	if err != nil {
+		return err
+	}
+	return m.merge(k, c)
+}
+
+// DeleteCollection deletes every element of a collection cell written at or
+// before tombstone c.
+func (m *Mutation) DeleteCollection(t *Table, pk []byte, tg CellTarget, c Cell) error {
+	k, err := m.cellKey(t, pk, tg, pathDeletion)
+	if err != nil {
+		return err
+	}
+	return m.merge(k, c)
+}
+
+// WriteRowMarker writes the row's liveness: INSERT makes a row exist even
+// when all its regular columns are null.
+func (m *Mutation) WriteRowMarker(t *Table, pk []byte, ck [][]byte, c Cell) error {
+	k, err := m.rowKey(t, pk, ck, rowMarker)
+	if err != nil {
+		return err
+	}
+	return m.merge(k, c)
+}
+
+// DeleteRow deletes the row (pk, ck) as of tombstone c.
+func (m *Mutation) DeleteRow(t *Table, pk []byte, ck [][]byte, c Cell) error {
+	k, err := m.rowKey(t, pk, ck, rowDeletion)
+	if err != nil {
+		return err
+	}
+	return m.merge(k, c)
+}
+
+// DeletePartition deletes partition pk as of tombstone c.
+func (m *Mutation) DeletePartition(t *Table, pk []byte, c Cell) error {
+	k, err := t.partitionPrefix(m.key[:0], pk)
+	if err != nil {
+		return err
+	}
+	m.key = append(k, regionPartitionDeletion)
+	return m.merge(m.key, c)
+}
+
+// DeleteRange deletes the rows of partition pk within s (in clustering
+// order) as of tombstone c.
+func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
+	k, err := t.partitionPrefix(m.key[:0], pk)
+	if err != nil {
+		return err
+	}
+	k = append(k, regionRangeTombstone)
+	for _, b := range []*Bound{s.Start, s.End} {
+		if b == nil {
+			k = append(k, 0xff) // unbounded
+			continue
+		}
+		k = append(k, byte(len(b.Prefix)))
+		if k, err = t.appendClustering(k, b.Prefix); err != nil {
+			return err
+		}
+		if b.Inclusive {
+			k = append(k, 1)
+		} else {
+			k = append(k, 0)
+		}
+	}
+	m.key = k
+	return m.merge(k, c)
+}
+
+// Apply makes m durable under the commit log's sync mode, then visible.
+func (e *Engine) Apply(m *Mutation) error {
+	if m.b.Empty() {
+		return nil
+	}
+	e.applyMu.RLock()
+	defer e.applyMu.RUnlock()
+	pos, err := e.log.Append(m.b.Repr())
+	if err != nil {
+		return err
+	}
+	e.posMu.Lock()
+	if e.last.Less(pos) {
+		e.last = pos
+	}
+	e.posMu.Unlock()
+	if err := e.db.Apply(m.b, pebble.NoSync); err != nil {
+		return fmt.Errorf("storage: apply: %w", err)
+	}
+	return m.b.Close()
+}
+
+// Truncate removes every row of t, durably.
+func (e *Engine) Truncate(t *Table) error {
+	m := e.NewMutation()
+	p := tablePrefix(t.Def.ID)
+	if err := m.b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+		return err
+	}
+	return e.Apply(m)
+}
+
+// Flush writes the memtables to durable LSM files and releases the commit
+// log segments they covered.
+func (e *Engine) Flush() error {
+	e.flushMu.Lock()
+	defer e.flushMu.Unlock()
+	e.applyMu.Lock()
+	e.posMu.Lock()
+	upTo := e.last
+	e.posMu.Unlock()
+	e.applyMu.Unlock()
+	if err := e.db.Flush(); err != nil {
+		return fmt.Errorf("storage: flush: %w", err)
+	}
+	return e.log.MarkFlushed(upTo)
+}
+
+func (e *Engine) flushAsync() {
+	go func() {
+		if err := e.Flush(); err != nil {
+			e.lg.Error("flush for commit log space failed", "err", err)
+		}
+	}()
+}
+
+// Close syncs the commit log and closes everything. The LSM is flushed
+// first so the next start has little to replay.
+func (e *Engine) Close() error {
+	ferr := e.Flush()
+	lerr := e.log.Close()
+	derr := e.db.Close()
+	for _, err := range []error{ferr, lerr, derr} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pebbleLogger sends pebble's log lines to slog.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,249 @@
+package test
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// session opens a gocql session on keyspace ks, creating it first.
+func tableSession(t *testing.T, addr, ks string) *gocql.Session {
+	t.Helper()
+	s, err := gocqlCluster(addr).CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(fmt.Sprintf(`CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`, ks)).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	c := gocqlCluster(addr)
+	c.Keyspace = ks
+	s, err = c.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func mustExec(t *testing.T, s *gocql.Session, q string, args ...any) {
+	t.Helper()
+	if err := s.Query(q, args...).Exec(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// rowsOf reads every row of a query as maps.
+func rowsOf(t *testing.T, s *gocql.Session, q string, args ...any) []map[string]any {
+	t.Helper()
+	rows, err := s.Query(q, args...).Iter().SliceMap()
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return rows
+}
+
+func TestTablesWriteAndRead(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE events (
+		tenant text, day int, seq int, kind text, payload blob, tags set<text>, attrs map<text, int>, seen list<int>,
+		owner text static,
+		PRIMARY KEY ((tenant, day), seq)
+	) WITH CLUSTERING ORDER BY (seq DESC) AND comment = 'events' AND default_time_to_live = 0`)
+
+	ins := `INSERT INTO events (tenant, day, seq, kind, payload, tags, attrs, seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	for seq := 1; seq <= 5; seq++ {
+		if err := s.Query(ins, "acme", 1, seq, fmt.Sprintf("k%d", seq), []byte{byte(seq)},
+			[]string{"b", "a"}, map[string]int{"x": seq}, []int{seq, seq * 10}).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec(t, s, `INSERT INTO events (tenant, day, seq, kind) VALUES ('acme', 2, 1, 'other')`)
+	mustExec(t, s, `UPDATE events SET owner = 'ann' WHERE tenant = 'acme' AND day = 1`)
+
+	// Clustering order is DESC.
+	var seqs []int
+	iter := s.Query(`SELECT seq FROM events WHERE tenant = ? AND day = ?`, "acme", 1).Iter()
+	var seq int
+	for iter.Scan(&seq) {
+		seqs = append(seqs, seq)
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(seqs, []int{5, 4, 3, 2, 1}) {
+		t.Fatalf("seqs = %v", seqs)
+	}
+
+	var kind, owner string
+	var tags []string
+	var attrs map[string]int
+	var seen []int
+	if err := s.Query(`SELECT kind, owner, tags, attrs, seen FROM events WHERE tenant = 'acme' AND day = 1 AND seq = 3`).
+		Scan(&kind, &owner, &tags, &attrs, &seen); err != nil {
+		t.Fatal(err)
+	}
+	if kind != "k3" || owner != "ann" || !reflect.DeepEqual(tags, []string{"a", "b"}) || attrs["x"] != 3 || !reflect.DeepEqual(seen, []int{3, 30}) {
+		t.Fatalf("row 3 = %q %q %v %v %v", kind, owner, tags, attrs, seen)
+	}
+
+	// Collection operations.
+	mustExec(t, s, `UPDATE events SET tags = tags + {'c'}, attrs['y'] = 7, seen = seen + [99] WHERE tenant = 'acme' AND day = 1 AND seq = 3`)
+	mustExec(t, s, `UPDATE events SET tags = tags - {'a'}, seen = [0] + seen WHERE tenant = 'acme' AND day = 1 AND seq = 3`)
+	mustExec(t, s, `DELETE attrs['x'] FROM events WHERE tenant = 'acme' AND day = 1 AND seq = 3`)
+	if err := s.Query(`SELECT tags, attrs, seen FROM events WHERE tenant = 'acme' AND day = 1 AND seq = 3`).Scan(&tags, &attrs, &seen); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tags, []string{"b", "c"}) || !reflect.DeepEqual(attrs, map[string]int{"y": 7}) || !reflect.DeepEqual(seen, []int{0, 3, 30, 99}) {
+		t.Fatalf("after collection ops: %v %v %v", tags, attrs, seen)
+	}
+	mustExec(t, s, `UPDATE events SET tags = {'z'} WHERE tenant = 'acme' AND day = 1 AND seq = 3`)
+	if err := s.Query(`SELECT tags FROM events WHERE tenant = 'acme' AND day = 1 AND seq = 3`).Scan(&tags); err != nil || !reflect.DeepEqual(tags, []string{"z"}) {
+		t.Fatalf("overwritten set = %v %v", tags, err)
+	}
+
+	// Slices, ORDER BY, LIMIT, IN.
+	seqs = nil
+	iter = s.Query(`SELECT seq FROM events WHERE tenant = 'acme' AND day = 1 AND seq >= 2 AND seq < 5 ORDER BY seq ASC LIMIT 2`).Iter()
+	for iter.Scan(&seq) {
+		seqs = append(seqs, seq)
+	}
+	if err := iter.Close(); err != nil || !reflect.DeepEqual(seqs, []int{2, 3}) {
+		t.Fatalf("slice asc limit 2 = %v %v", seqs, err)
+	}
+	var n int64
+	if err := s.Query(`SELECT count(*) FROM events WHERE tenant = 'acme' AND day IN (1, 2)`).Scan(&n); err != nil || n != 6 {
+		t.Fatalf("count = %d %v", n, err)
+	}
+
+	// Deletes: a row, a range, a column.
+	mustExec(t, s, `DELETE FROM events WHERE tenant = 'acme' AND day = 1 AND seq = 5`)
+	mustExec(t, s, `DELETE FROM events WHERE tenant = 'acme' AND day = 1 AND seq < 3`)
+	mustExec(t, s, `DELETE kind FROM events WHERE tenant = 'acme' AND day = 1 AND seq = 4`)
+	rows := rowsOf(t, s, `SELECT seq, kind FROM events WHERE tenant = 'acme' AND day = 1`)
+	if len(rows) != 2 || rows[0]["seq"] != 4 || rows[0]["kind"] != "" || rows[1]["seq"] != 3 {
+		t.Fatalf("after deletes: %v", rows)
+	}
+	mustExec(t, s, `DELETE FROM events WHERE tenant = 'acme' AND day = 2`)
+	if rows := rowsOf(t, s, `SELECT * FROM events WHERE tenant = 'acme' AND day = 2`); len(rows) != 0 {
+		t.Fatalf("deleted partition: %v", rows)
+	}
+}
+
+func TestTablesTimestampsTTLAndPaging(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE kv (k int, c int, v text, PRIMARY KEY (k, c))`)
+
+	// Last write wins by timestamp, not by arrival.
+	mustExec(t, s, `INSERT INTO kv (k, c, v) VALUES (1, 1, 'new') USING TIMESTAMP 2000`)
+	mustExec(t, s, `INSERT INTO kv (k, c, v) VALUES (1, 1, 'old') USING TIMESTAMP 1000`)
+	var v string
+	var wt int64
+	if err := s.Query(`SELECT v, writetime(v) FROM kv WHERE k = 1 AND c = 1`).Scan(&v, &wt); err != nil || v != "new" || wt != 2000 {
+		t.Fatalf("LWW: %q %d %v", v, wt, err)
+	}
+	mustExec(t, s, `DELETE FROM kv USING TIMESTAMP 1500 WHERE k = 1 AND c = 1`)
+	if err := s.Query(`SELECT v FROM kv WHERE k = 1 AND c = 1`).Scan(&v); err != nil || v != "new" {
+		t.Fatalf("an older delete removed a newer write: %q %v", v, err)
+	}
+
+	// TTL.
+	mustExec(t, s, `INSERT INTO kv (k, c, v) VALUES (2, 1, 'brief') USING TTL 1`)
+	var ttl int
+	if err := s.Query(`SELECT ttl(v) FROM kv WHERE k = 2 AND c = 1`).Scan(&ttl); err != nil || ttl < 0 || ttl > 1 {
+		t.Fatalf("ttl = %d %v", ttl, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rowsOf(t, s, `SELECT * FROM kv WHERE k = 2`)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a TTL of 1s never expired")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Paging over a full scan and within a partition, with writes between
+	// pages.
+	for k := 10; k < 20; k++ {
+		for c := 0; c < 7; c++ {
+			mustExec(t, s, `INSERT INTO kv (k, c, v) VALUES (?, ?, ?)`, k, c, fmt.Sprint(k*100+c))
+		}
+	}
+	want := map[string]bool{}
+	for _, r := range rowsOf(t, s, `SELECT k, c FROM kv`) {
+		want[fmt.Sprint(r["k"], "/", r["c"])] = true
+	}
+	got := map[string]bool{}
+	iter := s.Query(`SELECT k, c FROM kv`).PageSize(3).Iter()
+	var k, c int
+	pages := 0
+	for iter.Scan(&k, &c) {
+		key := fmt.Sprint(k, "/", c)
+		if got[key] {
+			t.Fatalf("row %s returned twice", key)
+		}
+		got[key] = true
+		if len(got)%3 == 0 {
+			pages++
+		}
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(got) != 71 {
+		t.Fatalf("paged scan returned %d rows, unpaged %d", len(got), len(want))
+	}
+	var cs []int
+	iter = s.Query(`SELECT c FROM kv WHERE k = 12`).PageSize(2).Iter()
+	for iter.Scan(&c) {
+		cs = append(cs, c)
+	}
+	if err := iter.Close(); err != nil || !sort.IntsAreSorted(cs) || len(cs) != 7 {
+		t.Fatalf("paged partition = %v %v", cs, err)
+	}
+}
+
+func TestTablesErrors(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE t (k int, c int, v text, PRIMARY KEY (k, c))`)
+	for _, tc := range []struct {
+		query string
+		code  int
+		msg   string
+	}{
+		{`CREATE TABLE t (k int PRIMARY KEY)`, gocql.ErrCodeAlreadyExists, `Cannot add already existing table "t" to keyspace "app"`},
+		{`CREATE TABLE u (k int, v int)`, gocql.ErrCodeInvalid, "No PRIMARY KEY specifed"},
+		{`CREATE TABLE u (k list<int> PRIMARY KEY)`, gocql.ErrCodeInvalid, "Invalid non-frozen collection type for PRIMARY KEY component k"},
+		{`CREATE TABLE u (k int PRIMARY KEY, s int static)`, gocql.ErrCodeInvalid, "Static columns are only useful"},
+		{`INSERT INTO t (k, v) VALUES (1, 'x')`, gocql.ErrCodeInvalid, "Some clustering keys are missing: c"},
+		{`INSERT INTO t (c, v) VALUES (1, 'x')`, gocql.ErrCodeInvalid, "Some partition key parts are missing: k"},
+		{`INSERT INTO t (k, c, nope) VALUES (1, 1, 'x')`, gocql.ErrCodeInvalid, "Undefined column name nope"},
+		{`INSERT INTO t (k, c, v) VALUES (1, 1, 42)`, gocql.ErrCodeInvalid, "Invalid INTEGER constant (42) for \"v\" of type text"},
+		{`UPDATE t SET v = 'x' WHERE k = 1`, gocql.ErrCodeInvalid, "Some clustering keys are missing: c"},
+		{`UPDATE t SET k = 2 WHERE k = 1 AND c = 1`, gocql.ErrCodeInvalid, "PRIMARY KEY part k found in SET part"},
+		{`SELECT * FROM t WHERE v = 'x'`, gocql.ErrCodeInvalid, "ALLOW FILTERING"},
+		{`SELECT * FROM t WHERE c = 1`, gocql.ErrCodeInvalid, "ALLOW FILTERING"},
+		{`SELECT * FROM nope`, gocql.ErrCodeInvalid, "unconfigured table nope"},
+		{`INSERT INTO t (k, c, v) VALUES (1, 1, 'x') USING TTL 700000000`, gocql.ErrCodeInvalid, "ttl is too large"},
+	} {
+		err := s.Query(tc.query).Exec()
+		re, ok := err.(gocql.RequestError)
+		if !ok || re.Code() != tc.code || !strings.Contains(re.Message(), tc.msg) {
+			t.Errorf("%s: got %v, want 0x%04x %q", tc.query, err, tc.code, tc.msg)
+		}
+	}
+	// ALLOW FILTERING makes the filtered query legal.
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (1, 1, 'x')`)
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (1, 2, 'y')`)
+	if rows := rowsOf(t, s, `SELECT c FROM t WHERE v = 'y' ALLOW FILTERING`); len(rows) != 1 || rows[0]["c"] != 2 {
+		t.Fatalf("filtered rows = %v", rows)
+	}
+}
