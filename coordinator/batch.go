@@ -26,32 +26,57 @@ func (p *batchPlan) resultColumns() []*message.ColumnMetadata { return nil }
 func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (plan, error) {
 	p := &batchPlan{counter: s.Type == statements.BatchCounter}
 	b := newBinder("", "", n)
+	var specs []casSpec
+	conditional := false
 	for _, child := range s.Statements {
 		var wp *writePlan
 		var err error
+		var spec casSpec
 		switch st := child.(type) {
 		case *statements.Insert:
 			if st.Using.Timestamp == nil {
 				st.Using.Timestamp = s.Using.Timestamp
 			}
 			wp, err = c.insertPlan(st, b, session)
+			spec = casSpec{ifNotExists: st.IfNotExists}
 		case *statements.Update:
 			if st.Using.Timestamp == nil {
 				st.Using.Timestamp = s.Using.Timestamp
 			}
 			wp, err = c.updatePlan(st, b, session)
+			spec = casSpec{ifExists: st.IfExists, conds: st.Conditions}
 		case *statements.Delete:
 			if st.Using.Timestamp == nil {
 				st.Using.Timestamp = s.Using.Timestamp
 			}
 			wp, err = c.deletePlan(st, b, session)
+			spec = casSpec{ifExists: st.IfExists, conds: st.Conditions}
 		default:
 			return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 		}
 		if err != nil {
 			return nil, err
 		}
+		if spec.ifExists || spec.ifNotExists || len(spec.conds) > 0 {
+			conditional = true
+		}
+		specs = append(specs, spec)
 		p.children = append(p.children, wp)
+	}
+	if conditional {
+		cp := &casPlan{batch: true}
+		for i, wp := range p.children {
+			cw, err := c.casWrite(wp, b, specs[i])
+			if err != nil {
+				return nil, err
+			}
+			cp.writes = append(cp.writes, cw)
+		}
+		if err := b.check(); err != nil {
+			return nil, err
+		}
+		cp.binds = b.specs
+		return cp, nil
 	}
 	if err := b.check(); err != nil {
 		return nil, err
@@ -90,6 +115,9 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	m := c.engine.NewMutation()
 	base := &execution{version: req.Version, opts: opts}
 	base.now()
+	var cas *casPlan
+	var casXs []*execution
+	plain := 0
 	for i, ch := range b.Children {
 		var p plan
 		if ch.Id != nil {
@@ -114,20 +142,38 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 				return nil, err
 			}
 		}
-		w, ok := p.(*writePlan)
-		if !ok {
-			return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
-		}
-		if err := c.checkCurrent(w.t); err != nil {
-			return nil, err
-		}
 		x := &execution{version: req.Version, opts: opts, at: base.at}
-		if err := bindValues(w, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
+		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}
-		if err := w.mutateInto(m, x); err != nil {
-			return nil, err
+		switch w := p.(type) {
+		case *writePlan:
+			if err := c.checkCurrent(w.t); err != nil {
+				return nil, err
+			}
+			if err := w.mutateInto(m, x); err != nil {
+				return nil, err
+			}
+			if cas == nil {
+				cas = &casPlan{batch: true}
+			}
+			cas.writes = append(cas.writes, casWrite{w: w})
+			casXs = append(casXs, x)
+			plain++
+		case *casPlan:
+			if cas == nil {
+				cas = &casPlan{batch: true}
+			}
+			for _, cw := range w.writes {
+				cas.writes = append(cas.writes, cw)
+				casXs = append(casXs, x)
+			}
+		default:
+			return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 		}
+	}
+	if len(cas.writes) > plain {
+		return cas.runWith(c, casXs)
 	}
 	if err := c.engine.Apply(m); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)

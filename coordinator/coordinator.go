@@ -52,6 +52,8 @@ type Coordinator struct {
 	// schemaMu serialises schema changes so each event follows its change.
 	schemaMu sync.Mutex
 
+	locks partitionLocks
+
 	prepMu   sync.RWMutex
 	prepared map[[16]byte]*preparedStmt
 }

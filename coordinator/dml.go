@@ -99,6 +99,9 @@ func (c *Coordinator) analyzeInsert(s *statements.Insert, n int, session string)
 	if err != nil {
 		return nil, err
 	}
+	if s.IfNotExists {
+		return c.casWrap(p, b, casSpec{ifNotExists: true})
+	}
 	if err := b.check(); err != nil {
 		return nil, err
 	}
@@ -109,9 +112,6 @@ func (c *Coordinator) analyzeInsert(s *statements.Insert, n int, session string)
 func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string) (*writePlan, error) {
 	if s.Json != nil {
 		return nil, invalidf("INSERT JSON is not supported yet")
-	}
-	if s.IfNotExists {
-		return nil, invalidf("Conditional updates (IF NOT EXISTS) are not supported yet")
 	}
 	t, err := c.writeTable(s.Keyspace, s.Table, session)
 	if err != nil {
@@ -213,6 +213,9 @@ func (c *Coordinator) analyzeUpdate(s *statements.Update, n int, session string)
 	if err != nil {
 		return nil, err
 	}
+	if s.IfExists || len(s.Conditions) > 0 {
+		return c.casWrap(p, b, casSpec{ifExists: s.IfExists, conds: s.Conditions})
+	}
 	if err := b.check(); err != nil {
 		return nil, err
 	}
@@ -221,9 +224,6 @@ func (c *Coordinator) analyzeUpdate(s *statements.Update, n int, session string)
 }
 
 func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string) (*writePlan, error) {
-	if s.IfExists || len(s.Conditions) > 0 {
-		return nil, invalidf("Conditional updates are not supported yet")
-	}
 	t, err := c.writeTable(s.Keyspace, s.Table, session)
 	if err != nil {
 		return nil, err
@@ -305,6 +305,9 @@ func (c *Coordinator) analyzeDelete(s *statements.Delete, n int, session string)
 	if err != nil {
 		return nil, err
 	}
+	if s.IfExists || len(s.Conditions) > 0 {
+		return c.casWrap(p, b, casSpec{ifExists: s.IfExists, conds: s.Conditions})
+	}
 	if err := b.check(); err != nil {
 		return nil, err
 	}
@@ -313,9 +316,6 @@ func (c *Coordinator) analyzeDelete(s *statements.Delete, n int, session string)
 }
 
 func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string) (*writePlan, error) {
-	if s.IfExists || len(s.Conditions) > 0 {
-		return nil, invalidf("Conditional deletions are not supported yet")
-	}
 	t, err := c.writeTable(s.Keyspace, s.Table, session)
 	if err != nil {
 		return nil, err

@@ -151,6 +151,7 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 
 	var (
 		cur     []byte // encoded clustering of the row being gathered
+		have    bool   // cur is set (it is empty for tables without clustering)
 		parts   []kv
 		valid   bool
 		advance func() bool
@@ -161,11 +162,11 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 		valid, advance = it.First(), it.Next
 	}
 	emit := func() (bool, error) {
-		if cur == nil {
+		if !have {
 			return true, nil
 		}
 		row, err := t.assembleRow(cur, parts, dels.shadowTS(cur), o.Now)
-		cur, parts = nil, parts[:0]
+		cur, have, parts = nil, false, parts[:0]
 		if err != nil || row == nil {
 			return true, err
 		}
@@ -180,13 +181,13 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 		if skipPrefix != nil && bytes.HasPrefix(it.Key(), skipPrefix) {
 			continue
 		}
-		if cur != nil && !bytes.Equal(cur, ck) {
+		if have && !bytes.Equal(cur, ck) {
 			if more, err := emit(); err != nil || !more {
 				return !more, err
 			}
 		}
-		if cur == nil {
-			cur = append([]byte(nil), ck...)
+		if !have {
+			cur, have = append([]byte(nil), ck...), true
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {

@@ -1,0 +1,466 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// Lightweight transactions on a single node: a conditional write takes its
+// partition's lock, reads the current row, evaluates its conditions and
+// applies the write only if they hold, so each partition's conditional
+// writes are linearizable. The cluster issue replaces the lock with Paxos
+// among replicas; the plan shape (read, decide, write) stays.
+
+// casSpec is what a statement says about its conditions.
+type casSpec struct {
+	ifNotExists, ifExists bool
+	conds                 []statements.Condition
+}
+
+// casCond is one IF condition, compiled.
+type casCond struct {
+	col  int
+	key  valueExpr // m[k] conditions; nil otherwise
+	op   statements.Operator
+	vals valueList
+}
+
+// casWrite is one conditional write of a batch (or the only one).
+type casWrite struct {
+	w                     *writePlan
+	ifNotExists, ifExists bool
+	conds                 []casCond
+}
+
+// casPlan is a conditional INSERT, UPDATE, DELETE or BATCH on one
+// partition.
+type casPlan struct {
+	writes []casWrite
+	binds  []*message.ColumnMetadata
+	pk     []uint16
+	batch  bool
+}
+
+func (p *casPlan) markers() []*message.ColumnMetadata { return p.binds }
+func (p *casPlan) pkIndices() []uint16                { return p.pk }
+
+// resultColumns is empty: the columns of a conditional write's answer
+// depend on whether it applied, so it always carries its own metadata.
+func (p *casPlan) resultColumns() []*message.ColumnMetadata { return nil }
+
+func (c *Coordinator) casWrite(w *writePlan, b *binder, spec casSpec) (casWrite, error) {
+	t := w.t
+	cw := casWrite{w: w, ifNotExists: spec.ifNotExists, ifExists: spec.ifExists}
+	if w.ts != nil {
+		return cw, invalidf("Cannot provide custom timestamp for conditional updates")
+	}
+	if w.kind != kindInsert {
+		for _, l := range w.keys.pk {
+			if len(l.exprs) != 1 {
+				return cw, invalidf("IN on the partition key is not supported with conditional updates")
+			}
+		}
+		for _, l := range w.keys.ck {
+			if len(l.exprs) != 1 {
+				return cw, invalidf("IN on the clustering key columns is not supported with conditional updates")
+			}
+		}
+		if w.kind == kindDelete && len(w.ops) == 0 && len(w.keys.ck) < len(t.ck) {
+			return cw, invalidf("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions")
+		}
+	}
+	for _, cd := range spec.conds {
+		ci, col, err := t.column(cd.Column)
+		if err != nil {
+			return cw, err
+		}
+		if col.isKey() {
+			return cw, invalidf("PRIMARY KEY column '%s' cannot have IF conditions", cd.Column)
+		}
+		if cd.Field != "" {
+			return cw, invalidf("Conditions on user type fields are not supported yet")
+		}
+		cc := casCond{col: ci, op: cd.Op}
+		typ := col.typ
+		name := cd.Column
+		if cd.Key != nil {
+			m, ok := col.typ.(*datatype.Map)
+			if !ok {
+				return cw, invalidf("Element conditions are only supported on maps yet (%s)", cd.Column)
+			}
+			if cc.key, err = b.term(cd.Key, m.KeyType, "key("+name+")"); err != nil {
+				return cw, err
+			}
+			typ, name = m.ValueType, "value("+name+")"
+		}
+		switch cd.Op {
+		case statements.OpEq, statements.OpNeq, statements.OpLt, statements.OpLte, statements.OpGt, statements.OpGte:
+			v, err := b.term(cd.Value, typ, name)
+			if err != nil {
+				return cw, err
+			}
+			cc.vals = valueList{exprs: []valueExpr{v}}
+		case statements.OpIn:
+			vl, err := compileValueList(&statements.Relation{Op: statements.OpIn, Value: cd.Value}, typ, name, b)
+			if err != nil {
+				return cw, err
+			}
+			cc.vals = *vl
+		default:
+			return cw, invalidf("Unsupported condition %s on %s", cd.Op, cd.Column)
+		}
+		cw.conds = append(cw.conds, cc)
+	}
+	return cw, nil
+}
+
+// casWrap turns a write into a conditional one.
+func (c *Coordinator) casWrap(w *writePlan, b *binder, spec casSpec) (plan, error) {
+	cw, err := c.casWrite(w, b, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	w.binds = b.specs
+	return &casPlan{writes: []casWrite{cw}, binds: b.specs, pk: w.pk}, nil
+}
+
+// partitionLocks serialise conditional writes per partition.
+type partitionLocks [1024]sync.Mutex
+
+func (l *partitionLocks) lock(token int64) *sync.Mutex {
+	return &l[uint64(token)%uint64(len(l))]
+}
+
+func (p *casPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	xs := make([]*execution, len(p.writes))
+	for i := range xs {
+		xs[i] = x
+	}
+	return p.runWith(c, xs)
+}
+
+// runWith runs the conditional writes, each with its own bound values (a
+// BATCH message gives each statement its own).
+func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, error) {
+	targets := make([]writeTarget, len(p.writes))
+	var pk []byte
+	for i, cw := range p.writes {
+		if err := c.checkCurrent(cw.w.t); err != nil {
+			return nil, err
+		}
+		tg, err := cw.w.target(xs[i])
+		if err != nil {
+			return nil, err
+		}
+		targets[i] = tg
+		if i == 0 {
+			pk = tg.pk
+		} else if !bytes.Equal(pk, tg.pk) || cw.w.t != p.writes[0].w.t {
+			return nil, invalidf("Batch with conditions cannot span multiple partitions")
+		}
+	}
+	t0 := p.writes[0].w.t
+	mu := c.locks.lock(storage.Token(pk))
+	mu.Lock()
+	defer mu.Unlock()
+
+	applied := true
+	var current []*storage.Row // per write: the row it conditions on, or nil
+	var static *storage.Row
+	for i, cw := range p.writes {
+		row, st, err := c.currentRow(cw.w.t, pk, targets[i].ck, xs[i])
+		if err != nil {
+			return nil, err
+		}
+		static = st
+		current = append(current, row)
+		ok, err := cw.holds(row, st, xs[i])
+		if err != nil {
+			return nil, err
+		}
+		applied = applied && ok
+	}
+	if applied {
+		m := c.engine.NewMutation()
+		for i, cw := range p.writes {
+			if err := cw.w.mutateInto(m, xs[i]); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.engine.Apply(m); err != nil {
+			return nil, fmt.Errorf("conditional write: %w", err)
+		}
+	}
+	return p.result(t0, applied, current, static, pk)
+}
+
+// writeTarget is the single row a conditional write touches.
+type writeTarget struct {
+	pk []byte
+	ck [][]byte // nil for a static-only write
+}
+
+func (w *writePlan) target(x *execution) (writeTarget, error) {
+	t := w.t
+	var pkVals [][]byte
+	var ck [][]byte
+	var err error
+	if w.kind == kindInsert {
+		if pkVals, err = evalExprs(t, w.insertPK, t.pk, x); err != nil {
+			return writeTarget{}, err
+		}
+		if !w.staticOnly {
+			if ck, err = evalExprs(t, w.insertCK, t.ck, x); err != nil {
+				return writeTarget{}, err
+			}
+		}
+	} else {
+		pks, err := evalKeys(t, w.keys.pk, t.pk, x)
+		if err != nil {
+			return writeTarget{}, err
+		}
+		pkVals = pks[0]
+		if len(w.keys.ck) > 0 {
+			cks, err := evalKeys(t, w.keys.ck, t.ck, x)
+			if err != nil {
+				return writeTarget{}, err
+			}
+			ck = cks[0]
+		}
+	}
+	return writeTarget{pk: t.partitionKey(pkVals), ck: ck}, nil
+}
+
+// currentRow reads the row (pk, ck) and the partition's static row.
+func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execution) (row, static *storage.Row, err error) {
+	o := storage.ReadOptions{Now: int32(x.now().Unix())}
+	if len(t.ck) > 0 {
+		if ck == nil {
+			o.Slice = storage.Slice{End: &storage.Bound{}} // statics only
+		} else {
+			o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
+		}
+	}
+	err = c.engine.ReadPartition(t.st, pk, o, func(r *storage.Row) bool {
+		if r.Static {
+			static = r
+		} else if ck != nil || len(t.ck) == 0 {
+			row = r
+		}
+		return true
+	})
+	return row, static, err
+}
+
+// holds evaluates the write's conditions against the current row.
+func (cw *casWrite) holds(row, static *storage.Row, x *execution) (bool, error) {
+	t := cw.w.t
+	exists := row != nil || (cw.w.staticOnly && static != nil)
+	switch {
+	case cw.ifNotExists:
+		return !exists, nil
+	case cw.ifExists:
+		return exists, nil
+	}
+	for _, cd := range cw.conds {
+		col := &t.cols[cd.col]
+		src := row
+		if col.isStatic() {
+			src = static
+		}
+		v := cellValue(t, col, src)
+		if cd.key != nil {
+			k, err := cd.key.eval(x)
+			if err != nil {
+				return false, err
+			}
+			v = mapElement(col, src, k)
+		}
+		allowed, err := cd.vals.eval(x)
+		if err != nil {
+			return false, err
+		}
+		typ := col.typ
+		if cd.key != nil {
+			typ = col.typ.(*datatype.Map).ValueType
+		}
+		if !condHolds(typ, cd.op, v, allowed) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// cellValue is a column's current serialized value in row (nil if none).
+func cellValue(t *tableInfo, col *colInfo, row *storage.Row) []byte {
+	if row == nil {
+		return nil
+	}
+	var cells []storage.ColumnCell
+	for _, cc := range row.Cells {
+		if cc.Column == col.def.Name {
+			if !col.multiCell() {
+				return cc.Cell.Value
+			}
+			cells = append(cells, cc)
+		}
+	}
+	if len(cells) == 0 {
+		return nil
+	}
+	return t.assembleCollection(col, cells)
+}
+
+func mapElement(col *colInfo, row *storage.Row, key []byte) []byte {
+	if row == nil {
+		return nil
+	}
+	kt := col.typ.(*datatype.Map).KeyType
+	want, err := storage.AppendKey(nil, kt, key, false)
+	if err != nil {
+		return nil
+	}
+	for _, cc := range row.Cells {
+		if cc.Column == col.def.Name && bytes.Equal(cc.Path, want) {
+			return cc.Cell.Value
+		}
+	}
+	return nil
+}
+
+// condHolds compares a current value with a condition's values as
+// Cassandra does: null equals only null, ordering uses the type's order.
+func condHolds(typ datatype.DataType, op statements.Operator, v []byte, allowed [][]byte) bool {
+	switch op {
+	case statements.OpEq:
+		return eqNull(v, allowed[0])
+	case statements.OpNeq:
+		return !eqNull(v, allowed[0])
+	case statements.OpIn:
+		for _, a := range allowed {
+			if eqNull(v, a) {
+				return true
+			}
+		}
+		return false
+	}
+	if v == nil || allowed[0] == nil {
+		return false
+	}
+	return matchFilter(typ, op, v, allowed)
+}
+
+func eqNull(a, b []byte) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return bytes.Equal(a, b)
+}
+
+// result builds the [applied] answer: just [applied] when the write applied
+// or its row does not exist, else [applied] = false with the row's current
+// values (every column for IF [NOT] EXISTS, the conditioned columns
+// otherwise; batches add the primary key).
+func (p *casPlan) result(t *tableInfo, applied bool, current []*storage.Row, static *storage.Row, pk []byte) (message.Message, error) {
+	appliedCol := &message.ColumnMetadata{Keyspace: t.def.Keyspace, Table: t.def.Name, Name: "[applied]", Type: datatype.Boolean}
+	cols := []*message.ColumnMetadata{appliedCol}
+	flag := []byte{0}
+	if applied {
+		flag[0] = 1
+	}
+	rows := message.RowSet{{flag}}
+	anyRow := static != nil
+	for _, r := range current {
+		if r != nil {
+			anyRow = true
+		}
+	}
+	if !applied && anyRow {
+		var proj []int
+		seen := map[int]bool{}
+		add := func(i int) {
+			if !seen[i] {
+				seen[i] = true
+				proj = append(proj, i)
+			}
+		}
+		for _, cw := range p.writes {
+			if cw.ifExists || cw.ifNotExists {
+				for i := range t.cols {
+					add(i)
+				}
+				continue
+			}
+			if p.batch {
+				for _, i := range t.pk {
+					add(i)
+				}
+				for _, i := range t.ck {
+					add(i)
+				}
+			}
+			for _, cd := range cw.conds {
+				add(cd.col)
+			}
+		}
+		for _, i := range proj {
+			cols = append(cols, t.meta[i])
+		}
+		pkVals, err := t.splitPartitionKey(pk)
+		if err != nil {
+			return nil, err
+		}
+		rows = rows[:0]
+		for _, r := range current {
+			if r == nil && static == nil {
+				continue
+			}
+			out := [][]byte{flag}
+			for _, i := range proj {
+				col := &t.cols[i]
+				switch col.def.Kind {
+				case storage.KindPartitionKey:
+					for j, c := range t.pk {
+						if c == i {
+							out = append(out, pkVals[j])
+						}
+					}
+				case storage.KindClustering:
+					var v []byte
+					if r != nil {
+						for j, c := range t.ck {
+							if c == i {
+								v = r.Clustering[j]
+							}
+						}
+					}
+					out = append(out, v)
+				case storage.KindStatic:
+					out = append(out, cellValue(t, col, static))
+				default:
+					out = append(out, cellValue(t, col, r))
+				}
+			}
+			rows = append(rows, out)
+			if !p.batch {
+				break
+			}
+		}
+		if len(rows) == 0 {
+			rows = message.RowSet{{flag}}
+			cols = cols[:1]
+		}
+	}
+	return &message.RowsResult{Metadata: &message.RowsMetadata{ColumnCount: int32(len(cols)), Columns: cols}, Data: rows}, nil
+}
