@@ -347,3 +347,140 @@ func (c *Coordinator) tableChanged(t primitive.SchemaChangeType, ks, table strin
 	c.opts.Publish(&message.SchemaChangeEvent{ChangeType: t, Target: primitive.SchemaChangeTargetTable, Keyspace: ks, Object: table})
 	return &message.SchemaChangeResult{ChangeType: t, Target: primitive.SchemaChangeTargetTable, Keyspace: ks, Object: table}
 }
+
+// alterTablePlan is ALTER TABLE, applied to the definition current when it
+// runs.
+type alterTablePlan struct {
+	noMarkers
+	keyspace string
+	s        *statements.AlterTable
+}
+
+func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	c.schemaMu.Lock()
+	defer c.schemaMu.Unlock()
+	s := p.s
+	if isSystemKeyspace(p.keyspace) {
+		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	}
+	old := c.catalog.Current().Table(p.keyspace, s.Table)
+	if old == nil {
+		if s.IfExists {
+			return &message.VoidResult{}, nil
+		}
+		return nil, invalidf("Table '%s.%s' doesn't exist", p.keyspace, s.Table)
+	}
+	def := *old
+	def.Columns = append([]storage.ColumnDef(nil), old.Columns...)
+	def.Dropped = map[string]storage.DroppedColumn{}
+	for k, v := range old.Dropped {
+		def.Dropped[k] = v
+	}
+	hasClustering := len(old.Key(storage.KindClustering)) > 0
+	changed := false
+	switch s.Op {
+	case statements.AlterTableAdd:
+		for _, cd := range s.Columns {
+			if def.Column(cd.Name) != nil {
+				if s.IfColumnNotExists {
+					continue
+				}
+				return nil, invalidf("Column with name '%s' already exists", cd.Name)
+			}
+			typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
+			if err != nil {
+				return nil, invalidf("%v", err)
+			}
+			if d, ok := def.Dropped[cd.Name]; ok && d.Type != cd.Type {
+				return nil, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
+			}
+			_, _ = typ, frozen
+			kind := storage.KindRegular
+			if cd.Static {
+				if !hasClustering {
+					return nil, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
+				}
+				kind = storage.KindStatic
+			}
+			def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
+			changed = true
+		}
+	case statements.AlterTableDrop:
+		for _, name := range s.Drop {
+			col := def.Column(name)
+			if col == nil {
+				if s.IfColumnExists {
+					continue
+				}
+				return nil, invalidf("Column %s was not found in table %s", name, s.Table)
+			}
+			if col.Kind == storage.KindPartitionKey || col.Kind == storage.KindClustering {
+				return nil, invalidf("Cannot drop PRIMARY KEY column %s", name)
+			}
+			ts := serverTimestamp(x.now())
+			if s.DropTimestamp != nil {
+				n, err := strconv.ParseInt(s.DropTimestamp.Text, 10, 64)
+				if err != nil {
+					return nil, invalidf("Invalid timestamp %s", s.DropTimestamp.Text)
+				}
+				ts = n
+			}
+			def.Dropped[name] = storage.DroppedColumn{Type: col.Type, Time: ts}
+			cols := def.Columns[:0]
+			for _, cd := range def.Columns {
+				if cd.Name != name {
+					cols = append(cols, cd)
+				}
+			}
+			def.Columns = cols
+			changed = true
+		}
+	case statements.AlterTableRename:
+		for _, r := range s.Renames {
+			col := def.Column(r.From)
+			if col == nil {
+				if s.IfColumnExists {
+					continue
+				}
+				return nil, invalidf("Column %s was not found in table %s", r.From, s.Table)
+			}
+			if col.Kind != storage.KindPartitionKey && col.Kind != storage.KindClustering {
+				return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
+			}
+			if def.Column(r.To) != nil {
+				return nil, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, s.Table)
+			}
+			for i := range def.Columns {
+				if def.Columns[i].Name == r.From {
+					def.Columns[i].Name = r.To
+				}
+			}
+			changed = true
+		}
+	case statements.AlterTableWith:
+		opts := old.Options
+		if err := applyTableProperties(&opts, s.Properties); err != nil {
+			return nil, err
+		}
+		def.Options = opts
+		changed = true
+	case statements.AlterTableAlterType:
+		return nil, invalidf("Altering column types is no longer supported")
+	default:
+		return nil, invalidf("This ALTER TABLE is not supported")
+	}
+	if !changed {
+		return &message.VoidResult{}, nil
+	}
+	storage.SortColumns(def.Columns)
+	if len(def.Dropped) == 0 {
+		def.Dropped = nil
+	}
+	if _, err := compileTable(&def); err != nil {
+		return nil, invalidf("%v", err)
+	}
+	if err := c.catalog.ReplaceTable(&def); err != nil {
+		return nil, fmt.Errorf("alter table %s.%s: %w", p.keyspace, s.Table, err)
+	}
+	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
+}

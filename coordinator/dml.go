@@ -490,10 +490,24 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 // checkCurrent refuses to run a plan made against a table definition that
 // a schema change has replaced or dropped.
 func (c *Coordinator) checkCurrent(t *tableInfo) error {
-	if c.catalog.Current().Table(t.def.Keyspace, t.def.Name) != t.def {
-		return invalidf("unconfigured table %s (the table changed since the statement was prepared)", t.def.Name)
+	cur := c.catalog.Current().Table(t.def.Keyspace, t.def.Name)
+	switch {
+	case cur == t.def:
+		return nil
+	case cur == nil || cur.ID != t.def.ID:
+		return invalidf("unconfigured table %s", t.def.Name)
 	}
-	return nil
+	// Altered: a prepared statement must be prepared again (EXECUTE turns
+	// this into UNPREPARED); a query is analysed afresh by its retry.
+	return &staleError{table: t.def.Name}
+}
+
+// staleError is a plan made against a table definition that ALTER TABLE
+// has since replaced.
+type staleError struct{ table string }
+
+func (e *staleError) Error() string {
+	return fmt.Sprintf("table %s was altered while the statement ran; retry it", e.table)
 }
 
 // mutateInto adds the write's changes to m.

@@ -60,6 +60,10 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &ue) {
 		return &message.Invalid{ErrorMessage: ue.Error()}
 	}
+	var stale *staleError
+	if errors.As(err, &stale) {
+		return &message.Invalid{ErrorMessage: stale.Error()}
+	}
 	var ce *cqlError
 	if !errors.As(err, &ce) {
 		return &message.ServerError{ErrorMessage: err.Error()}

@@ -15,6 +15,12 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 			return nil, err
 		}
 		return &dropTablePlan{keyspace: ks, table: s.Table, ifExists: s.IfExists}, nil
+	case *statements.AlterTable:
+		ks, err := resolveKeyspace(s.Keyspace, session)
+		if err != nil {
+			return nil, err
+		}
+		return &alterTablePlan{keyspace: ks, s: s}, nil
 	case *statements.Truncate:
 		ks, err := resolveKeyspace(s.Keyspace, session)
 		if err != nil {

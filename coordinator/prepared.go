@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -73,5 +74,17 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 	if err := bindValues(ps.plan, opts, x); err != nil {
 		return nil, err
 	}
-	return ps.plan.run(ctx, c, x)
+	res, err := ps.plan.run(ctx, c, x)
+	var stale *staleError
+	if errors.As(err, &stale) {
+		// The table changed under the statement: forget it, so the driver
+		// prepares it again against the new definition.
+		c.prepMu.Lock()
+		if c.prepared[id] == ps {
+			delete(c.prepared, id)
+		}
+		c.prepMu.Unlock()
+		return nil, unprepared(m.QueryId)
+	}
+	return res, err
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -187,6 +188,25 @@ func (c *Coordinator) tableRows() []row {
 		}
 	}
 	return sortRows(rows, "keyspace_name", "table_name")
+}
+
+func (c *Coordinator) droppedColumnRows() []row {
+	var rows []row
+	for _, k := range c.catalog.Keyspaces() {
+		for _, t := range k.SortedTables() {
+			for name, d := range t.Dropped {
+				rows = append(rows, row{
+					"keyspace_name": t.Keyspace,
+					"table_name":    t.Name,
+					"column_name":   name,
+					"dropped_time":  time.UnixMicro(d.Time),
+					"kind":          storage.KindRegular,
+					"type":          d.Type,
+				})
+			}
+		}
+	}
+	return sortRows(rows, "keyspace_name", "table_name", "column_name")
 }
 
 func columnRowsOf(defs []*tableDef) []row {

@@ -241,6 +241,7 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Ro
 	if err != nil {
 		return nil, err
 	}
+	colDels = t.withDropped(colDels)
 	for _, p := range parts {
 		if len(p.suffix) == 0 {
 			return nil, errBadKey
@@ -313,6 +314,9 @@ func decodeColumnCell(suffix, value []byte, shadow int64, now int32, colDels map
 	cc := ColumnCell{Column: string(name)}
 	switch rest[0] {
 	case pathSimple:
+		if ts, ok := colDels[cc.Column]; ok && ts > shadow {
+			shadow = ts // only a dropped column has an entry for a simple cell
+		}
 	case pathDeletion:
 		return cc, false, nil // collection deletions come with collections
 	case pathElement:
@@ -441,6 +445,7 @@ func (e *Engine) readStatic(t *Table, prefix []byte, shadow int64, now int32) (*
 	if err != nil {
 		return nil, err
 	}
+	colDels = t.withDropped(colDels)
 	for _, p := range parts {
 		cc, ok, err := decodeColumnCell(p.suffix[1:], p.value, shadow, now, colDels)
 		if err != nil {
@@ -499,4 +504,22 @@ func (e *Engine) Scan(t *Table, o ScanOptions, fn func(pk []byte, row *Row) bool
 		valid = it.SeekGE(prefixEnd(prefix))
 	}
 	return it.Error()
+}
+
+// withDropped adds the table's dropped columns to a row's column deletions:
+// a drop shadows every cell of the column written at or before it.
+func (t *Table) withDropped(dels map[string]int64) map[string]int64 {
+	if len(t.dropped) == 0 {
+		return dels
+	}
+	out := make(map[string]int64, len(dels)+len(t.dropped))
+	for k, v := range dels {
+		out[k] = v
+	}
+	for k, v := range t.dropped {
+		if cur, ok := out[k]; !ok || v > cur {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -68,6 +68,16 @@ type TableDef struct {
 	// name.
 	Columns []ColumnDef  `json:"columns"`
 	Options TableOptions `json:"options"`
+	// Dropped records dropped columns: name -> the drop's timestamp
+	// (microseconds). Cells of that name written at or before it stay
+	// invisible even if a column of that name is added again.
+	Dropped map[string]DroppedColumn `json:"dropped,omitempty"`
+}
+
+// DroppedColumn is a column ALTER TABLE DROP removed.
+type DroppedColumn struct {
+	Type string `json:"type"`
+	Time int64  `json:"time"`
 }
 
 // ColumnDef is one column of a table.

@@ -15,6 +15,8 @@ type Table struct {
 	PartitionTypes  []datatype.DataType
 	ClusteringTypes []datatype.DataType
 	ClusteringDesc  []bool
+	// dropped is Def.Dropped's times, for reads.
+	dropped map[string]int64
 }
 
 // NewTable compiles def; typeOf parses a column's CQL type.
@@ -34,6 +36,12 @@ func NewTable(def *TableDef, typeOf func(string) (datatype.DataType, error)) (*T
 		}
 		t.ClusteringTypes = append(t.ClusteringTypes, dt)
 		t.ClusteringDesc = append(t.ClusteringDesc, c.Order == "desc")
+	}
+	for name, d := range def.Dropped {
+		if t.dropped == nil {
+			t.dropped = map[string]int64{}
+		}
+		t.dropped[name] = d.Time
 	}
 	if len(t.PartitionTypes) == 0 {
 		return nil, fmt.Errorf("storage: %s.%s has no partition key", def.Keyspace, def.Name)

@@ -247,3 +247,51 @@ func TestTablesErrors(t *testing.T) {
 		t.Fatalf("filtered rows = %v", rows)
 	}
 }
+
+func TestAlterTable(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE u (id int PRIMARY KEY, name text)`)
+	mustExec(t, s, `INSERT INTO u (id, name) VALUES (1, 'a')`)
+	// A prepared SELECT * made before the ALTER must see the new column:
+	// the driver gets UNPREPARED and prepares it again.
+	rows := rowsOf(t, s, `SELECT * FROM u WHERE id = ?`, 1)
+	if len(rows) != 1 || len(rows[0]) != 2 {
+		t.Fatalf("before ALTER: %v", rows)
+	}
+	mustExec(t, s, `ALTER TABLE u ADD (email text, score int)`)
+	mustExec(t, s, `UPDATE u SET email = 'a@x', score = 3 WHERE id = 1`)
+	rows = rowsOf(t, s, `SELECT * FROM u WHERE id = ?`, 1)
+	if len(rows) != 1 || rows[0]["email"] != "a@x" || rows[0]["score"] != 3 {
+		t.Fatalf("after ADD: %v", rows)
+	}
+	mustExec(t, s, `ALTER TABLE u DROP score`)
+	if err := s.Query(`SELECT score FROM u`).Exec(); err == nil {
+		t.Fatal("a dropped column is still selectable")
+	}
+	mustExec(t, s, `ALTER TABLE u ADD score int`)
+	rows = rowsOf(t, s, `SELECT score FROM u WHERE id = 1`)
+	if len(rows) != 1 || rows[0]["score"] != 0 { // gocql reads null int as 0
+		t.Fatalf("data of a dropped column came back: %v", rows)
+	}
+	var score *int
+	if err := s.Query(`SELECT score FROM u WHERE id = 1`).Scan(&score); err != nil || score != nil {
+		t.Fatalf("re-added column holds %v (%v), want null", score, err)
+	}
+	mustExec(t, s, `ALTER TABLE u WITH comment = 'users' AND default_time_to_live = 3600`)
+	var comment string
+	var ttl int
+	if err := s.Query(`SELECT comment, default_time_to_live FROM system_schema.tables WHERE keyspace_name = 'app' AND table_name = 'u'`).Scan(&comment, &ttl); err != nil || comment != "users" || ttl != 3600 {
+		t.Fatalf("options = %q %d %v", comment, ttl, err)
+	}
+	mustExec(t, s, `INSERT INTO u (id, name) VALUES (2, 'b')`)
+	var left int
+	if err := s.Query(`SELECT ttl(name) FROM u WHERE id = 2`).Scan(&left); err != nil || left <= 3500 {
+		t.Fatalf("default TTL not applied: %d %v", left, err)
+	}
+	for _, q := range []string{`ALTER TABLE u DROP id`, `ALTER TABLE u ADD name text`, `ALTER TABLE u DROP nope`, `ALTER TABLE nope ADD x int`} {
+		if err := s.Query(q).Exec(); err == nil {
+			t.Errorf("%s succeeded", q)
+		}
+	}
+}
