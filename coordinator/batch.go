@@ -86,6 +86,13 @@ func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (
 }
 
 func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	for _, w := range p.children {
+		if w.counter {
+			unlock := c.counterSection(x)
+			defer unlock()
+			break
+		}
+	}
 	m := c.engine.NewMutation()
 	for _, w := range p.children {
 		if err := c.checkCurrent(w.t); err != nil {
@@ -143,6 +150,13 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 			}
 		}
 		x := &execution{version: req.Version, opts: opts, at: base.at}
+		if w, ok := p.(*writePlan); ok && w.counter {
+			if base.counterRead == nil {
+				unlock := c.counterSection(base)
+				defer unlock()
+			}
+			x.counterRead = base.counterRead
+		}
 		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}

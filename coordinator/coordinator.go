@@ -53,6 +53,9 @@ type Coordinator struct {
 	schemaMu sync.Mutex
 
 	locks partitionLocks
+	// counterMu serialises counter writes: each reads the current value
+	// and writes the new total.
+	counterMu sync.Mutex
 
 	prepMu   sync.RWMutex
 	prepared map[[16]byte]*preparedStmt
@@ -113,6 +116,7 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protoc
 	if err != nil {
 		msg = errorMessage(err)
 	}
+	adaptForVersion(msg, req.Version)
 	return &protocol.Response{Message: msg}
 }
 
@@ -152,6 +156,9 @@ type execution struct {
 	values  [][]byte // positional, resolved from named values when needed
 	unset   []bool   // values[i] was bound as unset (v4+)
 	at      time.Time
+	// counterRead reads a counter's current value and timestamp; set while
+	// a counter write holds the counter lock.
+	counterRead func(t *tableInfo, pk []byte, ck [][]byte, column string) (int64, int64, error)
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt

@@ -130,6 +130,23 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 	if err := applyTableProperties(&def.Options, s.Properties); err != nil {
 		return nil, err
 	}
+	counters, others := 0, 0
+	for _, cd := range def.Columns {
+		if cd.Kind == storage.KindPartitionKey || cd.Kind == storage.KindClustering {
+			continue
+		}
+		if cd.Type == "counter" {
+			counters++
+		} else {
+			others++
+		}
+	}
+	if counters > 0 && others > 0 {
+		return nil, invalidf("Cannot mix counter and non counter columns in the same table")
+	}
+	if counters > 0 && def.Options.DefaultTimeToLive > 0 {
+		return nil, invalidf("Cannot set default_time_to_live on a table with counters")
+	}
 	if _, err := compileTable(def); err != nil {
 		return nil, invalidf("%v", err)
 	}

@@ -25,14 +25,16 @@ const (
 	opSetKey                      // c[k] = v (maps)
 	opDelete                      // DELETE c
 	opDeleteKey                   // DELETE c[k] (maps, sets)
+	opCounter                     // c = c + n, c = c - n (counters)
 )
 
 // writeOp changes one column of each row a write reaches.
 type writeOp struct {
-	col   int
-	kind  opKind
-	value valueExpr
-	key   valueExpr
+	col    int
+	kind   opKind
+	value  valueExpr
+	key    valueExpr
+	negate bool // counter decrement
 }
 
 type writeKind uint8
@@ -57,6 +59,9 @@ type writePlan struct {
 	// staticOnly: every op is on a static column, so no clustering is
 	// needed.
 	staticOnly bool
+	// counter: the write increments counters, which reads their current
+	// values (under the coordinator's counter lock).
+	counter bool
 }
 
 func (p *writePlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -77,6 +82,12 @@ func (c *Coordinator) writeTable(ks, table, session string) (*tableInfo, error) 
 // using compiles USING TIMESTAMP and TTL.
 func (p *writePlan) using(u statements.Using, b *binder) error {
 	var err error
+	if p.counter && u.Timestamp != nil {
+		return invalidf("Cannot provide custom timestamp for counter updates")
+	}
+	if p.counter && u.TTL != nil {
+		return invalidf("Cannot provide custom TTL for counter updates")
+	}
 	if u.Timestamp != nil {
 		if p.ts, err = b.term(u.Timestamp, datatype.Bigint, "[timestamp]"); err != nil {
 			return err
@@ -244,10 +255,22 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 		if a.Field != "" {
 			return nil, invalidf("User type field updates are not supported yet")
 		}
-		if col.typ.Code() == primitive.DataTypeCodeCounter {
-			return nil, invalidf("Counter updates are not supported yet")
-		}
 		op := writeOp{col: ci}
+		if col.typ.Code() == primitive.DataTypeCodeCounter {
+			if a.Op != statements.AssignAdd && a.Op != statements.AssignSubtract {
+				return nil, invalidf("Cannot set the value of counter column %s (counters can only be incremented/decremented, not set)", a.Column)
+			}
+			op.kind = opCounter
+			if op.value, err = b.term(a.Value, datatype.Bigint, a.Column); err != nil {
+				return nil, err
+			}
+			if a.Op == statements.AssignSubtract {
+				op.negate = true
+			}
+			p.counter = true
+			p.ops = append(p.ops, op)
+			continue
+		}
 		switch a.Op {
 		case statements.AssignSet:
 			if a.Key != nil {
@@ -477,6 +500,10 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := c.checkCurrent(p.t); err != nil {
 		return nil, err
 	}
+	if p.counter {
+		unlock := c.counterSection(x)
+		defer unlock()
+	}
 	m := c.engine.NewMutation()
 	if err := p.mutateInto(m, x); err != nil {
 		return nil, err
@@ -561,17 +588,32 @@ func (p *writePlan) mutateInto(m *storage.Mutation, x *execution) error {
 			}
 			continue
 		}
+		// Static columns belong to the partition: change them once, however
+		// many rows the write names.
+		for _, op := range p.ops {
+			if t.cols[op.col].isStatic() {
+				if err := p.apply(m, pk, nil, op, x, live, dead); err != nil {
+					return err
+				}
+			}
+		}
+		if p.staticOnly {
+			continue
+		}
 		targets := cks
-		if p.staticOnly || len(t.ck) == 0 {
+		if len(t.ck) == 0 {
 			targets = [][][]byte{nil}
 		}
 		for _, ck := range targets {
-			if p.kind == kindInsert && !p.staticOnly {
+			if p.kind == kindInsert {
 				if err := m.WriteRowMarker(t.st, pk, ck, live); err != nil {
 					return err
 				}
 			}
 			for _, op := range p.ops {
+				if t.cols[op.col].isStatic() {
+					continue
+				}
 				if err := p.apply(m, pk, ck, op, x, live, dead); err != nil {
 					return err
 				}
@@ -654,6 +696,25 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 		if key == nil {
 			return invalidf("Invalid null map key")
 		}
+	}
+	if op.kind == opCounter {
+		if v == nil || len(v) != 8 {
+			return invalidf("Invalid null value for counter increment")
+		}
+		delta := int64(binary.BigEndian.Uint64(v))
+		if op.negate {
+			delta = -delta
+		}
+		cur, ts, err := x.counterRead(t, pk, ck, col.def.Name)
+		if err != nil {
+			return err
+		}
+		c := live
+		if c.Timestamp <= ts {
+			c.Timestamp = ts + 1
+		}
+		c.Value = binary.BigEndian.AppendUint64(nil, uint64(cur+delta))
+		return m.WriteCell(t.st, pk, tg, c)
 	}
 	if !col.multiCell() {
 		switch op.kind {

@@ -77,9 +77,31 @@ func decimalBytes(text string) ([]byte, error) {
 	return append(out, varintBytes(unscaled)...), nil
 }
 
-// varintBytes is a big.Int as a minimal two's-complement big-endian value.
+// varintBytes is a big.Int as a minimal two's-complement big-endian value,
+// as Java's BigInteger.toByteArray writes it. (The protocol library's
+// varint codec gets negative numbers and 128 wrong.)
 func varintBytes(n *big.Int) []byte {
-	b, _ := datacodec.Varint.Encode(n, 4)
+	switch n.Sign() {
+	case 0:
+		return []byte{0}
+	case 1:
+		b := n.Bytes()
+		if b[0]&0x80 != 0 {
+			b = append([]byte{0}, b...)
+		}
+		return b
+	}
+	// Negative: two's complement of |n| in the fewest bytes whose top bit
+	// is set.
+	size := (n.BitLen() + 8) / 8
+	mod := new(big.Int).Lsh(big.NewInt(1), uint(size*8))
+	b := new(big.Int).Add(mod, n).Bytes()
+	for len(b) < size {
+		b = append([]byte{0xff}, b...)
+	}
+	for len(b) > 1 && b[0] == 0xff && b[1]&0x80 != 0 {
+		b = b[1:]
+	}
 	return b
 }
 

@@ -142,7 +142,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if !ok {
 			return nil, bad()
 		}
-		v = n
+		return varintBytes(n), nil
 	case primitive.DataTypeCodeDouble, primitive.DataTypeCodeFloat:
 		if lit.Kind != statements.LiteralInteger && lit.Kind != statements.LiteralFloat {
 			return nil, bad()

@@ -1,7 +1,9 @@
 package coordinator
 
 import (
+	"bytes"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"sort"
 
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -266,6 +268,12 @@ func (k *keyRestrictions) slices(t *tableInfo, x *execution) ([]storage.Slice, e
 	if len(prefixes) == 0 {
 		return nil, nil
 	}
+	// Rows come back in clustering order whatever the order of IN values.
+	sort.SliceStable(prefixes, func(i, j int) bool {
+		a, _ := t.encodeClustering(prefixes[i])
+		b, _ := t.encodeClustering(prefixes[j])
+		return bytes.Compare(a, b) < 0
+	})
 	var lo, hi []byte
 	var loIncl, hiIncl bool
 	if k.lower != nil {

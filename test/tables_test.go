@@ -295,3 +295,34 @@ func TestAlterTable(t *testing.T) {
 		}
 	}
 }
+
+func TestCounters(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE hits (page text PRIMARY KEY, views counter, likes counter)`)
+	for i := 0; i < 10; i++ {
+		mustExec(t, s, `UPDATE hits SET views = views + 1, likes = likes + ? WHERE page = ?`, int64(2), "home")
+	}
+	mustExec(t, s, `UPDATE hits SET views = views - 3 WHERE page = 'home'`)
+	b := s.NewBatch(gocql.CounterBatch)
+	b.Query(`UPDATE hits SET views = views + 100 WHERE page = ?`, "about")
+	b.Query(`UPDATE hits SET views = views + 5 WHERE page = ?`, "home")
+	if err := s.ExecuteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	var views, likes int64
+	if err := s.Query(`SELECT views, likes FROM hits WHERE page = 'home'`).Scan(&views, &likes); err != nil || views != 12 || likes != 20 {
+		t.Fatalf("home = %d views %d likes (%v)", views, likes, err)
+	}
+	for _, tc := range []struct{ q, msg string }{
+		{`UPDATE hits SET views = 5 WHERE page = 'x'`, "Cannot set the value of counter column views"},
+		{`INSERT INTO hits (page, views) VALUES ('x', 1)`, "INSERT statements are not allowed on counter tables"},
+		{`CREATE TABLE mixed (k int PRIMARY KEY, c counter, v int)`, "Cannot mix counter and non counter columns"},
+		{`UPDATE hits USING TIMESTAMP 5 SET views = views + 1 WHERE page = 'x'`, "Cannot provide custom timestamp for counter updates"},
+	} {
+		err := s.Query(tc.q).Exec()
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %q", tc.q, err, tc.msg)
+		}
+	}
+}
