@@ -105,7 +105,7 @@ func varintBytes(n *big.Int) []byte {
 	return b
 }
 
-var durationRE = regexp.MustCompile(`(?i)(\d+)(y|mo|w|d|h|m|s|ms|us|µs|ns)`)
+var durationRE = regexp.MustCompile(`(?i)(\d+)(y|mo|w|d|h|ms|m|s|us|µs|ns)`)
 
 // parseDuration parses the 1h30m form of a duration literal (ISO 8601
 // forms are left for later) into months, days and nanoseconds.

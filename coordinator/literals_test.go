@@ -23,3 +23,28 @@ func TestVarintBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		months, days int32
+		nanos        int64
+		wantErr      bool
+	}{
+		{in: "1h30m", nanos: 90 * 60e9},
+		{in: "6s7ms", nanos: 6e9 + 7e6},
+		{in: "1mo2d", months: 1, days: 2},
+		{in: "1y2w", months: 12, days: 14},
+		{in: "-3us", nanos: -3000},
+		{in: "5x", wantErr: true},
+	} {
+		d, err := parseDuration(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: err %v", tc.in, err)
+			continue
+		}
+		if !tc.wantErr && (d.Months != tc.months || d.Days != tc.days || int64(d.Nanos) != tc.nanos) {
+			t.Errorf("%s = %+v", tc.in, d)
+		}
+	}
+}

@@ -30,10 +30,14 @@ type projection struct {
 
 // tableSelectPlan is a SELECT on a user table.
 type tableSelectPlan struct {
-	t         *tableInfo
-	keys      *keyRestrictions
+	t    *tableInfo
+	keys *keyRestrictions
+	// proj are the values read from each selected row. Without sel they
+	// are the result row itself (the hot path: no per-row work beyond
+	// fetching them).
 	proj      []projection
-	count     bool
+	sel       *selection   // functions, terms, aggregates, GROUP BY; nil when none
+	json      *jsonColumns // SELECT JSON: turns result rows into one "[json]" text
 	distinct  bool
 	reverse   bool
 	meta      []*message.ColumnMetadata
@@ -49,82 +53,44 @@ func (p *tableSelectPlan) markers() []*message.ColumnMetadata       { return p.b
 func (p *tableSelectPlan) pkIndices() []uint16                      { return p.pk }
 func (p *tableSelectPlan) resultColumns() []*message.ColumnMetadata { return p.meta }
 
+// aggregates reports whether rows are folded into groups.
+func (p *tableSelectPlan) aggregates() bool { return p.sel != nil && p.sel.aggregate }
+
 func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableInfo) (plan, error) {
-	if s.Json {
-		return nil, invalidf("SELECT JSON is not supported yet")
-	}
-	if len(s.GroupBy) > 0 {
-		return nil, invalidf("GROUP BY is not supported yet")
-	}
 	b := newBinder(t.def.Keyspace, t.def.Name, n)
 	p := &tableSelectPlan{t: t, distinct: s.Distinct}
 	spec := func(name string, typ datatype.DataType) *message.ColumnMetadata {
 		return &message.ColumnMetadata{Keyspace: t.def.Keyspace, Table: t.def.Name, Name: name, Type: typ}
 	}
+	sc := &selCompiler{t: t, b: b}
+	var cols []*message.ColumnMetadata // the selection's columns (before JSON)
+	var exprs []selExpr
+	simple := true // the result row is the inputs in order
 	if len(s.Selectors) == 0 {
 		for i := range t.cols {
 			if s.Distinct && !(t.cols[i].def.Kind == storage.KindPartitionKey || t.cols[i].isStatic()) {
 				continue
 			}
-			p.proj = append(p.proj, projection{col: i})
-			p.meta = append(p.meta, t.meta[i])
+			exprs = append(exprs, inputSel(sc.input(i, projValue)))
+			cols = append(cols, t.meta[i])
 		}
 	}
 	for _, sel := range s.Selectors {
-		alias := sel.Alias
-		switch e := sel.Expr.(type) {
-		case *statements.ColumnRef:
-			i, col, err := t.column(e.Name)
-			if err != nil {
-				return nil, err
-			}
-			if alias == "" {
-				alias = e.Name
-			}
-			p.proj = append(p.proj, projection{col: i})
-			p.meta = append(p.meta, spec(alias, col.typ))
-		case *statements.FunctionCall:
-			switch e.Name {
-			case "count":
-				if len(s.Selectors) != 1 {
-					return nil, invalidf("count(*) cannot be mixed with other selections yet")
-				}
-				if alias == "" {
-					alias = "count"
-				}
-				p.count = true
-				p.meta = append(p.meta, spec(alias, datatype.Bigint))
-			case "writetime", "ttl":
-				ref, ok := arg0(e)
-				if !ok {
-					return nil, invalidf("Invalid arguments for %s", e.Name)
-				}
-				i, col, err := t.column(ref)
-				if err != nil {
-					return nil, err
-				}
-				if col.isKey() {
-					return nil, invalidf("Cannot use selection function %s on PRIMARY KEY part %s", map[string]string{"writetime": "writeTime", "ttl": "ttl"}[e.Name], ref)
-				}
-				if col.multiCell() {
-					return nil, invalidf("Cannot use selection function %s on non-frozen collection %s", e.Name, ref)
-				}
-				kind, typ := projWritetime, datatype.DataType(datatype.Bigint)
-				if e.Name == "ttl" {
-					kind, typ = projTTL, datatype.Int
-				}
-				if alias == "" {
-					alias = e.Name + "(" + ref + ")"
-				}
-				p.proj = append(p.proj, projection{col: i, kind: kind})
-				p.meta = append(p.meta, spec(alias, typ))
-			default:
-				return nil, invalidf("Function %s is not supported in selections yet", e.Name)
-			}
-		default:
-			return nil, invalidf("This selection is not supported yet")
+		it, err := sc.top(sel.Expr)
+		if err != nil {
+			return nil, err
 		}
+		name := sel.Alias
+		if name == "" {
+			name = it.name
+		}
+		if in, ok := it.e.(inputSel); !ok || int(in) != len(exprs) {
+			simple = false
+		}
+		exprs = append(exprs, it.e)
+		cols = append(cols, spec(name, it.typ))
 	}
+	p.proj = sc.proj
 	if p.distinct {
 		for _, pr := range p.proj {
 			if k := t.cols[pr.col].def.Kind; k != storage.KindPartitionKey && k != storage.KindStatic {
@@ -137,6 +103,20 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		return nil, err
 	}
 	p.keys = k
+	groupCK := -1
+	if len(s.GroupBy) > 0 {
+		if groupCK, err = groupByPrefix(t, s.GroupBy, k, s.Distinct); err != nil {
+			return nil, err
+		}
+	}
+	if !simple || len(sc.aggs) > 0 || groupCK >= 0 {
+		p.sel = &selection{exprs: exprs, aggs: sc.aggs, aggregate: len(sc.aggs) > 0 || groupCK >= 0, groupCK: groupCK}
+	}
+	p.meta = cols
+	if s.Json {
+		p.json = newJSONColumns(cols)
+		p.meta = []*message.ColumnMetadata{spec("[json]", datatype.Varchar)}
+	}
 	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil
 	needsFiltering := len(k.filters) > 0 || (k.pkAny() && !k.pkComplete()) || (!k.pkComplete() && p.ckFilters)
 	if needsFiltering && !s.AllowFiltering {
@@ -189,17 +169,6 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	}
 	p.metaID = metadataID(p.meta)
 	return p, nil
-}
-
-func arg0(f *statements.FunctionCall) (string, bool) {
-	if len(f.Args) != 1 {
-		return "", false
-	}
-	ref, ok := f.Args[0].(*statements.ColumnRef)
-	if !ok {
-		return "", false
-	}
-	return ref.Name, true
 }
 
 // orderBy accepts the clustering order or its exact reverse.
@@ -288,7 +257,9 @@ type selectRun struct {
 	x        *execution
 	now      int32
 	rows     message.RowSet
-	matched  int64
+	err      error   // from evaluating the selection; stops the read
+	sctx     *selCtx // with p.sel (a pointer, so that the run can stay on the stack)
+	agg      aggRun
 	limit    int32 // -1: none
 	ppl      int32 // -1: none
 	pageSize int32 // <= 0: no paging
@@ -304,11 +275,23 @@ type selectRun struct {
 	skipping bool // still before the resume point of resume.pk
 }
 
+// aggRun is the group being aggregated.
+type aggRun struct {
+	open   bool
+	first  [][]byte // the inputs of the group's first row
+	pk     []byte   // GROUP BY: the group's partition and clustering prefix
+	ck     [][]byte
+	states []aggState
+}
+
 func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	if err := c.checkCurrent(p.t); err != nil {
 		return nil, err
 	}
 	r := &selectRun{p: p, x: x, now: int32(x.now().Unix()), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
+	if p.sel != nil {
+		r.sctx = &selCtx{x: x}
+	}
 	var err error
 	if r.limit, err = evalLimit(p.limit, x, "LIMIT"); err != nil {
 		return nil, err
@@ -316,8 +299,16 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if r.ppl, err = evalLimit(p.ppl, x, "PER PARTITION LIMIT"); err != nil {
 		return nil, err
 	}
-	if p.count || p.distinct {
-		r.pageSize = 0 // aggregates and DISTINCT are answered in one page
+	if p.aggregates() || p.distinct {
+		r.pageSize = 0 // aggregates, groups and DISTINCT are answered in one page
+	}
+	if p.aggregates() {
+		if p.sel.groupCK < 0 {
+			// Aggregating everything reads every selected row: LIMIT
+			// and PER PARTITION LIMIT apply to the one result row.
+			r.limit, r.ppl = -1, -1
+		}
+		r.agg.states = make([]aggState, len(p.sel.aggs))
 	}
 	if x.opts.PagingState != nil && r.pageSize > 0 {
 		if r.resume, err = decodePageState(x.opts.PagingState); err != nil {
@@ -338,12 +329,19 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	} else {
 		err = r.scan(c)
 	}
+	if err == nil {
+		err = r.err
+	}
+	if err == nil && p.aggregates() {
+		// The last group; without GROUP BY there is always one result row,
+		// even over no rows.
+		if r.agg.open || (p.sel.groupCK < 0 && r.limit != 0) {
+			r.flushGroup()
+			err = r.err
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if p.count {
-		b := binary.BigEndian.AppendUint64(nil, uint64(r.matched))
-		r.rows = message.RowSet{{b}}
 	}
 	md := &message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}
 	if r.next != nil {
@@ -397,11 +395,17 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 		pk := t.partitionKey(vals)
 		parts = append(parts, part{pk: pk, vals: vals, token: storage.Token(pk)})
 	}
-	sort.Slice(parts, func(i, j int) bool {
-		if parts[i].token != parts[j].token {
-			return parts[i].token < parts[j].token
+	// Cassandra answers IN on the partition key in the order of the key
+	// values (its MultiCBuilder sorts them), not in token order.
+	order := func(vals [][]byte) []byte {
+		var out []byte
+		for i, v := range vals {
+			out, _ = storage.AppendKey(out, t.st.PartitionTypes[i], v, false)
 		}
-		return bytes.Compare(parts[i].pk, parts[j].pk) < 0
+		return out
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		return bytes.Compare(order(parts[i].vals), order(parts[j].vals)) < 0
 	})
 	slices := []storage.Slice{{}}
 	if p.ckFilters {
@@ -504,6 +508,10 @@ func (r *selectRun) startPartition(pk []byte, vals [][]byte) {
 // row handles one live row; it reports whether to go on.
 func (r *selectRun) row(row *storage.Row) bool {
 	p := r.p
+	if p.distinct {
+		r.anyRow = true // DISTINCT answers once per partition, at its end
+		return true
+	}
 	if r.skipping {
 		if r.resume.ck == nil {
 			return true // the static-only row of this partition was sent
@@ -517,15 +525,14 @@ func (r *selectRun) row(row *storage.Row) bool {
 		r.anyRow = true
 	}
 	r.anyRow = true
-	if r.ppl >= 0 && r.inPart >= r.ppl {
+	if r.ppl >= 0 && r.inPart >= r.ppl && !p.aggregates() {
 		return true // skip the rest of this partition
 	}
 	vals, ok := r.values(row)
 	if !ok {
 		return true
 	}
-	r.emit(vals, row.Clustering)
-	return !r.done()
+	return r.emit(vals, row.Clustering)
 }
 
 // endPartition emits the static-only row of a partition that had no rows;
@@ -540,7 +547,7 @@ func (r *selectRun) endPartition() bool {
 				return !r.done()
 			}
 			if vals, ok := r.values(&storage.Row{}); ok {
-				r.emit(vals, nil)
+				return r.emit(vals, nil)
 			}
 		}
 		return !r.done()
@@ -549,20 +556,33 @@ func (r *selectRun) endPartition() bool {
 		return !r.done()
 	}
 	if vals, ok := r.values(&storage.Row{}); ok {
-		r.emit(vals, nil)
+		return r.emit(vals, nil)
 	}
 	return !r.done()
 }
 
-func (r *selectRun) emit(vals [][]byte, ck [][]byte) {
+// emit takes the inputs of one selected row; it reports whether to go on.
+func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
+	p := r.p
+	if p.sel != nil {
+		if p.sel.aggregate {
+			return r.fold(vals, ck)
+		}
+		out, err := p.sel.row(r.sctx, vals)
+		if err != nil {
+			r.err = err
+			return false
+		}
+		vals = out
+	}
+	if p.json != nil {
+		vals = [][]byte{p.json.row(vals)}
+	}
 	r.inPart++
 	if r.limit > 0 {
 		r.limit--
 	}
-	r.matched++
-	if !r.p.count {
-		r.rows = append(r.rows, vals)
-	}
+	r.rows = append(r.rows, vals)
 	if r.pageSize > 0 && int32(len(r.rows)) >= r.pageSize && r.limit != 0 {
 		pr := int32(-1)
 		if r.ppl >= 0 {
@@ -570,6 +590,59 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) {
 		}
 		r.next = &pageState{pk: r.pk, ck: ck, remaining: r.limit, pRemaining: pr}
 	}
+	return !r.done()
+}
+
+// fold adds a row to the group it belongs to, outputting the previous
+// group when a new one starts; it reports whether to go on. LIMIT and PER
+// PARTITION LIMIT count groups.
+func (r *selectRun) fold(vals [][]byte, ck [][]byte) bool {
+	sel, a := r.p.sel, &r.agg
+	if sel.groupCK >= 0 {
+		samePart := a.open && bytes.Equal(a.pk, r.pk)
+		if !samePart || !sameGroup(a.ck, ck, sel.groupCK) {
+			if a.open && !r.flushGroup() {
+				return false
+			}
+			// r.inPart counts the groups started in this partition.
+			if r.ppl >= 0 && r.inPart >= r.ppl {
+				return true
+			}
+			r.inPart++
+			a.open, a.first, a.pk = true, vals, r.pk
+			a.ck = nil
+			if ck != nil {
+				a.ck = ck[:min(sel.groupCK, len(ck))]
+			}
+			clear(a.states)
+		}
+	} else if !a.open {
+		a.open, a.first = true, vals
+	}
+	if err := sel.add(r.sctx, vals, a.states); err != nil {
+		r.err = err
+		return false
+	}
+	return true
+}
+
+// flushGroup outputs the current group; it reports whether to go on.
+func (r *selectRun) flushGroup() bool {
+	a := &r.agg
+	out, err := r.p.sel.output(r.sctx, a.first, a.states)
+	a.open, a.first = false, nil
+	if err != nil {
+		r.err = err
+		return false
+	}
+	if r.p.json != nil {
+		out = [][]byte{r.p.json.row(out)}
+	}
+	r.rows = append(r.rows, out)
+	if r.limit > 0 {
+		r.limit--
+	}
+	return r.limit != 0
 }
 
 // values builds a result row, or reports that filters reject it.
@@ -628,7 +701,7 @@ func (r *selectRun) values(row *storage.Row) ([][]byte, bool) {
 			return nil, false
 		}
 	}
-	if p.count {
+	if len(p.proj) == 0 {
 		return nil, true
 	}
 	out := make([][]byte, len(p.proj))

@@ -1,0 +1,345 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"math"
+	"math/big"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/commitlog"
+	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/storage"
+)
+
+// selTestCoord is a coordinator over fresh storage with keyspace ks.
+func selTestCoord(t testing.TB) *Coordinator {
+	t.Helper()
+	dir := t.TempDir()
+	fs := vfs.Default
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dir, "system"), "Test Cluster", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := storage.OpenCatalog(fs, filepath.Join(dir, "system_schema"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := storage.OpenEngine(storage.EngineOptions{
+		FS:  fs,
+		Dir: filepath.Join(dir, "tables"),
+		Log: commitlog.Options{
+			Dir:        filepath.Join(dir, "commitlog"),
+			Sync:       commitlog.SyncPeriodic,
+			SyncPeriod: 10 * time.Second,
+		},
+		Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = engine.Close() })
+	c, err := New(Options{Catalog: catalog, Engine: engine, Node: info, DataCenter: "datacenter1", Rack: "rack1", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	selQuery(t, c, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	return c
+}
+
+func selHandle(c *Coordinator, m message.Message) message.Message {
+	return c.Handle(context.Background(), &protocol.Request{Version: primitive.ProtocolVersion4, Message: m}).Message
+}
+
+func selQuery(t testing.TB, c *Coordinator, q string) message.Message {
+	t.Helper()
+	resp := selHandle(c, &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}})
+	if e, ok := resp.(message.Error); ok {
+		t.Fatalf("%s: %v", q, e)
+	}
+	return resp
+}
+
+func selColNames(cols []*message.ColumnMetadata) []string {
+	var out []string
+	for _, c := range cols {
+		out = append(out, c.Name+" "+typeName(c.Type))
+	}
+	return out
+}
+
+// TestSelectMetadataPrepareEqualsExecute checks that the result metadata
+// of PREPARE is what QUERY and EXECUTE return, with Cassandra's names.
+func TestSelectMetadataPrepareEqualsExecute(t *testing.T) {
+	c := selTestCoord(t)
+	selQuery(t, c, "CREATE TABLE ks.t (k int, c int, v int, d double, s text, u timeuuid, \"Name\" text, PRIMARY KEY (k, c))")
+	selQuery(t, c, "INSERT INTO ks.t (k, c, v, d, s, u, \"Name\") VALUES (1, 1, 10, 1.5, 'a', now(), 'N')")
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"SELECT count(*) FROM ks.t", []string{"count bigint"}},
+		{"SELECT count(1), count(v), min(v), max(s), sum(d), avg(v) FROM ks.t",
+			[]string{"count bigint", "system.count(v) bigint", "system.min(v) int", "system.max(s) text", "system.sum(d) double", "system.avg(v) int"}},
+		{"SELECT writetime(v), ttl(v), max(writetime(v)) FROM ks.t", []string{"writetime(v) bigint", "ttl(v) int", "system.max(writetime(v)) bigint"}},
+		{"SELECT cast(v as text), CAST(v AS bigint), cast(v as int), cast(count(*) as int) FROM ks.t",
+			[]string{"cast(v as text) text", "cast(v as bigint) bigint", "v int", "cast(count as int) int"}},
+		{"SELECT toTimestamp(u), toDate(u), toUnixTimestamp(u), dateOf(u), unixTimestampOf(u) FROM ks.t",
+			[]string{"system.totimestamp(u) timestamp", "system.todate(u) date", "system.tounixtimestamp(u) bigint", "system.dateof(u) timestamp", "system.unixtimestampof(u) bigint"}},
+		{"SELECT now(), uuid(), currentTimestamp(), currentDate(), toTimestamp(now()) FROM ks.t",
+			[]string{"system.now() timeuuid", "system.uuid() uuid", "system.currenttimestamp() timestamp", "system.currentdate() date", "system.totimestamp(system.now()) timestamp"}},
+		{"SELECT token(k), intAsBlob(v), blobAsInt(intAsBlob(v)), textAsBlob(s), toJson(s) FROM ks.t",
+			[]string{"system.token(k) bigint", "system.intasblob(v) blob", "system.blobasint(system.intasblob(v)) int", "system.textasblob(s) blob", "system.tojson(s) text"}},
+		{"SELECT k AS key, count(*) AS n, \"Name\" FROM ks.t", []string{"key int", "n bigint", "Name text"}},
+		{"SELECT JSON k, v FROM ks.t", []string{"[json] text"}},
+		{"SELECT intAsBlob(?) FROM ks.t", []string{"system.intasblob(?) blob"}},
+		{"SELECT (int)? FROM ks.t", []string{"(int)? int"}},
+	} {
+		prep := selHandle(c, &message.Prepare{Query: tc.q})
+		pr, ok := prep.(*message.PreparedResult)
+		if !ok {
+			t.Errorf("PREPARE %s: %v", tc.q, prep)
+			continue
+		}
+		if got := selColNames(pr.ResultMetadata.Columns); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: prepared columns %q, want %q", tc.q, got, tc.want)
+		}
+		var vals []*primitive.Value
+		for range pr.VariablesMetadata.Columns {
+			vals = append(vals, &primitive.Value{Type: primitive.ValueTypeRegular, Contents: []byte{0, 0, 0, 7}})
+		}
+		exec := selHandle(c, &message.Execute{QueryId: pr.PreparedQueryId, Options: &message.QueryOptions{PositionalValues: vals}})
+		rows, ok := exec.(*message.RowsResult)
+		if !ok {
+			t.Errorf("EXECUTE %s: %v", tc.q, exec)
+			continue
+		}
+		if got := selColNames(rows.Metadata.Columns); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: executed columns %q, want %q", tc.q, got, tc.want)
+		}
+		if len(rows.Data) != 1 || len(rows.Data[0]) != len(tc.want) {
+			t.Errorf("%s: rows %v", tc.q, rows.Data)
+		}
+		if len(vals) == 0 {
+			q := selHandle(c, &message.Query{Query: tc.q, Options: &message.QueryOptions{}})
+			if rows, ok := q.(*message.RowsResult); !ok || !reflect.DeepEqual(selColNames(rows.Metadata.Columns), tc.want) {
+				t.Errorf("QUERY %s: %v", tc.q, q)
+			}
+		}
+	}
+}
+
+func TestJavaNumberFormatting(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		bits int
+		want string
+	}{
+		{1, 64, "1.0"}, {1.5, 64, "1.5"}, {-0.25, 64, "-0.25"}, {1e7, 64, "1.0E7"}, {1.2345e-5, 64, "1.2345E-5"},
+		{123456.789, 64, "123456.789"}, {0.001, 64, "0.001"}, {0.0001, 64, "1.0E-4"}, {0, 64, "0.0"},
+		{math.Inf(1), 64, "Infinity"}, {math.NaN(), 64, "NaN"}, {float64(float32(1.1)), 32, "1.1"}, {1e10, 32, "1.0E10"},
+	} {
+		if got := javaFloatString(tc.f, tc.bits); got != tc.want {
+			t.Errorf("javaFloatString(%v, %d) = %q, want %q", tc.f, tc.bits, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		u           int64
+		scale       int32
+		plain, sci  string
+		description string
+	}{
+		{12345, 2, "123.45", "123.45", ""},
+		{5, 0, "5", "5", ""},
+		{-5, 3, "-0.005", "-0.005", ""},
+		{1, 7, "0.0000001", "1E-7", ""},
+		{10, -9, "10000000000", "1.0E+10", ""},
+		{0, 2, "0.00", "0.00", ""},
+	} {
+		u := big.NewInt(tc.u)
+		if got := bigDecimalString(u, tc.scale, true); got != tc.plain {
+			t.Errorf("plain %d/%d = %q, want %q", tc.u, tc.scale, got, tc.plain)
+		}
+		if got := bigDecimalString(u, tc.scale, false); got != tc.sci {
+			t.Errorf("toString %d/%d = %q, want %q", tc.u, tc.scale, got, tc.sci)
+		}
+	}
+}
+
+func TestJSONValues(t *testing.T) {
+	i32 := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+	coll := func(elems ...[]byte) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(len(elems)))
+		for _, e := range elems {
+			b = appendBytes(b, e)
+		}
+		return b
+	}
+	mapOf := func(elems ...[]byte) []byte {
+		b := coll(elems...)
+		binary.BigEndian.PutUint32(b, uint32(len(elems)/2))
+		return b
+	}
+	ts := binary.BigEndian.AppendUint64(nil, uint64(time.Date(2011, 2, 3, 4, 5, 0, 0, time.UTC).UnixMilli()))
+	for _, tc := range []struct {
+		t    datatype.DataType
+		v    []byte
+		want string
+	}{
+		{datatype.Varchar, []byte("a\"b\\c\n\x01é"), `"a\"b\\c\n\u0001é"`},
+		{datatype.Int, i32(-7), "-7"},
+		{datatype.Timestamp, ts, `"2011-02-03 04:05:00.000Z"`},
+		{datatype.Blob, []byte{0xca, 0xfe}, `"0xcafe"`},
+		{datatype.Boolean, []byte{1}, "true"},
+		{datatype.Double, binary.BigEndian.AppendUint64(nil, math.Float64bits(math.NaN())), "null"},
+		{datatype.Float, binary.BigEndian.AppendUint32(nil, math.Float32bits(2.5)), "2.5"},
+		{datatype.Uuid, []byte{0x55, 0x0e, 0x84, 0x00, 0xe2, 0x9b, 0x41, 0xd4, 0xa7, 0x16, 0x44, 0x66, 0x55, 0x44, 0x00, 0x00}, `"550e8400-e29b-41d4-a716-446655440000"`},
+		{datatype.Date, binary.BigEndian.AppendUint32(nil, 1<<31+1), `"1970-01-02"`},
+		{datatype.Time, binary.BigEndian.AppendUint64(nil, uint64(3723*time.Second+5)), `"01:02:03.000000005"`},
+		{datatype.Inet, []byte{127, 0, 0, 1}, `"127.0.0.1"`},
+		{datatype.Inet, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, `"0:0:0:0:0:0:0:1"`},
+		{datatype.NewList(datatype.Varchar), coll([]byte("x"), []byte("y")), `["x", "y"]`},
+		{datatype.NewSet(datatype.Int), coll(i32(1), i32(2)), `[1, 2]`},
+		{datatype.NewMap(datatype.Varchar, datatype.Int), mapOf([]byte("a"), i32(1)), `{"a": 1}`},
+		{datatype.NewMap(datatype.Int, datatype.Varchar), mapOf(i32(1), []byte("a"), i32(2), []byte("b")), `{"1": "a", "2": "b"}`},
+		{datatype.NewMap(datatype.NewList(datatype.Int), datatype.Int), mapOf(coll(i32(1), i32(2)), i32(3)), `{"[1, 2]": 3}`},
+		{datatype.NewTuple(datatype.Int, datatype.Varchar), append(appendBytes(nil, i32(1)), 0xff, 0xff, 0xff, 0xff), `[1, null]`},
+	} {
+		if got := string(appendJSONValue(nil, tc.t, tc.v)); got != tc.want {
+			t.Errorf("JSON of %v = %s, want %s", typeName(tc.t), got, tc.want)
+		}
+	}
+	d, _ := decimalBytes("-1.50")
+	if got := string(appendJSONValue(nil, datatype.Decimal, d)); got != "-1.50" {
+		t.Errorf("decimal JSON = %s", got)
+	}
+	dur, _ := encodeValue(datatype.Duration, selDuration(t, "1y2mo3d4h5m6s"), primitive.ProtocolVersion5)
+	if got := string(appendJSONValue(nil, datatype.Duration, dur)); got != `"1y2mo3d4h5m6s"` {
+		t.Errorf("duration JSON = %s", got)
+	}
+	j := newJSONColumns([]*message.ColumnMetadata{{Name: "k", Type: datatype.Int}, {Name: "Name", Type: datatype.Varchar}, {Name: "e", Type: datatype.Varchar}})
+	if got := string(j.row([][]byte{i32(1), nil, {}})); got != `{"k": 1, "\"Name\"": null, "e": ""}` {
+		t.Errorf("json row = %s", got)
+	}
+}
+
+func selDuration(t *testing.T, s string) any {
+	d, err := parseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestAggregateArithmetic(t *testing.T) {
+	run := func(kind aggKind, typ datatype.DataType, vals ...[]byte) []byte {
+		a := &aggSpec{kind: kind, typ: typ, arg: inputSel(0)}
+		var st aggState
+		for _, v := range vals {
+			if err := a.add(&st, &selCtx{}, [][]byte{v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return a.result(&st)
+	}
+	i32 := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+	dec := func(s string) []byte { b, _ := decimalBytes(s); return b }
+	// int sum wraps like Java's int; avg uses a long sum and truncates.
+	if got := int32(binary.BigEndian.Uint32(run(aggSum, datatype.Int, i32(math.MaxInt32), i32(1)))); got != math.MinInt32 {
+		t.Errorf("int sum overflow = %d", got)
+	}
+	if got := int32(binary.BigEndian.Uint32(run(aggAvg, datatype.Int, i32(math.MaxInt32), i32(math.MaxInt32)))); got != math.MaxInt32 {
+		t.Errorf("int avg = %d", got)
+	}
+	if got := int32(binary.BigEndian.Uint32(run(aggAvg, datatype.Int, i32(-7), i32(2)))); got != -2 {
+		t.Errorf("int avg truncation = %d", got)
+	}
+	if got := int32(binary.BigEndian.Uint32(run(aggAvg, datatype.Int))); got != 0 {
+		t.Errorf("int avg of nothing = %d", got)
+	}
+	if got := run(aggMin, datatype.Int); got != nil {
+		t.Errorf("min of nothing = %v", got)
+	}
+	if got := int32(binary.BigEndian.Uint32(run(aggMin, datatype.Int, i32(3), nil, i32(-4), i32(9)))); got != -4 {
+		t.Errorf("min = %d", got)
+	}
+	// decimal: exact sums, incremental HALF_EVEN average.
+	u, s, _ := decodeDecimal(run(aggSum, datatype.Decimal, dec("1.5"), dec("2.25")))
+	if got := bigDecimalString(u, s, false); got != "3.75" {
+		t.Errorf("decimal sum = %s", got)
+	}
+	u, s, _ = decodeDecimal(run(aggAvg, datatype.Decimal, dec("1"), dec("2")))
+	if got := bigDecimalString(u, s, false); got != "1" {
+		t.Errorf("decimal avg(1, 2) = %s (Cassandra: 1 + (2-1)/2 rounded half even at scale 0)", got)
+	}
+	u, s, _ = decodeDecimal(run(aggAvg, datatype.Decimal, dec("1.0"), dec("2.0")))
+	if got := bigDecimalString(u, s, false); got != "1.5" {
+		t.Errorf("decimal avg(1.0, 2.0) = %s", got)
+	}
+	d := math.Float64frombits(binary.BigEndian.Uint64(run(aggAvg, datatype.Double,
+		binary.BigEndian.AppendUint64(nil, math.Float64bits(1)), binary.BigEndian.AppendUint64(nil, math.Float64bits(2)))))
+	if d != 1.5 {
+		t.Errorf("double avg = %v", d)
+	}
+	vi := decodeVarint(run(aggAvg, datatype.Varint, varintBytes(big.NewInt(7)), varintBytes(big.NewInt(-2))))
+	if vi.Int64() != 2 {
+		t.Errorf("varint avg = %v", vi)
+	}
+}
+
+func TestCastConversions(t *testing.T) {
+	cast := func(from, to datatype.DataType, v []byte) []byte {
+		fn := castFunc(from, to)
+		if fn == nil {
+			t.Fatalf("no cast from %s to %s", typeName(from), typeName(to))
+		}
+		out, err := fn(&selCtx{}, [][]byte{v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	f64 := func(f float64) []byte { return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)) }
+	i32 := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+	if got := string(cast(datatype.Double, datatype.Varchar, f64(2.5))); got != "2.5" {
+		t.Errorf("double as text = %s", got)
+	}
+	if got := string(cast(datatype.Int, datatype.Varchar, i32(-3))); got != "-3" {
+		t.Errorf("int as text = %s", got)
+	}
+	if got := int32(binary.BigEndian.Uint32(cast(datatype.Double, datatype.Int, f64(-2.7)))); got != -2 {
+		t.Errorf("double as int = %d", got)
+	}
+	if got := int32(binary.BigEndian.Uint32(cast(datatype.Double, datatype.Int, f64(1e20)))); got != math.MaxInt32 {
+		t.Errorf("double as int saturates: %d", got)
+	}
+	if got := cast(datatype.Int, datatype.Tinyint, i32(300)); got[0] != 44 {
+		t.Errorf("int as tinyint wraps: %d", got[0])
+	}
+	u, s, _ := decodeDecimal(cast(datatype.Int, datatype.Decimal, i32(5)))
+	if got := bigDecimalString(u, s, false); got != "5.0" {
+		t.Errorf("int as decimal = %s (BigDecimal.valueOf(5.0))", got)
+	}
+	ts := binary.BigEndian.AppendUint64(nil, uint64(time.Date(2011, 2, 3, 4, 5, 0, 0, time.UTC).UnixMilli()))
+	if got := string(cast(datatype.Timestamp, datatype.Varchar, ts)); got != "2011-02-03T04:05:00.000Z" {
+		t.Errorf("timestamp as text = %s", got)
+	}
+	if castFunc(datatype.Blob, datatype.Varchar) != nil || castFunc(datatype.Varchar, datatype.Int) != nil {
+		t.Error("casts Cassandra does not have")
+	}
+	if !strings.HasPrefix(javaFloatString(1e-10, 64), "1.0E-10") {
+		t.Error("javaFloatString")
+	}
+}
