@@ -1,0 +1,315 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/datastax/go-cassandra-native-protocol/frame"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/commitlog"
+	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/storage"
+)
+
+// The execute-path benchmarks run prepared single-row writes and reads
+// through Handle with no network, on a coordinator built the way
+// server/node.go builds one, with the commit log in periodic mode. They show
+// the time and the allocations per request of the server's hot path:
+//
+//	path=handle: Coordinator.Handle alone, on a decoded EXECUTE
+//	path=frame:  what a frontend worker does for one request - decode the
+//	             frame body, Handle, encode the answer into a reused buffer
+//	             (the frontend adds its own body copy, metrics and AsyncWrite)
+//
+// The workload is the one of test.BenchmarkPreparedWriteRead: bench.kv
+// (k int PRIMARY KEY, v blob), random k among benchKeys, 100-byte values.
+
+const (
+	benchKeys     = 100_000
+	benchValueLen = 100
+	benchInsert   = "INSERT INTO bench.kv (k, v) VALUES (?, ?)"
+	benchSelect   = "SELECT v FROM bench.kv WHERE k = ?"
+)
+
+// benchCoord is a coordinator over fresh storage in b's temp dir, with
+// bench.kv created.
+func benchCoord(b *testing.B) *Coordinator {
+	b.Helper()
+	dir := b.TempDir()
+	fs := vfs.Default
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dir, "system"), "Bench Cluster", 16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	catalog, err := storage.OpenCatalog(fs, filepath.Join(dir, "system_schema"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine, err := storage.OpenEngine(storage.EngineOptions{
+		FS:  fs,
+		Dir: filepath.Join(dir, "tables"),
+		Log: commitlog.Options{
+			Dir:        filepath.Join(dir, "commitlog"),
+			Sync:       commitlog.SyncPeriodic,
+			SyncPeriod: 10 * time.Second,
+		},
+		Logger: log,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := engine.Close(); err != nil {
+			b.Errorf("close engine: %v", err)
+		}
+	})
+	c, err := New(Options{Catalog: catalog, Engine: engine, Node: info, DataCenter: "datacenter1", Rack: "rack1", Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchQuery(b, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	benchQuery(b, c, "CREATE TABLE bench.kv (k int PRIMARY KEY, v blob)")
+	return c
+}
+
+func benchQuery(b *testing.B, c *Coordinator, q string) message.Message {
+	b.Helper()
+	resp := c.Handle(context.Background(), &protocol.Request{Version: primitive.ProtocolVersion4,
+		Message: &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}}})
+	if e, ok := resp.Message.(message.Error); ok {
+		b.Fatalf("%s: %v", q, e)
+	}
+	return resp.Message
+}
+
+func benchPrepare(b *testing.B, c *Coordinator, q string) []byte {
+	b.Helper()
+	resp := c.Handle(context.Background(), &protocol.Request{Version: primitive.ProtocolVersion4, Message: &message.Prepare{Query: q}})
+	p, ok := resp.Message.(*message.PreparedResult)
+	if !ok {
+		b.Fatalf("PREPARE %s: %v", q, resp.Message)
+	}
+	return p.PreparedQueryId
+}
+
+// benchExec is a reusable EXECUTE of a prepared statement, shaped the way
+// gocql sends one (skip_metadata, a page size, consistency QUORUM).
+type benchExec struct {
+	vals []*primitive.Value
+	req  protocol.Request
+}
+
+func newBenchExec(id []byte, nvals int) *benchExec {
+	e := &benchExec{vals: make([]*primitive.Value, nvals)}
+	for i := range e.vals {
+		e.vals[i] = &primitive.Value{Type: primitive.ValueTypeRegular}
+	}
+	e.req = protocol.Request{Version: primitive.ProtocolVersion4, Message: &message.Execute{
+		QueryId: id,
+		Options: &message.QueryOptions{
+			Consistency:      primitive.ConsistencyLevelQuorum,
+			PositionalValues: e.vals,
+			SkipMetadata:     true,
+			PageSize:         5000,
+		},
+	}}
+	return e
+}
+
+// benchKeyBytes is every key 0..benchKeys-1 as a CQL int, 4 bytes each.
+func benchKeyBytes() []byte {
+	ks := make([]byte, 4*benchKeys)
+	for i := 0; i < benchKeys; i++ {
+		binary.BigEndian.PutUint32(ks[4*i:], uint32(i))
+	}
+	return ks
+}
+
+// rnd is xorshift64*: random keys without allocating or locking.
+type rnd uint64
+
+func (r *rnd) intn(n int) int {
+	x := uint64(*r)
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	*r = rnd(x)
+	return int((x * 2685821657736338717) >> 33 % uint64(n))
+}
+
+// populate writes every key once.
+func populate(b *testing.B, c *Coordinator, insertID, keys, value []byte) {
+	b.Helper()
+	e := newBenchExec(insertID, 2)
+	e.vals[1].Contents = value
+	ctx := context.Background()
+	for i := 0; i < benchKeys; i++ {
+		e.vals[0].Contents = keys[4*i : 4*i+4]
+		if resp := c.Handle(ctx, &e.req); resp.Message.GetOpCode() != primitive.OpCodeResult {
+			b.Fatalf("populate: %v", resp.Message)
+		}
+	}
+}
+
+// encodeExecute encodes e as a v4 request frame body, and returns where
+// the first value's 4 bytes are in it, so a loop can change the key in
+// place.
+func encodeExecute(b *testing.B, e *benchExec) (protocol.Header, []byte, int) {
+	b.Helper()
+	marker := []byte{0xde, 0xad, 0xbe, 0xef}
+	saved := e.vals[0].Contents
+	e.vals[0].Contents = marker
+	defer func() { e.vals[0].Contents = saved }()
+	var buf bytes.Buffer
+	if err := frame.NewRawCodec().EncodeFrame(frame.NewFrame(primitive.ProtocolVersion4, 1, e.req.Message), &buf); err != nil {
+		b.Fatal(err)
+	}
+	raw := buf.Bytes()
+	h, ok := protocol.ParseHeader(raw)
+	if !ok {
+		b.Fatal("cannot parse the encoded header")
+	}
+	body := raw[protocol.HeaderLen:]
+	at := bytes.Index(body, marker)
+	if at < 0 {
+		b.Fatal("key not found in the encoded EXECUTE")
+	}
+	return h, body, at
+}
+
+func BenchmarkExecuteInsert(b *testing.B) {
+	c := benchCoord(b)
+	id := benchPrepare(b, c, benchInsert)
+	keys := benchKeyBytes()
+	value := bytes.Repeat([]byte{'v'}, benchValueLen)
+	ctx := context.Background()
+
+	b.Run("path=handle", func(b *testing.B) {
+		e := newBenchExec(id, 2)
+		e.vals[1].Contents = value
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			e.vals[0].Contents = keys[4*k : 4*k+4]
+			resp := c.Handle(ctx, &e.req)
+			if _, ok := resp.Message.(*message.VoidResult); !ok {
+				b.Fatalf("INSERT answered %v", resp.Message)
+			}
+		}
+	})
+	b.Run("path=frame", func(b *testing.B) {
+		e := newBenchExec(id, 2)
+		e.vals[1].Contents = value
+		h, body, at := encodeExecute(b, e)
+		out := make([]byte, 0, 256)
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			copy(body[at:at+4], keys[4*k:4*k+4])
+			req, err := protocol.DecodeRequest(h, body, nil, 16<<20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp := c.Handle(ctx, req)
+			if out, err = protocol.AppendResponse(out[:0], h.Version, h.Stream, resp, nil); err != nil {
+				b.Fatal(err)
+			}
+			if primitive.OpCode(out[4]) != primitive.OpCodeResult {
+				b.Fatalf("INSERT answered %v", resp.Message)
+			}
+		}
+	})
+}
+
+func BenchmarkExecuteSelect(b *testing.B) {
+	c := benchCoord(b)
+	insertID := benchPrepare(b, c, benchInsert)
+	id := benchPrepare(b, c, benchSelect)
+	keys := benchKeyBytes()
+	value := bytes.Repeat([]byte{'v'}, benchValueLen)
+	populate(b, c, insertID, keys, value)
+	ctx := context.Background()
+
+	b.Run("path=handle", func(b *testing.B) {
+		e := newBenchExec(id, 1)
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			e.vals[0].Contents = keys[4*k : 4*k+4]
+			resp := c.Handle(ctx, &e.req)
+			rows, ok := resp.Message.(*message.RowsResult)
+			if !ok || len(rows.Data) != 1 || len(rows.Data[0][0]) != benchValueLen {
+				b.Fatalf("SELECT answered %v", resp.Message)
+			}
+		}
+	})
+	b.Run("path=frame", func(b *testing.B) {
+		e := newBenchExec(id, 1)
+		h, body, at := encodeExecute(b, e)
+		out := make([]byte, 0, 256)
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			copy(body[at:at+4], keys[4*k:4*k+4])
+			req, err := protocol.DecodeRequest(h, body, nil, 16<<20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp := c.Handle(ctx, req)
+			if out, err = protocol.AppendResponse(out[:0], h.Version, h.Stream, resp, nil); err != nil {
+				b.Fatal(err)
+			}
+			if primitive.OpCode(out[4]) != primitive.OpCodeResult || len(out) < protocol.HeaderLen+benchValueLen {
+				b.Fatalf("SELECT answered %v", resp.Message)
+			}
+		}
+	})
+}
+
+// BenchmarkEncodeRows is the encoding alone of the answer to the prepared
+// SELECT: a one-row, one-column RowsResult without metadata.
+func BenchmarkEncodeRows(b *testing.B) {
+	c := benchCoord(b)
+	insertID := benchPrepare(b, c, benchInsert)
+	id := benchPrepare(b, c, benchSelect)
+	keys := benchKeyBytes()
+	value := bytes.Repeat([]byte{'v'}, benchValueLen)
+	e := newBenchExec(insertID, 2)
+	e.vals[0].Contents, e.vals[1].Contents = keys[:4], value
+	ctx := context.Background()
+	c.Handle(ctx, &e.req)
+	s := newBenchExec(id, 1)
+	s.vals[0].Contents = keys[:4]
+	resp := c.Handle(ctx, &s.req)
+	if rows, ok := resp.Message.(*message.RowsResult); !ok || len(rows.Data) != 1 {
+		b.Fatalf("SELECT answered %v", resp.Message)
+	}
+	out := make([]byte, 0, 256)
+	var err error
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if out, err = protocol.AppendResponse(out[:0], primitive.ProtocolVersion4, 1, resp, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(out)))
+}
