@@ -29,9 +29,10 @@ func (c constExpr) eval(*execution) ([]byte, error) { return c, nil }
 
 // markerExpr is a bind marker; its bound value is checked against typ.
 type markerExpr struct {
-	index int
-	typ   datatype.DataType
-	name  string
+	index     int
+	typ       datatype.DataType
+	name      string
+	unordered bool // the type holds sets or maps, which are normalised
 }
 
 func (m markerExpr) eval(x *execution) ([]byte, error) {
@@ -41,6 +42,9 @@ func (m markerExpr) eval(x *execution) ([]byte, error) {
 	v := x.values[m.index]
 	if err := validateValue(m.typ, v, m.name); err != nil {
 		return nil, err
+	}
+	if m.unordered {
+		return normalizeValue(m.typ, v)
 	}
 	return v, nil
 }
@@ -68,7 +72,7 @@ func (b *binder) bind(m *statements.BindMarker, t datatype.DataType, name string
 		name = m.Name
 	}
 	b.specs[m.Index] = &message.ColumnMetadata{Keyspace: b.keyspace, Table: b.table, Name: name, Index: int32(m.Index), Type: t}
-	return markerExpr{index: m.Index, typ: t, name: name}, nil
+	return markerExpr{index: m.Index, typ: t, name: name, unordered: hasUnordered(t)}, nil
 }
 
 // check fails if a marker was left unbound (used where cqld cannot bind).

@@ -1,13 +1,16 @@
 package coordinator
 
 import (
+	"bytes"
 	"encoding/binary"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
 // fixedSizes are the serialized sizes of fixed-size types; 0 bytes (the
@@ -157,4 +160,116 @@ func readBytes(b []byte) (v, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	return b[:n], b[n:], true
+}
+
+// hasUnordered reports whether values of t contain a set or a map, whose
+// serialized form Cassandra normalises (elements sorted, duplicates
+// dropped) before storing it.
+func hasUnordered(t datatype.DataType) bool {
+	switch x := t.(type) {
+	case *datatype.Set, *datatype.Map:
+		return true
+	case *datatype.List:
+		return hasUnordered(x.ElementType)
+	case *datatype.Tuple:
+		for _, f := range x.FieldTypes {
+			if hasUnordered(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// normalizeValue returns v with every set and map inside it sorted by
+// element order and deduplicated (the last duplicate wins for maps), as
+// Cassandra stores frozen collections. REQUIRES: validateValue(t, v) passed.
+func normalizeValue(t datatype.DataType, v []byte) ([]byte, error) {
+	if v == nil || !hasUnordered(t) {
+		return v, nil
+	}
+	switch x := t.(type) {
+	case *datatype.List:
+		var elems [][]byte
+		if err := walkCollection(v, func(e []byte) error {
+			n, err := normalizeValue(x.ElementType, e)
+			elems = append(elems, n)
+			return err
+		}, nil); err != nil {
+			return nil, err
+		}
+		out := binary.BigEndian.AppendUint32(nil, uint32(len(elems)))
+		for _, e := range elems {
+			out = appendBytes(out, e)
+		}
+		return out, nil
+	case *datatype.Tuple:
+		var out []byte
+		rest := v
+		for i := 0; len(rest) > 0; i++ {
+			b, r, _ := readBytes(rest)
+			n, err := normalizeValue(x.FieldTypes[i], b)
+			if err != nil {
+				return nil, err
+			}
+			out = appendBytes(out, n)
+			rest = r
+		}
+		if out == nil {
+			out = []byte{}
+		}
+		return out, nil
+	case *datatype.Set:
+		return normalizeEntries(v, x.ElementType, nil)
+	case *datatype.Map:
+		return normalizeEntries(v, x.KeyType, x.ValueType)
+	}
+	return v, nil
+}
+
+func normalizeEntries(v []byte, kt, vt datatype.DataType) ([]byte, error) {
+	type entry struct{ k, v, order []byte }
+	var entries []entry
+	var cur *entry
+	var valueFn func([]byte) error
+	if vt != nil {
+		valueFn = func(val []byte) error {
+			nv, err := normalizeValue(vt, val)
+			cur.v = nv
+			return err
+		}
+	}
+	err := walkCollection(v, func(k []byte) error {
+		nk, err := normalizeValue(kt, k)
+		if err != nil {
+			return err
+		}
+		order, err := storage.AppendKey(nil, kt, nk, false)
+		if err != nil {
+			return invalidf("%v", err)
+		}
+		entries = append(entries, entry{k: nk, order: order})
+		cur = &entries[len(entries)-1]
+		return nil
+	}, valueFn)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return bytes.Compare(entries[i].order, entries[j].order) < 0 })
+	out := entries[:0]
+	for _, e := range entries {
+		if len(out) > 0 && bytes.Equal(out[len(out)-1].order, e.order) {
+			out[len(out)-1] = e
+			continue
+		}
+		out = append(out, e)
+	}
+	buf := binary.BigEndian.AppendUint32(nil, uint32(len(out)))
+	for _, e := range out {
+		buf = appendBytes(buf, e.k)
+		if vt != nil {
+			buf = appendBytes(buf, e.v)
+		}
+	}
+	return buf, nil
 }

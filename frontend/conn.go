@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,14 @@ type conn struct {
 	segLZ4  bool                      // v5 segments are LZ4-compressed
 	segDec  *protocol.SegmentDecoder
 	out     []byte // answers made on the event loop, not yet written
+
+	// Workers' answers wait in pending until the event loop writes them
+	// all at once: the first answer into an empty buffer wakes the loop,
+	// the others ride along. spare is the loop's other buffer.
+	wmu       sync.Mutex
+	pending   []byte
+	scheduled bool
+	spare     []byte
 
 	keyspace   atomic.Pointer[string]
 	lastActive atomic.Int64 // unix nanoseconds of the last read or write
@@ -98,12 +107,26 @@ func (cn *conn) onTraffic() gnet.Action {
 	return act
 }
 
+// flush writes the event loop's answers and the workers' pending ones in
+// one system call. gnet copies whatever the socket does not take, so both
+// buffers are reused.
 func (cn *conn) flush() {
-	if len(cn.out) > 0 {
-		cn.s.m.BytesOut.Add(float64(len(cn.out)))
-		_, _ = cn.gc.Write(cn.out) // gnet copies what the socket does not take
-		cn.out = cn.out[:0]
+	cn.wmu.Lock()
+	worker := cn.pending
+	cn.pending = cn.spare[:0]
+	cn.scheduled = false
+	cn.wmu.Unlock()
+	switch {
+	case len(cn.out) > 0 && len(worker) > 0:
+		_, _ = cn.gc.Writev([][]byte{cn.out, worker})
+	case len(cn.out) > 0:
+		_, _ = cn.gc.Write(cn.out)
+	case len(worker) > 0:
+		_, _ = cn.gc.Write(worker)
 	}
+	cn.s.m.BytesOut.Add(float64(len(cn.out) + len(worker)))
+	cn.out = cn.out[:0]
+	cn.spare = worker[:0]
 }
 
 func (cn *conn) cut() gnet.Action {
@@ -275,8 +298,14 @@ func (cn *conn) send(stream int16, resp *protocol.Response) {
 	if out == nil {
 		return
 	}
-	cn.s.m.BytesOut.Add(float64(len(out)))
-	_ = cn.gc.AsyncWrite(out, nil)
+	cn.wmu.Lock()
+	cn.pending = append(cn.pending, out...)
+	wake := !cn.scheduled
+	cn.scheduled = true
+	cn.wmu.Unlock()
+	if wake {
+		_ = cn.gc.Wake(nil) // OnTraffic runs and flushes
+	}
 }
 
 // versionFor is the version to answer h in: the connection's once STARTUP

@@ -21,6 +21,8 @@ type EngineOptions struct {
 	// is the engine's.
 	Log    commitlog.Options
 	Logger *slog.Logger
+	// CacheSize is the LSM's block cache in bytes; 0 means 128 MiB.
+	CacheSize int64
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -55,10 +57,16 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if err := mkdirAllSynced(o.FS, o.Dir); err != nil {
 		return nil, err
 	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 128 << 20
+	}
+	cache := pebble.NewCache(o.CacheSize)
+	defer cache.Unref() // the DB holds its own reference
 	db, err := pebble.Open(o.Dir, &pebble.Options{
 		FS:         o.FS,
 		Merger:     CellMerger,
 		DisableWAL: true,
+		Cache:      cache,
 		Logger:     pebbleLogger{o.Logger},
 	})
 	if err != nil {

@@ -108,14 +108,19 @@ func (e *Engine) ReadPartition(t *Table, pk []byte, o ReadOptions, fn func(*Row)
 // readPartition reads one partition given its key prefix; it reports
 // whether fn asked to stop.
 func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*Row) bool) (stopped bool, err error) {
-	dels, err := e.readDeletions(t, prefix)
+	// One iterator serves the whole partition: first over its deletions
+	// and static cells, then, with new bounds, over the rows.
+	head := append(append([]byte(nil), prefix...), regionPartitionDeletion)
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: head, UpperBound: append(append([]byte(nil), prefix...), regionRow)})
+	if err != nil {
+		return false, fmt.Errorf("storage: read: %w", err)
+	}
+	defer it.Close()
+	dels, static, err := t.readHead(it, prefix, o.Now)
 	if err != nil {
 		return false, err
 	}
-	// The static row.
-	if static, err := e.readStatic(t, prefix, dels.partition, o.Now); err != nil {
-		return false, err
-	} else if static != nil && !fn(static) {
+	if static != nil && !fn(static) {
 		return true, nil
 	}
 
@@ -143,11 +148,7 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 			upper = p
 		}
 	}
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return false, fmt.Errorf("storage: read: %w", err)
-	}
-	defer it.Close()
+	it.SetBounds(lower, upper)
 
 	var (
 		cur     []byte // encoded clustering of the row being gathered
@@ -348,41 +349,47 @@ func sortCells(cs []ColumnCell) {
 	}
 }
 
-// readDeletions loads the partition deletion and range tombstones.
-func (e *Engine) readDeletions(t *Table, prefix []byte) (*deletions, error) {
+// readHead reads a partition's deletions (partition deletion, range
+// tombstones) and its static row, which come first in key order.
+func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32) (*deletions, *Row, error) {
 	d := &deletions{partition: minTimestamp}
-	lower := append(append([]byte(nil), prefix...), regionPartitionDeletion)
-	upper := append(append([]byte(nil), prefix...), regionStatic)
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, fmt.Errorf("storage: read: %w", err)
-	}
-	defer it.Close()
+	var statics []kv
 	for valid := it.First(); valid; valid = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return nil, err
-		}
-		c, err := DecodeCell(v)
-		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		key := it.Key()[len(prefix):]
 		switch key[0] {
-		case regionPartitionDeletion:
-			if c.Timestamp > d.partition {
-				d.partition = c.Timestamp
+		case regionPartitionDeletion, regionRangeTombstone:
+			c, err := DecodeCell(v)
+			if err != nil {
+				return nil, nil, err
 			}
-		case regionRangeTombstone:
+			if key[0] == regionPartitionDeletion {
+				if c.Timestamp > d.partition {
+					d.partition = c.Timestamp
+				}
+				continue
+			}
 			rt, err := t.decodeRangeTombstone(key[1:])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			rt.ts = c.Timestamp
 			d.ranges = append(d.ranges, rt)
+		case regionStatic:
+			statics = append(statics, kv{suffix: append([]byte{rowCell}, key[1:]...), value: append([]byte(nil), v...)})
 		}
 	}
-	return d, it.Error()
+	if err := it.Error(); err != nil {
+		return nil, nil, err
+	}
+	if len(statics) == 0 {
+		return d, nil, nil
+	}
+	static, err := t.staticRow(statics, d.partition, now)
+	return d, static, err
 }
 
 func (t *Table) decodeRangeTombstone(b []byte) (rangeTombstone, error) {
@@ -421,31 +428,14 @@ func (t *Table) decodeRangeTombstone(b []byte) (rangeTombstone, error) {
 	return rt, nil
 }
 
-// readStatic returns the partition's static row, or nil.
-func (e *Engine) readStatic(t *Table, prefix []byte, shadow int64, now int32) (*Row, error) {
-	lower := append(append([]byte(nil), prefix...), regionStatic)
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	row := &Row{Static: true}
-	var parts []kv
-	for valid := it.First(); valid; valid = it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, kv{suffix: append([]byte{rowCell}, it.Key()[len(lower):]...), value: append([]byte(nil), v...)})
-	}
-	if err := it.Error(); err != nil {
-		return nil, err
-	}
+// staticRow builds the live static row from its cells, or nil.
+func (t *Table) staticRow(parts []kv, shadow int64, now int32) (*Row, error) {
 	colDels, err := collectionDeletions(parts, shadow)
 	if err != nil {
 		return nil, err
 	}
 	colDels = t.withDropped(colDels)
+	row := &Row{Static: true}
 	for _, p := range parts {
 		cc, ok, err := decodeColumnCell(p.suffix[1:], p.value, shadow, now, colDels)
 		if err != nil {
