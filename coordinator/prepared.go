@@ -75,8 +75,7 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 		return nil, err
 	}
 	res, err := ps.plan.run(ctx, c, x)
-	var stale *staleError
-	if errors.As(err, &stale) {
+	if err != nil && isStale(err) {
 		// The table changed under the statement: forget it, so the driver
 		// prepares it again against the new definition.
 		c.prepMu.Lock()
@@ -87,4 +86,9 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 		return nil, unprepared(m.QueryId)
 	}
 	return res, err
+}
+
+func isStale(err error) bool {
+	var stale *staleError
+	return errors.As(err, &stale)
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -116,10 +117,28 @@ type Mutation struct {
 	b   *pebble.Batch
 	key []byte // scratch
 	val []byte // scratch
+
+	lastTable  *Table
+	lastPK     []byte
+	lastPrefix []byte
 }
 
 // NewMutation starts an empty mutation.
 func (e *Engine) NewMutation() *Mutation { return &Mutation{e: e, b: e.db.NewBatch()} }
+
+// prefix appends pk's partition key prefix to m.key[:0], remembering the
+// last one: a write usually touches several cells of one partition, and
+// the prefix costs a Murmur3 hash.
+func (m *Mutation) prefix(t *Table, pk []byte) ([]byte, error) {
+	if m.lastTable != t || !bytes.Equal(m.lastPK, pk) {
+		p, err := t.partitionPrefix(m.lastPrefix[:0], pk)
+		if err != nil {
+			return nil, err
+		}
+		m.lastTable, m.lastPK, m.lastPrefix = t, append(m.lastPK[:0], pk...), p
+	}
+	return append(m.key[:0], m.lastPrefix...), nil
+}
 
 // Empty reports whether the mutation changes nothing.
 func (m *Mutation) Empty() bool { return m.b.Empty() }
@@ -133,7 +152,7 @@ func (m *Mutation) rowKey(t *Table, pk []byte, ck [][]byte, kind byte) ([]byte, 
 	if len(ck) != len(t.ClusteringTypes) {
 		return nil, fmt.Errorf("storage: %d clustering values for %d columns", len(ck), len(t.ClusteringTypes))
 	}
-	k, err := t.partitionPrefix(m.key[:0], pk)
+	k, err := m.prefix(t, pk)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +180,7 @@ func (m *Mutation) cellKey(t *Table, pk []byte, tg CellTarget, kind byte) ([]byt
 	var k []byte
 	var err error
 	if tg.Static {
-		if k, err = t.partitionPrefix(m.key[:0], pk); err != nil {
+		if k, err = m.prefix(t, pk); err != nil {
 			return nil, err
 		}
 		k = append(k, regionStatic)
@@ -225,7 +244,7 @@ func (m *Mutation) DeleteRow(t *Table, pk []byte, ck [][]byte, c Cell) error {
 
 // DeletePartition deletes partition pk as of tombstone c.
 func (m *Mutation) DeletePartition(t *Table, pk []byte, c Cell) error {
-	k, err := t.partitionPrefix(m.key[:0], pk)
+	k, err := m.prefix(t, pk)
 	if err != nil {
 		return err
 	}
@@ -236,7 +255,7 @@ func (m *Mutation) DeletePartition(t *Table, pk []byte, c Cell) error {
 // DeleteRange deletes the rows of partition pk within s (in clustering
 // order) as of tombstone c.
 func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
-	k, err := t.partitionPrefix(m.key[:0], pk)
+	k, err := m.prefix(t, pk)
 	if err != nil {
 		return err
 	}
