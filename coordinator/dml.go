@@ -107,22 +107,12 @@ func (p *writePlan) using(u statements.Using, b *binder) error {
 func (c *Coordinator) analyzeInsert(s *statements.Insert, n int, session string) (plan, error) {
 	b := newBinder("", "", n)
 	p, err := c.insertPlan(s, b, session)
-	if err != nil {
-		return nil, err
-	}
-	if s.IfNotExists {
-		return c.casWrap(p, b, casSpec{ifNotExists: true})
-	}
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	p.binds = b.specs
-	return p, nil
+	return c.finishWrite(p, err, b, casSpec{ifNotExists: s.IfNotExists})
 }
 
 func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string) (*writePlan, error) {
 	if s.Json != nil {
-		return nil, invalidf("INSERT JSON is not supported yet")
+		return c.insertJSONPlan(s, b, session)
 	}
 	t, err := c.writeTable(s.Keyspace, s.Table, session)
 	if err != nil {
@@ -197,6 +187,22 @@ func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string
 	return p, nil
 }
 
+// finishWrite completes the analysis of a write: conditional when spec
+// says so, every bind marker bound.
+func (c *Coordinator) finishWrite(p *writePlan, err error, b *binder, spec casSpec) (plan, error) {
+	if err != nil {
+		return nil, err
+	}
+	if spec.ifExists || spec.ifNotExists || len(spec.conds) > 0 {
+		return c.casWrap(p, b, spec)
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	p.binds = b.specs
+	return p, nil
+}
+
 func positions(cols []int) map[int]int {
 	m := make(map[int]int, len(cols))
 	for i, c := range cols {
@@ -221,17 +227,7 @@ func missingNames(t *tableInfo, cols []int, given func(int) bool) string {
 func (c *Coordinator) analyzeUpdate(s *statements.Update, n int, session string) (plan, error) {
 	b := newBinder("", "", n)
 	p, err := c.updatePlan(s, b, session)
-	if err != nil {
-		return nil, err
-	}
-	if s.IfExists || len(s.Conditions) > 0 {
-		return c.casWrap(p, b, casSpec{ifExists: s.IfExists, conds: s.Conditions})
-	}
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	p.binds = b.specs
-	return p, nil
+	return c.finishWrite(p, err, b, casSpec{ifExists: s.IfExists, conds: s.Conditions})
 }
 
 func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string) (*writePlan, error) {
@@ -325,17 +321,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 func (c *Coordinator) analyzeDelete(s *statements.Delete, n int, session string) (plan, error) {
 	b := newBinder("", "", n)
 	p, err := c.deletePlan(s, b, session)
-	if err != nil {
-		return nil, err
-	}
-	if s.IfExists || len(s.Conditions) > 0 {
-		return c.casWrap(p, b, casSpec{ifExists: s.IfExists, conds: s.Conditions})
-	}
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	p.binds = b.specs
-	return p, nil
+	return c.finishWrite(p, err, b, casSpec{ifExists: s.IfExists, conds: s.Conditions})
 }
 
 func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string) (*writePlan, error) {

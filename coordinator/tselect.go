@@ -463,6 +463,18 @@ func (r *selectRun) scan(c *Coordinator) error {
 	if r.resume != nil {
 		o.FromPartition = r.resume.pk
 	}
+	// Without the partition key, clustering restrictions (ALLOW
+	// FILTERING) filter each row.
+	var within []clusteringRange
+	if r.p.ckFilters {
+		slices, err := r.p.keys.slices(t, r.x)
+		if err != nil {
+			return err
+		}
+		if within, err = t.clusteringRanges(slices); err != nil {
+			return err
+		}
+	}
 	stopped := false
 	err := c.engine.Scan(t.st, o, func(pk []byte, row *storage.Row) bool {
 		if r.pk == nil || !bytes.Equal(pk, r.pk) {
@@ -478,6 +490,9 @@ func (r *selectRun) scan(c *Coordinator) error {
 		}
 		if row.Static {
 			r.static = row
+			return true
+		}
+		if within != nil && !t.inRanges(row.Clustering, within) {
 			return true
 		}
 		more := r.row(row)
@@ -821,6 +836,66 @@ func matchFilter(typ datatype.DataType, op statements.Operator, v []byte, allowe
 		return c > 0
 	case statements.OpGte:
 		return c >= 0
+	}
+	return false
+}
+
+// clusteringRange is a storage.Slice with its bounds encoded in clustering
+// order, for testing rows one by one.
+type clusteringRange struct {
+	start, end       []byte // nil: open
+	startIncl, endIn bool
+}
+
+func (t *tableInfo) clusteringRanges(slices []storage.Slice) ([]clusteringRange, error) {
+	out := make([]clusteringRange, 0, len(slices))
+	for _, s := range slices {
+		var cr clusteringRange
+		var err error
+		if s.Start != nil {
+			if cr.start, err = t.encodeClustering(s.Start.Prefix); err != nil {
+				return nil, err
+			}
+			cr.startIncl = s.Start.Inclusive
+		}
+		if s.End != nil {
+			if cr.end, err = t.encodeClustering(s.End.Prefix); err != nil {
+				return nil, err
+			}
+			cr.endIn = s.End.Inclusive
+		}
+		out = append(out, cr)
+	}
+	return out, nil
+}
+
+// inRanges reports whether a row's clustering lies in one of the ranges
+// (a bound covers every row that has its prefix when inclusive).
+func (t *tableInfo) inRanges(ck [][]byte, ranges []clusteringRange) bool {
+	enc, err := t.encodeClustering(ck)
+	if err != nil {
+		return false
+	}
+	for _, r := range ranges {
+		if r.start != nil {
+			if bytes.HasPrefix(enc, r.start) {
+				if !r.startIncl {
+					continue
+				}
+			} else if bytes.Compare(enc, r.start) < 0 {
+				continue
+			}
+		}
+		if r.end != nil {
+			if bytes.HasPrefix(enc, r.end) {
+				if !r.endIn {
+					continue
+				}
+			} else if bytes.Compare(enc, r.end) > 0 {
+				continue
+			}
+		}
+		return true
 	}
 	return false
 }

@@ -1,0 +1,1038 @@
+package coordinator
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datacodec"
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+)
+
+// This file is INSERT ... JSON (Cassandra's Json.java and
+// UpdateStatement.ParsedInsertJson) and the conversion of decoded JSON to
+// serialized values (the fromJSONObject methods of db/marshal's types).
+//
+// JSON is decoded the way Cassandra's Jackson ObjectMapper decodes it into
+// Java objects, because the types' conversions and error messages depend
+// on the Java class of each value:
+//
+//	null          nil
+//	string        string
+//	true, false   bool
+//	integers      int32 (Integer), int64 (Long) or *big.Int (BigInteger),
+//	              the smallest that holds the number
+//	other numbers float64 (Double)
+//	arrays        []any (ArrayList)
+//	objects       *jsonObject (LinkedHashMap: insertion ordered)
+
+// jsonObject is a decoded JSON object, keys in their order of appearance;
+// a repeated key keeps its first position and its last value.
+type jsonObject struct {
+	keys []string
+	vals []any
+}
+
+func (o *jsonObject) index(k string) int {
+	for i, key := range o.keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *jsonObject) put(k string, v any) {
+	if i := o.index(k); i >= 0 {
+		o.vals[i] = v
+		return
+	}
+	o.keys = append(o.keys, k)
+	o.vals = append(o.vals, v)
+}
+
+func (o *jsonObject) remove(k string) any {
+	i := o.index(k)
+	if i < 0 {
+		return nil
+	}
+	v := o.vals[i]
+	o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+	o.vals = append(o.vals[:i:i], o.vals[i+1:]...)
+	return v
+}
+
+// handleCaseSensitivity is Json.handleCaseSensitivity: a key quoted with
+// double quotes names a case-sensitive identifier and loses its quotes;
+// any other key is lower-cased. A changed key moves to the end, as
+// Java's LinkedHashMap remove and put do.
+func (o *jsonObject) handleCaseSensitivity() {
+	for _, k := range append([]string(nil), o.keys...) {
+		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+			v := o.remove(k)
+			o.put(k[1:len(k)-1], v)
+			continue
+		}
+		if lowered := strings.ToLower(k); lowered != k {
+			v := o.remove(k)
+			o.put(lowered, v)
+		}
+	}
+}
+
+// decodeJSON decodes the first JSON value of s (Jackson's readValue ignores
+// what follows it).
+func decodeJSON(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	v, err := readJSONValue(d)
+	if err == io.EOF {
+		return nil, errors.New("no content to map due to end-of-input")
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, errors.New("unexpected end-of-input")
+	}
+	return v, err
+}
+
+func readJSONValue(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		switch v {
+		case '[':
+			list := []any{}
+			for d.More() {
+				e, err := readJSONValue(d)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, e)
+			}
+			if _, err := d.Token(); err != nil {
+				return nil, err
+			}
+			return list, nil
+		case '{':
+			obj := &jsonObject{}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("unexpected object key %v", kt)
+				}
+				e, err := readJSONValue(d)
+				if err != nil {
+					return nil, err
+				}
+				obj.put(k, e)
+			}
+			if _, err := d.Token(); err != nil {
+				return nil, err
+			}
+			return obj, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", v)
+	case json.Number:
+		return jsonNumber(string(v))
+	default: // string, bool, nil
+		return v, nil
+	}
+}
+
+// jsonNumber types a JSON number as Jackson does.
+func jsonNumber(s string) (any, error) {
+	if strings.ContainsAny(s, ".eE") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, err
+		}
+		return f, nil
+	}
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return nil, fmt.Errorf("invalid number %s", s)
+	}
+	switch {
+	case n.IsInt64() && n.Int64() >= math.MinInt32 && n.Int64() <= math.MaxInt32:
+		return int32(n.Int64()), nil
+	case n.IsInt64():
+		return n.Int64(), nil
+	}
+	return n, nil
+}
+
+// javaClass is the simple name of the Java class Jackson decodes v to.
+func javaClass(v any) string {
+	switch v.(type) {
+	case string:
+		return "String"
+	case int32:
+		return "Integer"
+	case int64:
+		return "Long"
+	case *big.Int:
+		return "BigInteger"
+	case float64:
+		return "Double"
+	case bool:
+		return "Boolean"
+	case []any:
+		return "ArrayList"
+	case *jsonObject:
+		return "LinkedHashMap"
+	}
+	return "null"
+}
+
+// javaString is v's Java toString.
+func javaString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case *big.Int:
+		return x.String()
+	case float64:
+		return javaFloatString(x, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = javaString(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case *jsonObject:
+		parts := make([]string, len(x.keys))
+		for i, k := range x.keys {
+			parts[i] = k + "=" + javaString(x.vals[i])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// marshalError is Cassandra's MarshalException: a value that does not fit
+// its type. INSERT JSON reports it for the column it belongs to.
+type marshalError struct{ msg string }
+
+func (e *marshalError) Error() string { return e.msg }
+
+func marshalf(format string, args ...any) error {
+	return &marshalError{msg: fmt.Sprintf(format, args...)}
+}
+
+// expected is the "Expected a ..., but got a Class: value" error.
+func expected(what string, v any) error {
+	return marshalf("Expected %s, but got a %s: %s", what, javaClass(v), javaString(v))
+}
+
+// fromJSONObject converts a decoded non-null JSON value to a serialized
+// value of type t, as t's AbstractType.fromJSONObject does. A value that
+// does not fit the type is a *marshalError; other errors are returned as
+// Cassandra raises them.
+func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
+	switch t.Code() {
+	case primitive.DataTypeCodeVarchar:
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("a UTF-8 string", v)
+		}
+		return []byte(s), nil
+	case primitive.DataTypeCodeAscii:
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("an ascii string", v)
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] > 0x7f {
+				return nil, marshalf("Invalid ASCII character in string literal: java.nio.charset.UnmappableCharacterException: Input length = 1")
+			}
+		}
+		return []byte(s), nil
+	case primitive.DataTypeCodeInt:
+		switch x := v.(type) {
+		case string:
+			return intFromString(x, 32, "int")
+		case int32:
+			return binary.BigEndian.AppendUint32(nil, uint32(x)), nil
+		}
+		return nil, expected("an int value", v)
+	case primitive.DataTypeCodeBigint, primitive.DataTypeCodeCounter:
+		switch x := v.(type) {
+		case string:
+			return intFromString(x, 64, "long")
+		case int32:
+			return binary.BigEndian.AppendUint64(nil, uint64(int64(x))), nil
+		case int64:
+			return binary.BigEndian.AppendUint64(nil, uint64(x)), nil
+		}
+		return nil, expected("a bigint value", v)
+	case primitive.DataTypeCodeSmallint, primitive.DataTypeCodeTinyint:
+		// ShortType and ByteType parse String.valueOf of a string or any
+		// number.
+		bits, name := 16, "short"
+		if t.Code() == primitive.DataTypeCodeTinyint {
+			bits, name = 8, "byte"
+		}
+		switch v.(type) {
+		case string, int32, int64, *big.Int, float64:
+			return intFromString(javaString(v), bits, name)
+		}
+		return nil, expected("a "+name+" value", v)
+	case primitive.DataTypeCodeVarint:
+		s := javaString(v)
+		n, ok := javaBigInteger(s)
+		if !ok {
+			return nil, marshalf("Value '%s' is not a valid representation of a varint value", s)
+		}
+		return varintBytes(n), nil
+	case primitive.DataTypeCodeDecimal:
+		s := javaString(v)
+		if !javaDecimalRE.MatchString(s) {
+			return nil, marshalf("Value '%s' is not a valid representation of a decimal value", s)
+		}
+		b, err := decimalBytes(s)
+		if err != nil {
+			return nil, marshalf("Value '%s' is not a valid representation of a decimal value", s)
+		}
+		return b, nil
+	case primitive.DataTypeCodeFloat, primitive.DataTypeCodeDouble:
+		bits, name := 64, "double"
+		if t.Code() == primitive.DataTypeCodeFloat {
+			bits, name = 32, "float"
+		}
+		var f float64
+		switch x := v.(type) {
+		case string:
+			if x == "" {
+				return []byte{}, nil
+			}
+			var ok bool
+			if f, ok = javaParseFloat(x, bits); !ok {
+				return nil, marshalf("Unable to make %s from '%s'", name, x)
+			}
+		case int32, int64, *big.Int, float64:
+			f = numberValue(x, bits)
+		default:
+			return nil, expected("a "+name+" value", v)
+		}
+		if bits == 32 {
+			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(f))), nil
+		}
+		return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)), nil
+	case primitive.DataTypeCodeBoolean:
+		switch x := v.(type) {
+		case string:
+			switch {
+			case x == "" || strings.EqualFold(x, "false"):
+				return []byte{0}, nil
+			case strings.EqualFold(x, "true"):
+				return []byte{1}, nil
+			}
+			return nil, marshalf("Unable to make boolean from '%s'", x)
+		case bool:
+			if x {
+				return []byte{1}, nil
+			}
+			return []byte{0}, nil
+		}
+		return nil, expected("a boolean value", v)
+	case primitive.DataTypeCodeTimestamp:
+		switch x := v.(type) {
+		case int32:
+			return binary.BigEndian.AppendUint64(nil, uint64(int64(x))), nil
+		case int64:
+			return binary.BigEndian.AppendUint64(nil, uint64(x)), nil
+		case string:
+			return timestampFromString(x)
+		}
+		return nil, expected("a long or a datestring representation of a timestamp value", v)
+	case primitive.DataTypeCodeDate:
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("a string representation of a date value", v)
+		}
+		return dateFromString(s)
+	case primitive.DataTypeCodeTime:
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("a string representation of a time value", v)
+		}
+		return timeFromString(s)
+	case primitive.DataTypeCodeUuid, primitive.DataTypeCodeTimeuuid:
+		s, ok := v.(string)
+		timeuuid := t.Code() == primitive.DataTypeCodeTimeuuid
+		if !ok {
+			if timeuuid {
+				return nil, expected("a string representation of a timeuuid", v)
+			}
+			return nil, expected("a string representation of a uuid", v)
+		}
+		return uuidFromString(s, timeuuid)
+	case primitive.DataTypeCodeInet:
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("a string representation of an inet value", v)
+		}
+		if s == "" {
+			return []byte{}, nil
+		}
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return nil, marshalf("Unable to make inet address from '%s'", s)
+		}
+		if v4 := ip.To4(); v4 != nil {
+			return []byte(v4), nil
+		}
+		return []byte(ip.To16()), nil
+	case primitive.DataTypeCodeBlob:
+		s, ok := v.(string)
+		if !ok {
+			return nil, marshalf("Value '%s' is not a valid blob representation: java.lang.%s cannot be cast to java.lang.String", javaString(v), javaClass(v))
+		}
+		if !strings.HasPrefix(s, "0x") {
+			return nil, marshalf("Value '%s' is not a valid blob representation: String representation of blob is missing 0x prefix: %s", s, s)
+		}
+		b, err := hex.DecodeString(s[2:])
+		if err != nil {
+			return nil, marshalf("Value '%s' is not a valid blob representation: cannot parse '%s' as hex bytes", s, s[2:])
+		}
+		return b, nil
+	case primitive.DataTypeCodeDuration:
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("a string representation of a duration", v)
+		}
+		if s == "" {
+			return []byte{}, nil
+		}
+		d, err := parseDurationText(s)
+		if err != nil {
+			return nil, err
+		}
+		return encodeValue(datatype.Duration, d, primitive.ProtocolVersion5)
+	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet:
+		v, err := decodeNested(v)
+		if err != nil {
+			return nil, err
+		}
+		list, ok := v.([]any)
+		if lt, isList := t.(*datatype.List); isList {
+			if !ok {
+				return nil, expected("a list", v)
+			}
+			c := &collectionExpr{keyType: lt.ElementType}
+			for _, e := range list {
+				if e == nil {
+					return nil, marshalf("Invalid null element in list")
+				}
+				b, err := fromJSONObject(lt.ElementType, e)
+				if err != nil {
+					return nil, err
+				}
+				c.keys = append(c.keys, constExpr(b))
+			}
+			return c.eval(nil)
+		}
+		st := t.(*datatype.Set)
+		if !ok {
+			return nil, expected("a list (representing a set)", v)
+		}
+		c := &collectionExpr{keyType: st.ElementType, sorted: true}
+		for _, e := range list {
+			if e == nil {
+				return nil, marshalf("Invalid null element in set")
+			}
+			b, err := fromJSONObject(st.ElementType, e)
+			if err != nil {
+				return nil, err
+			}
+			c.keys = append(c.keys, constExpr(b))
+		}
+		return c.eval(nil)
+	case primitive.DataTypeCodeMap:
+		mt := t.(*datatype.Map)
+		v, err := decodeNested(v)
+		if err != nil {
+			return nil, err
+		}
+		obj, ok := v.(*jsonObject)
+		if !ok {
+			return nil, expected("a map", v)
+		}
+		c := &collectionExpr{keyType: mt.KeyType, sorted: true, values: []valueExpr{}}
+		for i, k := range obj.keys {
+			if obj.vals[i] == nil {
+				return nil, marshalf("Invalid null value in map")
+			}
+			kb, err := fromJSONObject(mt.KeyType, k)
+			if err != nil {
+				return nil, err
+			}
+			vb, err := fromJSONObject(mt.ValueType, obj.vals[i])
+			if err != nil {
+				return nil, err
+			}
+			c.keys = append(c.keys, constExpr(kb))
+			c.values = append(c.values, constExpr(vb))
+		}
+		return c.eval(nil)
+	case primitive.DataTypeCodeTuple:
+		tt := t.(*datatype.Tuple)
+		v, err := decodeNested(v)
+		if err != nil {
+			return nil, err
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, expected("a list representation of a tuple", v)
+		}
+		if len(list) > len(tt.FieldTypes) {
+			return nil, marshalf("Tuple contains extra items (expected %d): %s", len(tt.FieldTypes), javaString(v))
+		}
+		if len(list) < len(tt.FieldTypes) {
+			return nil, marshalf("Tuple is missing items (expected %d): %s", len(tt.FieldTypes), javaString(v))
+		}
+		buf := []byte{}
+		for i, e := range list {
+			var b []byte
+			if e != nil {
+				if b, err = fromJSONObject(tt.FieldTypes[i], e); err != nil {
+					return nil, err
+				}
+			}
+			buf = appendBytes(buf, b)
+		}
+		return buf, nil
+	case primitive.DataTypeCodeUdt:
+		ut := t.(*datatype.UserDefined)
+		v, err := decodeNested(v)
+		if err != nil {
+			return nil, err
+		}
+		obj, ok := v.(*jsonObject)
+		if !ok {
+			return nil, expected("a map", v)
+		}
+		obj.handleCaseSensitivity()
+		buf := []byte{}
+		found := 0
+		for i, name := range ut.FieldNames {
+			var b []byte
+			if j := obj.index(name); j >= 0 && obj.vals[j] != nil {
+				if b, err = fromJSONObject(ut.FieldTypes[i], obj.vals[j]); err != nil {
+					return nil, err
+				}
+				found++
+			}
+			buf = appendBytes(buf, b)
+		}
+		if found != len(obj.keys) {
+			for _, k := range obj.keys {
+				known := false
+				for _, name := range ut.FieldNames {
+					known = known || name == k
+				}
+				if !known {
+					return nil, marshalf("Unknown field '%s' in value of user defined type %s", k, ut.Name)
+				}
+			}
+		}
+		return buf, nil
+	}
+	return nil, marshalf("JSON values of type %s are not supported", statements.TypeString(t, false))
+}
+
+// decodeNested is how collections, tuples and user types take a string:
+// as the JSON of the value (which is how non-string map keys are written).
+func decodeNested(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return v, nil
+	}
+	d, err := decodeJSON(s)
+	if err != nil {
+		return nil, marshalf("Error decoding JSON string: %v", err)
+	}
+	if d == nil {
+		return nil, marshalf("Error decoding JSON string: null is not a value here")
+	}
+	return d, nil
+}
+
+// intFromString is Integer.parseInt and friends (the empty string is the
+// empty value).
+func intFromString(s string, bits int, name string) ([]byte, error) {
+	if s == "" {
+		return []byte{}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, bits)
+	if err != nil {
+		return nil, marshalf("Unable to make %s from '%s'", name, s)
+	}
+	switch bits {
+	case 8:
+		return []byte{byte(n)}, nil
+	case 16:
+		return binary.BigEndian.AppendUint16(nil, uint16(n)), nil
+	case 32:
+		return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+}
+
+var javaBigIntegerRE = regexp.MustCompile(`^[+-]?[0-9]+$`)
+
+// javaBigInteger is new BigInteger(s).
+func javaBigInteger(s string) (*big.Int, bool) {
+	if !javaBigIntegerRE.MatchString(s) {
+		return nil, false
+	}
+	return new(big.Int).SetString(s, 10)
+}
+
+// javaDecimalRE is the grammar of new BigDecimal(s).
+var javaDecimalRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+var (
+	javaFloatRE    = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?$`)
+	javaHexFloatRE = regexp.MustCompile(`^[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+[fFdD]?$`)
+)
+
+// javaParseFloat is Float.parseFloat (bits 32) or Double.parseDouble.
+func javaParseFloat(s string, bits int) (float64, bool) {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	body := strings.TrimLeft(s, "+-")
+	neg := strings.HasPrefix(s, "-")
+	if len(s)-len(body) <= 1 {
+		switch body {
+		case "NaN":
+			return math.NaN(), true
+		case "Infinity":
+			if neg {
+				return math.Inf(-1), true
+			}
+			return math.Inf(1), true
+		}
+	}
+	if !javaFloatRE.MatchString(s) && !javaHexFloatRE.MatchString(s) {
+		return 0, false
+	}
+	s = strings.TrimRight(s, "fFdD")
+	f, err := strconv.ParseFloat(s, bits)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
+}
+
+// numberValue is Number.floatValue (bits 32) or doubleValue.
+func numberValue(v any, bits int) float64 {
+	var bf *big.Float
+	switch x := v.(type) {
+	case float64:
+		if bits == 32 {
+			return float64(float32(x))
+		}
+		return x
+	case int32:
+		bf = new(big.Float).SetInt64(int64(x))
+	case int64:
+		bf = new(big.Float).SetInt64(x)
+	case *big.Int:
+		bf = new(big.Float).SetInt(x)
+	}
+	if bits == 32 {
+		f, _ := bf.Float32()
+		return float64(f)
+	}
+	f, _ := bf.Float64()
+	return f
+}
+
+var rawNumberRE = regexp.MustCompile(`^-?[0-9]+$`)
+
+// timestampFromString is TimestampType.fromString.
+func timestampFromString(s string) ([]byte, error) {
+	if s == "" {
+		return []byte{}, nil
+	}
+	var ms int64
+	switch {
+	case strings.EqualFold(s, "now"):
+		ms = time.Now().UnixMilli()
+	case rawNumberRE.MatchString(s):
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, marshalf("Unable to make long (for date) from: '%s'", s)
+		}
+		ms = n
+	default:
+		ts, err := parseTimestamp(s)
+		if err != nil {
+			return nil, marshalf("Unable to coerce '%s' to a formatted date (long)", s)
+		}
+		ms = ts.UnixMilli()
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(ms)), nil
+}
+
+var dateRE = regexp.MustCompile(`^(-?[0-9]{1,9})-([0-9]{1,2})-([0-9]{1,2})$`)
+
+// dateFromString is SimpleDateSerializer.dateStringToDays: days since the
+// epoch offset by 2^31, or that raw unsigned number.
+func dateFromString(s string) ([]byte, error) {
+	if s == "" {
+		return []byte{}, nil
+	}
+	if rawNumberRE.MatchString(s) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n > math.MaxUint32 {
+			return nil, marshalf("Unable to make unsigned int (for date) from: '%s'", s)
+		}
+		return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
+	}
+	m := dateRE.FindStringSubmatch(s)
+	if m != nil {
+		y, _ := strconv.Atoi(m[1])
+		mo, _ := strconv.Atoi(m[2])
+		d, _ := strconv.Atoi(m[3])
+		t := time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC)
+		if mo >= 1 && mo <= 12 && d >= 1 && t.Day() == d {
+			return dateOf(t), nil
+		}
+	}
+	return nil, marshalf("Unable to coerce '%s' to a formatted date (long)", s)
+}
+
+// timeFromString is TimeSerializer.timeStringToLong.
+func timeFromString(s string) ([]byte, error) {
+	if s == "" {
+		return []byte{}, nil
+	}
+	if rawNumberRE.MatchString(s) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n >= 86400e9 {
+			return nil, marshalf("Unable to make long (for time) from: '%s'", s)
+		}
+		return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+	}
+	n, err := parseTimeOfDay(strings.TrimSpace(s))
+	if err != nil {
+		return nil, marshalf("(TimeType) Unable to coerce '%s' to a formatted time (long)", s)
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// uuidFromString is UUIDType.fromString or TimeUUIDType.fromString.
+func uuidFromString(s string, timeuuid bool) ([]byte, error) {
+	if s == "" {
+		return []byte{}, nil
+	}
+	if !uuidRE.MatchString(s) {
+		if timeuuid {
+			return nil, marshalf("Unknown timeuuid representation: %s", s)
+		}
+		return nil, marshalf("Unable to make UUID from '%s'", s)
+	}
+	u, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
+	if err != nil {
+		return nil, marshalf("Unable to make UUID from '%s'", s)
+	}
+	if timeuuid && u[6]>>4 != 1 {
+		return nil, marshalf("TimeUUID supports only version 1 UUIDs")
+	}
+	return u, nil
+}
+
+var (
+	isoDurationRE     = regexp.MustCompile(`^P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)S)?)?$`)
+	isoWeekDurationRE = regexp.MustCompile(`^P([0-9]+)W$`)
+	isoAltDurationRE  = regexp.MustCompile(`^P([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})$`)
+)
+
+// parseDurationText is Duration.from: the 1h30m form, or ISO 8601
+// (P1Y2M3DT4H5M6S, P2W, P0001-02-03T04:05:06).
+func parseDurationText(s string) (datacodec.CqlDuration, error) {
+	neg := strings.HasPrefix(s, "-")
+	source := strings.TrimPrefix(s, "-")
+	bad := invalidf("Unable to convert '%s' to a duration", source)
+	if !strings.HasPrefix(source, "P") {
+		d, err := parseDuration(s)
+		if err != nil {
+			return d, bad
+		}
+		return d, nil
+	}
+	num := func(x string) int64 {
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	var d datacodec.CqlDuration
+	var years, months, days, hours, minutes, seconds int64
+	switch {
+	case strings.HasSuffix(source, "W"):
+		m := isoWeekDurationRE.FindStringSubmatch(source)
+		if m == nil {
+			return d, bad
+		}
+		days = num(m[1]) * 7
+	case strings.Contains(source, "-"):
+		m := isoAltDurationRE.FindStringSubmatch(source)
+		if m == nil {
+			return d, bad
+		}
+		years, months, days, hours, minutes, seconds = num(m[1]), num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(m[6])
+	default:
+		m := isoDurationRE.FindStringSubmatch(source)
+		if m == nil {
+			return d, bad
+		}
+		years, months, days, hours, minutes, seconds = num(m[1]), num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(m[6])
+	}
+	d.Months = int32(years*12 + months)
+	d.Days = int32(days)
+	d.Nanos = time.Duration(hours)*time.Hour + time.Duration(minutes)*time.Minute + time.Duration(seconds)*time.Second
+	if neg {
+		d.Months, d.Days, d.Nanos = -d.Months, -d.Days, -d.Nanos
+	}
+	return d, nil
+}
+
+// jsonReceiver is a column INSERT JSON may set.
+type jsonReceiver struct {
+	name string
+	typ  datatype.DataType
+}
+
+// jsonRow is the values an INSERT JSON object gives its columns: for each
+// receiver, whether the object names it and the value (nil for null).
+type jsonRow struct {
+	present []bool
+	vals    [][]byte
+}
+
+// parseJSONRow is Json.parseJson: the object's keys are column names,
+// case-insensitive unless quoted; unknown keys are an error.
+func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
+	v, err := decodeJSON(text)
+	if err != nil {
+		return nil, invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, text)
+	}
+	if v == nil {
+		return nil, invalidf("Got null for INSERT JSON values")
+	}
+	obj, ok := v.(*jsonObject)
+	if !ok {
+		return nil, invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), text)
+	}
+	obj.handleCaseSensitivity()
+	row := &jsonRow{present: make([]bool, len(cols)), vals: make([][]byte, len(cols))}
+	used := make([]bool, len(obj.keys))
+	for i, c := range cols {
+		j := obj.index(c.name)
+		if j < 0 {
+			continue
+		}
+		used[j] = true
+		row.present[i] = true
+		if obj.vals[j] == nil {
+			continue // an explicit null
+		}
+		b, err := fromJSONObject(c.typ, obj.vals[j])
+		if err != nil {
+			var me *marshalError
+			if errors.As(err, &me) {
+				return nil, invalidf("Error decoding JSON value for %s: %s", c.name, me.msg)
+			}
+			return nil, err
+		}
+		if b == nil {
+			b = []byte{}
+		}
+		row.vals[i] = b
+	}
+	for j, k := range obj.keys {
+		if !used[j] {
+			return nil, invalidf("JSON values map contains unrecognized column: %s", k)
+		}
+	}
+	return row, nil
+}
+
+// fromJSONText is the conversion of fromJson(text) for a receiver of type
+// t: the JSON null is a null. (The function itself is not wired into the
+// function table here; Cassandra reports its errors as FUNCTION_FAILURE.)
+func fromJSONText(t datatype.DataType, text string) ([]byte, error) {
+	v, err := decodeJSON(text)
+	if err != nil {
+		return nil, invalidf("Could not decode JSON string '%s': %v", text, err)
+	}
+	if v == nil {
+		return nil, nil
+	}
+	b, err := fromJSONObject(t, v)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// jsonMarker is the bound JSON of INSERT ... JSON ?, decoded once per
+// distinct text (the columns of one execution all ask for it).
+type jsonMarker struct {
+	index int
+	cols  []jsonReceiver
+
+	mu   sync.Mutex
+	text []byte
+	row  *jsonRow
+	err  error
+	ok   bool
+}
+
+func (m *jsonMarker) get(x *execution) (*jsonRow, error) {
+	var text []byte
+	if !x.unset[m.index] {
+		text = x.values[m.index]
+		if text == nil {
+			return nil, invalidf("Got null for INSERT JSON values")
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ok && bytes.Equal(m.text, text) {
+		return m.row, m.err
+	}
+	m.row, m.err = parseJSONRow(string(text), m.cols)
+	m.text, m.ok = append(m.text[:0], text...), true
+	return m.row, m.err
+}
+
+// jsonColumnExpr is one column's value from INSERT JSON: from the bound
+// JSON (src), or fixed at analysis (row, for a JSON literal).
+type jsonColumnExpr struct {
+	src *jsonMarker
+	row *jsonRow
+	col int
+	// unset: DEFAULT UNSET leaves a column the JSON does not name as it
+	// is; a key column cannot be unset.
+	unset, key bool
+	name       string
+}
+
+func (e *jsonColumnExpr) eval(x *execution) ([]byte, error) {
+	row := e.row
+	if e.src != nil {
+		var err error
+		if row, err = e.src.get(x); err != nil {
+			return nil, err
+		}
+	}
+	if row.present[e.col] {
+		return row.vals[e.col], nil
+	}
+	switch {
+	case !e.unset:
+		return nil, nil
+	case e.key:
+		return nil, invalidf("Invalid unset value for column %s", e.name)
+	}
+	return nil, errUnset
+}
+
+// insertJSONPlan is INSERT ... JSON: the write an INSERT naming every
+// column of the table would be, each column's value taken from the JSON
+// object, or null (DEFAULT NULL) or left unset (DEFAULT UNSET) when the
+// object does not name it.
+func (c *Coordinator) insertJSONPlan(s *statements.Insert, b *binder, session string) (*writePlan, error) {
+	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	if err != nil {
+		return nil, err
+	}
+	b.keyspace, b.table = t.def.Keyspace, t.def.Name
+	for i := range t.cols {
+		if t.cols[i].typ.Code() == primitive.DataTypeCodeCounter {
+			return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
+		}
+	}
+	p := &writePlan{t: t, kind: kindInsert, insertPK: make([]valueExpr, len(t.pk)), insertCK: make([]valueExpr, len(t.ck))}
+	if err := p.using(s.Using, b); err != nil {
+		return nil, err
+	}
+	cols := make([]jsonReceiver, len(t.cols))
+	for i := range t.cols {
+		cols[i] = jsonReceiver{name: t.cols[i].def.Name, typ: t.cols[i].typ}
+	}
+	var src *jsonMarker
+	var row *jsonRow
+	switch j := s.Json.(type) {
+	case *statements.Literal:
+		if j.Kind != statements.LiteralString {
+			return nil, invalidf("Invalid JSON value: expected a string literal")
+		}
+		if row, err = parseJSONRow(j.Text, cols); err != nil {
+			return nil, err
+		}
+	case *statements.BindMarker:
+		m, err := b.bind(j, datatype.Varchar, "[json]")
+		if err != nil {
+			return nil, err
+		}
+		src = &jsonMarker{index: m.index, cols: cols}
+	default:
+		return nil, invalidf("Invalid JSON value")
+	}
+	pkPos, ckPos := positions(t.pk), positions(t.ck)
+	for i := range t.cols {
+		col := &t.cols[i]
+		e := &jsonColumnExpr{src: src, row: row, col: i, unset: s.DefaultUnset, key: col.isKey(), name: col.def.Name}
+		var v valueExpr = e
+		if row != nil && (row.present[i] || !s.DefaultUnset) {
+			v = constExpr(row.vals[i])
+		}
+		if pos, ok := pkPos[i]; ok {
+			p.insertPK[pos] = v
+			continue
+		}
+		if pos, ok := ckPos[i]; ok {
+			p.insertCK[pos] = v
+			continue
+		}
+		p.ops = append(p.ops, writeOp{col: i, kind: opSet, value: v})
+	}
+	return p, nil
+}
