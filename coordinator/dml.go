@@ -778,6 +778,62 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 	return invalidf("Invalid operation on column %s", col.def.Name)
 }
 
+// List element positions are version 1 UUIDs whose times order the
+// elements. Like Cassandra's, they are strictly increasing for appends and
+// strictly decreasing (below a reference time) for prepends, node-wide, so
+// two statements of one batch, or of one clock tick, keep their order.
+var lastAppendTicks, lastPrependTicks atomic.Int64
+
+// listTimes returns n element times in 100ns units since 1582, increasing
+// in element order: after every earlier append, or before every earlier
+// prepend.
+func listTimes(now time.Time, n int, prepend bool) []int64 {
+	out := make([]int64, n)
+	if !prepend {
+		t := now.UnixNano()/100 + gregorianOffset
+		for {
+			last := lastAppendTicks.Load()
+			first := t
+			if first <= last {
+				first = last + 1
+			}
+			if lastAppendTicks.CompareAndSwap(last, first+int64(n)-1) {
+				for i := range out {
+					out[i] = first + int64(i)
+				}
+				return out
+			}
+		}
+	}
+	ref := int64(prependEpochMillis*10000 + gregorianOffset)
+	t := ref - (now.UnixNano()/100 + gregorianOffset - ref)
+	for {
+		last := lastPrependTicks.Load()
+		top := t // the highest time this prepend may use
+		if last != 0 && top >= last {
+			top = last - 1
+		}
+		lowest := top - int64(n) + 1
+		if lastPrependTicks.CompareAndSwap(last, lowest) {
+			for i := range out {
+				out[i] = lowest + int64(i)
+			}
+			return out
+		}
+	}
+}
+
+// timeUUIDAt makes a version 1 UUID with the given time and a random clock
+// sequence and node.
+func timeUUIDAt(ticks int64) []byte {
+	u := newTimeUUID(time.Unix(0, 0))
+	ts := uint64(ticks)
+	binary.BigEndian.PutUint32(u[0:], uint32(ts))
+	binary.BigEndian.PutUint16(u[4:], uint16(ts>>32))
+	binary.BigEndian.PutUint16(u[6:], uint16(ts>>48)&0x0fff|0x1000)
+	return u
+}
+
 // prependEpoch is Cassandra's reference time for list prepends
 // (2010-01-01): prepended elements get times before it, so they sort before
 // every appended one.
@@ -807,16 +863,9 @@ func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.Cel
 		if err := walkCollection(v, func(e []byte) error { elems = append(elems, e); return nil }, nil); err != nil {
 			return err
 		}
-		base := x.now()
+		ticks := listTimes(x.now(), len(elems), prepend)
 		for i, e := range elems {
-			var at time.Time
-			if prepend {
-				ms := prependEpochMillis - (base.UnixMilli() - prependEpochMillis)
-				at = time.UnixMilli(ms).Add(-time.Duration(len(elems)-i) * 100 * time.Nanosecond)
-			} else {
-				at = base.Add(time.Duration(i) * 100 * time.Nanosecond)
-			}
-			tg.PathType, tg.Path = datatype.Timeuuid, newTimeUUID(at)
+			tg.PathType, tg.Path = datatype.Timeuuid, timeUUIDAt(ticks[i])
 			c := live
 			c.Value = e
 			if err := m.WriteCell(t.st, pk, tg, c); err != nil {
