@@ -488,7 +488,7 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 		if !ok {
 			return nil, expected("a map", v)
 		}
-		c := &collectionExpr{keyType: mt.KeyType, sorted: true, values: []valueExpr{}}
+		c := &collectionExpr{keyType: mt.KeyType, valueType: mt.ValueType, sorted: true, values: []valueExpr{}}
 		for i, k := range obj.keys {
 			if obj.vals[i] == nil {
 				return nil, marshalf("Invalid null value in map")

@@ -1,10 +1,8 @@
 package coordinator
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
-	"github.com/cqld/cqld/storage"
 )
 
 // valueExpr yields a serialized value when a statement runs: a literal
@@ -146,11 +143,15 @@ var emptyCollection = []byte{0, 0, 0, 0}
 type collectionExpr struct {
 	keys, values []valueExpr
 	keyType      datatype.DataType
+	valueType    datatype.DataType // nil for lists and sets
 	sorted       bool
 }
 
 func (b *binder) collection(keys, values []statements.Term, kt, vt datatype.DataType, name string, sorted bool) (valueExpr, error) {
 	c := &collectionExpr{keyType: kt, sorted: sorted}
+	if values != nil {
+		c.valueType = vt
+	}
 	for i, k := range keys {
 		ke, err := b.term(k, kt, name)
 		if err != nil {
@@ -169,8 +170,7 @@ func (b *binder) collection(keys, values []statements.Term, kt, vt datatype.Data
 }
 
 func (c *collectionExpr) eval(x *execution) ([]byte, error) {
-	type entry struct{ k, v, order []byte }
-	entries := make([]entry, 0, len(c.keys))
+	buf := binary.BigEndian.AppendUint32(nil, uint32(len(c.keys)))
 	for i, ke := range c.keys {
 		k, err := ke.eval(x)
 		if err != nil {
@@ -179,42 +179,24 @@ func (c *collectionExpr) eval(x *execution) ([]byte, error) {
 		if k == nil {
 			return nil, invalidf("null is not supported inside collections")
 		}
-		e := entry{k: k}
+		buf = appendBytes(buf, k)
 		if c.values != nil {
-			if e.v, err = c.values[i].eval(x); err != nil {
+			v, err := c.values[i].eval(x)
+			if err != nil {
 				return nil, err
 			}
-			if e.v == nil {
+			if v == nil {
 				return nil, invalidf("null is not supported inside collections")
 			}
-		}
-		if c.sorted {
-			if e.order, err = storage.AppendKey(nil, c.keyType, k, false); err != nil {
-				return nil, invalidf("%v", err)
-			}
-		}
-		entries = append(entries, e)
-	}
-	if c.sorted {
-		sort.SliceStable(entries, func(i, j int) bool { return bytes.Compare(entries[i].order, entries[j].order) < 0 })
-		out := entries[:0]
-		for i, e := range entries {
-			if i > 0 && bytes.Equal(e.order, out[len(out)-1].order) {
-				out[len(out)-1] = e // the later one wins, as in a map literal
-				continue
-			}
-			out = append(out, e)
-		}
-		entries = out
-	}
-	buf := binary.BigEndian.AppendUint32(nil, uint32(len(entries)))
-	for _, e := range entries {
-		buf = appendBytes(buf, e.k)
-		if c.values != nil {
-			buf = appendBytes(buf, e.v)
+			buf = appendBytes(buf, v)
 		}
 	}
-	return buf, nil
+	if !c.sorted {
+		return buf, nil
+	}
+	// Sets and maps are stored sorted and deduplicated, the later of two
+	// equal map keys winning, as in Cassandra.
+	return normalizeEntries(buf, c.keyType, c.valueType)
 }
 
 func appendBytes(dst, b []byte) []byte {
