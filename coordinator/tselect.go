@@ -122,6 +122,9 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	if needsFiltering && !s.AllowFiltering {
 		return nil, invalidf("%s", allowFilteringMsg)
 	}
+	if (k.tokenLower != nil || k.tokenUpper != nil) && k.pkAny() {
+		return nil, invalidf("Columns \"%s\" cannot be restricted by both a normal relation and a token relation", t.cols[t.pk[0]].def.Name)
+	}
 	if k.pkAny() && !k.pkComplete() {
 		return nil, invalidf("Partial partition key restrictions are not supported yet")
 	}
@@ -463,6 +466,11 @@ func (r *selectRun) scan(c *Coordinator) error {
 	if r.resume != nil {
 		o.FromPartition = r.resume.pk
 	}
+	lo, hi, any, err := r.p.keys.tokenRange(r.x)
+	if err != nil || !any {
+		return err
+	}
+	o.MinToken, o.MaxToken = lo, hi
 	// Without the partition key, clustering restrictions (ALLOW
 	// FILTERING) filter each row.
 	var within []clusteringRange
@@ -476,7 +484,7 @@ func (r *selectRun) scan(c *Coordinator) error {
 		}
 	}
 	stopped := false
-	err := c.engine.Scan(t.st, o, func(pk []byte, row *storage.Row) bool {
+	err = c.engine.Scan(t.st, o, func(pk []byte, row *storage.Row) bool {
 		if r.pk == nil || !bytes.Equal(pk, r.pk) {
 			if r.pk != nil && !r.endPartition() {
 				stopped = true

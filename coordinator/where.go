@@ -2,8 +2,10 @@ package coordinator
 
 import (
 	"bytes"
+	"encoding/binary"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"sort"
+	"strings"
 
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -61,6 +63,93 @@ type keyRestrictions struct {
 	filters []colFilter
 	// pkMarkers are the markers binding each partition key column by =.
 	pkMarkers []int
+	// tokenLower and tokenUpper restrict token(partition key).
+	tokenLower, tokenUpper *sliceBound
+}
+
+// tokenRestriction records token(k1, ..., kn) op value. The columns must be
+// the partition key, in order.
+func (k *keyRestrictions) tokenRestriction(t *tableInfo, r *statements.Relation, b *binder) error {
+	names := make([]string, len(t.pk))
+	for i, c := range t.pk {
+		names[i] = t.cols[c].def.Name
+	}
+	if len(r.Columns) != len(names) {
+		return invalidf("The token() function must be applied to all partition key components or none of them")
+	}
+	for i, c := range r.Columns {
+		if c != names[i] {
+			return invalidf("The token function arguments must be in the partition key order: %s", strings.Join(names, ", "))
+		}
+	}
+	v, err := b.term(r.Value, datatype.Bigint, "partition key token")
+	if err != nil {
+		return err
+	}
+	set := func(dst **sliceBound, incl bool) error {
+		if *dst != nil {
+			return invalidf("More than one restriction was found for the %s bound on token", map[bool]string{true: "start", false: "end"}[dst == &k.tokenLower])
+		}
+		*dst = &sliceBound{value: v, inclusive: incl}
+		return nil
+	}
+	switch r.Op {
+	case statements.OpGt, statements.OpGte:
+		return set(&k.tokenLower, r.Op == statements.OpGte)
+	case statements.OpLt, statements.OpLte:
+		return set(&k.tokenUpper, r.Op == statements.OpLte)
+	case statements.OpEq:
+		if err := set(&k.tokenLower, true); err != nil {
+			return err
+		}
+		return set(&k.tokenUpper, true)
+	}
+	return invalidf("%s is not supported on token restrictions", r.Op)
+}
+
+// tokenRange evaluates the token restrictions into inclusive bounds; ok is
+// false when no token can match.
+func (k *keyRestrictions) tokenRange(x *execution) (lo, hi *int64, ok bool, err error) {
+	eval := func(sb *sliceBound) (int64, error) {
+		v, err := sb.value.eval(x)
+		if err != nil {
+			return 0, err
+		}
+		if len(v) != 8 {
+			return 0, invalidf("Invalid null value for partition key token")
+		}
+		return int64(binary.BigEndian.Uint64(v)), nil
+	}
+	if k.tokenLower != nil {
+		n, err := eval(k.tokenLower)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if !k.tokenLower.inclusive {
+			if n == 1<<63-1 {
+				return nil, nil, false, nil
+			}
+			n++
+		}
+		lo = &n
+	}
+	if k.tokenUpper != nil {
+		n, err := eval(k.tokenUpper)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if !k.tokenUpper.inclusive {
+			if n == -1<<63 {
+				return nil, nil, false, nil
+			}
+			n--
+		}
+		hi = &n
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return lo, hi, false, nil
+	}
+	return lo, hi, true, nil
 }
 
 func (k *keyRestrictions) pkComplete() bool {
@@ -97,7 +186,10 @@ func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRes
 	for i := range where {
 		r := &where[i]
 		if r.Token {
-			return nil, invalidf("token() restrictions are not supported yet")
+			if err := k.tokenRestriction(t, r, b); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if len(r.Columns) != 1 {
 			return nil, invalidf("Multi-column relations are not supported yet")

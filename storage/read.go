@@ -456,22 +456,40 @@ type ScanOptions struct {
 	// From, when set, starts the scan at this partition (by token order),
 	// included.
 	FromPartition []byte
-	Now           int32
+	// MinToken and MaxToken, when set, bound the tokens scanned
+	// (inclusive).
+	MinToken, MaxToken *int64
+	Now                int32
 }
 
 // Scan calls fn for each live row of every partition of t in token order,
 // with the partition's serialized key, until fn returns false.
 func (e *Engine) Scan(t *Table, o ScanOptions, fn func(pk []byte, row *Row) bool) error {
 	table := tablePrefix(t.Def.ID)
-	lower := table
+	lower, upper := table, prefixEnd(table)
+	if o.MinToken != nil {
+		lower = appendToken(append([]byte(nil), table...), *o.MinToken)
+	}
+	if o.MaxToken != nil {
+		if *o.MaxToken == 1<<63-1 {
+			upper = prefixEnd(table)
+		} else {
+			upper = appendToken(append([]byte(nil), table...), *o.MaxToken+1)
+		}
+	}
 	if o.FromPartition != nil {
 		p, err := t.partitionPrefix(nil, o.FromPartition)
 		if err != nil {
 			return err
 		}
-		lower = p
+		if bytes.Compare(p, lower) > 0 {
+			lower = p
+		}
 	}
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(table)})
+	if bytes.Compare(lower, upper) >= 0 {
+		return nil
+	}
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return err
 	}
