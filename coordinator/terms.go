@@ -321,6 +321,15 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 			}
 			return boundTimeUUID(int64(binary.BigEndian.Uint64(a[0])), max), nil
 		}
+	case "fromjson":
+		err = arg(datatype.Varchar)
+		out = typ // fromJson takes the type of what receives it
+		fe.fn = func(_ *execution, a [][]byte) ([]byte, error) {
+			if a[0] == nil {
+				return nil, nil
+			}
+			return fromJSONText(typ, string(a[0]))
+		}
 	default:
 		return nil, invalidf("Unknown function '%s'", f.Name)
 	}

@@ -208,3 +208,16 @@ func TestInsertJSONErrors(t *testing.T) {
 		t.Errorf("rows = %v", rows)
 	}
 }
+
+func TestFromJSONFunction(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE fj (k int PRIMARY KEY, m map<text, int>, l list<text>)`)
+	mustExec(t, s, `INSERT INTO fj (k, m, l) VALUES (1, fromJson('{"b": 2, "a": 1}'), fromJson(?))`, `["x", "y"]`)
+	mustExec(t, s, `UPDATE fj SET l = fromJson('["z"]') WHERE k = fromJson('1')`)
+	var m map[string]int
+	var l []string
+	if err := s.Query(`SELECT m, l FROM fj WHERE k = 1`).Scan(&m, &l); err != nil || m["a"] != 1 || m["b"] != 2 || len(l) != 1 || l[0] != "z" {
+		t.Fatalf("fromJson: %v %v %v", m, l, err)
+	}
+}
