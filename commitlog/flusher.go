@@ -153,6 +153,7 @@ func (l *Log) syncOnce(full bool) {
 
 	var err error
 	var errSeg *segment
+	start := time.Now()
 	for _, s := range todo {
 		if err = s.s.SyncData(); err != nil {
 			errSeg = s
@@ -163,6 +164,11 @@ func (l *Log) syncOnce(full bool) {
 		if err = cur.s.SyncData(); err != nil {
 			errSeg = cur
 		}
+	}
+	m := l.opts.Metrics
+	synced := len(todo) > 0 || syncCur
+	if m != nil && synced {
+		m.SyncDuration.Observe(time.Since(start).Seconds())
 	}
 
 	l.mu.Lock()
@@ -182,8 +188,16 @@ func (l *Log) syncOnce(full bool) {
 		}
 		n := 0
 		for n < len(l.queue) && !target.Less(l.queue[n].end) {
-			l.queue[n].done <- nil
 			n++
+		}
+		if m != nil && (synced || n > 0) {
+			// One cycle completes every waiter it covers: observe them as
+			// one, before any of them returns.
+			m.Syncs.Inc()
+			m.RecordsPerSync.Observe(float64(n))
+		}
+		for _, w := range l.queue[:n] {
+			w.done <- nil
 		}
 		clear(l.queue[:n])
 		l.queue = append(l.queue[:0], l.queue[n:]...)

@@ -151,6 +151,7 @@ func (l *Log) scanDir() error {
 	if n := len(l.old); n > 0 {
 		l.lastID = l.old[n-1].id
 	}
+	l.segmentsChangedLocked()
 	return nil
 }
 
@@ -176,15 +177,27 @@ func (l *Log) Append(payload []byte) (Position, error) {
 	l.entered.Add(1)
 	pos, w, err := l.write(payload)
 	l.left.Add(1)
+	m := l.opts.Metrics
+	if m != nil && err == nil {
+		m.Appends.Inc()
+		m.AppendedBytes.Add(float64(len(payload)))
+	}
 	if w == nil {
 		if l.opts.Sync == SyncAdaptive {
 			l.poke(l.flushC) // the flusher may be gathering for this append
 		}
 		return pos, err
 	}
+	var start time.Time
+	if m != nil {
+		start = time.Now()
+	}
 	l.poke(l.flushC)
 	err = <-w.done
 	putWaiter(w)
+	if m != nil {
+		m.WaitDuration.Observe(time.Since(start).Seconds())
+	}
 	if err != nil {
 		return Position{}, err
 	}
@@ -286,6 +299,7 @@ func (l *Log) rotateLocked(from *segment) error {
 	l.cur.state = segActive
 	l.lastID = l.cur.id
 	l.segments = append(l.segments, l.cur)
+	l.segmentsChangedLocked()
 	l.poke(l.prepC)
 	l.checkSpaceLocked()
 	return nil
@@ -361,6 +375,7 @@ func (l *Log) MarkFlushed(pos Position) error {
 	}
 	clear(l.segments[len(live):])
 	l.segments = live
+	l.segmentsChangedLocked()
 	l.mu.Unlock()
 
 	var err error
@@ -552,6 +567,14 @@ func (l *Log) runFailureHooks(err error) {
 	if l.opts.FailurePolicy == PolicyDie {
 		l.log.Error("commit log failure: exiting (commit_failure_policy die)", "err", err)
 		l.opts.Die(err)
+	}
+}
+
+// segmentsChangedLocked reports the number of live segments.
+// REQUIRES: l.mu held.
+func (l *Log) segmentsChangedLocked() {
+	if m := l.opts.Metrics; m != nil {
+		m.SegmentsActive.Set(float64(len(l.segments)))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cqld/cqld/metrics"
 )
 
 // Sync modes (commitlog_sync). The package documentation says what each
@@ -85,6 +87,8 @@ type Options struct {
 
 	// Logger receives replay reports and I/O errors; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics, if not nil, receives the log's metrics (metrics.NewCommitLog).
+	Metrics *metrics.CommitLog
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -62,10 +62,12 @@ func (l *Log) Replay(fn func(payload []byte, pos Position) error) (ReplayStats, 
 		st.Segments++
 		if err := l.replaySegment(s, fn, &st); err != nil {
 			st.Duration = time.Since(start)
+			l.countReplay(st)
 			return st, err
 		}
 	}
 	st.Duration = time.Since(start)
+	l.countReplay(st)
 	l.log.Info("commit log replayed", "segments", st.Segments, "records", st.Records, "bytes", st.Bytes,
 		"truncated_bytes", st.TruncatedBytes, "skipped_bytes", st.SkippedBytes, "duration", st.Duration)
 	return st, nil
@@ -279,4 +281,13 @@ func (r *segmentReader) scanAhead(off int64, id uint64) (first, synced int64, er
 		synced = max(synced, int64(h.synced))
 	}
 	return first, synced, nil
+}
+
+// countReplay adds what a replay read to the metrics.
+func (l *Log) countReplay(st ReplayStats) {
+	if m := l.opts.Metrics; m != nil {
+		m.ReplayRecords.Add(float64(st.Records))
+		m.ReplayBytes.Add(float64(st.Bytes))
+		m.ReplayTruncatedBytes.Add(float64(st.TruncatedBytes))
+	}
 }

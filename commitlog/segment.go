@@ -189,6 +189,9 @@ func (l *Log) disposeFile(path string, id uint64, recycle bool) error {
 			l.pool = append(l.pool, to)
 			l.poolReserved--
 			l.mu.Unlock()
+			if m := l.opts.Metrics; m != nil {
+				m.SegmentsRecycled.Inc()
+			}
 			l.poke(l.prepC)
 			return nil
 		}

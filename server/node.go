@@ -52,6 +52,7 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	reg := metrics.NewRegistry()
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -63,6 +64,7 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 			SyncPeriod:    cfg.CommitlogSyncPeriod.Duration,
 			GroupWindow:   cfg.CommitlogSyncGroupWindow.Duration,
 			FailurePolicy: cfg.CommitFailurePolicy,
+			Metrics:       metrics.NewCommitLog(reg),
 		},
 		Logger: log,
 	})
@@ -74,7 +76,6 @@ func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
 	if cfg.BroadcastRPCAddress != "" {
 		rpc = cfg.BroadcastRPCAddress
 	}
-	reg := metrics.NewRegistry()
 	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info, engine: engine}
 	var srv atomic.Pointer[frontend.Server]
 	coord, err := coordinator.New(coordinator.Options{
