@@ -29,6 +29,9 @@ func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (
 	var specs []casSpec
 	conditional := false
 	for _, child := range s.Statements {
+		if s.Using.Timestamp != nil && childTimestamp(child) != nil {
+			return nil, invalidf("Timestamp must be set either on BATCH or individual statements")
+		}
 		var wp *writePlan
 		var err error
 		var spec casSpec
@@ -59,6 +62,12 @@ func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (
 		}
 		if spec.ifExists || spec.ifNotExists || len(spec.conds) > 0 {
 			conditional = true
+		}
+		switch {
+		case wp.counter && s.Type != statements.BatchCounter:
+			return nil, invalidf("Cannot include a counter statement in a %s batch", map[bool]string{true: "logged", false: "unlogged"}[s.Type == statements.BatchLogged])
+		case !wp.counter && s.Type == statements.BatchCounter:
+			return nil, invalidf("Cannot include non-counter statement in a counter batch")
 		}
 		specs = append(specs, spec)
 		p.children = append(p.children, wp)
@@ -194,4 +203,17 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	}
 	_ = primitive.BatchTypeLogged
 	return &message.VoidResult{}, nil
+}
+
+// childTimestamp is the USING TIMESTAMP of a batch's statement, or nil.
+func childTimestamp(s statements.Statement) statements.Term {
+	switch st := s.(type) {
+	case *statements.Insert:
+		return st.Using.Timestamp
+	case *statements.Update:
+		return st.Using.Timestamp
+	case *statements.Delete:
+		return st.Using.Timestamp
+	}
+	return nil
 }

@@ -59,19 +59,20 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 		if _, dup := declared[cd.Name]; dup {
 			return nil, invalidf("Duplicate column '%s' declaration for table '%s'", cd.Name, s.Table)
 		}
-		typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
-		if err != nil {
+		if _, _, err := statements.ParseTypeFrozen(cd.Type); err != nil {
+			var ut *statements.UnknownTypeError
+			if errors.As(err, &ut) && ut.Keyspace == "" {
+				return nil, invalidf("Unknown type %s.%s", ks, ut.Name)
+			}
 			return nil, invalidf("%v", err)
 		}
-		_ = typ
-		_ = frozen
 		declared[cd.Name] = cd
 	}
 	kinds := map[string]string{}
 	for i, name := range s.PartitionKey {
 		cd, ok := declared[name]
 		if !ok {
-			return nil, invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
+			return nil, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, s.Table)
 		}
 		if err := checkKeyColumn(cd); err != nil {
 			return nil, err
@@ -85,8 +86,8 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 	order := map[string]string{}
 	for i, o := range s.ClusteringOrder {
 		if i >= len(s.Clustering) || s.Clustering[i] != o.Column {
-			if _, isCK := declared[o.Column]; !isCK || !contains(s.Clustering, o.Column) {
-				return nil, invalidf("Only clustering key columns can be defined in CLUSTERING ORDER directive")
+			if !contains(s.Clustering, o.Column) {
+				return nil, invalidf("Clustering key columns must exactly match columns in CLUSTERING ORDER BY directive")
 			}
 			return nil, invalidf("The order of columns in the CLUSTERING ORDER directive must be the one of the clustering key")
 		}
@@ -95,7 +96,7 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 	for i, name := range s.Clustering {
 		cd, ok := declared[name]
 		if !ok {
-			return nil, invalidf("Unknown definition %s referenced in PRIMARY KEY", name)
+			return nil, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, s.Table)
 		}
 		if err := checkKeyColumn(cd); err != nil {
 			return nil, err
@@ -171,7 +172,7 @@ func checkKeyColumn(cd statements.ColumnDef) error {
 	switch typ.Code() {
 	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
 		if !frozen {
-			return invalidf("Invalid non-frozen collection type for PRIMARY KEY component %s", cd.Name)
+			return invalidf("Invalid non-frozen collection type %s for PRIMARY KEY column '%s'", cd.Type, cd.Name)
 		}
 	case primitive.DataTypeCodeDuration:
 		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", cd.Name)

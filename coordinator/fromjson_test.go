@@ -334,8 +334,8 @@ func TestInsertJSONPlan(t *testing.T) {
 		got = append(got, string(r[0]))
 	}
 	want := []string{
-		`{"k": 1, "c": "a", "l": [1, 2], "s": null, "v": 5, "w": 2}`,
-		`{"k": 1, "c": "b", "l": null, "s": null, "v": null, "w": null}`,
+		`{"k": 1, "c": "a", "s": null, "l": [1, 2], "v": 5, "w": 2}`,
+		`{"k": 1, "c": "b", "s": null, "l": null, "v": null, "w": null}`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -187,7 +187,7 @@ func (p *tableSelectPlan) orderBy(obs []statements.Ordering) error {
 			return err
 		}
 		if col.def.Kind != storage.KindClustering {
-			return invalidf("Order by on unknown column %s", o.Column)
+			return invalidf("Order by is currently only supported on the clustered columns of the PRIMARY KEY, got %s", o.Column)
 		}
 		if t.cols[t.ck[i]].def.Name != o.Column {
 			return invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")

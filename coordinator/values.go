@@ -129,11 +129,28 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralInteger {
 			return nil, bad()
 		}
-		n, err := strconv.ParseInt(lit.Text, 10, 64)
-		if err != nil {
-			return nil, bad()
+		// Out of range is Cassandra's "Unable to make <java type> from".
+		bits, java := map[primitive.DataTypeCode]int{
+			primitive.DataTypeCodeTinyint: 8, primitive.DataTypeCodeSmallint: 16, primitive.DataTypeCodeInt: 32,
+		}[t.Code()], map[primitive.DataTypeCode]string{
+			primitive.DataTypeCodeTinyint: "byte", primitive.DataTypeCodeSmallint: "short", primitive.DataTypeCodeInt: "int",
+		}[t.Code()]
+		if bits == 0 {
+			bits, java = 64, "long"
 		}
-		v = n
+		n, err := strconv.ParseInt(lit.Text, 10, bits)
+		if err != nil {
+			return nil, invalidf("Unable to make %s from '%s'", java, lit.Text)
+		}
+		switch bits {
+		case 8:
+			return []byte{byte(n)}, nil
+		case 16:
+			return binary.BigEndian.AppendUint16(nil, uint16(n)), nil
+		case 32:
+			return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
+		}
+		return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
 	case primitive.DataTypeCodeVarint:
 		if lit.Kind != statements.LiteralInteger {
 			return nil, bad()
@@ -168,6 +185,9 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		u, err := primitive.ParseUuid(lit.Text)
 		if err != nil {
 			return nil, bad()
+		}
+		if t.Code() == primitive.DataTypeCodeTimeuuid && u[6]>>4 != 1 {
+			return nil, invalidf("TimeUUID supports only version 1 UUIDs")
 		}
 		v = u
 	case primitive.DataTypeCodeInet:

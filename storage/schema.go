@@ -163,7 +163,7 @@ func (t *TableDef) Key(kind string) []*ColumnDef {
 
 // SortColumns puts columns in SELECT * order (see TableDef.Columns).
 func SortColumns(cols []ColumnDef) {
-	rank := map[string]int{KindPartitionKey: 0, KindClustering: 1, KindStatic: 2, KindRegular: 2}
+	rank := map[string]int{KindPartitionKey: 0, KindClustering: 1, KindStatic: 2, KindRegular: 3}
 	sort.SliceStable(cols, func(i, j int) bool {
 		a, b := cols[i], cols[j]
 		if rank[a.Kind] != rank[b.Kind] {
@@ -172,6 +172,7 @@ func SortColumns(cols []ColumnDef) {
 		if rank[a.Kind] < 2 {
 			return a.Position < b.Position
 		}
+		// Statics come before regular columns, each kind by name.
 		return a.Name < b.Name
 	})
 }

@@ -221,7 +221,7 @@ func TestTablesErrors(t *testing.T) {
 	}{
 		{`CREATE TABLE t (k int PRIMARY KEY)`, gocql.ErrCodeAlreadyExists, `Cannot add already existing table "t" to keyspace "app"`},
 		{`CREATE TABLE u (k int, v int)`, gocql.ErrCodeInvalid, "No PRIMARY KEY specifed"},
-		{`CREATE TABLE u (k list<int> PRIMARY KEY)`, gocql.ErrCodeInvalid, "Invalid non-frozen collection type for PRIMARY KEY component k"},
+		{`CREATE TABLE u (k list<int> PRIMARY KEY)`, gocql.ErrCodeInvalid, "Invalid non-frozen collection type list<int> for PRIMARY KEY column 'k'"},
 		{`CREATE TABLE u (k int PRIMARY KEY, s int static)`, gocql.ErrCodeInvalid, "Static columns are only useful"},
 		{`INSERT INTO t (k, v) VALUES (1, 'x')`, gocql.ErrCodeInvalid, "Some clustering keys are missing: c"},
 		{`INSERT INTO t (c, v) VALUES (1, 'x')`, gocql.ErrCodeInvalid, "Some partition key parts are missing: k"},
