@@ -382,6 +382,9 @@ func (p *writePlan) analyzeKeys(where []statements.Relation, b *binder, isDelete
 	if err != nil {
 		return err
 	}
+	if k.gapErr != nil {
+		return k.gapErr
+	}
 	if len(k.filters) > 0 {
 		return invalidf("Non PRIMARY KEY columns found in where clause: %s", t.cols[k.filters[0].col].def.Name)
 	}

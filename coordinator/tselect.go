@@ -102,6 +102,12 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	if err != nil {
 		return nil, err
 	}
+	if k.gapErr != nil {
+		if !s.AllowFiltering {
+			return nil, k.gapErr
+		}
+		k.filters = append(k.filters, k.gapFilters...)
+	}
 	p.keys = k
 	groupCK := -1
 	if len(s.GroupBy) > 0 {
@@ -117,7 +123,7 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		p.json = newJSONColumns(cols)
 		p.meta = []*message.ColumnMetadata{spec("[json]", datatype.Varchar)}
 	}
-	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil
+	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil || len(k.gapFilters) > 0
 	needsFiltering := len(k.filters) > 0 || (k.pkAny() && !k.pkComplete()) || (!k.pkComplete() && p.ckFilters)
 	if needsFiltering && !s.AllowFiltering {
 		return nil, invalidf("%s", allowFilteringMsg)

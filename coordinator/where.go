@@ -65,6 +65,11 @@ type keyRestrictions struct {
 	pkMarkers []int
 	// tokenLower and tokenUpper restrict token(partition key).
 	tokenLower, tokenUpper *sliceBound
+	// gapErr refuses clustering restrictions that follow an unrestricted
+	// clustering column; gapFilters are those restrictions as row filters,
+	// which a SELECT with ALLOW FILTERING uses instead.
+	gapErr     error
+	gapFilters []colFilter
 }
 
 // tokenRestriction records token(k1, ..., kn) op value. The columns must be
@@ -258,17 +263,34 @@ func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRes
 	for n < len(ckEq) && ckEq[n] != nil {
 		n++
 	}
+	// Restrictions past the gap cannot bound a slice; with ALLOW FILTERING
+	// a SELECT applies them to each row, anything else refuses them.
 	for i := n; i < len(ckEq); i++ {
 		if ckEq[i] != nil {
-			prev := t.cols[t.ck[n]].def.Name
-			return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[i]].def.Name, prev)
+			if k.gapErr == nil {
+				k.gapErr = invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[i]].def.Name, t.cols[t.ck[n]].def.Name)
+			}
+			k.gapFilters = append(k.gapFilters, colFilter{col: t.ck[i], op: statements.OpIn, vals: *ckEq[i]})
 		}
 	}
 	if sliceCol >= 0 && sliceCol != n {
 		if sliceCol < n {
 			return nil, invalidf("Clustering column \"%s\" cannot be restricted by both an equality and an inequality relation", t.cols[t.ck[sliceCol]].def.Name)
 		}
-		return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[sliceCol]].def.Name, t.cols[t.ck[n]].def.Name)
+		if k.gapErr == nil {
+			k.gapErr = invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[sliceCol]].def.Name, t.cols[t.ck[n]].def.Name)
+		}
+		for _, b := range []struct {
+			sb    *sliceBound
+			lower bool
+		}{{k.lower, true}, {k.upper, false}} {
+			if b.sb == nil {
+				continue
+			}
+			op := map[[2]bool]statements.Operator{{true, true}: statements.OpGte, {true, false}: statements.OpGt, {false, true}: statements.OpLte, {false, false}: statements.OpLt}[[2]bool{b.lower, b.sb.inclusive}]
+			k.gapFilters = append(k.gapFilters, colFilter{col: t.ck[sliceCol], op: op, vals: valueList{exprs: []valueExpr{b.sb.value}}})
+		}
+		k.lower, k.upper = nil, nil
 	}
 	k.ck = ckEq[:n]
 	return k, nil
