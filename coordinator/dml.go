@@ -510,11 +510,12 @@ func (c *Coordinator) checkCurrent(t *tableInfo) error {
 	switch {
 	case cur == t.def:
 		return nil
-	case cur == nil || cur.ID != t.def.ID:
+	case cur == nil:
 		return invalidf("unconfigured table %s", t.def.Name)
 	}
-	// Altered: a prepared statement must be prepared again (EXECUTE turns
-	// this into UNPREPARED); a query is analysed afresh by its retry.
+	// Altered, or dropped and created again: a prepared statement must be
+	// prepared again (EXECUTE turns this into UNPREPARED); a query is
+	// analysed afresh by its retry.
 	return &staleError{table: t.def.Name}
 }
 

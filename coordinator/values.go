@@ -119,9 +119,9 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralDuration {
 			return nil, bad()
 		}
-		d, err := parseDuration(lit.Text)
+		d, err := parseDurationText(lit.Text)
 		if err != nil {
-			return nil, invalidf("Unable to convert '%s' to a duration: %v", lit.Text, err)
+			return nil, err
 		}
 		return encodeValue(t, d, primitive.ProtocolVersion5)
 	case primitive.DataTypeCodeInt, primitive.DataTypeCodeBigint, primitive.DataTypeCodeSmallint,

@@ -378,3 +378,25 @@ func TestTokenRangeScans(t *testing.T) {
 		t.Fatal("token() over the key out of order was accepted")
 	}
 }
+
+// TestPreparedAfterRecreate checks that a driver's prepared statement keeps
+// working when its table is dropped and created again with other columns.
+func TestPreparedAfterRecreate(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE rc (k int PRIMARY KEY, v text)`)
+	mustExec(t, s, `INSERT INTO rc (k, v) VALUES (?, ?)`, 1, "a")
+	if rows := rowsOf(t, s, `SELECT * FROM rc WHERE k = ?`, 1); len(rows) != 1 {
+		t.Fatalf("before: %v", rows)
+	}
+	mustExec(t, s, `DROP TABLE rc`)
+	mustExec(t, s, `CREATE TABLE rc (k int PRIMARY KEY, v text, w int)`)
+	mustExec(t, s, `INSERT INTO rc (k, v) VALUES (?, ?)`, 2, "b")
+	rows := rowsOf(t, s, `SELECT * FROM rc WHERE k = ?`, 2)
+	if len(rows) != 1 || rows[0]["v"] != "b" || len(rows[0]) != 3 {
+		t.Fatalf("after re-create: %v", rows)
+	}
+	if rows := rowsOf(t, s, `SELECT * FROM rc WHERE k = ?`, 1); len(rows) != 0 {
+		t.Fatalf("data of the dropped table came back: %v", rows)
+	}
+}
