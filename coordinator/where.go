@@ -42,7 +42,21 @@ func (l valueList) eval(x *execution) ([][]byte, error) {
 // sliceBound is one side of a clustering slice on a single column.
 type sliceBound struct {
 	value     valueExpr
+	more      []valueExpr // the next columns' values of a multi-column bound
 	inclusive bool
+}
+
+// eval returns the bound's values, one per column it covers.
+func (sb *sliceBound) eval(x *execution) ([][]byte, error) {
+	out := make([][]byte, 0, 1+len(sb.more))
+	for _, e := range append([]valueExpr{sb.value}, sb.more...) {
+		v, err := e.eval(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // colFilter is a restriction on a regular or static column (or any column
@@ -197,7 +211,10 @@ func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRes
 			continue
 		}
 		if len(r.Columns) != 1 {
-			return nil, invalidf("Multi-column relations are not supported yet")
+			if err := k.multiColumn(t, r, b, ckPos, &sliceCol, ckEq); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		ci, col, err := t.column(r.Columns[0])
 		if err != nil {
@@ -279,6 +296,9 @@ func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRes
 		}
 		if k.gapErr == nil {
 			k.gapErr = invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[sliceCol]].def.Name, t.cols[t.ck[n]].def.Name)
+		}
+		if (k.lower != nil && k.lower.more != nil) || (k.upper != nil && k.upper.more != nil) {
+			return nil, k.gapErr
 		}
 		for _, b := range []struct {
 			sb    *sliceBound
@@ -388,16 +408,16 @@ func (k *keyRestrictions) slices(t *tableInfo, x *execution) ([]storage.Slice, e
 		b, _ := t.encodeClustering(prefixes[j])
 		return bytes.Compare(a, b) < 0
 	})
-	var lo, hi []byte
+	var lo, hi [][]byte
 	var loIncl, hiIncl bool
 	if k.lower != nil {
-		if lo, err = k.lower.value.eval(x); err != nil {
+		if lo, err = k.lower.eval(x); err != nil {
 			return nil, err
 		}
 		loIncl = k.lower.inclusive
 	}
 	if k.upper != nil {
-		if hi, err = k.upper.value.eval(x); err != nil {
+		if hi, err = k.upper.eval(x); err != nil {
 			return nil, err
 		}
 		hiIncl = k.upper.inclusive
@@ -418,10 +438,10 @@ func (k *keyRestrictions) slices(t *tableInfo, x *execution) ([]storage.Slice, e
 			lo, hi, loIncl, hiIncl = hi, lo, hiIncl, loIncl
 		}
 		if lower {
-			s.Start = &storage.Bound{Prefix: append(append([][]byte(nil), p...), lo), Inclusive: loIncl}
+			s.Start = &storage.Bound{Prefix: append(append([][]byte(nil), p...), lo...), Inclusive: loIncl}
 		}
 		if upper {
-			s.End = &storage.Bound{Prefix: append(append([][]byte(nil), p...), hi), Inclusive: hiIncl}
+			s.End = &storage.Bound{Prefix: append(append([][]byte(nil), p...), hi...), Inclusive: hiIncl}
 		}
 		if desc { // restore for the next prefix
 			lo, hi, loIncl, hiIncl = hi, lo, hiIncl, loIncl
@@ -429,4 +449,111 @@ func (k *keyRestrictions) slices(t *tableInfo, x *execution) ([]storage.Slice, e
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// multiColumn records (c1, ..., cn) op value on consecutive clustering
+// columns: = fixes each column, a slice bounds the tuple in clustering
+// order (all the columns must share one direction).
+func (k *keyRestrictions) multiColumn(t *tableInfo, r *statements.Relation, b *binder, ckPos map[int]int, sliceCol *int, ckEq []*valueList) error {
+	n := len(r.Columns)
+	first := -1
+	types := make([]datatype.DataType, n)
+	names := make([]string, n)
+	for i, name := range r.Columns {
+		ci, col, err := t.column(name)
+		if err != nil {
+			return err
+		}
+		pos, ok := ckPos[ci]
+		if !ok {
+			return invalidf("Multi-column relations can only be applied to clustering columns but was applied to: %s", name)
+		}
+		if i == 0 {
+			first = pos
+		} else if pos != first+i {
+			return invalidf("Clustering columns must appear in the PRIMARY KEY order in multi-column relations: (%s)", strings.Join(r.Columns, ", "))
+		}
+		if t.st.ClusteringDesc[pos] != t.st.ClusteringDesc[first] {
+			return invalidf("Multi-column slices over columns of mixed clustering order are not supported yet")
+		}
+		types[i], names[i] = col.typ, name
+	}
+	label := "(" + strings.Join(names, ",") + ")"
+	var exprs []valueExpr
+	switch v := r.Value.(type) {
+	case *statements.TupleLiteral:
+		if len(v.Elems) != n {
+			return invalidf("Expected %d elements in value tuple, but got %d: %s", n, len(v.Elems), label)
+		}
+		for i, e := range v.Elems {
+			ex, err := b.term(e, types[i], names[i])
+			if err != nil {
+				return err
+			}
+			exprs = append(exprs, ex)
+		}
+	case *statements.BindMarker:
+		m, err := b.bind(v, datatype.NewTuple(types...), label)
+		if err != nil {
+			return err
+		}
+		for i := range types {
+			exprs = append(exprs, tupleElemExpr{m: m, i: i})
+		}
+	default:
+		return invalidf("Invalid value for multi-column relation %s", label)
+	}
+	switch r.Op {
+	case statements.OpEq:
+		for i, e := range exprs {
+			if ckEq[first+i] != nil {
+				return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", names[i])
+			}
+			ckEq[first+i] = &valueList{exprs: []valueExpr{e}}
+		}
+		return nil
+	case statements.OpGt, statements.OpGte, statements.OpLt, statements.OpLte:
+		if *sliceCol >= 0 && *sliceCol != first {
+			return invalidf("Column \"%s\" cannot be restricted by two inequalities not starting with the same column", names[0])
+		}
+		*sliceCol = first
+		sb := &sliceBound{value: exprs[0], more: exprs[1:], inclusive: r.Op == statements.OpGte || r.Op == statements.OpLte}
+		if r.Op == statements.OpGt || r.Op == statements.OpGte {
+			if k.lower != nil {
+				return invalidf("More than one restriction was found for the start bound on %s", names[0])
+			}
+			k.lower = sb
+		} else {
+			if k.upper != nil {
+				return invalidf("More than one restriction was found for the end bound on %s", names[0])
+			}
+			k.upper = sb
+		}
+		return nil
+	}
+	return invalidf("%s is not supported on multi-column relations yet", r.Op)
+}
+
+// tupleElemExpr is one element of a bound tuple value.
+type tupleElemExpr struct {
+	m markerExpr
+	i int
+}
+
+func (e tupleElemExpr) eval(x *execution) ([]byte, error) {
+	v, err := e.m.eval(x)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	rest := v
+	for j := 0; ; j++ {
+		b, r, ok := readBytes(rest)
+		if !ok {
+			return nil, nil // a missing trailing element is null
+		}
+		if j == e.i {
+			return b, nil
+		}
+		rest = r
+	}
 }

@@ -400,3 +400,36 @@ func TestPreparedAfterRecreate(t *testing.T) {
 		t.Fatalf("data of the dropped table came back: %v", rows)
 	}
 }
+
+// TestMultiColumnSlices pages through a partition by tuple bounds, as
+// applications resuming after the last (c, d) seen do.
+func TestMultiColumnSlices(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE mc (k int, c int, d int, PRIMARY KEY (k, c, d))`)
+	for c := 0; c < 3; c++ {
+		for d := 0; d < 3; d++ {
+			mustExec(t, s, `INSERT INTO mc (k, c, d) VALUES (0, ?, ?)`, c, d)
+		}
+	}
+	var got []string
+	lastC, lastD := -1, -1
+	for {
+		iter := s.Query(`SELECT c, d FROM mc WHERE k = 0 AND (c, d) > (?, ?) LIMIT 2`, lastC, lastD).Iter()
+		var c, d, n int
+		for iter.Scan(&c, &d) {
+			got = append(got, fmt.Sprint(c, d))
+			lastC, lastD = c, d
+			n++
+		}
+		if err := iter.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if want := "[0 0 0 1 0 2 1 0 1 1 1 2 2 0 2 1 2 2]"; fmt.Sprint(got) != want {
+		t.Fatalf("walked %v, want %s", got, want)
+	}
+}
