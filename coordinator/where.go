@@ -101,9 +101,27 @@ func (k *keyRestrictions) tokenRestriction(t *tableInfo, r *statements.Relation,
 			return invalidf("The token function arguments must be in the partition key order: %s", strings.Join(names, ", "))
 		}
 	}
-	v, err := b.term(r.Value, datatype.Bigint, "partition key token")
-	if err != nil {
-		return err
+	var v valueExpr
+	if f, ok := r.Value.(*statements.FunctionTerm); ok && strings.EqualFold(f.Name, "token") && f.Keyspace == "" {
+		// token(literal, ...): the token of a partition key given by value.
+		if len(f.Args) != len(t.pk) {
+			return invalidf("Invalid number of arguments in call to function token: %d required but %d provided", len(t.pk), len(f.Args))
+		}
+		te := &tokenExpr{t: t}
+		for i, a := range f.Args {
+			col := &t.cols[t.pk[i]]
+			ex, err := b.term(a, col.typ, col.def.Name)
+			if err != nil {
+				return err
+			}
+			te.args = append(te.args, ex)
+		}
+		v = te
+	} else {
+		var err error
+		if v, err = b.term(r.Value, datatype.Bigint, "partition key token"); err != nil {
+			return err
+		}
 	}
 	set := func(dst **sliceBound, incl bool) error {
 		if *dst != nil {
@@ -556,4 +574,25 @@ func (e tupleElemExpr) eval(x *execution) ([]byte, error) {
 		}
 		rest = r
 	}
+}
+
+// tokenExpr is token(v1, ..., vn) of a partition key given by its values.
+type tokenExpr struct {
+	t    *tableInfo
+	args []valueExpr
+}
+
+func (e *tokenExpr) eval(x *execution) ([]byte, error) {
+	vals := make([][]byte, len(e.args))
+	for i, a := range e.args {
+		v, err := a.eval(x)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, invalidf("Invalid null value for partition key part %s", e.t.cols[e.t.pk[i]].def.Name)
+		}
+		vals[i] = v
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(storage.Token(e.t.partitionKey(vals)))), nil
 }
