@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
-	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
@@ -201,7 +200,6 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	if err := c.engine.Apply(m); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
 	}
-	_ = primitive.BatchTypeLogged
 	return &message.VoidResult{}, nil
 }
 

@@ -141,9 +141,6 @@ func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string
 		}
 		if pos, ok := pkPos[ci]; ok {
 			p.insertPK[pos] = v
-			if m, ok := v.(markerExpr); ok {
-				_ = m
-			}
 			continue
 		}
 		if pos, ok := ckPos[ci]; ok {

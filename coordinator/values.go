@@ -109,12 +109,11 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralInteger && lit.Kind != statements.LiteralFloat {
 			return nil, bad()
 		}
-		r, ok := new(big.Float).SetPrec(0).SetString(lit.Text)
-		if !ok {
+		b, err := decimalBytes(lit.Text)
+		if err != nil {
 			return nil, bad()
 		}
-		_ = r
-		return decimalBytes(lit.Text)
+		return b, nil
 	case primitive.DataTypeCodeDuration:
 		if lit.Kind != statements.LiteralDuration {
 			return nil, bad()

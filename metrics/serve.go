@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -38,7 +39,7 @@ func Serve(addr string, g prometheus.Gatherer) (*Server, error) {
 	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // the listener is gone; Close reports nothing more useful
+			slog.Error("metrics endpoint stopped", "addr", s.Addr(), "err", err)
 		}
 	}()
 	return s, nil
