@@ -146,6 +146,12 @@ func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Requ
 	if err := checkBody(hdr.OpCode, hdr.Version, flags, body); err != nil {
 		return nil, err
 	}
+	if hdr.OpCode == primitive.OpCodeExecute && flags&^(primitive.HeaderFlagTracing|primitive.HeaderFlagUseBeta) == 0 {
+		if m, ok := decodeExecute(hdr.Version, body); ok {
+			return &Request{Version: hdr.Version, Stream: hdr.Stream, Message: m,
+				Tracing: flags.Contains(primitive.HeaderFlagTracing)}, nil
+		}
+	}
 	raw := &frame.RawFrame{
 		Header: &frame.Header{
 			Version:    hdr.Version,
