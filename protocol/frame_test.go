@@ -2,9 +2,9 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
-	"errors"
 	"runtime"
 	"testing"
 
