@@ -189,6 +189,10 @@ func isRequestOpCode(op primitive.OpCode) bool {
 // stream to dst. When comp is non-nil and the version is below 5, the body is
 // compressed and flagged so.
 func AppendResponse(dst []byte, version primitive.ProtocolVersion, stream int16, resp *Response, comp Compressor) ([]byte, error) {
+	start := len(dst)
+	if out, ok := appendFast(dst, version, stream, resp); ok {
+		return compressBody(out, start, version, resp, comp)
+	}
 	f := frame.NewFrame(version, stream, resp.Message)
 	if len(resp.CustomPayload) > 0 && version >= primitive.ProtocolVersion4 {
 		f.SetCustomPayload(resp.CustomPayload)
@@ -200,11 +204,16 @@ func AppendResponse(dst []byte, version primitive.ProtocolVersion, stream int16,
 		f.SetTracingId(resp.TracingID)
 	}
 	buf := bytes.NewBuffer(dst)
-	start := len(dst)
 	if err := codec.EncodeFrame(f, buf); err != nil {
 		return dst, fmt.Errorf("protocol: encode %v: %w", resp.Message.GetOpCode(), err)
 	}
-	out := buf.Bytes()
+	return compressBody(buf.Bytes(), start, version, resp, comp)
+}
+
+// compressBody compresses the body of the frame at out[start:] when the
+// connection negotiated body compression (v3/v4).
+func compressBody(out []byte, start int, version primitive.ProtocolVersion, resp *Response, comp Compressor) ([]byte, error) {
+	dst := out[:start]
 	if comp == nil || version >= primitive.ProtocolVersion5 {
 		return out, nil
 	}
@@ -217,4 +226,58 @@ func AppendResponse(dst []byte, version primitive.ProtocolVersion, stream int16,
 	out[start+1] |= byte(primitive.HeaderFlagCompressed)
 	binary.BigEndian.PutUint32(out[start+5:start+9], uint32(len(packed)))
 	return out, nil
+}
+
+// appendFast encodes the two answers a prepared statement usually gets,
+// VOID and ROWS without metadata, without the generic codec. ok is false
+// for everything else.
+func appendFast(dst []byte, version primitive.ProtocolVersion, stream int16, resp *Response) ([]byte, bool) {
+	if len(resp.CustomPayload) > 0 || len(resp.Warnings) > 0 || resp.TracingID != nil {
+		return dst, false
+	}
+	header := func(op primitive.OpCode) []byte {
+		dst = append(dst, byte(version)|0x80, 0, 0, 0, byte(op), 0, 0, 0, 0)
+		binary.BigEndian.PutUint16(dst[len(dst)-7:], uint16(stream))
+		return dst
+	}
+	switch m := resp.Message.(type) {
+	case *message.VoidResult:
+		start := len(dst)
+		dst = header(primitive.OpCodeResult)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(primitive.ResultTypeVoid))
+		binary.BigEndian.PutUint32(dst[start+5:], 4)
+		return dst, true
+	case *message.RowsResult:
+		md := m.Metadata
+		if md == nil || md.Columns != nil || md.NewResultMetadataId != nil || md.ContinuousPageNumber != 0 {
+			return dst, false
+		}
+		start := len(dst)
+		dst = header(primitive.OpCodeResult)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(primitive.ResultTypeRows))
+		flags := primitive.RowsFlagNoMetadata
+		if md.PagingState != nil {
+			flags |= primitive.RowsFlagHasMorePages
+		}
+		dst = binary.BigEndian.AppendUint32(dst, uint32(flags))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(md.ColumnCount))
+		if md.PagingState != nil {
+			dst = binary.BigEndian.AppendUint32(dst, uint32(len(md.PagingState)))
+			dst = append(dst, md.PagingState...)
+		}
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(m.Data)))
+		for _, row := range m.Data {
+			for _, cell := range row {
+				if cell == nil {
+					dst = binary.BigEndian.AppendUint32(dst, 0xffffffff)
+					continue
+				}
+				dst = binary.BigEndian.AppendUint32(dst, uint32(len(cell)))
+				dst = append(dst, cell...)
+			}
+		}
+		binary.BigEndian.PutUint32(dst[start+5:], uint32(len(dst)-start-HeaderLen))
+		return dst, true
+	}
+	return dst, false
 }
