@@ -99,8 +99,8 @@ func (b *binder) term(t statements.Term, typ datatype.DataType, name string) (va
 		switch ct := typ.(type) {
 		case *datatype.List:
 			return b.collection(v.Elems, nil, ct.ElementType, nil, name, false)
-		case *datatype.Set: // IN-style lists are handled by callers
-			return b.collection(v.Elems, nil, ct.ElementType, nil, name, true)
+		case *datatype.Set:
+			return nil, invalidf("Invalid list literal for %s of type %s", name, statements.TypeString(typ, false))
 		}
 	case *statements.SetLiteral:
 		switch ct := typ.(type) {

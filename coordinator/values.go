@@ -53,6 +53,13 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralString {
 			return nil, bad()
 		}
+		if t.Code() == primitive.DataTypeCodeAscii {
+			for i := 0; i < len(lit.Text); i++ {
+				if lit.Text[i] > 0x7f {
+					return nil, invalidf("Invalid ASCII character in string literal: %s", lit.Text)
+				}
+			}
+		}
 		if err := validateValue(t, []byte(lit.Text), column); err != nil {
 			return nil, err
 		}
