@@ -56,13 +56,16 @@ func TestOverloadedPerConnection(t *testing.T) {
 // is closed, a busy one is not.
 func TestIdleTimeout(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	cfg.NativeTransportIdleTimeout.Duration = 300 * time.Millisecond
+	cfg.NativeTransportIdleTimeout.Duration = time.Second
 	node := startNode(t, cfg)
 	idle := dial(t, node.Addr())
 	idle.handshake()
 	busy := dial(t, node.Addr())
 	busy.handshake()
-	for i := 0; i < 10; i++ {
+	// The busy connection speaks every 100 ms, ten times inside the timeout,
+	// for longer than the timeout; only a stall of a whole second (on a
+	// very loaded machine) could close it.
+	for i := 0; i < 25; i++ {
 		busy.send(4, 2, primitive.OpCodeOptions, nil)
 		busy.mustRead()
 		time.Sleep(100 * time.Millisecond)
