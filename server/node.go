@@ -33,16 +33,31 @@ type Node struct {
 	engine   *storage.Engine
 }
 
+// Options are what StartWith takes beyond the configuration.
+type Options struct {
+	// FS does all of the node's file I/O (data, schema, commit log); nil
+	// means vfs.Default. Tests use it to inject faults or latency.
+	FS vfs.FS
+}
+
 // Start opens the node's data and starts serving clients. On error nothing
 // is left running.
 func Start(cfg config.Config, log *slog.Logger) (*Node, error) {
+	return StartWith(cfg, log, Options{FS: vfs.Default})
+}
+
+// StartWith is Start with Options.
+func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	if cfg.Authenticator != "AllowAllAuthenticator" {
 		return nil, fmt.Errorf("server: authenticator %s is not supported yet; use AllowAllAuthenticator", cfg.Authenticator)
 	}
-	fs := vfs.Default
+	fs := o.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
 	dataDir := cfg.DataFileDirectories[0]
 	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dataDir, "system"), cfg.ClusterName, cfg.NumTokens)
 	if err != nil {

@@ -1,0 +1,217 @@
+package test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/server"
+)
+
+// clTable, or CQLD_BENCH_CLTABLE set to anything but "", makes
+// BenchmarkCommitLogModes print one summary table per disk at its end.
+var clTable = flag.Bool("cl.table", false, "BenchmarkCommitLogModes: print a summary table (threads x modes) per disk")
+
+// BenchmarkCommitLogModes measures prepared single-row UPDATEs through gocql
+// against one in-process node per disk and commit log sync mode, at 1 to
+// 256 client goroutines:
+//
+//	disk=local    this machine's disk (vfs.Default)
+//	disk=slow5ms  the same with every fsync 5 ms longer (slowFS)
+//	mode=         batch, group (10 ms window), adaptive, and periodic, the
+//	              non-durable ceiling
+//
+// Each node keeps its data in the mode benchmark's TempDir and lives for
+// that mode's thread counts. The statement is
+// UPDATE bench.cl SET v = ? WHERE k = ? with a random k among benchKeys and
+// a 100-byte v. The goroutines share one gocql session (clNumConns
+// connections, gocql's default write coalescing); each reuses one
+// *gocql.Query and records every op's latency in its own preallocated
+// slice. Every cell reports ops/s, p50-us and p99-us.
+//
+// With -cl.table (go test ... -args -cl.table) or CQLD_BENCH_CLTABLE=1 the
+// run ends with one table per disk: a row per thread count, a column per
+// mode, each cell "ops/s p50/p99" (latencies in microseconds).
+func BenchmarkCommitLogModes(b *testing.B) {
+	disks := []struct {
+		name string
+		fs   vfs.FS
+	}{
+		{"local", vfs.Default},
+		{"slow5ms", newSlowFS(vfs.Default, 5*time.Millisecond)},
+	}
+	modes := []string{"batch", "group", "adaptive", "periodic"}
+	threads := []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+	var mu sync.Mutex
+	results := map[string]clResult{} // "disk/mode/threads" -> latest run
+	for _, disk := range disks {
+		b.Run("disk="+disk.name, func(b *testing.B) {
+			for _, mode := range modes {
+				b.Run("mode="+mode, func(b *testing.B) {
+					var n *clNode // started by the first thread count that runs
+					for _, t := range threads {
+						b.Run(fmt.Sprintf("threads=%d", t), func(sub *testing.B) {
+							if n == nil {
+								n = newCLNode(parentTB{b, sub}, disk.fs, mode)
+							}
+							r := n.run(sub, t)
+							mu.Lock()
+							results[fmt.Sprintf("%s/%s/%d", disk.name, mode, t)] = r
+							mu.Unlock()
+						})
+					}
+				})
+			}
+		})
+	}
+	if !*clTable && os.Getenv("CQLD_BENCH_CLTABLE") == "" {
+		return
+	}
+	var out strings.Builder
+	for _, disk := range disks {
+		fmt.Fprintf(&out, "\ndisk=%s: UPDATE ops/s p50/p99 (us)\n%-8s", disk.name, "threads")
+		for _, m := range modes {
+			fmt.Fprintf(&out, " %24s", m)
+		}
+		out.WriteByte('\n')
+		for _, t := range threads {
+			fmt.Fprintf(&out, "%-8d", t)
+			for _, m := range modes {
+				cell := "-"
+				if r, ok := results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)]; ok {
+					cell = fmt.Sprintf("%.0f %.0f/%.0f", r.rate, r.p50, r.p99)
+				}
+				fmt.Fprintf(&out, " %24s", cell)
+			}
+			out.WriteByte('\n')
+		}
+	}
+	fmt.Print(out.String())
+}
+
+const (
+	clUpdate   = `UPDATE bench.cl SET v = ? WHERE k = ?`
+	clNumConns = 4
+)
+
+// clResult is one cell: ops/s and latency percentiles in microseconds.
+type clResult struct{ rate, p50, p99 float64 }
+
+// clNode is a node under test and the session its clients share.
+type clNode struct {
+	s     *gocql.Session
+	value []byte
+}
+
+// newCLNode starts a node on fs with commitlog_sync mode (group with a
+// 10 ms window), stopped when tb ends, and creates bench.cl.
+func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
+	cfg := testConfig(tb, tb.TempDir())
+	cfg.CommitlogSync = mode
+	if mode == "group" {
+		cfg.CommitlogSyncGroupWindow.Duration = 10 * time.Millisecond
+	}
+	if err := cfg.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	node, err := server.StartWith(cfg, log, server.Options{FS: fs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := node.Shutdown(ctx); err != nil {
+			tb.Errorf("shutdown: %v", err)
+		}
+	})
+
+	c := gocqlCluster(node.Addr())
+	c.NumConns = clNumConns
+	c.Timeout = 30 * time.Second // 256 clients on a 5 ms fsync queue up
+	s, err := c.CreateSession()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	for _, q := range []string{
+		`CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE bench.cl (k int PRIMARY KEY, v blob)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			tb.Fatalf("%s: %v", q, err)
+		}
+	}
+	v := make([]byte, benchValueLen)
+	for i := range v {
+		v[i] = 'v'
+	}
+	return &clNode{s: s, value: v}
+}
+
+// run splits b.N UPDATEs over threads goroutines and reports ops/s, p50-us
+// and p99-us.
+func (n *clNode) run(b *testing.B, threads int) clResult {
+	qs := make([]*gocql.Query, threads)
+	for i := range qs {
+		qs[i] = n.s.Query(clUpdate)
+	}
+	// Prepared (and the statement cache warm) before the clock starts.
+	if err := qs[0].Bind(n.value, 0).Exec(); err != nil {
+		b.Fatalf("%s: %v", clUpdate, err)
+	}
+	lats := make([][]int64, threads)
+	for i := range lats {
+		lats[i] = make([]int64, benchShare(b.N, threads, i))
+	}
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for i := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q, lat := qs[i], lats[i]
+			rng := rand.New(rand.NewPCG(uint64(i), 0xc1))
+			for j := range lat {
+				k := rng.IntN(benchKeys)
+				t0 := time.Now()
+				err := q.Bind(n.value, k).Exec()
+				lat[j] = int64(time.Since(t0))
+				if err != nil {
+					errs[i] = fmt.Errorf("%s with k=%d: %w", clUpdate, k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := clResult{rate: benchReport(b, lats)}
+	all := slices.Concat(lats...)
+	if len(all) > 0 {
+		slices.Sort(all)
+		r.p50 = float64(benchPercentile(all, 0.50)) / 1e3
+		r.p99 = float64(benchPercentile(all, 0.99)) / 1e3
+	}
+	return r
+}
