@@ -13,7 +13,9 @@ import (
 // ok is false for what it leaves to the generic codec (named values, DSE
 // options) and for malformed bodies, which the codec then reports.
 //
-// REQUIRES: checkBody has accepted body.
+// Every length is checked against body before use, and the value count
+// against the bytes left (each value takes at least 4), so no input makes
+// it allocate more than the body's size warrants.
 func decodeExecute(v primitive.ProtocolVersion, body []byte) (*message.Execute, bool) {
 	c := cursor{b: body}
 	read := func(n int) []byte {
@@ -47,6 +49,9 @@ func decodeExecute(v primitive.ProtocolVersion, body []byte) (*message.Execute, 
 	}
 	if flags.Contains(primitive.QueryFlagValues) {
 		n := c.short()
+		if n > (len(body)-c.pos)/4 {
+			return nil, false
+		}
 		vals := make([]primitive.Value, n)
 		o.PositionalValues = make([]*primitive.Value, n)
 		for i := range vals {

@@ -143,14 +143,16 @@ func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Requ
 	}
 	// v5 envelopes are never compressed themselves: the segment is.
 	flags = flags.Remove(primitive.HeaderFlagCompressed)
-	if err := checkBody(hdr.OpCode, hdr.Version, flags, body); err != nil {
-		return nil, err
-	}
+	// The hand-written EXECUTE decoder checks its own lengths, so the
+	// common request walks its body once.
 	if hdr.OpCode == primitive.OpCodeExecute && flags&^(primitive.HeaderFlagTracing|primitive.HeaderFlagUseBeta) == 0 {
 		if m, ok := decodeExecute(hdr.Version, body); ok {
 			return &Request{Version: hdr.Version, Stream: hdr.Stream, Message: m,
 				Tracing: flags.Contains(primitive.HeaderFlagTracing)}, nil
 		}
+	}
+	if err := checkBody(hdr.OpCode, hdr.Version, flags, body); err != nil {
+		return nil, err
 	}
 	raw := &frame.RawFrame{
 		Header: &frame.Header{

@@ -158,6 +158,8 @@ func TestDecodeRequestBoundsAllocation(t *testing.T) {
 		"prepare":        {primitive.OpCodePrepare, huge},
 		"batch query":    {primitive.OpCodeBatch, append([]byte{0, 0, 1, 0}, huge...)},
 		"custom payload": {primitive.OpCodeOptions, append([]byte{0, 1, 0, 1, 'k'}, huge...)},
+		"execute value":  {primitive.OpCodeExecute, append([]byte{0, 1, 'i', 0, 1, 0x01, 0, 1}, huge...)},
+		"execute count":  {primitive.OpCodeExecute, []byte{0, 1, 'i', 0, 1, 0x01, 0xff, 0xff}},
 	}
 	for name, tc := range cases {
 		h := Header{Version: 4, Stream: 1, OpCode: tc.op, BodyLen: len(tc.body)}
