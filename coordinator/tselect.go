@@ -397,25 +397,22 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 	type part struct {
 		pk    []byte
 		vals  [][]byte
-		token int64
+		order []byte // the key in value order, to sort IN keys
 	}
 	parts := make([]part, 0, len(combos))
 	for _, vals := range combos {
-		pk := t.partitionKey(vals)
-		parts = append(parts, part{pk: pk, vals: vals, token: storage.Token(pk)})
+		parts = append(parts, part{pk: t.partitionKey(vals), vals: vals})
 	}
 	// Cassandra answers IN on the partition key in the order of the key
 	// values (its MultiCBuilder sorts them), not in token order.
-	order := func(vals [][]byte) []byte {
-		var out []byte
-		for i, v := range vals {
-			out, _ = storage.AppendKey(out, t.st.PartitionTypes[i], v, false)
+	if len(parts) > 1 {
+		for i := range parts {
+			for c, v := range parts[i].vals {
+				parts[i].order, _ = storage.AppendKey(parts[i].order, t.st.PartitionTypes[c], v, false)
+			}
 		}
-		return out
+		sort.Slice(parts, func(i, j int) bool { return bytes.Compare(parts[i].order, parts[j].order) < 0 })
 	}
-	sort.Slice(parts, func(i, j int) bool {
-		return bytes.Compare(order(parts[i].vals), order(parts[j].vals)) < 0
-	})
 	slices := []storage.Slice{{}}
 	if p.ckFilters {
 		if slices, err = p.keys.slices(t, r.x); err != nil {

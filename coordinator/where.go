@@ -421,11 +421,13 @@ func (k *keyRestrictions) slices(t *tableInfo, x *execution) ([]storage.Slice, e
 		return nil, nil
 	}
 	// Rows come back in clustering order whatever the order of IN values.
-	sort.SliceStable(prefixes, func(i, j int) bool {
-		a, _ := t.encodeClustering(prefixes[i])
-		b, _ := t.encodeClustering(prefixes[j])
-		return bytes.Compare(a, b) < 0
-	})
+	if len(prefixes) > 1 {
+		enc := make([][]byte, len(prefixes))
+		for i, p := range prefixes {
+			enc[i], _ = t.encodeClustering(p)
+		}
+		sort.Sort(byEncoding{prefixes, enc})
+	}
 	var lo, hi [][]byte
 	var loIncl, hiIncl bool
 	if k.lower != nil {
@@ -595,4 +597,17 @@ func (e *tokenExpr) eval(x *execution) ([]byte, error) {
 		vals[i] = v
 	}
 	return binary.BigEndian.AppendUint64(nil, uint64(storage.Token(e.t.partitionKey(vals)))), nil
+}
+
+// byEncoding sorts clustering prefixes by their encodings, computed once.
+type byEncoding struct {
+	prefixes [][][]byte
+	enc      [][]byte
+}
+
+func (b byEncoding) Len() int           { return len(b.prefixes) }
+func (b byEncoding) Less(i, j int) bool { return bytes.Compare(b.enc[i], b.enc[j]) < 0 }
+func (b byEncoding) Swap(i, j int) {
+	b.prefixes[i], b.prefixes[j] = b.prefixes[j], b.prefixes[i]
+	b.enc[i], b.enc[j] = b.enc[j], b.enc[i]
 }
