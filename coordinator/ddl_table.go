@@ -68,21 +68,6 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 		}
 		declared[cd.Name] = cd
 	}
-	kinds := map[string]string{}
-	for i, name := range s.PartitionKey {
-		cd, ok := declared[name]
-		if !ok {
-			return nil, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, s.Table)
-		}
-		if err := checkKeyColumn(cd); err != nil {
-			return nil, err
-		}
-		if _, dup := kinds[name]; dup {
-			return nil, invalidf("Duplicate column '%s' in PRIMARY KEY", name)
-		}
-		kinds[name] = storage.KindPartitionKey
-		def.Columns = append(def.Columns, storage.ColumnDef{Name: name, Type: cd.Type, Kind: storage.KindPartitionKey, Position: i, Order: "none"})
-	}
 	order := map[string]string{}
 	for i, o := range s.ClusteringOrder {
 		if i >= len(s.Clustering) || s.Clustering[i] != o.Column {
@@ -93,23 +78,31 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 		}
 		order[o.Column] = map[bool]string{true: "desc", false: "asc"}[o.Desc]
 	}
-	for i, name := range s.Clustering {
-		cd, ok := declared[name]
-		if !ok {
-			return nil, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, s.Table)
+	kinds := map[string]string{}
+	for _, key := range []struct {
+		names []string
+		kind  string
+	}{{s.PartitionKey, storage.KindPartitionKey}, {s.Clustering, storage.KindClustering}} {
+		for i, name := range key.names {
+			cd, ok := declared[name]
+			if !ok {
+				return nil, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, s.Table)
+			}
+			if err := checkKeyColumn(cd); err != nil {
+				return nil, err
+			}
+			if _, dup := kinds[name]; dup {
+				return nil, invalidf("Duplicate column '%s' in PRIMARY KEY", name)
+			}
+			kinds[name] = key.kind
+			o := "none"
+			if key.kind == storage.KindClustering {
+				if o = order[name]; o == "" {
+					o = "asc"
+				}
+			}
+			def.Columns = append(def.Columns, storage.ColumnDef{Name: name, Type: cd.Type, Kind: key.kind, Position: i, Order: o})
 		}
-		if err := checkKeyColumn(cd); err != nil {
-			return nil, err
-		}
-		if _, dup := kinds[name]; dup {
-			return nil, invalidf("Duplicate column '%s' in PRIMARY KEY", name)
-		}
-		kinds[name] = storage.KindClustering
-		o := order[name]
-		if o == "" {
-			o = "asc"
-		}
-		def.Columns = append(def.Columns, storage.ColumnDef{Name: name, Type: cd.Type, Kind: storage.KindClustering, Position: i, Order: o})
 	}
 	for _, cd := range s.Columns {
 		if _, isKey := kinds[cd.Name]; isKey {
