@@ -598,15 +598,7 @@ func intFromString(s string, bits int, name string) ([]byte, error) {
 	if err != nil {
 		return nil, marshalf("Unable to make %s from '%s'", name, s)
 	}
-	switch bits {
-	case 8:
-		return []byte{byte(n)}, nil
-	case 16:
-		return binary.BigEndian.AppendUint16(nil, uint16(n)), nil
-	case 32:
-		return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
-	}
-	return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+	return fixedInt(n, bits), nil
 }
 
 var javaBigIntegerRE = regexp.MustCompile(`^[+-]?[0-9]+$`)

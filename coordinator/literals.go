@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
 
 // timestampLayouts are the date-time forms Cassandra's TimestampSerializer
@@ -163,4 +164,31 @@ func dateOf(t time.Time) []byte {
 		days--
 	}
 	return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31))
+}
+
+// intWidth is an integer type's size in bits and the Java type Cassandra
+// names in its errors about it.
+func intWidth(code primitive.DataTypeCode) (int, string) {
+	switch code {
+	case primitive.DataTypeCodeTinyint:
+		return 8, "byte"
+	case primitive.DataTypeCodeSmallint:
+		return 16, "short"
+	case primitive.DataTypeCodeInt:
+		return 32, "int"
+	}
+	return 64, "long"
+}
+
+// fixedInt serializes n as a big-endian integer of bits bits.
+func fixedInt(n int64, bits int) []byte {
+	switch bits {
+	case 8:
+		return []byte{byte(n)}
+	case 16:
+		return binary.BigEndian.AppendUint16(nil, uint16(n))
+	case 32:
+		return binary.BigEndian.AppendUint32(nil, uint32(n))
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(n))
 }

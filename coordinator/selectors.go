@@ -1086,13 +1086,7 @@ func (n number) doubleValue() float64 {
 		f, _ := new(big.Float).SetInt(n.b).Float64()
 		return f
 	}
-	r := new(big.Rat).SetInt(n.b)
-	if n.scale > 0 {
-		r.Quo(r, new(big.Rat).SetInt(pow10(n.scale)))
-	} else {
-		r.Mul(r, new(big.Rat).SetInt(pow10(-n.scale)))
-	}
-	f, _ := r.Float64()
+	f, _ := n.decimalRat().Float64()
 	return f
 }
 
@@ -1106,14 +1100,17 @@ func (n number) floatValue() float32 {
 		f, _ := new(big.Float).SetInt(n.b).Float32()
 		return f
 	}
+	f, _ := n.decimalRat().Float32()
+	return f
+}
+
+// decimalRat is a decimal number's exact value.
+func (n number) decimalRat() *big.Rat {
 	r := new(big.Rat).SetInt(n.b)
 	if n.scale > 0 {
-		r.Quo(r, new(big.Rat).SetInt(pow10(n.scale)))
-	} else {
-		r.Mul(r, new(big.Rat).SetInt(pow10(-n.scale)))
+		return r.Quo(r, new(big.Rat).SetInt(pow10(n.scale)))
 	}
-	f, _ := r.Float32()
-	return f
+	return r.Mul(r, new(big.Rat).SetInt(pow10(-n.scale)))
 }
 
 // convert serializes the number as type t, as CastFcts converts it.
@@ -1336,15 +1333,8 @@ func (a *aggSpec) result(st *aggState) []byte {
 				x /= st.n
 			}
 		}
-		switch a.typ.Code() {
-		case primitive.DataTypeCodeTinyint:
-			return []byte{byte(x)}
-		case primitive.DataTypeCodeSmallint:
-			return binary.BigEndian.AppendUint16(nil, uint16(x))
-		case primitive.DataTypeCodeInt:
-			return binary.BigEndian.AppendUint32(nil, uint32(x))
-		}
-		return binary.BigEndian.AppendUint64(nil, uint64(x))
+		bits, _ := intWidth(a.typ.Code())
+		return fixedInt(x, bits)
 	case primitive.DataTypeCodeFloat, primitive.DataTypeCodeDouble:
 		var f float64
 		switch {

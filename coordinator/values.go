@@ -136,27 +136,12 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 			return nil, bad()
 		}
 		// Out of range is Cassandra's "Unable to make <java type> from".
-		bits, java := map[primitive.DataTypeCode]int{
-			primitive.DataTypeCodeTinyint: 8, primitive.DataTypeCodeSmallint: 16, primitive.DataTypeCodeInt: 32,
-		}[t.Code()], map[primitive.DataTypeCode]string{
-			primitive.DataTypeCodeTinyint: "byte", primitive.DataTypeCodeSmallint: "short", primitive.DataTypeCodeInt: "int",
-		}[t.Code()]
-		if bits == 0 {
-			bits, java = 64, "long"
-		}
+		bits, java := intWidth(t.Code())
 		n, err := strconv.ParseInt(lit.Text, 10, bits)
 		if err != nil {
 			return nil, invalidf("Unable to make %s from '%s'", java, lit.Text)
 		}
-		switch bits {
-		case 8:
-			return []byte{byte(n)}, nil
-		case 16:
-			return binary.BigEndian.AppendUint16(nil, uint16(n)), nil
-		case 32:
-			return binary.BigEndian.AppendUint32(nil, uint32(n)), nil
-		}
-		return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
+		return fixedInt(n, bits), nil
 	case primitive.DataTypeCodeVarint:
 		if lit.Kind != statements.LiteralInteger {
 			return nil, bad()
