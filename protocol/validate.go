@@ -172,20 +172,7 @@ func (c *cursor) queryParams(v primitive.ProtocolVersion) {
 	if f&0x08 != 0 {
 		c.bytes()
 	}
-	if f&0x10 != 0 {
-		c.short()
-	}
-	if f&0x20 != 0 {
-		c.skip(8, "a [long] timestamp")
-	}
-	if v >= primitive.ProtocolVersion5 {
-		if f&0x80 != 0 {
-			c.string()
-		}
-		if f&0x100 != 0 {
-			c.int()
-		}
-	}
+	c.queryTail(v, f)
 }
 
 // batch reads a BATCH body (spec §4.1.7).
@@ -208,6 +195,12 @@ func (c *cursor) batch(v primitive.ProtocolVersion) {
 	}
 	c.short() // consistency
 	f := c.flags(v)
+	c.queryTail(v, f)
+}
+
+// queryTail reads what QUERY, EXECUTE and BATCH end with alike: serial
+// consistency, default timestamp, and v5's keyspace and now_in_seconds.
+func (c *cursor) queryTail(v primitive.ProtocolVersion, f int32) {
 	if f&0x10 != 0 {
 		c.short()
 	}
