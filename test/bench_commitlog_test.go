@@ -174,38 +174,17 @@ func (n *clNode) run(b *testing.B, threads int) clResult {
 	if err := qs[0].Bind(n.value, 0).Exec(); err != nil {
 		b.Fatalf("%s: %v", clUpdate, err)
 	}
-	lats := make([][]int64, threads)
-	for i := range lats {
-		lats[i] = make([]int64, benchShare(b.N, threads, i))
+	rngs := make([]*rand.Rand, threads)
+	for i := range rngs {
+		rngs[i] = rand.New(rand.NewPCG(uint64(i), 0xc1))
 	}
-	errs := make([]error, threads)
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	for i := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q, lat := qs[i], lats[i]
-			rng := rand.New(rand.NewPCG(uint64(i), 0xc1))
-			for j := range lat {
-				k := rng.IntN(benchKeys)
-				t0 := time.Now()
-				err := q.Bind(n.value, k).Exec()
-				lat[j] = int64(time.Since(t0))
-				if err != nil {
-					errs[i] = fmt.Errorf("%s with k=%d: %w", clUpdate, k, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	for _, err := range errs {
-		if err != nil {
-			b.Fatal(err)
+	lats := benchClients(b, threads, func(i, _ int) error {
+		k := rngs[i].IntN(benchKeys)
+		if err := qs[i].Bind(n.value, k).Exec(); err != nil {
+			return fmt.Errorf("%s with k=%d: %w", clUpdate, k, err)
 		}
-	}
+		return nil
+	})
 	r := clResult{rate: benchReport(b, lats)}
 	all := slices.Concat(lats...)
 	if len(all) > 0 {

@@ -187,35 +187,52 @@ func (kv *benchKV) run(b *testing.B, op string, clients int) float64 {
 		b.Fatalf("%s: %v", stmt, err)
 	}
 
-	lats := make([][]int64, clients)
-	for i := range lats {
-		lats[i] = make([]int64, benchShare(b.N, clients, i))
+	rngs := make([]*rand.Rand, clients)
+	for i := range rngs {
+		rngs[i] = rand.New(rand.NewPCG(uint64(i), 0x5eed))
 	}
-	errs := make([]error, clients)
+	vals := make([][]byte, clients)
+	lats := benchClients(b, clients, func(i, _ int) error {
+		k := rngs[i].IntN(benchKeys)
+		var err error
+		if op == "select" {
+			err = qs[i].Bind(k).Scan(&vals[i])
+			if err == nil && len(vals[i]) != benchValueLen {
+				err = fmt.Errorf("%d-byte value", len(vals[i]))
+			}
+		} else {
+			err = qs[i].Bind(k, kv.value).Exec()
+		}
+		if err != nil {
+			return fmt.Errorf("%s with k=%d: %w", stmt, k, err)
+		}
+		return nil
+	})
+	return benchReport(b, lats)
+}
+
+// benchClients runs b.N timed operations split over n goroutines: op(i, j)
+// is goroutine i's j-th. The clock runs only while they do; the first error
+// fails b. It returns each goroutine's latencies in nanoseconds.
+func benchClients(b *testing.B, n int, op func(i, j int) error) [][]int64 {
+	lats := make([][]int64, n)
+	for i := range lats {
+		lats[i] = make([]int64, benchShare(b.N, n, i))
+	}
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	for i := range clients {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			q, lat := qs[i], lats[i]
-			rng := rand.New(rand.NewPCG(uint64(i), 0x5eed))
-			var v []byte
+			lat := lats[i]
 			for j := range lat {
-				k := rng.IntN(benchKeys)
 				t0 := time.Now()
-				var err error
-				if op == "select" {
-					err = q.Bind(k).Scan(&v)
-					if err == nil && len(v) != benchValueLen {
-						err = fmt.Errorf("%d-byte value", len(v))
-					}
-				} else {
-					err = q.Bind(k, kv.value).Exec()
-				}
+				err := op(i, j)
 				lat[j] = int64(time.Since(t0))
 				if err != nil {
-					errs[i] = fmt.Errorf("%s with k=%d: %w", stmt, k, err)
+					errs[i] = err
 					return
 				}
 			}
@@ -228,7 +245,7 @@ func (kv *benchKV) run(b *testing.B, op string, clients int) float64 {
 			b.Fatal(err)
 		}
 	}
-	return benchReport(b, lats)
+	return lats
 }
 
 // benchEchoClients makes b.N round trips to cqlecho over clients
