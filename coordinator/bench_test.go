@@ -4,20 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
-	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/protocol"
-	"github.com/cqld/cqld/storage"
 )
 
 // The execute-path benchmarks run prepared single-row writes and reads
@@ -40,56 +33,13 @@ const (
 	benchSelect   = "SELECT v FROM bench.kv WHERE k = ?"
 )
 
-// benchCoord is a coordinator over fresh storage in b's temp dir, with
-// bench.kv created.
+// benchCoord is a test coordinator with bench.kv created.
 func benchCoord(b *testing.B) *Coordinator {
 	b.Helper()
-	dir := b.TempDir()
-	fs := vfs.Default
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dir, "system"), "Bench Cluster", 16)
-	if err != nil {
-		b.Fatal(err)
-	}
-	catalog, err := storage.OpenCatalog(fs, filepath.Join(dir, "system_schema"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	engine, err := storage.OpenEngine(storage.EngineOptions{
-		FS:  fs,
-		Dir: filepath.Join(dir, "tables"),
-		Log: commitlog.Options{
-			Dir:        filepath.Join(dir, "commitlog"),
-			Sync:       commitlog.SyncPeriodic,
-			SyncPeriod: 10 * time.Second,
-		},
-		Logger: log,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := engine.Close(); err != nil {
-			b.Errorf("close engine: %v", err)
-		}
-	})
-	c, err := New(Options{Catalog: catalog, Engine: engine, Node: info, DataCenter: "datacenter1", Rack: "rack1", Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchQuery(b, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
-	benchQuery(b, c, "CREATE TABLE bench.kv (k int PRIMARY KEY, v blob)")
+	c := newTestCoordinator(b)
+	runQuery(b, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	runQuery(b, c, "CREATE TABLE bench.kv (k int PRIMARY KEY, v blob)")
 	return c
-}
-
-func benchQuery(b *testing.B, c *Coordinator, q string) message.Message {
-	b.Helper()
-	resp := c.Handle(context.Background(), &protocol.Request{Version: primitive.ProtocolVersion4,
-		Message: &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}}})
-	if e, ok := resp.Message.(message.Error); ok {
-		b.Fatalf("%s: %v", q, e)
-	}
-	return resp.Message
 }
 
 func benchPrepare(b *testing.B, c *Coordinator, q string) []byte {

@@ -300,7 +300,7 @@ func TestJSONDecodeJacksonTypes(t *testing.T) {
 // trip.
 func TestInsertJSONPlan(t *testing.T) {
 	c := selTestCoord(t)
-	selQuery(t, c, `CREATE TABLE ks.j (k int, c text, v int, w int, l list<int>, s int static, PRIMARY KEY (k, c))`)
+	runQuery(t, c, `CREATE TABLE ks.j (k int, c text, v int, w int, l list<int>, s int static, PRIMARY KEY (k, c))`)
 
 	prep := selHandle(c, &message.Prepare{Query: `INSERT INTO ks.j JSON ? DEFAULT UNSET USING TTL ?`})
 	pr, ok := prep.(*message.PreparedResult)
@@ -327,8 +327,8 @@ func TestInsertJSONPlan(t *testing.T) {
 	if e, ok := exec(`{"k": 1, "c": "a", "v": 5}`).(message.Error); ok {
 		t.Fatal(e)
 	}
-	selQuery(t, c, `INSERT INTO ks.j JSON '{"k": 1, "c": "b"}'`)
-	rows := selQuery(t, c, `SELECT JSON * FROM ks.j WHERE k = 1`).(*message.RowsResult)
+	runQuery(t, c, `INSERT INTO ks.j JSON '{"k": 1, "c": "b"}'`)
+	rows := runQuery(t, c, `SELECT JSON * FROM ks.j WHERE k = 1`).(*message.RowsResult)
 	var got []string
 	for _, r := range rows.Data {
 		got = append(got, string(r[0]))

@@ -3,73 +3,30 @@ package coordinator
 import (
 	"context"
 	"encoding/binary"
-	"io"
-	"log/slog"
 	"math"
 	"math/big"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
-	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/protocol"
-	"github.com/cqld/cqld/storage"
 )
 
-// selTestCoord is a coordinator over fresh storage with keyspace ks.
+// selTestCoord is a test coordinator with keyspace ks.
 func selTestCoord(t testing.TB) *Coordinator {
 	t.Helper()
-	dir := t.TempDir()
-	fs := vfs.Default
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dir, "system"), "Test Cluster", 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	catalog, err := storage.OpenCatalog(fs, filepath.Join(dir, "system_schema"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := storage.OpenEngine(storage.EngineOptions{
-		FS:  fs,
-		Dir: filepath.Join(dir, "tables"),
-		Log: commitlog.Options{
-			Dir:        filepath.Join(dir, "commitlog"),
-			Sync:       commitlog.SyncPeriodic,
-			SyncPeriod: 10 * time.Second,
-		},
-		Logger: log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = engine.Close() })
-	c, err := New(Options{Catalog: catalog, Engine: engine, Node: info, DataCenter: "datacenter1", Rack: "rack1", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	selQuery(t, c, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	c := newTestCoordinator(t)
+	runQuery(t, c, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
 	return c
 }
 
 func selHandle(c *Coordinator, m message.Message) message.Message {
 	return c.Handle(context.Background(), &protocol.Request{Version: primitive.ProtocolVersion4, Message: m}).Message
-}
-
-func selQuery(t testing.TB, c *Coordinator, q string) message.Message {
-	t.Helper()
-	resp := selHandle(c, &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}})
-	if e, ok := resp.(message.Error); ok {
-		t.Fatalf("%s: %v", q, e)
-	}
-	return resp
 }
 
 func selColNames(cols []*message.ColumnMetadata) []string {
@@ -84,8 +41,8 @@ func selColNames(cols []*message.ColumnMetadata) []string {
 // of PREPARE is what QUERY and EXECUTE return, with Cassandra's names.
 func TestSelectMetadataPrepareEqualsExecute(t *testing.T) {
 	c := selTestCoord(t)
-	selQuery(t, c, "CREATE TABLE ks.t (k int, c int, v int, d double, s text, u timeuuid, \"Name\" text, PRIMARY KEY (k, c))")
-	selQuery(t, c, "INSERT INTO ks.t (k, c, v, d, s, u, \"Name\") VALUES (1, 1, 10, 1.5, 'a', now(), 'N')")
+	runQuery(t, c, "CREATE TABLE ks.t (k int, c int, v int, d double, s text, u timeuuid, \"Name\" text, PRIMARY KEY (k, c))")
+	runQuery(t, c, "INSERT INTO ks.t (k, c, v, d, s, u, \"Name\") VALUES (1, 1, 10, 1.5, 'a', now(), 'N')")
 	for _, tc := range []struct {
 		q    string
 		want []string
