@@ -18,14 +18,16 @@ import (
 type opKind uint8
 
 const (
-	opSet       opKind = iota + 1 // c = v
-	opAdd                         // c = c + v (collections)
-	opSubtract                    // c = c - v (collections)
-	opPrepend                     // c = v + c (lists)
-	opSetKey                      // c[k] = v (maps)
-	opDelete                      // DELETE c
-	opDeleteKey                   // DELETE c[k] (maps, sets)
-	opCounter                     // c = c + n, c = c - n (counters)
+	opSet         opKind = iota + 1 // c = v
+	opAdd                           // c = c + v (collections)
+	opSubtract                      // c = c - v (collections)
+	opPrepend                       // c = v + c (lists)
+	opSetKey                        // c[k] = v (maps)
+	opDelete                        // DELETE c
+	opDeleteKey                     // DELETE c[k] (maps, sets)
+	opCounter                       // c = c + n, c = c - n (counters)
+	opSetIndex                      // c[i] = v (lists)
+	opDeleteIndex                   // DELETE c[i] (lists)
 )
 
 // writeOp changes one column of each row a write reaches.
@@ -62,6 +64,9 @@ type writePlan struct {
 	// counter: the write increments counters, which reads their current
 	// values (under the coordinator's counter lock).
 	counter bool
+	// engine reads the current list for list operations by index or
+	// value; nil when the write never reads.
+	engine *storage.Engine
 }
 
 func (p *writePlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -266,6 +271,15 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 		}
 		switch a.Op {
 		case statements.AssignSet:
+			if l, ok := col.typ.(*datatype.List); ok && a.Key != nil && col.multiCell() {
+				op.kind = opSetIndex
+				p.engine = c.engine
+				if op.key, err = b.term(a.Key, datatype.Int, "idx("+a.Column+")"); err != nil {
+					return nil, err
+				}
+				op.value, err = b.term(a.Value, l.ElementType, "value("+a.Column+")")
+				break
+			}
 			if a.Key != nil {
 				m, ok := col.typ.(*datatype.Map)
 				if !ok || !col.multiCell() {
@@ -288,7 +302,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 			}
 			op.kind = map[statements.AssignmentOp]opKind{statements.AssignAdd: opAdd, statements.AssignSubtract: opSubtract, statements.AssignPrepend: opPrepend}[a.Op]
 			if op.kind == opSubtract && col.typ.Code() == primitive.DataTypeCodeList {
-				return nil, invalidf("Removing elements from a list is not supported yet")
+				p.engine = c.engine
 			}
 			if op.kind == opPrepend && col.typ.Code() != primitive.DataTypeCodeList {
 				return nil, invalidf("Invalid operation (%s = ? + %s) for non list column %s", a.Column, a.Column, a.Column)
@@ -345,17 +359,21 @@ func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string
 		}
 		if d.Key != nil {
 			var kt datatype.DataType
+			spec := "key(" + d.Column + ")"
+			op.kind = opDeleteKey
 			switch ct := col.typ.(type) {
 			case *datatype.Map:
 				kt = ct.KeyType
 			case *datatype.Set:
-				kt = ct.ElementType
+				kt, spec = ct.ElementType, "value("+d.Column+")"
+			case *datatype.List:
+				kt, spec, op.kind = datatype.Int, "idx("+d.Column+")", opDeleteIndex
+				p.engine = c.engine
 			}
 			if kt == nil || !col.multiCell() {
 				return nil, invalidf("Invalid element deletion on %s", d.Column)
 			}
-			op.kind = opDeleteKey
-			if op.key, err = b.term(d.Key, kt, "key("+d.Column+")"); err != nil {
+			if op.key, err = b.term(d.Key, kt, spec); err != nil {
 				return nil, err
 			}
 		}
@@ -664,6 +682,11 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 	tg := storage.CellTarget{Clustering: ck, Static: col.isStatic(), Column: col.def.Name}
 	if tg.Static {
 		tg.Clustering = nil
+	}
+	switch {
+	case op.kind == opSetIndex, op.kind == opDeleteIndex,
+		op.kind == opSubtract && col.typ.Code() == primitive.DataTypeCodeList:
+		return p.applyListRead(m, pk, tg, op, col, x, live, dead)
 	}
 	var v, key []byte
 	var err error

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/gocql/gocql"
 )
 
@@ -431,5 +432,46 @@ func TestMultiColumnSlices(t *testing.T) {
 	}
 	if want := "[0 0 0 1 0 2 1 0 1 1 1 2 2 0 2 1 2 2]"; fmt.Sprint(got) != want {
 		t.Fatalf("walked %v, want %s", got, want)
+	}
+}
+
+// TestListElementOperations sets and removes list elements by position and
+// by value with bound values, on a regular and a static list, and checks
+// the bind metadata names Cassandra gives the index and value markers.
+func TestListElementOperations(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE todo (k int, c int, items list<text>, tags list<int> static, PRIMARY KEY (k, c))`)
+	mustExec(t, s, `INSERT INTO todo (k, c, items, tags) VALUES (1, 1, ['a', 'b', 'c', 'b'], [1, 2, 3])`)
+	mustExec(t, s, `UPDATE todo SET items[?] = ? WHERE k = ? AND c = ?`, 2, "C", 1, 1)
+	mustExec(t, s, `UPDATE todo SET items = items - ? WHERE k = ? AND c = ?`, []string{"b"}, 1, 1)
+	mustExec(t, s, `DELETE tags[?] FROM todo WHERE k = ?`, 0, 1)
+	mustExec(t, s, `UPDATE todo SET tags[1] = 30 WHERE k = 1`)
+	var items []string
+	var tags []int
+	if err := s.Query(`SELECT items, tags FROM todo WHERE k = 1 AND c = 1`).Scan(&items, &tags); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(items, []string{"a", "C"}) || !reflect.DeepEqual(tags, []int{2, 30}) {
+		t.Fatalf("items %q tags %v, want [a C] [2 30]", items, tags)
+	}
+	err := s.Query(`UPDATE todo SET items[?] = ? WHERE k = ? AND c = ?`, 5, "x", 1, 1).Exec()
+	if err == nil || !strings.Contains(err.Error(), "List index 5 out of bound, list has size 2") {
+		t.Fatalf("out of bound index: %v", err)
+	}
+
+	// The markers carry Cassandra's names: idx(items) and value(items).
+	w := dial(t, node.Addr())
+	w.handshake()
+	res, ok := w.roundTrip(4, 2, &message.Prepare{Query: `UPDATE app.todo SET items[?] = ? WHERE k = ? AND c = ?`}).(*message.PreparedResult)
+	if !ok {
+		t.Fatal("PREPARE did not answer PREPARED")
+	}
+	var names []string
+	for _, c := range res.VariablesMetadata.Columns {
+		names = append(names, c.Name)
+	}
+	if want := []string{"idx(items)", "value(items)", "k", "c"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("bind names %q, want %q", names, want)
 	}
 }
