@@ -90,11 +90,12 @@
 // error until authentication exists), native_transport_max_frame_size,
 // native_transport_max_threads, native_transport_max_requests_per_connection,
 // native_transport_max_queued_requests, native_transport_idle_timeout,
-// prometheus_address and prometheus_port.
+// prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
+// max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
+// prometheus_port.
 //
 // Checked and kept for the parts being built (commit log, storage engine,
 // statement cache, cluster): the commitlog_* sync, segment and space keys,
-// commit_failure_policy, disk_failure_policy, prepared_statements_cache_size,
-// the request timeouts, saved_caches_directory, hints_directory,
+// commit_failure_policy, disk_failure_policy, the request timeouts, saved_caches_directory, hints_directory,
 // endpoint_snitch, authorizer and seed_provider.
 package config

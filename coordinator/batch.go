@@ -136,16 +136,9 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	for i, ch := range b.Children {
 		var p plan
 		if ch.Id != nil {
-			var id [16]byte
-			if len(ch.Id) != len(id) {
-				return nil, unprepared(ch.Id)
-			}
-			copy(id[:], ch.Id)
-			c.prepMu.RLock()
-			ps := c.prepared[id]
-			c.prepMu.RUnlock()
-			if ps == nil {
-				return nil, unprepared(ch.Id)
+			ps, err := c.lookupPrepared(ch.Id)
+			if err != nil {
+				return nil, err
 			}
 			p = ps.plan
 		} else {

@@ -12,6 +12,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -37,6 +38,12 @@ type Options struct {
 	// Publish pushes an event to registered clients; nil drops events.
 	Publish func(message.Message)
 	Logger  *slog.Logger
+	// PreparedCacheSize bounds the prepared statements' estimated memory
+	// (prepared_statements_cache_size); 0 means 10 MiB.
+	PreparedCacheSize int64
+	// PreparedMetrics, when set, receives the prepared-statement cache's
+	// metrics; nil keeps them unregistered.
+	PreparedMetrics *metrics.Prepared
 }
 
 // Coordinator executes requests. It is safe for concurrent use.
@@ -57,8 +64,7 @@ type Coordinator struct {
 	// and writes the new total.
 	counterMu sync.Mutex
 
-	prepMu   sync.RWMutex
-	prepared map[[16]byte]*preparedStmt
+	prep *prepCache
 }
 
 // New returns a coordinator over the given catalog.
@@ -73,7 +79,7 @@ func New(opts Options) (*Coordinator, error) {
 	if opts.Publish == nil {
 		opts.Publish = func(message.Message) {}
 	}
-	return &Coordinator{
+	c := &Coordinator{
 		opts:       opts,
 		catalog:    opts.Catalog,
 		engine:     opts.Engine,
@@ -81,8 +87,11 @@ func New(opts Options) (*Coordinator, error) {
 		generation: int32(time.Now().Unix()),
 		vt:         vt,
 		log:        opts.Logger,
-		prepared:   map[[16]byte]*preparedStmt{},
-	}, nil
+	}
+	if err := c.openPrepared(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // SchemaVersion is the UUID drivers compare for schema agreement: a

@@ -526,7 +526,7 @@ func (c *Coordinator) checkCurrent(t *tableInfo) error {
 	case cur == t.def:
 		return nil
 	case cur == nil:
-		return invalidf("unconfigured table %s", t.def.Name)
+		return &droppedError{invalidf("unconfigured table %s", t.def.Name)}
 	}
 	// Altered, or dropped and created again: a prepared statement must be
 	// prepared again (EXECUTE turns this into UNPREPARED); a query is

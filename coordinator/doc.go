@@ -14,6 +14,16 @@
 // disagree with the node. The schema version is derived from the user
 // schema's digest, so equal schemas have equal versions.
 //
+// Prepared statements (prepcache.go, prepstore.go) are cached LRU within
+// prepared_statements_cache_size estimated bytes and mirrored to
+// system.prepared_statements, a real table in the engine as in Cassandra,
+// so they are prepared again at start and ids survive restarts. A PREPARE
+// of known text under the same schema does no parsing. A statement whose
+// table was altered answers UNPREPARED (the driver prepares it again and
+// v5 clients holding the old result metadata id get Metadata_changed); one
+// whose table was dropped answers INVALID and is forgotten. Evicted ids
+// answer UNPREPARED.
+//
 // Schema changes (CREATE/DROP KEYSPACE) are durable in the storage catalog
 // before they are answered, and each one is pushed as a SCHEMA_CHANGE event
 // through Options.Publish.

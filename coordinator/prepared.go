@@ -1,70 +1,137 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"sort"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
-// preparedStmt is a statement prepared by some client.
+// preparedStmt is a statement prepared by some client. It is immutable.
 type preparedStmt struct {
 	id       [16]byte
 	query    string
 	keyspace string
 	plan     plan
 	metaID   []byte
+	// schema is the schema the plan was analysed against: a PREPARE that
+	// finds the statement under an older schema analyses it again.
+	schema *storage.Schema
+	size   int64 // estimated bytes, charged to the cache
 }
 
+// Estimated cost of a cached statement: the text twice (as text and in the
+// plan's names and literals), plus a fixed part and a part per bind marker
+// and result column (their metadata).
+const (
+	prepBaseBytes   = 512
+	prepColumnBytes = 128
+)
+
 func (c *Coordinator) prepare(req *protocol.Request, m *message.Prepare) (message.Message, error) {
-	ks := keyspaceOf(req, m.Keyspace)
-	id := statementID(ks, m.Query)
-	c.prepMu.RLock()
-	ps := c.prepared[id]
-	c.prepMu.RUnlock()
-	if ps == nil {
-		stmt, n, err := statements.Parse(m.Query)
-		if err != nil {
-			return nil, err
-		}
-		p, err := c.analyze(stmt, n, ks)
-		if err != nil {
-			return nil, err
-		}
-		ps = &preparedStmt{id: id, query: m.Query, keyspace: ks, plan: p, metaID: metadataID(p.resultColumns())}
-		c.prepMu.Lock()
-		c.prepared[id] = ps
-		c.prepMu.Unlock()
+	ps, err := c.prepareStmt(keyspaceOf(req, m.Keyspace), m.Query)
+	if err != nil {
+		return nil, err
 	}
+	return preparedResult(ps, req.Version), nil
+}
+
+// prepareStmt returns the statement for query in keyspace: from the cache
+// when it holds one analysed against the current schema, else parsed,
+// analysed and cached.
+func (c *Coordinator) prepareStmt(keyspace, query string) (*preparedStmt, error) {
+	id := statementID(keyspace, query)
+	schema := c.catalog.Current()
+	if ps := c.prep.get(id); ps != nil && ps.schema == schema {
+		return ps, nil
+	}
+	ps, err := c.analyzePrepared(id, keyspace, query, schema)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.prep.put(ps, true); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+func (c *Coordinator) analyzePrepared(id [16]byte, keyspace, query string, schema *storage.Schema) (*preparedStmt, error) {
+	stmt, n, err := statements.Parse(query)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.analyze(stmt, n, keyspace)
+	if err != nil {
+		return nil, err
+	}
+	cols := p.resultColumns()
+	size := prepBaseBytes + 2*len(query) + len(keyspace) + prepColumnBytes*(len(p.markers())+len(cols))
+	return &preparedStmt{id: id, query: query, keyspace: keyspace, plan: p, metaID: metadataID(cols),
+		schema: schema, size: int64(size)}, nil
+}
+
+// preparedResult is the PREPARED answer for ps in protocol version v.
+func preparedResult(ps *preparedStmt, v primitive.ProtocolVersion) *message.PreparedResult {
+	cols := ps.plan.resultColumns()
 	res := &message.PreparedResult{
 		PreparedQueryId:   ps.id[:],
 		VariablesMetadata: &message.VariablesMetadata{Columns: ps.plan.markers()},
-		ResultMetadata:    &message.RowsMetadata{ColumnCount: int32(len(ps.plan.resultColumns())), Columns: ps.plan.resultColumns()},
+		ResultMetadata:    &message.RowsMetadata{ColumnCount: int32(len(cols)), Columns: cols},
 	}
-	if req.Version >= primitive.ProtocolVersion4 {
+	if v >= primitive.ProtocolVersion4 {
 		res.VariablesMetadata.PkIndices = ps.plan.pkIndices()
 	}
-	if req.Version >= primitive.ProtocolVersion5 {
+	if v >= primitive.ProtocolVersion5 {
 		res.ResultMetadataId = ps.metaID
 	}
-	return res, nil
+	return res
+}
+
+// loadPrepared caches the statements persisted before the last shutdown,
+// analysed against today's schema; those that no longer analyse (their
+// table is gone) are forgotten.
+func (c *Coordinator) loadPrepared(store *prepStore) error {
+	schema := c.catalog.Current()
+	return store.load(func(id [16]byte, keyspace, query string) {
+		ps, err := c.analyzePrepared(id, keyspace, query, schema)
+		if err == nil && statementID(keyspace, query) == id {
+			err = c.prep.put(ps, false)
+		}
+		if err != nil {
+			c.log.Debug("forgetting persisted prepared statement", "query", query, "err", err)
+			c.prep.forget(id)
+		}
+	})
+}
+
+// lookupPrepared finds the statement an EXECUTE or a BATCH entry names.
+func (c *Coordinator) lookupPrepared(rawID []byte) (*preparedStmt, error) {
+	var id [16]byte
+	if len(rawID) != len(id) {
+		return nil, unprepared(rawID)
+	}
+	copy(id[:], rawID)
+	ps := c.prep.get(id)
+	if ps == nil {
+		return nil, unprepared(rawID)
+	}
+	return ps, nil
 }
 
 func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *message.Execute) (message.Message, error) {
-	var id [16]byte
-	if len(m.QueryId) != len(id) {
-		return nil, unprepared(m.QueryId)
-	}
-	copy(id[:], m.QueryId)
-	c.prepMu.RLock()
-	ps := c.prepared[id]
-	c.prepMu.RUnlock()
-	if ps == nil {
-		return nil, unprepared(m.QueryId)
+	ps, err := c.lookupPrepared(m.QueryId)
+	if err != nil {
+		return nil, err
 	}
 	opts := m.Options
 	if opts == nil {
@@ -75,15 +142,15 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 		return nil, err
 	}
 	res, err := ps.plan.run(ctx, c, x)
-	if err != nil && isStale(err) {
+	switch {
+	case err == nil:
+	case isStale(err):
 		// The table changed under the statement: forget it, so the driver
 		// prepares it again against the new definition.
-		c.prepMu.Lock()
-		if c.prepared[id] == ps {
-			delete(c.prepared, id)
-		}
-		c.prepMu.Unlock()
+		c.prep.remove(ps)
 		return nil, unprepared(m.QueryId)
+	case isDropped(err):
+		c.prep.remove(ps)
 	}
 	return res, err
 }
@@ -91,4 +158,56 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 func isStale(err error) bool {
 	var stale *staleError
 	return errors.As(err, &stale)
+}
+
+func isDropped(err error) bool {
+	var d *droppedError
+	return errors.As(err, &d)
+}
+
+// droppedError is a plan whose table has been dropped. It reads as the
+// INVALID error it wraps.
+type droppedError struct{ err error }
+
+func (e *droppedError) Error() string { return e.err.Error() }
+func (e *droppedError) Unwrap() error { return e.err }
+
+// openPrepared sets up the statement cache and fills it from the store.
+func (c *Coordinator) openPrepared() error {
+	size := c.opts.PreparedCacheSize
+	if size <= 0 {
+		size = 10 << 20
+	}
+	m := c.opts.PreparedMetrics
+	if m == nil {
+		m = metrics.NewPrepared(prometheus.NewRegistry())
+	}
+	var store *prepStore
+	if c.engine != nil {
+		var err error
+		if store, err = openPrepStore(c.engine, c.log); err != nil {
+			return err
+		}
+	}
+	c.prep = newPrepCache(size, m, store)
+	if err := c.loadPrepared(store); err != nil {
+		return fmt.Errorf("coordinator: load prepared statements: %w", err)
+	}
+	return nil
+}
+
+// preparedRows are system.prepared_statements' rows: the cached statements,
+// by id.
+func (c *Coordinator) preparedRows() []row {
+	all := c.prep.all()
+	sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i].id[:], all[j].id[:]) < 0 })
+	rows := make([]row, 0, len(all))
+	for _, ps := range all {
+		r := row{"prepared_id": append([]byte(nil), ps.id[:]...), "query_string": ps.query}
+		if ps.keyspace != "" {
+			r["logged_keyspace"] = ps.keyspace
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }

@@ -38,6 +38,7 @@ type vtables map[string]map[string]*vtable
 func newVTables() (vtables, error) {
 	gens := map[string]func(c *Coordinator) []row{
 		"system.local":                 (*Coordinator).localRows,
+		"system.prepared_statements":   (*Coordinator).preparedRows,
 		"system_schema.keyspaces":      (*Coordinator).keyspaceRows,
 		"system_schema.tables":         (*Coordinator).tableRows,
 		"system_schema.columns":        (*Coordinator).columnRows,

@@ -108,7 +108,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 				s.Publish(m)
 			}
 		},
-		Logger: log,
+		Logger:            log,
+		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
+		PreparedMetrics:   metrics.NewPrepared(reg),
 	})
 	if err != nil {
 		engine.Close()

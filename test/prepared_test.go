@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/frame"
@@ -119,36 +120,7 @@ func TestPreparedV5MetadataID(t *testing.T) {
 	if r := w.mustRead(); r.op != primitive.OpCodeReady {
 		t.Fatal(fmtReply(r))
 	}
-	send := func(stream int16, msg message.Message) message.Message {
-		var buf bytes.Buffer
-		if err := libCodec.EncodeFrame(frame.NewFrame(5, stream, msg), &buf); err != nil {
-			t.Fatal(err)
-		}
-		seg, err := protocol.AppendSegments(nil, false, buf.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.write(seg)
-		dec := protocol.NewSegmentDecoder(false, 1<<24)
-		var pending []byte
-		tmp := make([]byte, 65536)
-		for {
-			n, err := w.br.Read(tmp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pending = append(pending, tmp[:n]...)
-			used, envs, err := dec.Decode(pending)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pending = pending[used:]
-			if len(envs) > 0 {
-				e := envs[0]
-				return decodeReply(t, reply{version: e[0], stream: int16(e[2])<<8 | int16(e[3]), op: primitive.OpCode(e[4]), body: e[9:]})
-			}
-		}
-	}
+	send := func(stream int16, msg message.Message) message.Message { return w.roundTripV5(stream, msg) }
 	prep, ok := send(2, &message.Prepare{Query: `SELECT key, host_id FROM system.local`}).(*message.PreparedResult)
 	if !ok || len(prep.ResultMetadataId) == 0 {
 		t.Fatalf("v5 PREPARED without a result metadata id: %v", prep)
@@ -161,6 +133,49 @@ func TestPreparedV5MetadataID(t *testing.T) {
 	stale := send(4, &message.Execute{QueryId: prep.PreparedQueryId, ResultMetadataId: []byte("stale-metadata-id"), Options: opts}).(*message.RowsResult)
 	if !bytes.Equal(stale.Metadata.NewResultMetadataId, prep.ResultMetadataId) || len(stale.Metadata.Columns) != 2 {
 		t.Errorf("stale id: new id %x, columns %v", stale.Metadata.NewResultMetadataId, stale.Metadata.Columns)
+	}
+}
+
+// roundTripV5 sends msg in a v5 segment on a connection past its v5
+// STARTUP and decodes the answer.
+func (w *wire) roundTripV5(stream int16, msg message.Message) message.Message {
+	t := w.t
+	t.Helper()
+	var buf bytes.Buffer
+	if err := libCodec.EncodeFrame(frame.NewFrame(5, stream, msg), &buf); err != nil {
+		t.Fatal(err)
+	}
+	seg, err := protocol.AppendSegments(nil, false, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.write(seg)
+	return decodeReply(t, w.readV5())
+}
+
+// readV5 reads one envelope from v5 segments.
+func (w *wire) readV5() reply {
+	t := w.t
+	t.Helper()
+	w.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	dec := protocol.NewSegmentDecoder(false, 1<<24)
+	var pending []byte
+	tmp := make([]byte, 65536)
+	for {
+		n, err := w.br.Read(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, tmp[:n]...)
+		used, envs, err := dec.Decode(pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = pending[used:]
+		if len(envs) > 0 {
+			e := envs[0]
+			return reply{version: e[0], stream: int16(e[2])<<8 | int16(e[3]), op: primitive.OpCode(e[4]), body: e[9:]}
+		}
 	}
 }
 

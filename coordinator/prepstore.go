@@ -1,0 +1,109 @@
+package coordinator
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+
+	"github.com/cqld/cqld/storage"
+)
+
+// prepStore keeps the prepared statements in the table Cassandra keeps
+// them in, system.prepared_statements (prepared_id blob PRIMARY KEY,
+// logged_keyspace text, query_string text), stored by the engine like any
+// table: through the commit log, so it survives a crash as user data does.
+// A node reads it at start and prepares every statement again, so an id a
+// client prepared before a restart still executes.
+//
+// Writes are best effort: a statement that fails to persist is still
+// cached, and only costs the client a re-prepare after a restart. A nil
+// *prepStore persists nothing.
+type prepStore struct {
+	engine *storage.Engine
+	table  *storage.Table
+	log    *slog.Logger
+}
+
+const (
+	colPreparedKeyspace = "logged_keyspace"
+	colPreparedQuery    = "query_string"
+)
+
+func openPrepStore(engine *storage.Engine, log *slog.Logger) (*prepStore, error) {
+	def := &storage.TableDef{
+		Keyspace: "system",
+		Name:     "prepared_statements",
+		ID:       systemTableID("system", "prepared_statements"),
+		Columns: []storage.ColumnDef{
+			{Name: "prepared_id", Type: "blob", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
+			{Name: colPreparedKeyspace, Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
+			{Name: colPreparedQuery, Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
+		},
+	}
+	t, err := storage.NewTable(def, func(string) (datatype.DataType, error) { return datatype.Blob, nil })
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: prepared statements table: %w", err)
+	}
+	return &prepStore{engine: engine, table: t, log: log}, nil
+}
+
+func (s *prepStore) save(ps *preparedStmt, ts int64) {
+	if s == nil {
+		return
+	}
+	m := s.engine.NewMutation()
+	err := m.WriteRowMarker(s.table, ps.id[:], nil, storage.Cell{Timestamp: ts})
+	if err == nil && ps.keyspace != "" {
+		err = m.WriteCell(s.table, ps.id[:], storage.CellTarget{Column: colPreparedKeyspace}, storage.Cell{Timestamp: ts, Value: []byte(ps.keyspace)})
+	}
+	if err == nil {
+		err = m.WriteCell(s.table, ps.id[:], storage.CellTarget{Column: colPreparedQuery}, storage.Cell{Timestamp: ts, Value: []byte(ps.query)})
+	}
+	if err == nil {
+		err = s.engine.Apply(m)
+	}
+	if err != nil {
+		s.log.Warn("cannot persist prepared statement", "id", fmt.Sprintf("%x", ps.id), "err", err)
+	}
+}
+
+func (s *prepStore) remove(id [16]byte, ts int64) {
+	if s == nil {
+		return
+	}
+	m := s.engine.NewMutation()
+	err := m.DeletePartition(s.table, id[:], storage.Cell{Timestamp: ts, Tombstone: true, LocalDeletionTime: int32(time.Now().Unix())})
+	if err == nil {
+		err = s.engine.Apply(m)
+	}
+	if err != nil {
+		s.log.Warn("cannot forget prepared statement", "id", fmt.Sprintf("%x", id), "err", err)
+	}
+}
+
+// load calls fn for every stored statement.
+func (s *prepStore) load(fn func(id [16]byte, keyspace, query string)) error {
+	if s == nil {
+		return nil
+	}
+	return s.engine.Scan(s.table, storage.ScanOptions{Now: int32(time.Now().Unix())}, func(pk []byte, r *storage.Row) bool {
+		var id [16]byte
+		if len(pk) != len(id) {
+			return true // not an id cqld wrote
+		}
+		copy(id[:], pk)
+		var ks, q string
+		for _, c := range r.Cells {
+			switch c.Column {
+			case colPreparedKeyspace:
+				ks = string(c.Cell.Value)
+			case colPreparedQuery:
+				q = string(c.Cell.Value)
+			}
+		}
+		fn(id, ks, q)
+		return true
+	})
+}
