@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -31,7 +33,15 @@ type Node struct {
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
 	engine   *storage.Engine
+	// stopPurges ends the background purge of old tombstones; purges
+	// waits for it.
+	stopPurges context.CancelFunc
+	purges     sync.WaitGroup
 }
+
+// purgeInterval is how often the node walks its tables to drop tombstones
+// older than their gc_grace_seconds (Cassandra does it at compaction).
+const purgeInterval = time.Hour
 
 // Options are what StartWith takes beyond the configuration.
 type Options struct {
@@ -133,10 +143,19 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	srv.Store(fe)
 	n.frontend = fe
+	purgeCtx, stop := context.WithCancel(context.Background())
+	n.stopPurges = stop
+	n.purges.Add(1)
+	go func() {
+		defer n.purges.Done()
+		coord.RunPurges(purgeCtx, purgeInterval)
+	}()
 	if cfg.PrometheusPort != 0 {
 		ms, err := metrics.Serve(cfg.PrometheusAddr(), reg)
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
+			n.stopPurges()
+			n.purges.Wait()
 			engine.Close()
 			return nil, err
 		}
@@ -165,6 +184,8 @@ func (n *Node) Frontend() *frontend.Server { return n.frontend }
 // then closes everything. Schema changes are already durable when answered.
 func (n *Node) Shutdown(ctx context.Context) error {
 	err := n.frontend.Shutdown(ctx)
+	n.stopPurges()
+	n.purges.Wait()
 	if n.metrics != nil {
 		err = errors.Join(err, n.metrics.Close(ctx))
 	}

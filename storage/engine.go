@@ -2,6 +2,8 @@ package storage
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -86,7 +88,16 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
+	flushed, err := readFlushedPosition(db)
+	if err != nil {
+		e.log.Close()
+		db.Close()
+		return nil, err
+	}
 	stats, err := e.log.Replay(func(payload []byte, pos commitlog.Position) error {
+		if !flushed.Less(pos) {
+			return nil // already in the LSM: replaying it could undo a purge
+		}
 		b := db.NewBatch()
 		if err := b.SetRepr(append([]byte(nil), payload...)); err != nil {
 			return fmt.Errorf("storage: commit log record at %v: %w", pos, err)
@@ -321,6 +332,13 @@ func (e *Engine) Flush() error {
 	upTo := e.last
 	e.posMu.Unlock()
 	e.applyMu.Unlock()
+	if upTo != (commitlog.Position{}) {
+		// Flushed with the data, the position tells the next replay which
+		// records the LSM already holds.
+		if err := e.db.Set(flushedKey, appendPosition(nil, upTo), pebble.NoSync); err != nil {
+			return fmt.Errorf("storage: flush: %w", err)
+		}
+	}
 	if err := e.db.Flush(); err != nil {
 		return fmt.Errorf("storage: flush: %w", err)
 	}
@@ -361,4 +379,30 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	panic(fmt.Sprintf(format, args...))
+}
+
+// flushedKey holds the position of the newest commit log record whose
+// mutation was in the LSM at its last flush. It is shorter than a table id,
+// so no table's key range contains it.
+var flushedKey = []byte("cqld.flushed")
+
+func appendPosition(dst []byte, p commitlog.Position) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, p.Segment)
+	return binary.BigEndian.AppendUint64(dst, uint64(p.Offset))
+}
+
+// readFlushedPosition reads flushedKey; the zero Position when absent.
+func readFlushedPosition(db *pebble.DB) (commitlog.Position, error) {
+	v, closer, err := db.Get(flushedKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return commitlog.Position{}, nil
+	}
+	if err != nil {
+		return commitlog.Position{}, fmt.Errorf("storage: read flushed position: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 16 {
+		return commitlog.Position{}, fmt.Errorf("storage: flushed position of %d bytes", len(v))
+	}
+	return commitlog.Position{Segment: binary.BigEndian.Uint64(v), Offset: int64(binary.BigEndian.Uint64(v[8:]))}, nil
 }

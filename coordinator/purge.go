@@ -1,0 +1,55 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cqld/cqld/storage"
+)
+
+// Purge drops, from every user table, the tombstones older than the
+// table's gc_grace_seconds and the data no read can see any more (see
+// storage.Engine.Purge), judged at now.
+func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
+	var total storage.PurgeStats
+	for _, ks := range c.catalog.Current().SortedKeyspaces() {
+		if isSystemKeyspace(ks.Name) {
+			continue
+		}
+		for _, def := range ks.Tables {
+			t, err := compileTable(def)
+			if err != nil {
+				return total, err
+			}
+			st, err := c.engine.Purge(t.st, int32(now.Unix()))
+			total.Partitions += st.Partitions
+			total.Keys += st.Keys
+			if err != nil {
+				return total, fmt.Errorf("purge %s.%s: %w", def.Keyspace, def.Name, err)
+			}
+		}
+	}
+	return total, nil
+}
+
+// RunPurges purges every interval until ctx ends.
+func (c *Coordinator) RunPurges(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			start := time.Now()
+			st, err := c.Purge(now)
+			switch {
+			case err != nil:
+				c.log.Error("tombstone purge failed", "err", err)
+			case st.Keys > 0:
+				c.log.Info("purged tombstones and shadowed data", "partitions", st.Partitions, "keys", st.Keys, "took", time.Since(start))
+			}
+		}
+	}
+}
