@@ -61,7 +61,7 @@ var (
 	modelShrinkFlag = flag.Duration("model.shrink", time.Minute, "TestModel: time budget to shrink a failing sequence")
 	modelAvoidFlag  = flag.String("model.avoid", "", "TestModel: comma-separated features to leave out while triaging a known difference: "+
 		"type names (varint, decimal, ...), collections (set, map, list, frozen), bind (bound values), read kinds (distinct, count, in (partition IN), ckin (clustering IN), order, paging, filter (on regular columns), ckfilter (on clustering columns in scans)), "+
-		"operations (batch, truncate, restart)")
+		"operations (batch, truncate, restart, purge)")
 )
 
 // modelAvoids reports whether -model.avoid names feature.
@@ -705,6 +705,8 @@ const (
 	oRestart
 	oBatch
 	oTruncate
+	oPurge // the node's tombstone purge, judged now: with the default
+	// gc_grace_seconds it drops only shadowed data, so no read changes
 )
 
 // massign is one assignment of an INSERT or UPDATE.
@@ -827,6 +829,8 @@ func (o *mop) render(s *mschema, table string, r *mrender) string {
 	switch o.kind {
 	case oRestart:
 		return "-- restart the node (clean shutdown, start on the same data)"
+	case oPurge:
+		return "-- purge tombstones and shadowed data (Coordinator.Purge)"
 	case oTruncate:
 		return "TRUNCATE " + table
 	case oBatch:
@@ -2377,6 +2381,12 @@ func (r *modelRun) execute(ops []*mop, periodic bool, extra []*mquery) (f *mfail
 			}
 			continue
 		}
+		if o.kind == oPurge {
+			if _, err := r.env.node.Coord.Purge(time.Now()); err != nil {
+				return &mfail{at: i, stmt: "purge", err: err}
+			}
+			continue
+		}
 		stmt, args := o.stmt(r.s, table)
 		wall := time.Now()
 		r.stmts++
@@ -2690,6 +2700,10 @@ func genOps(rng *rand.Rand, s *mschema, n int) []*mop {
 	for i := 0; i < n; i++ {
 		if i == restartAt {
 			ops = append(ops, &mop{kind: oRestart})
+			continue
+		}
+		if rng.Intn(n) < 3 && !modelAvoids("purge") {
+			ops = append(ops, &mop{kind: oPurge})
 			continue
 		}
 		o := g.next()
