@@ -1,0 +1,119 @@
+package stress
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args  string
+		check func(c *Config) bool
+	}{
+		{"write n=1M", func(c *Config) bool {
+			return c.N == 1e6 && c.Pop.Kind == "seq" && c.Pop.Max == 1e6 && c.Threads == 8 && c.Prepared && c.CL == gocql.LocalOne
+		}},
+		{"read duration=30s cl=QUORUM -rate threads>=1 threads<=256", func(c *Config) bool {
+			s := c.Steps()
+			return c.Duration == 30*time.Second && c.CL == gocql.Quorum && len(s) == 9 && s[0] == 1 && s[8] == 256 && c.Pop.Kind == "gaussian"
+		}},
+		{"write n=10 -rate threads=3..12", func(c *Config) bool {
+			s := c.Steps()
+			return len(s) == 3 && s[0] == 3 && s[1] == 6 && s[2] == 12
+		}},
+		{"mixed ratio(write=1,read=3) n=10 -rate fixed=5000/s threads=64", func(c *Config) bool {
+			return c.FixedRate == 5000 && c.Threads == 64 && len(c.Ratio) == 2 && c.Ratio[1] == Weighted{"read", 3}
+		}},
+		{"write n=5 -pop dist=zipf(1..100,1.5) -col size=uniform(10..100) -serial-cl LOCAL_SERIAL", func(c *Config) bool {
+			return c.Pop.Kind == "zipf" && c.Pop.Param == 1.5 && c.ColSize.Max == 100 && c.SerialCL == gocql.LocalSerial
+		}},
+		{"write n=5 -mode simple protocolVersion=3 compression=lz4 connections=4 pageSize=100 -node a:9043,b", func(c *Config) bool {
+			return !c.Prepared && c.ProtoVersion == 3 && c.Compression == "lz4" && c.Connections == 4 && c.PageSize == 100 && len(c.Nodes) == 2
+		}},
+		{"write n=5 -schema replication(strategy=NetworkTopologyStrategy,dc1=3) keyspace=ks2", func(c *Config) bool {
+			return c.Keyspace == "ks2" && c.Replication == "{'class': 'NetworkTopologyStrategy', 'dc1': 3}"
+		}},
+		{"read n=5 -pop seq=1..500 -populate", func(c *Config) bool { return c.Populate == 500 }},
+		{"write n=5 -json a.json -hdrfile a.hdr -chart a.svg -max-errors 3 -log interval=5s", func(c *Config) bool {
+			return c.JSONFile == "a.json" && c.HDRFile == "a.hdr" && c.ChartFile == "a.svg" && c.MaxErrors == 3 && c.Interval == 5*time.Second
+		}},
+	} {
+		c, err := Parse(strings.Fields(tc.args))
+		if err != nil {
+			t.Errorf("%s: %v", tc.args, err)
+			continue
+		}
+		if !tc.check(c) {
+			t.Errorf("%s: parsed as %+v", tc.args, c)
+		}
+	}
+	for _, bad := range []string{
+		"", "nope n=1", "write", "write n=1 duration=1s", "write n=1 -rate threads>=4",
+		"write n=1 -rate threads>=8 threads<=4", "write n=1 -pop dist=zipf(1..10,1)", "write n=1 -bogus x",
+		"mixed ratio(write=1,scan=1) n=1", "user n=1 ops(insert=1)", "write n=1 -col size=seq(1..3)",
+		"write n=1 -rate threads>=1 threads<=4 fixed=10/s", "write n=1 -mode compression=zstd",
+	} {
+		if _, err := Parse(strings.Fields(bad)); !errors.Is(err, ErrUsage) {
+			t.Errorf("%q: err %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestDistributionsStayInRange(t *testing.T) {
+	for _, spec := range []string{"fixed(7)", "uniform(5..9)", "gaussian(1..100)", "exp(1..1000)", "zipf(1..1000,1.1)", "seq(3..6)"} {
+		d, err := ParseDist(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.Sampler(newWorker(0, nil, &Config{Seed: 1, ColSize: Fixed(1)}, nil).rnd)
+		seen := map[int64]bool{}
+		for range 10000 {
+			v := s.Next()
+			if v < d.Min || v > d.Max {
+				t.Fatalf("%s drew %d", spec, v)
+			}
+			seen[v] = true
+		}
+		if want := min(d.Size(), 4); int64(len(seen)) < want {
+			t.Errorf("%s drew only %d distinct values", spec, len(seen))
+		}
+	}
+	// A sequence hands each value out once before it wraps, across samplers.
+	d := Seq(1, 100)
+	a, b := d.Sampler(nil), d.Sampler(nil)
+	seen := map[int64]bool{}
+	for range 50 {
+		seen[a.Next()], seen[b.Next()] = true, true
+	}
+	if len(seen) != 100 {
+		t.Errorf("two samplers of seq(1..100) drew %d distinct values in 100 draws", len(seen))
+	}
+}
+
+func TestLZ4RoundTrip(t *testing.T) {
+	for _, in := range [][]byte{nil, []byte("x"), []byte(strings.Repeat("abc", 1000)), valuePool(1)[:5000]} {
+		enc, err := LZ4{}.Encode(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := LZ4{}.Decode(enc)
+		if err != nil || string(dec) != string(in) {
+			t.Fatalf("round trip of %d bytes: %v", len(in), err)
+		}
+	}
+	if _, err := (LZ4{}).Decode([]byte{0, 0}); err == nil {
+		t.Error("a truncated body decoded")
+	}
+}
+
+func TestInlinedLiterals(t *testing.T) {
+	got := string(appendInlined(nil, `UPDATE t SET "a?" = ?, b = ? WHERE k = ? AND s = '?'`, []any{[]byte{0xab, 1}, int64(-3), "it's"}))
+	want := `UPDATE t SET "a?" = 0xab01, b = -3 WHERE k = 'it''s' AND s = '?'`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,353 @@
+package stress
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// runner is one invocation of Run.
+type runner struct {
+	cfg     *Config
+	out     io.Writer
+	errOut  io.Writer
+	session *gocql.Session
+	pool    []byte
+	hdr     *hdrLog
+	errs    *errorLog
+
+	tty         bool
+	termMu      sync.Mutex
+	progressing bool // a progress line is on the terminal
+}
+
+// Run executes the run c describes. Interval lines and the summary go to
+// out; the progress line (on a terminal), error messages and driver logs go
+// to errOut. Cancelling ctx (Ctrl-C) ends the run early: operations in
+// flight finish, and the summary covers what was done. The error is for a
+// run that could not start (no connection, bad profile, schema refused) or
+// whose output files could not be written; failed operations are counted
+// in the Result.
+func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error) {
+	r := &runner{cfg: c, out: out, errOut: errOut, tty: isTerminal(errOut)}
+	r.errs = newErrorLog(errOut, r.clearProgress)
+	wl, err := loadWorkload(c)
+	if err != nil {
+		return nil, err
+	}
+	r.pool = valuePool(max(c.ColSize.Max, wl.maxValueSize))
+	if r.session, err = r.connect(wl); err != nil {
+		return nil, err
+	}
+	defer r.session.Close()
+	res := &Result{
+		Title: c.Title, Command: c.Args, Workload: c.Command, Start: time.Now(),
+		OpenLoop: c.FixedRate > 0, Sweep: c.Sweep(), MaxErrors: c.MaxErrors,
+	}
+	for _, k := range wl.kinds {
+		res.Ops = append(res.Ops, k.name)
+	}
+	if c.HDRFile != "" {
+		if r.hdr, err = openHDRLog(c.HDRFile, res.Start, fmt.Sprint(c.Args)); err != nil {
+			return nil, err
+		}
+	}
+	if c.Populate > 0 && len(wl.populate) > 0 {
+		r.populate(ctx, wl.populate)
+	}
+	for _, threads := range c.Steps() {
+		if ctx.Err() != nil {
+			break
+		}
+		sp := stepSpec{threads: threads, n: c.N, dur: c.Duration, kinds: wl.kinds, pop: c.Pop}
+		step := r.runStep(ctx, sp)
+		res.Steps = append(res.Steps, step)
+		r.printSummary(step, wl.kinds)
+		if step.Interrupted {
+			break
+		}
+	}
+	if c.Sweep() {
+		r.printSweep(res)
+	}
+	return res, r.writeFiles(res)
+}
+
+// connect opens the run's session and creates the schema. A profile's
+// keyspace is created first, on a session of its own, so that the run's
+// session can use it as its keyspace.
+func (r *runner) connect(wl *workload) (*gocql.Session, error) {
+	c := r.cfg
+	s, err := Cluster(c, r.errOut).CreateSession()
+	if err != nil {
+		return nil, fmt.Errorf("stress: connect to %v: %w", c.Nodes, err)
+	}
+	if err := wl.schema(s); err != nil || wl.keyspace == "" {
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	s.Close()
+	cl := Cluster(c, r.errOut)
+	cl.Keyspace = wl.keyspace
+	if s, err = cl.CreateSession(); err != nil {
+		return nil, fmt.Errorf("stress: connect to %v, keyspace %s: %w", c.Nodes, wl.keyspace, err)
+	}
+	if err := wl.tables(s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *runner) writeFiles(res *Result) error {
+	if r.hdr != nil {
+		if err := r.hdr.Close(); err != nil {
+			return err
+		}
+	}
+	if r.cfg.JSONFile != "" {
+		if err := res.WriteJSON(r.cfg.JSONFile); err != nil {
+			return err
+		}
+	}
+	if r.cfg.ChartFile != "" {
+		if err := WriteChart(r.cfg.ChartFile, []*Result{res}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// populate writes every key of the first Populate values of the
+// population once, with the run's thread count, before measuring.
+func (r *runner) populate(ctx context.Context, kinds []kindDef) {
+	c := r.cfg
+	threads := c.Threads
+	if c.Sweep() {
+		threads = c.ThreadsMax
+	}
+	for _, k := range kinds {
+		k.weight = 1
+		sp := stepSpec{threads: threads, n: c.Populate, kinds: []kindDef{k},
+			pop: Seq(c.Pop.Min, c.Pop.Min+c.Populate-1), quiet: true}
+		st := r.runStep(ctx, sp)
+		fmt.Fprintf(r.out, "Populated %s keys %d..%d: %s ops in %.1f s (%s op/s), %d errors\n",
+			k.name, c.Pop.Min, c.Pop.Min+c.Populate-1, commas(st.Total.Ops),
+			st.Total.Seconds, commas(int64(st.Total.OpRate)), st.Total.Errors)
+	}
+}
+
+// stepSpec is one measured (or, when quiet, populating) stretch of load.
+type stepSpec struct {
+	threads int
+	n       int64
+	dur     time.Duration
+	kinds   []kindDef
+	pop     Dist
+	quiet   bool
+}
+
+// stepState is what a step's workers share.
+type stepState struct {
+	sp       *stepSpec
+	rec      *recorder
+	tickets  atomic.Int64
+	stopped  atomic.Bool
+	stopCh   chan struct{} // closed with stopped set: wakes sleeping open-loop workers
+	start    time.Time
+	deadline time.Time
+	open     bool
+	period   float64 // ns between intended starts (open loop)
+	cum      []int   // cumulative kind weights
+}
+
+func (r *runner) runStep(ctx context.Context, sp stepSpec) Step {
+	c := r.cfg
+	open := c.FixedRate > 0 && !sp.quiet
+	st := &stepState{sp: &sp, open: open, stopCh: make(chan struct{}),
+		rec: newRecorder(min(sp.threads, 4*runtime.GOMAXPROCS(0)), len(sp.kinds), open)}
+	if open {
+		st.period = 1e9 / c.FixedRate
+	}
+	total := 0
+	for _, k := range sp.kinds {
+		total += k.weight
+		st.cum = append(st.cum, total)
+	}
+	st.start = time.Now()
+	st.deadline = st.start.Add(sp.dur)
+	var wg sync.WaitGroup
+	for i := range sp.threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(i, st)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	step := Step{Threads: sp.threads, TargetRate: c.FixedRate, ByOp: map[string]Summary{}}
+	if sp.quiet {
+		step.TargetRate = 0
+	}
+	nk := len(sp.kinds)
+	iv, cum := make([]kindStats, nk), make([]kindStats, nk)
+	for k := range nk {
+		iv[k], cum[k] = newKindStats(open), newKindStats(open)
+	}
+	ivTotal := newKindStats(open)
+	last := st.start
+	var doneOps int64
+	// flush ends an interval at now: one line, HDR log entries, totals.
+	flush := func(now time.Time) {
+		st.rec.drain(iv)
+		ivTotal.lat.Reset()
+		if ivTotal.svc != nil {
+			ivTotal.svc.Reset()
+		}
+		ivTotal.counts = counts{}
+		for k := range iv {
+			ivTotal.merge(&iv[k], false)
+			if r.hdr != nil && !sp.quiet {
+				r.hdr.write(sp.kinds[k].name, &iv[k], last, now)
+			}
+			cum[k].merge(&iv[k], true)
+		}
+		s := Interval{Time: now.Sub(st.start).Seconds(), Summary: summarize(&ivTotal, now.Sub(last).Seconds())}
+		step.Intervals = append(step.Intervals, s)
+		doneOps += s.Ops
+		if !sp.quiet {
+			r.printInterval(s, doneOps, open)
+		}
+		last = now
+	}
+	if !sp.quiet {
+		r.printHeader(sp, open)
+	}
+	tick := time.NewTicker(c.Interval)
+	defer tick.Stop()
+	var progress <-chan time.Time
+	if r.tty && !sp.quiet {
+		pt := time.NewTicker(250 * time.Millisecond)
+		defer pt.Stop()
+		progress = pt.C
+	}
+	stopping := ctx.Done()
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-stopping:
+			st.stopped.Store(true)
+			close(st.stopCh)
+			step.Interrupted = true
+			stopping = nil
+		case now := <-tick.C:
+			flush(now)
+		case now := <-progress:
+			r.showProgress(st, cum, now)
+		}
+	}
+	end := time.Now()
+	if st.rec.peek().Ops > 0 || len(step.Intervals) == 0 {
+		flush(end)
+	}
+	r.clearProgress()
+	secs := end.Sub(st.start).Seconds()
+	all := newKindStats(open)
+	for k := range cum {
+		all.merge(&cum[k], false)
+		step.ByOp[sp.kinds[k].name] = summarize(&cum[k], secs)
+	}
+	step.Total = summarize(&all, secs)
+	step.ErrorKinds = r.errs.take()
+	return step
+}
+
+// work is one worker goroutine: it takes tickets until the step's bound.
+func (r *runner) work(id int, st *stepState) {
+	sp := st.sp
+	w := newWorker(id, r.session, r.cfg, r.pool)
+	ops := make([]opFunc, len(sp.kinds))
+	for i, k := range sp.kinds {
+		ops[i] = k.bind(w)
+	}
+	keys := sp.pop.Sampler(w.rnd)
+	var timer *time.Timer
+	for !st.stopped.Load() {
+		t := st.tickets.Add(1) - 1
+		if sp.n > 0 && t >= sp.n {
+			return
+		}
+		var intended time.Time
+		if st.open {
+			intended = st.start.Add(time.Duration(float64(t) * st.period))
+			if sp.dur > 0 && !intended.Before(st.deadline) {
+				return
+			}
+			if d := time.Until(intended); d > 0 {
+				if timer == nil {
+					timer = time.NewTimer(d)
+				} else {
+					timer.Reset(d)
+				}
+				select {
+				case <-timer.C:
+				case <-st.stopCh:
+					return
+				}
+			}
+		} else if sp.dur > 0 && time.Now().After(st.deadline) {
+			return
+		}
+		k := pickKind(w.rnd, st.cum)
+		seed := keys.Next()
+		began := time.Now()
+		o, err := ops[k](seed)
+		end := time.Now()
+		svc := end.Sub(began)
+		lat := svc
+		if st.open {
+			lat = end.Sub(intended)
+		}
+		if err != nil {
+			r.errs.add(sp.kinds[k].name, err)
+		}
+		st.rec.record(id, k, lat, svc, o, err != nil)
+	}
+}
+
+func pickKind(r *rand.Rand, cum []int) int {
+	if len(cum) == 1 {
+		return 0
+	}
+	x := r.IntN(cum[len(cum)-1])
+	for i, c := range cum {
+		if x < c {
+			return i
+		}
+	}
+	return len(cum) - 1
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

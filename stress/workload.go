@@ -1,0 +1,294 @@
+package stress
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/gocql/gocql"
+)
+
+// errValidation marks a read that returned other values than were written.
+var errValidation = errors.New("stress: read returned values that differ from the ones written")
+
+// opFunc runs one operation on key seed.
+type opFunc func(seed int64) (opOutcome, error)
+
+// kindDef is an operation kind of a workload; bind makes a worker's own
+// instance (with its own buffers).
+type kindDef struct {
+	name   string
+	weight int
+	// pop overrides the run's key population (user profiles).
+	pop  *Dist
+	bind func(w *worker) opFunc
+}
+
+var builtinKinds = map[string]bool{
+	"write": true, "read": true, "counter_write": true, "counter_read": true, "cas": true,
+}
+
+const columns = 5 // C0..C4, as cassandra-stress
+
+// builtin returns the kind name for the default schema.
+func builtin(name string, weight int, c *Config) kindDef {
+	ks := c.Keyspace
+	cols := `"C0", "C1", "C2", "C3", "C4"`
+	k := kindDef{name: name, weight: weight}
+	switch name {
+	case "write":
+		stmt := "INSERT INTO " + ks + ".standard1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
+		k.bind = func(w *worker) opFunc {
+			vals := make([]any, 1+columns)
+			return func(seed int64) (opOutcome, error) {
+				vals[0] = w.key(seed)
+				w.fillValues(seed, vals[1:])
+				return opOutcome{partitions: 1, rows: 1}, w.exec(stmt, vals)
+			}
+		}
+	case "read":
+		stmt := "SELECT key, " + cols + " FROM " + ks + ".standard1 WHERE key = ?"
+		k.bind = func(w *worker) opFunc {
+			vals := make([]any, 1)
+			want := make([]any, columns)
+			got, dest := scanInto[[]byte](1 + columns)
+			return func(seed int64) (opOutcome, error) {
+				vals[0] = w.key(seed)
+				w.fillValues(seed, want)
+				rows := 0
+				err := w.iterate(stmt, vals, dest, func() error {
+					rows++
+					for i, v := range want {
+						if !bytes.Equal(v.([]byte), got[1+i]) {
+							return fmt.Errorf("%w: key %d column C%d", errValidation, seed, i)
+						}
+					}
+					return nil
+				})
+				return opOutcome{partitions: 1, rows: rows, notFound: rows == 0}, err
+			}
+		}
+	case "counter_write":
+		stmt := "UPDATE " + ks + `.counter1 SET "C0" = "C0" + ?, "C1" = "C1" + ?, "C2" = "C2" + ?, "C3" = "C3" + ?, "C4" = "C4" + ? WHERE key = ?`
+		k.bind = func(w *worker) opFunc {
+			vals := []any{int64(1), int64(1), int64(1), int64(1), int64(1), nil}
+			return func(seed int64) (opOutcome, error) {
+				vals[columns] = w.key(seed)
+				return opOutcome{partitions: 1, rows: 1}, w.exec(stmt, vals)
+			}
+		}
+	case "counter_read":
+		stmt := "SELECT " + cols + " FROM " + ks + ".counter1 WHERE key = ?"
+		k.bind = func(w *worker) opFunc {
+			vals := make([]any, 1)
+			_, dest := scanInto[int64](columns)
+			return func(seed int64) (opOutcome, error) {
+				vals[0] = w.key(seed)
+				rows := 0
+				err := w.iterate(stmt, vals, dest, func() error { rows++; return nil })
+				return opOutcome{partitions: 1, rows: rows, notFound: rows == 0}, err
+			}
+		}
+	case "cas":
+		k.bind = func(w *worker) opFunc { return w.casOp(ks, cols) }
+	}
+	return k
+}
+
+// scanInto returns n values and pointers to them, for Iter.Scan.
+func scanInto[T any](n int) ([]T, []any) {
+	v := make([]T, n)
+	p := make([]any, n)
+	for i := range v {
+		p[i] = &v[i]
+	}
+	return v, p
+}
+
+// casOp inserts a row with IF NOT EXISTS the first time a worker meets a
+// key, and from then on replaces C0 with UPDATE ... IF "C0" = <the value it
+// last saw>. A condition that fails (another worker or run changed the row)
+// is not an error: the server's current value is remembered and the
+// operation counts as not applied.
+func (w *worker) casOp(ks, cols string) opFunc {
+	insert := "INSERT INTO " + ks + ".standard1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+	update := "UPDATE " + ks + `.standard1 SET "C0" = ? WHERE key = ? IF "C0" = ?`
+	known := map[int64][]byte{}
+	vals := make([]any, 1+columns)
+	cur := map[string]any{}
+	return func(seed int64) (opOutcome, error) {
+		key := w.key(seed)
+		var stmt string
+		var args []any
+		var next []byte
+		if old, ok := known[seed]; ok {
+			next = binary.BigEndian.AppendUint64(nil, w.rnd.Uint64())
+			stmt, args = update, []any{next, key, old}
+		} else {
+			vals[0] = key
+			w.fillValues(seed, vals[1:])
+			next = append([]byte(nil), vals[1].([]byte)...)
+			stmt, args = insert, vals
+		}
+		clear(cur)
+		applied, err := w.cas(stmt, args, cur)
+		if err != nil {
+			return opOutcome{}, err
+		}
+		if applied {
+			known[seed] = next
+		} else if v, ok := cur["C0"].([]byte); ok {
+			known[seed] = v
+		} else {
+			delete(known, seed)
+		}
+		if len(known) > 1<<20 {
+			clear(known)
+		}
+		return opOutcome{partitions: 1, rows: 1, notApplied: !applied}, nil
+	}
+}
+
+// worker is one load-generating goroutine's state. Not safe for concurrent
+// use.
+type worker struct {
+	id      int
+	s       *gocql.Session
+	cfg     *Config
+	rnd     *rand.Rand // choices: kind, key
+	vpcg    *rand.PCG  // values: reseeded per (key, column) so a read knows what was written
+	vrnd    *rand.Rand
+	size    Sampler
+	pool    []byte
+	keyBuf  [8]byte
+	textBuf []byte
+}
+
+// valuePool is the bytes values are cut from; it is the same in every
+// worker and every run, so a read can check what a write stored.
+func valuePool(maxSize int64) []byte {
+	n := max(1<<16, 2*int(maxSize))
+	p := make([]byte, n)
+	r := rand.New(rand.NewPCG(0x5eed, 0xc0ffee))
+	for i := 0; i+8 <= n; i += 8 {
+		binary.LittleEndian.PutUint64(p[i:], r.Uint64())
+	}
+	return p
+}
+
+func newWorker(id int, s *gocql.Session, c *Config, pool []byte) *worker {
+	w := &worker{id: id, s: s, cfg: c, pool: pool,
+		rnd: rand.New(rand.NewPCG(c.Seed, uint64(id)+1)), vpcg: rand.NewPCG(0, 0)}
+	w.vrnd = rand.New(w.vpcg)
+	w.size = c.ColSize.Sampler(w.vrnd)
+	return w
+}
+
+// key is cassandra-stress's partition key for seed: here its 8 bytes big
+// endian. The slice is reused by the next call.
+func (w *worker) key(seed int64) []byte {
+	binary.BigEndian.PutUint64(w.keyBuf[:], uint64(seed))
+	return w.keyBuf[:]
+}
+
+// fillValues sets dst to the values of key seed, sliced from the pool.
+func (w *worker) fillValues(seed int64, dst []any) {
+	for i := range dst {
+		w.vpcg.Seed(uint64(seed), uint64(i))
+		n := int(w.size.Next())
+		off := w.vrnd.IntN(len(w.pool) - n + 1)
+		dst[i] = w.pool[off : off+n]
+	}
+}
+
+// stmtFor returns what to send: in simple mode the values are written into
+// the text as literals (a leading comment keeps gocql from preparing it).
+func (w *worker) stmtFor(stmt string, vals []any) (string, []any) {
+	if w.cfg.Prepared {
+		return stmt, vals
+	}
+	b := append(w.textBuf[:0], "/* cqlstress */ "...)
+	b = appendInlined(b, stmt, vals)
+	w.textBuf = b
+	return string(b), nil
+}
+
+func (w *worker) exec(stmt string, vals []any) error {
+	stmt, vals = w.stmtFor(stmt, vals)
+	q := w.s.Query(stmt, vals...)
+	err := q.Exec()
+	q.Release()
+	return err
+}
+
+// iterate runs a query and calls row after each row is scanned into dest.
+func (w *worker) iterate(stmt string, vals []any, dest []any, row func() error) error {
+	stmt, vals = w.stmtFor(stmt, vals)
+	q := w.s.Query(stmt, vals...)
+	it := q.Iter()
+	var rowErr error
+	for rowErr == nil && it.Scan(dest...) {
+		rowErr = row()
+	}
+	err := it.Close()
+	q.Release()
+	if rowErr != nil {
+		return rowErr
+	}
+	return err
+}
+
+func (w *worker) cas(stmt string, vals []any, cur map[string]any) (bool, error) {
+	stmt, vals = w.stmtFor(stmt, vals)
+	q := w.s.Query(stmt, vals...)
+	applied, err := q.MapScanCAS(cur)
+	q.Release()
+	return applied, err
+}
+
+// appendInlined appends stmt with each ? replaced by the CQL literal of the
+// next value. Question marks inside quoted strings are left alone.
+func appendInlined(b []byte, stmt string, vals []any) []byte {
+	quote := byte(0)
+	for i := 0; i < len(stmt); i++ {
+		c := stmt[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?' && len(vals) > 0:
+			b = appendLiteral(b, vals[0])
+			vals = vals[1:]
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+func appendLiteral(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case []byte:
+		b = append(b, "0x"...)
+		return hex.AppendEncode(b, v)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case string:
+		b = append(b, '\'')
+		b = append(b, strings.ReplaceAll(v, "'", "''")...)
+		return append(b, '\'')
+	case nil:
+		return append(b, "null"...)
+	}
+	return fmt.Appendf(b, "%v", v)
+}
