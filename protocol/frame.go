@@ -118,9 +118,10 @@ type Response struct {
 	TracingID     *primitive.UUID
 }
 
-// codec encodes and decodes message bodies. It holds no mutable state, so
-// one instance serves every connection.
-var codec = frame.NewRawCodec()
+// codec encodes and decodes message bodies, the batch PREPARE extension's
+// included. It holds no mutable state, so one instance serves every
+// connection.
+var codec = frame.NewRawCodec(PrepareBatchCodec, PreparedBatchCodec)
 
 // DecodeRequest decodes a whole request frame, hdr having been read from
 // frame[:HeaderLen]. comp decompresses bodies flagged compressed (nil when
@@ -151,7 +152,7 @@ func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Requ
 				Tracing: flags.Contains(primitive.HeaderFlagTracing)}, nil
 		}
 	}
-	if err := checkBody(hdr.OpCode, hdr.Version, flags, body); err != nil {
+	if err := checkBody(hdr.OpCode, hdr.Version, flags, body, maxBody); err != nil {
 		return nil, err
 	}
 	raw := &frame.RawFrame{
@@ -181,7 +182,7 @@ func isRequestOpCode(op primitive.OpCode) bool {
 	switch op {
 	case primitive.OpCodeStartup, primitive.OpCodeOptions, primitive.OpCodeQuery,
 		primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeRegister,
-		primitive.OpCodeBatch, primitive.OpCodeAuthResponse:
+		primitive.OpCodeBatch, primitive.OpCodeAuthResponse, OpCodePrepareBatch:
 		return true
 	}
 	return false

@@ -14,7 +14,7 @@ import (
 // declared length before reading it, so a 20-byte body claiming a 2 GiB
 // string would make it allocate 2 GiB. checkBody is what bounds every
 // allocation by the frame size.
-func checkBody(op primitive.OpCode, v primitive.ProtocolVersion, flags primitive.HeaderFlag, body []byte) error {
+func checkBody(op primitive.OpCode, v primitive.ProtocolVersion, flags primitive.HeaderFlag, body []byte, maxBody int) error {
 	c := cursor{b: body}
 	if flags.Contains(primitive.HeaderFlagCustomPayload) {
 		c.bytesMap()
@@ -44,6 +44,8 @@ func checkBody(op primitive.OpCode, v primitive.ProtocolVersion, flags primitive
 		c.queryParams(v)
 	case primitive.OpCodeBatch:
 		c.batch(v)
+	case OpCodePrepareBatch:
+		c.prepareBatch(maxBody)
 	}
 	return c.err
 }
