@@ -104,7 +104,7 @@ func (c *Coordinator) SchemaVersion() [16]byte {
 	return v
 }
 
-// Handle executes one QUERY, PREPARE, EXECUTE or BATCH.
+// Handle executes one QUERY, PREPARE, EXECUTE, BATCH or PREPARE_BATCH.
 func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protocol.Response {
 	var (
 		msg message.Message
@@ -119,6 +119,8 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protoc
 		msg, err = c.execute(ctx, req, m)
 	case *message.Batch:
 		msg, err = c.batch(ctx, req, m)
+	case *protocol.PrepareBatch:
+		msg, err = c.prepareBatch(req, m)
 	default:
 		err = protocolErrorf("Unexpected message %T", req.Message)
 	}

@@ -50,6 +50,8 @@ type conn struct {
 	segLZ4  bool                      // v5 segments are LZ4-compressed
 	segDec  *protocol.SegmentDecoder
 	out     []byte // answers made on the event loop, not yet written
+	// prepareBatch: the client turned on PREPARE_BATCH in STARTUP.
+	prepareBatch bool
 
 	// Workers' answers wait in pending until the event loop writes them
 	// all at once: the first answer into an empty buffer wakes the loop,
@@ -197,7 +199,10 @@ func (cn *conn) dispatch(h protocol.Header, body []byte) gnet.Action {
 		return cn.startup(h, body)
 	case primitive.OpCodeRegister:
 		return cn.register(h, body)
-	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch:
+	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch, protocol.OpCodePrepareBatch:
+		if h.OpCode == protocol.OpCodePrepareBatch && !cn.prepareBatch {
+			break // unknown to connections that did not opt in
+		}
 		if cn.state != stateReady {
 			cn.replyError(h, fmt.Sprintf("Unexpected message %s, expecting STARTUP or OPTIONS", opName(h.OpCode)))
 			return gnet.None

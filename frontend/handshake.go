@@ -20,6 +20,8 @@ func supportedOptions() map[string][]string {
 		"CQL_VERSION":       {CQLVersion},
 		"PROTOCOL_VERSIONS": protocol.SupportedVersions,
 		"COMPRESSION":       {protocol.CompressionLZ4, protocol.CompressionSnappy},
+		// Opt-in extensions (prepare_batch.go).
+		protocol.PrepareBatchExtension: {protocol.PrepareBatchVersion},
 	}
 }
 
@@ -58,6 +60,10 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 			cn.replyError(h, fmt.Sprintf("Unknown compression algorithm: %s", name))
 			return gnet.None
 		}
+	}
+	if err := cn.startupExtensions(opts); err != nil {
+		cn.replyError(h, err.Error())
+		return gnet.None
 	}
 	cn.version = h.Version
 	cn.reply(h, &message.Ready{})
@@ -110,6 +116,7 @@ var opNames = map[primitive.OpCode]string{
 	primitive.OpCodeRegister:     "REGISTER",
 	primitive.OpCodeBatch:        "BATCH",
 	primitive.OpCodeAuthResponse: "AUTH_RESPONSE",
+	protocol.OpCodePrepareBatch:  "PREPARE_BATCH",
 }
 
 func opName(op primitive.OpCode) string {

@@ -1,0 +1,26 @@
+package coordinator
+
+import (
+	"github.com/datastax/go-cassandra-native-protocol/message"
+
+	"github.com/cqld/cqld/protocol"
+)
+
+// prepareBatch answers PREPARE_BATCH (docs/prepare_batch.spec): each
+// statement is prepared exactly as a PREPARE of it alone would be, and its
+// PREPARED result or its ERROR takes its place in the answer. Repeated
+// texts are prepared once, by the cache.
+func (c *Coordinator) prepareBatch(req *protocol.Request, m *protocol.PrepareBatch) (message.Message, error) {
+	out := &protocol.PreparedBatch{Results: make([]message.Message, len(m.Statements))}
+	for i, s := range m.Statements {
+		ps, err := c.prepareStmt(keyspaceOf(req, s.Keyspace), s.Query)
+		if err != nil {
+			out.Results[i] = errorMessage(err)
+			continue
+		}
+		r := preparedResult(ps, req.Version)
+		adaptForVersion(r, req.Version)
+		out.Results[i] = r
+	}
+	return out, nil
+}

@@ -1,0 +1,328 @@
+package cqlclient
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/protocol"
+)
+
+// Options configures a connection. The zero value is usable.
+type Options struct {
+	// Version is the protocol version, 4 or 5; 0 means 4.
+	Version primitive.ProtocolVersion
+	// DisablePrepareBatch leaves the batch PREPARE extension off even when
+	// the server offers it; PrepareBatch then sends one PREPARE per
+	// statement.
+	DisablePrepareBatch bool
+	// MaxFrameSize is the largest request body sent (the server's
+	// native_transport_max_frame_size); 0 means 16 MiB, Cassandra's and
+	// cqld's default. Responses may be up to maxResponse.
+	MaxFrameSize int
+	// DialTimeout bounds the TCP connect and the handshake when ctx has no
+	// earlier deadline; 0 means 10 s.
+	DialTimeout time.Duration
+}
+
+func (o *Options) setDefaults() {
+	if o.Version == 0 {
+		o.Version = primitive.ProtocolVersion4
+	}
+	if o.MaxFrameSize <= 0 {
+		o.MaxFrameSize = 16 << 20
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+}
+
+// maxResponse bounds a response body: the largest frame Cassandra allows.
+const maxResponse = 256 << 20
+
+// ErrClosed is returned for requests on a closed connection.
+var ErrClosed = errors.New("cqlclient: connection closed")
+
+// ServerError is an ERROR the server answered.
+type ServerError struct {
+	Code    primitive.ErrorCode
+	Message string
+	// Msg is the decoded error with its code-specific fields (the id of an
+	// UNPREPARED, the keyspace of an ALREADY_EXISTS, ...).
+	Msg message.Error
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("cqlclient: server error 0x%04x: %s", uint32(e.Code), e.Message)
+}
+
+func serverError(m message.Error) *ServerError {
+	return &ServerError{Code: m.GetErrorCode(), Message: m.GetErrorMessage(), Msg: m}
+}
+
+// Conn is one client connection. Its methods are safe for concurrent use;
+// requests on one Conn are multiplexed by stream id.
+type Conn struct {
+	nc        net.Conn
+	opts      Options
+	supported map[string][]string
+	batchOn   bool
+
+	wmu sync.Mutex // serialises writes
+
+	mu      sync.Mutex
+	waiting map[int16]chan response
+	next    int16
+	err     error // set once the reader stops
+}
+
+type response struct {
+	msg message.Message
+	err error
+}
+
+// Dial connects to addr (host:port), asks for the server's options and
+// starts the connection, turning on the batch PREPARE extension when the
+// server offers it and o allows it.
+func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
+	o.setDefaults()
+	if o.Version != primitive.ProtocolVersion4 && o.Version != primitive.ProtocolVersion5 {
+		return nil, fmt.Errorf("cqlclient: protocol version %d is not supported (4 or 5)", o.Version)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.DialTimeout)
+		defer cancel()
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("cqlclient: dial %s: %w", addr, err)
+	}
+	c := &Conn{nc: nc, opts: o, waiting: map[int16]chan response{}}
+	if err := c.handshake(ctx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("cqlclient: handshake with %s: %w", addr, err)
+	}
+	go c.read()
+	return c, nil
+}
+
+// handshake runs OPTIONS and STARTUP in lock step, before the reader runs.
+func (c *Conn) handshake(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		c.nc.SetDeadline(dl)
+		defer c.nc.SetDeadline(time.Time{})
+	}
+	br := bufio.NewReader(c.nc)
+	ask := func(m message.Message) (message.Message, error) {
+		out, err := protocol.AppendRequest(nil, c.opts.Version, 0, m)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := c.nc.Write(out); err != nil {
+			return nil, err
+		}
+		h, body, err := c.readFrame(br)
+		if err != nil {
+			return nil, err
+		}
+		msg, err := protocol.DecodeResponse(h, body)
+		if e, ok := msg.(message.Error); ok {
+			return nil, serverError(e)
+		}
+		return msg, err
+	}
+	msg, err := ask(&message.Options{})
+	if err != nil {
+		return err
+	}
+	sup, ok := msg.(*message.Supported)
+	if !ok {
+		return fmt.Errorf("OPTIONS answered %v", msg)
+	}
+	c.supported = sup.Options
+	startup := map[string]string{"CQL_VERSION": "3.0.0", "DRIVER_NAME": "cqld cqlclient"}
+	if !c.opts.DisablePrepareBatch && offers(sup.Options[protocol.PrepareBatchExtension], protocol.PrepareBatchVersion) {
+		startup[protocol.PrepareBatchExtension] = protocol.PrepareBatchVersion
+		c.batchOn = true
+	}
+	if msg, err = ask(&message.Startup{Options: startup}); err != nil {
+		return err
+	}
+	if _, ok := msg.(*message.Ready); !ok {
+		return fmt.Errorf("STARTUP answered %v", msg)
+	}
+	if br.Buffered() > 0 {
+		return errors.New("unexpected bytes after READY")
+	}
+	return nil
+}
+
+func offers(versions []string, v string) bool {
+	for _, s := range versions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// readFrame reads one legacy frame from br.
+func (c *Conn) readFrame(br *bufio.Reader) (protocol.Header, []byte, error) {
+	var head [protocol.HeaderLen]byte
+	if _, err := io.ReadFull(br, head[:]); err != nil {
+		return protocol.Header{}, nil, err
+	}
+	h, _ := protocol.ParseHeader(head[:])
+	if h.BodyLen < 0 || h.BodyLen > maxResponse {
+		return h, nil, fmt.Errorf("response body of %d bytes exceeds %d", uint32(h.BodyLen), maxResponse)
+	}
+	h.Version &^= 0x80
+	body := make([]byte, h.BodyLen)
+	_, err := io.ReadFull(br, body)
+	return h, body, err
+}
+
+// read delivers responses to the requests waiting for them until the
+// connection breaks.
+func (c *Conn) read() {
+	err := c.readLoop()
+	c.mu.Lock()
+	c.err = err
+	waiting := c.waiting
+	c.waiting = nil
+	c.mu.Unlock()
+	for _, ch := range waiting {
+		ch <- response{err: err}
+	}
+}
+
+func (c *Conn) readLoop() error {
+	deliver := func(h protocol.Header, body []byte) {
+		msg, err := protocol.DecodeResponse(h, body)
+		c.mu.Lock()
+		ch := c.waiting[h.Stream]
+		delete(c.waiting, h.Stream)
+		c.mu.Unlock()
+		if ch != nil { // events (stream -1) and late answers are dropped
+			ch <- response{msg: msg, err: err}
+		}
+	}
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	if c.opts.Version < primitive.ProtocolVersion5 {
+		for {
+			h, body, err := c.readFrame(br)
+			if err != nil {
+				return err
+			}
+			deliver(h, body)
+		}
+	}
+	dec := protocol.NewSegmentDecoder(false, protocol.HeaderLen+maxResponse)
+	var pending []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := br.Read(buf)
+		if err != nil {
+			return err
+		}
+		pending = append(pending, buf[:n]...)
+		used, envs, derr := dec.Decode(pending)
+		for _, env := range envs {
+			h, ok := protocol.ParseHeader(env)
+			if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
+				return errors.New("cqlclient: malformed envelope")
+			}
+			h.Version &^= 0x80
+			deliver(h, env[protocol.HeaderLen:])
+		}
+		if derr != nil {
+			return derr
+		}
+		pending = append(pending[:0], pending[used:]...)
+	}
+}
+
+// roundTrip sends msg on a free stream and waits for its answer. An ERROR
+// answer is returned as a *ServerError.
+func (c *Conn) roundTrip(ctx context.Context, msg message.Message) (message.Message, error) {
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	if c.waiting == nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	stream := c.next
+	for i := 0; ; i++ {
+		if i == 32767 {
+			c.mu.Unlock()
+			return nil, errors.New("cqlclient: all 32767 streams are in use")
+		}
+		stream = stream%32767 + 1
+		if _, busy := c.waiting[stream]; !busy {
+			break
+		}
+	}
+	c.next = stream
+	c.waiting[stream] = ch
+	c.mu.Unlock()
+
+	out, err := protocol.AppendRequest(nil, c.opts.Version, stream, msg)
+	if err == nil && len(out)-protocol.HeaderLen > c.opts.MaxFrameSize {
+		err = fmt.Errorf("cqlclient: request of %d bytes exceeds the frame limit of %d", len(out)-protocol.HeaderLen, c.opts.MaxFrameSize)
+	}
+	if err == nil && c.opts.Version >= primitive.ProtocolVersion5 {
+		out, err = protocol.AppendSegments(nil, false, out)
+	}
+	if err == nil {
+		c.wmu.Lock()
+		_, err = c.nc.Write(out)
+		c.wmu.Unlock()
+	}
+	if err != nil {
+		c.forget(stream)
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if e, ok := r.msg.(message.Error); ok && r.err == nil {
+			return nil, serverError(e)
+		}
+		return r.msg, r.err
+	case <-ctx.Done():
+		c.forget(stream)
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Conn) forget(stream int16) {
+	c.mu.Lock()
+	if c.waiting != nil {
+		delete(c.waiting, stream)
+	}
+	c.mu.Unlock()
+}
+
+// Supported is the server's answer to OPTIONS. The caller must not modify
+// it.
+func (c *Conn) Supported() map[string][]string { return c.supported }
+
+// CanPrepareBatch reports whether the connection turned the batch PREPARE
+// extension on.
+func (c *Conn) CanPrepareBatch() bool { return c.batchOn }
+
+// Version is the connection's protocol version.
+func (c *Conn) Version() primitive.ProtocolVersion { return c.opts.Version }
+
+// Close closes the connection; requests waiting fail.
+func (c *Conn) Close() error { return c.nc.Close() }
