@@ -16,6 +16,11 @@ import (
 type valueList struct {
 	exprs []valueExpr
 	list  *markerExpr // IN ?: a list<T> bound as one value
+	// width > 1: a multi-column (c1, ..., cn) = or IN on this and the next
+	// width-1 clustering columns, each value a serialized tuple; those
+	// columns' entries are covered placeholders.
+	width   int
+	covered bool
 }
 
 func (l valueList) eval(x *execution) ([][]byte, error) {
@@ -302,6 +307,9 @@ func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRes
 	// a SELECT applies them to each row, anything else refuses them.
 	for i := n; i < len(ckEq); i++ {
 		if ckEq[i] != nil {
+			if ckEq[i].width > 1 {
+				return nil, invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[i]].def.Name, t.cols[t.ck[n]].def.Name)
+			}
 			if k.gapErr == nil {
 				k.gapErr = invalidf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", t.cols[t.ck[i]].def.Name, t.cols[t.ck[n]].def.Name)
 			}
@@ -363,14 +371,15 @@ func compileValueList(r *statements.Relation, typ datatype.DataType, name string
 	return nil, invalidf("Invalid IN restriction on %s", name)
 }
 
-// cartesian returns every combination of one value per list.
-func cartesian(lists [][][]byte) [][][]byte {
+// cartesian returns every combination of one fragment (the values of one
+// or more consecutive columns) per group.
+func cartesian(groups [][][][]byte) [][][]byte {
 	out := [][][]byte{nil}
-	for _, l := range lists {
+	for _, g := range groups {
 		var next [][][]byte
 		for _, prefix := range out {
-			for _, v := range l {
-				combo := append(append([][]byte(nil), prefix...), v)
+			for _, frag := range g {
+				combo := append(append([][]byte(nil), prefix...), frag...)
 				next = append(next, combo)
 			}
 		}
@@ -382,20 +391,60 @@ func cartesian(lists [][][]byte) [][][]byte {
 // evalKeys evaluates restricted key columns into their value combinations;
 // null and empty partition key values are refused as Cassandra does.
 func evalKeys(t *tableInfo, lists []*valueList, cols []int, x *execution) ([][][]byte, error) {
-	vals := make([][][]byte, len(lists))
+	groups := make([][][][]byte, 0, len(lists))
 	for i, l := range lists {
+		if l.covered {
+			continue
+		}
 		vs, err := l.eval(x)
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range vs {
-			if v == nil {
-				return nil, invalidf("Invalid null value in condition for column %s", t.cols[cols[i]].def.Name)
+		var frags [][][]byte
+		for _, v := range dedupe(vs) {
+			frag := [][]byte{v}
+			if l.width > 1 {
+				if frag, err = splitTuple(v, l.width); err != nil {
+					return nil, err
+				}
 			}
+			for j, e := range frag {
+				if e == nil {
+					return nil, invalidf("Invalid null value in condition for column %s", t.cols[cols[i+j]].def.Name)
+				}
+			}
+			frags = append(frags, frag)
 		}
-		vals[i] = dedupe(vs)
+		groups = append(groups, frags)
 	}
-	return cartesian(vals), nil
+	return cartesian(groups), nil
+}
+
+// splitTuple splits a serialized tuple of n elements (a null element is
+// nil).
+func splitTuple(v []byte, n int) ([][]byte, error) {
+	if v == nil {
+		return nil, invalidf("Invalid null value for multi-column restriction")
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		if len(v) < 4 {
+			return nil, invalidf("Invalid tuple value for multi-column restriction")
+		}
+		l := int32(binary.BigEndian.Uint32(v))
+		v = v[4:]
+		if l < 0 {
+			continue
+		}
+		if int(l) > len(v) {
+			return nil, invalidf("Invalid tuple value for multi-column restriction")
+		}
+		out[i], v = v[:l], v[l:]
+	}
+	if len(v) != 0 {
+		return nil, invalidf("Invalid tuple value for multi-column restriction")
+	}
+	return out, nil
 }
 
 func dedupe(vs [][]byte) [][]byte {
@@ -499,6 +548,9 @@ func (k *keyRestrictions) multiColumn(t *tableInfo, r *statements.Relation, b *b
 		types[i], names[i] = col.typ, name
 	}
 	label := "(" + strings.Join(names, ",") + ")"
+	if r.Op == statements.OpIn {
+		return k.multiColumnIn(r, b, first, names, types, label, ckEq)
+	}
 	var exprs []valueExpr
 	switch v := r.Value.(type) {
 	case *statements.TupleLiteral:
@@ -610,4 +662,47 @@ func (b byEncoding) Less(i, j int) bool { return bytes.Compare(b.enc[i], b.enc[j
 func (b byEncoding) Swap(i, j int) {
 	b.prefixes[i], b.prefixes[j] = b.prefixes[j], b.prefixes[i]
 	b.enc[i], b.enc[j] = b.enc[j], b.enc[i]
+}
+
+// multiColumnIn records (c1, ..., cn) IN ((v1, ..., vn), ...), IN (?, ...)
+// of tuples, or IN ? (one list of tuples) on the clustering columns from
+// first on.
+func (k *keyRestrictions) multiColumnIn(r *statements.Relation, b *binder, first int, names []string, types []datatype.DataType, label string, ckEq []*valueList) error {
+	for i, name := range names {
+		if prev := ckEq[first+i]; prev != nil {
+			// Cassandra names the kind of the restriction met first.
+			if prev.list == nil && prev.width == 0 && !prev.covered && len(prev.exprs) == 1 {
+				return invalidf("%s cannot be restricted by more than one relation if it includes an Equal", name)
+			}
+			return invalidf("%s cannot be restricted by more than one relation if it includes a IN", name)
+		}
+	}
+	tt := datatype.NewTuple(types...)
+	l := &valueList{width: len(names)}
+	switch v := r.Value.(type) {
+	case *statements.ListLiteral:
+		for _, e := range v.Elems {
+			if tl, ok := e.(*statements.TupleLiteral); ok && len(tl.Elems) != len(names) {
+				return invalidf("Expected %d elements in value tuple, but got %d: %s", len(names), len(tl.Elems), label)
+			}
+			ex, err := b.term(e, tt, label)
+			if err != nil {
+				return err
+			}
+			l.exprs = append(l.exprs, ex)
+		}
+	case *statements.BindMarker:
+		m, err := b.bind(v, datatype.NewList(tt), "in("+strings.Join(names, ",")+")")
+		if err != nil {
+			return err
+		}
+		l.list = &m
+	default:
+		return invalidf("Invalid value for multi-column relation %s", label)
+	}
+	ckEq[first] = l
+	for i := 1; i < len(names); i++ {
+		ckEq[first+i] = &valueList{covered: true}
+	}
+	return nil
 }

@@ -433,6 +433,31 @@ func TestMultiColumnSlices(t *testing.T) {
 	if want := "[0 0 0 1 0 2 1 0 1 1 1 2 2 0 2 1 2 2]"; fmt.Sprint(got) != want {
 		t.Fatalf("walked %v, want %s", got, want)
 	}
+
+	// Multi-column IN, with each element bound, and with the whole list
+	// bound as one list<tuple<int, int>>. (IN (?, ?) binds tuple markers,
+	// which gocql v1 cannot send: it counts a tuple marker as one value per
+	// element, then marshals each as the whole tuple.)
+	for _, tc := range []struct {
+		q    string
+		args []any
+	}{
+		{`SELECT c, d FROM mc WHERE k = 0 AND (c, d) IN ((?, ?), (?, ?))`, []any{2, 1, 0, 2}},
+		{`SELECT c, d FROM mc WHERE k = 0 AND (c, d) IN ?`, []any{[][]any{{2, 1}, {0, 2}, {2, 1}}}},
+	} {
+		var got []string
+		iter := s.Query(tc.q, tc.args...).Iter()
+		var c, d int
+		for iter.Scan(&c, &d) {
+			got = append(got, fmt.Sprint(c, d))
+		}
+		if err := iter.Close(); err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		if want := "[0 2 2 1]"; fmt.Sprint(got) != want {
+			t.Errorf("%s: %v, want %s", tc.q, got, want)
+		}
+	}
 }
 
 // TestListElementOperations sets and removes list elements by position and
