@@ -28,6 +28,7 @@ commands: write, read, mixed ratio(write=1,read=3), counter_write, counter_read,
           user profile=FILE.yaml ops(insert=1,QUERY=2)
 options:
   -rate threads=N | 'threads>=1' 'threads<=256' (sweep, doubling) | fixed=5000/s threads=N (open loop)
+        | throttle=5000/s threads=N (paced, latency from the actual start)
   -pop seq=1..N | dist=uniform(1..N) | dist=gaussian(1..N) | dist=zipf(1..N,1.1) | dist=exp(1..N)
   -col size=fixed(34) | size=uniform(10..100)
   -schema 'replication(factor=1)' keyspace=keyspace1

@@ -31,7 +31,11 @@ type Config struct {
 	Threads    int // closed loop, or the workers of an open loop
 	ThreadsMin int // sweep when ThreadsMax > 0
 	ThreadsMax int
-	FixedRate  float64 // open loop: operations per second; 0 means closed loop
+	FixedRate  float64 // operations per second on a schedule; 0 means closed loop
+	// Throttle paces at FixedRate but measures latency from each
+	// operation's actual start, as cassandra-stress's throttle=; fixed=
+	// measures it from the intended start.
+	Throttle bool
 
 	Pop      Dist // key population
 	PopGiven bool
@@ -264,6 +268,7 @@ func (c *Config) set(key, v string) error {
 		}
 		return setInt(&c.Threads, v)
 	case "rate.fixed", "rate.throttle":
+		c.Throttle = key == "rate.throttle"
 		v = strings.TrimSuffix(v, "/s")
 		var r int64
 		r, err = parseCount(v)
@@ -366,7 +371,10 @@ func (c *Config) finish() error {
 		return fmt.Errorf("%w: sweep bounds threads>=%d threads<=%d", ErrUsage, c.ThreadsMin, c.ThreadsMax)
 	}
 	if c.Sweep() && c.FixedRate > 0 {
-		return fmt.Errorf("%w: a thread sweep is a closed loop; drop fixed=", ErrUsage)
+		return fmt.Errorf("%w: a thread sweep is a closed loop; drop fixed= or throttle=", ErrUsage)
+	}
+	if c.ProtoVersion != 3 && c.ProtoVersion != 4 {
+		return fmt.Errorf("%w: protocolVersion %d: gocql v1.7.0 speaks protocol v3 and v4 (its v5 is a pre-release draft)", ErrUsage, c.ProtoVersion)
 	}
 	if c.Interval <= 0 {
 		return fmt.Errorf("%w: -log interval must be > 0", ErrUsage)

@@ -13,8 +13,11 @@ import (
 func (r *runner) printHeader(sp stepSpec, open bool) {
 	r.clearProgress()
 	mode := fmt.Sprintf("%d threads", sp.threads)
-	if open {
+	switch {
+	case open:
 		mode = fmt.Sprintf("fixed %s op/s, %d threads (latency from intended start; svc = service time)", commas(int64(r.cfg.FixedRate)), sp.threads)
+	case r.cfg.FixedRate > 0:
+		mode = fmt.Sprintf("throttle %s op/s, %d threads (latency from actual start)", commas(int64(r.cfg.FixedRate)), sp.threads)
 	}
 	fmt.Fprintf(r.out, "Running %s with %s\n", strings.Join(kindNames(sp.kinds), ","), mode)
 	fmt.Fprintf(r.out, "%-6s %10s, %8s, %8s, %8s, %8s, %8s, %8s, %8s, %8s, %8s, %7s, %6s", "type",
@@ -92,6 +95,10 @@ func (r *runner) printSummary(st Step, kinds []kindDef) {
 	}
 	d := time.Duration(st.Total.Seconds * float64(time.Second))
 	line("Total operation time", fmt.Sprintf("%02d:%02d:%02d (%.2f s)", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60, st.Total.Seconds))
+	if st.TargetRate > 0 && !st.Interrupted && st.Total.OpRate < 0.95*st.TargetRate {
+		line("Behind schedule", fmt.Sprintf("%s of the %s op/s asked: the server or -rate threads=%d could not keep up",
+			commas(int64(st.Total.OpRate)), commas(int64(st.TargetRate)), st.Threads))
+	}
 	if st.Interrupted {
 		line("Interrupted", "yes (Ctrl-C): the figures cover the operations done until then")
 	}

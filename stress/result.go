@@ -91,6 +91,9 @@ type Result struct {
 	Sweep     bool      `json:"sweep"`
 	MaxErrors int64     `json:"max_errors"`
 	Steps     []Step    `json:"steps"`
+	// Interrupted is set when the run was stopped (Ctrl-C) before its end,
+	// perhaps while populating, before any step.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Errors is the number of failed operations over all steps.
@@ -105,12 +108,7 @@ func (r *Result) Errors() int64 {
 // OK reports whether the run stayed within -max-errors and was not
 // interrupted.
 func (r *Result) OK() bool {
-	for _, s := range r.Steps {
-		if s.Interrupted {
-			return false
-		}
-	}
-	return r.Errors() <= r.MaxErrors
+	return !r.Interrupted && r.Errors() <= r.MaxErrors
 }
 
 // WriteJSON writes r to path.

@@ -50,7 +50,7 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 	defer r.session.Close()
 	res := &Result{
 		Title: c.Title, Command: c.Args, Workload: c.Command, Start: time.Now(),
-		OpenLoop: c.FixedRate > 0, Sweep: c.Sweep(), MaxErrors: c.MaxErrors,
+		OpenLoop: c.FixedRate > 0 && !c.Throttle, Sweep: c.Sweep(), MaxErrors: c.MaxErrors,
 	}
 	for _, k := range wl.kinds {
 		res.Ops = append(res.Ops, k.name)
@@ -75,6 +75,7 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 			break
 		}
 	}
+	res.Interrupted = ctx.Err() != nil
 	if c.Sweep() {
 		r.printSweep(res)
 	}
@@ -167,17 +168,19 @@ type stepState struct {
 	stopCh   chan struct{} // closed with stopped set: wakes sleeping open-loop workers
 	start    time.Time
 	deadline time.Time
-	open     bool
-	period   float64 // ns between intended starts (open loop)
+	paced    bool    // operations are due on a schedule (fixed or throttle)
+	open     bool    // paced, and latency counts from the intended start
+	period   float64 // ns between intended starts
 	cum      []int   // cumulative kind weights
 }
 
 func (r *runner) runStep(ctx context.Context, sp stepSpec) Step {
 	c := r.cfg
-	open := c.FixedRate > 0 && !sp.quiet
-	st := &stepState{sp: &sp, open: open, stopCh: make(chan struct{}),
+	paced := c.FixedRate > 0 && !sp.quiet
+	open := paced && !c.Throttle
+	st := &stepState{sp: &sp, paced: paced, open: open, stopCh: make(chan struct{}),
 		rec: newRecorder(min(sp.threads, 4*runtime.GOMAXPROCS(0)), len(sp.kinds), open)}
-	if open {
+	if paced {
 		st.period = 1e9 / c.FixedRate
 	}
 	total := 0
@@ -293,9 +296,11 @@ func (r *runner) work(id int, st *stepState) {
 			return
 		}
 		var intended time.Time
-		if st.open {
+		if st.paced {
 			intended = st.start.Add(time.Duration(float64(t) * st.period))
-			if sp.dur > 0 && !intended.Before(st.deadline) {
+			// A duration is wall-clock time: operations still queued
+			// behind schedule at the end are not run.
+			if sp.dur > 0 && (!intended.Before(st.deadline) || time.Now().After(st.deadline)) {
 				return
 			}
 			if d := time.Until(intended); d > 0 {

@@ -175,7 +175,9 @@ func TestWorkloadsAgainstCqld(t *testing.T) {
 		}
 	})
 	t.Run("sweep", func(t *testing.T) {
-		r := runExecuted(t, node, 120, "write", "n=40", "-rate", "threads>=1", "threads<=4", "-pop", "seq=1..40")
+		chart := filepath.Join(t.TempDir(), "sweep.svg")
+		r := runExecuted(t, node, 120, "write", "n=40", "-rate", "threads>=1", "threads<=4", "-pop", "seq=1..40", "-chart", chart)
+		checkSVG(t, chart, 2) // throughput and p99 against threads
 		if len(r.Steps) != 3 || !r.Sweep {
 			t.Fatalf("%d steps, want 3 (1, 2, 4 threads)", len(r.Steps))
 		}
