@@ -41,5 +41,9 @@
 //
 // types.go converts CQL type strings, as written in DDL and stored in
 // system_schema, to and from the protocol data types of
-// github.com/datastax/go-cassandra-native-protocol/datatype.
+// github.com/datastax/go-cassandra-native-protocol/datatype. usertypes.go
+// resolves user-defined type names against a keyspace's types (ParseTypeIn,
+// through a lookup the caller provides), applies Cassandra's rules on types
+// nested in collections and tuples, and normalises type strings as
+// system_schema shows them (NormalizeType).
 package statements

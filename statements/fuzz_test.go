@@ -111,7 +111,14 @@ func FuzzParseType(f *testing.F) {
 	for _, s := range []string{"int", "frozen<map<text, text>>", "list<frozen<tuple<int, text>>>", "map<uuid,blob>", "tuple<int,int>", "'x.Y'", "ks.udt", "vector<float, 3>"} {
 		f.Add(s)
 	}
+	f.Add("tuple<int, frozen<ks.addr>>")
 	f.Fuzz(func(t *testing.T, s string) {
+		// A normalised type parses and normalises to itself.
+		if n, err := NormalizeType(s); err == nil {
+			if n2, err := NormalizeType(n); err != nil || n2 != n {
+				t.Fatalf("NormalizeType(%q) = %q, which normalises to %q, %v", s, n, n2, err)
+			}
+		}
 		dt, frozen, err := ParseTypeFrozen(s)
 		if err != nil {
 			return

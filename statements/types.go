@@ -44,15 +44,7 @@ func ParseType(s string) (datatype.DataType, error) {
 // ParseTypeFrozen is ParseType that also reports whether the outermost type
 // is frozen<...>. It is the inverse of TypeString.
 func ParseTypeFrozen(s string) (datatype.DataType, bool, error) {
-	var ct cqlType
-	p := getParser()
-	defer putParser(p)
-	err := p.run(s, func() {
-		ct = p.parseType()
-		if p.kind() != tokEOF {
-			p.mismatch(tokEOF)
-		}
-	})
+	ct, err := parseCQLType(s)
 	if err != nil {
 		return nil, false, err
 	}
@@ -294,16 +286,15 @@ func (t *cqlType) write(b *strings.Builder) {
 	}
 }
 
-// dataType converts the type to its protocol representation.
+// dataType converts the type to its protocol representation; user types
+// give an *UnknownTypeError (see ParseTypeIn).
 func (t *cqlType) dataType() (datatype.DataType, error) {
-	args := make([]datatype.DataType, len(t.args))
-	for i := range t.args {
-		dt, err := t.args[i].dataType()
-		if err != nil {
-			return nil, err
-		}
-		args[i] = dt
-	}
+	return t.resolve("", nil)
+}
+
+// build makes the protocol type of a non-user type from its resolved
+// parameters.
+func (t *cqlType) build(args []datatype.DataType) (datatype.DataType, error) {
 	switch t.kind {
 	case typeNative:
 		return nativeDataType(t.native), nil
@@ -315,8 +306,6 @@ func (t *cqlType) dataType() (datatype.DataType, error) {
 		return datatype.NewMap(args[0], args[1]), nil
 	case typeTuple:
 		return datatype.NewTuple(args...), nil
-	case typeUDT:
-		return nil, &UnknownTypeError{Keyspace: t.keyspace, Name: t.name}
 	case typeCustom:
 		return datatype.NewCustom(t.name), nil
 	}
