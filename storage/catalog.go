@@ -19,6 +19,8 @@ var (
 	ErrKeyspaceNotFound = errors.New("storage: keyspace does not exist")
 	ErrTableExists      = errors.New("storage: table already exists")
 	ErrTableNotFound    = errors.New("storage: table does not exist")
+	ErrTypeExists       = errors.New("storage: type already exists")
+	ErrTypeNotFound     = errors.New("storage: type does not exist")
 )
 
 // catalogFile is the catalog's on-disk form. Its Version lets a later
@@ -196,6 +198,85 @@ func (c *Catalog) DropTable(keyspace, name string) (*TableDef, error) {
 		return nil
 	})
 	return dropped, err
+}
+
+// CreateType adds def to its keyspace. It fails with ErrKeyspaceNotFound or
+// ErrTypeExists. The catalog keeps def: callers must not change it.
+func (c *Catalog) CreateType(def *TypeDef) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[def.Keyspace]
+		if k == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, def.Keyspace)
+		}
+		if _, ok := k.Types[def.Name]; ok {
+			return fmt.Errorf("%w: %s.%s", ErrTypeExists, def.Keyspace, def.Name)
+		}
+		ks[def.Keyspace] = k.withType(def.Name, def)
+		return nil
+	})
+}
+
+// ReplaceTypes swaps in new definitions of existing types of one keyspace
+// (ALTER TYPE changes one, and renews the types that nest it) and renews
+// the named tables: each gets a new, equal *TableDef, so that everything
+// compiled against the old definition (cached plans, prepared statements)
+// sees that it is stale. It fails with ErrTypeNotFound.
+func (c *Catalog) ReplaceTypes(keyspace string, defs []*TypeDef, renewTables []string) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[keyspace]
+		if k == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, keyspace)
+		}
+		for _, def := range defs {
+			if k.Types[def.Name] == nil {
+				return fmt.Errorf("%w: %s.%s", ErrTypeNotFound, keyspace, def.Name)
+			}
+			k = k.withType(def.Name, def)
+		}
+		for _, name := range renewTables {
+			if old := k.Tables[name]; old != nil {
+				renewed := *old
+				k = k.withTable(name, &renewed)
+			}
+		}
+		ks[keyspace] = k
+		return nil
+	})
+}
+
+// DropType removes a type, or fails with ErrKeyspaceNotFound or
+// ErrTypeNotFound. Callers check that nothing uses it.
+func (c *Catalog) DropType(keyspace, name string) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[keyspace]
+		if k == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, keyspace)
+		}
+		if k.Types[name] == nil {
+			return fmt.Errorf("%w: %s.%s", ErrTypeNotFound, keyspace, name)
+		}
+		ks[keyspace] = k.withType(name, nil)
+		return nil
+	})
+}
+
+// withType returns a copy of k with the named type set, or removed when
+// def is nil.
+func (k *KeyspaceDef) withType(name string, def *TypeDef) *KeyspaceDef {
+	n := *k
+	n.Types = make(map[string]*TypeDef, len(k.Types)+1)
+	for t, d := range k.Types {
+		n.Types[t] = d
+	}
+	if def == nil {
+		delete(n.Types, name)
+	} else {
+		n.Types[name] = def
+	}
+	if len(n.Types) == 0 {
+		n.Types = nil
+	}
+	return &n
 }
 
 // withTable returns a copy of k with the named table set, or removed when

@@ -91,3 +91,59 @@ func TestNodeIdentityStable(t *testing.T) {
 		t.Fatal("a different cluster name was accepted")
 	}
 }
+
+// TestCatalogTypes checks user types persist, and that replacing a type
+// renews the tables named with it (new pointers, equal contents).
+func TestCatalogTypes(t *testing.T) {
+	fs := vfs.NewMem()
+	c, err := OpenCatalog(fs, "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateType(&TypeDef{Keyspace: "ks", Name: "addr"}); !errors.Is(err, ErrKeyspaceNotFound) {
+		t.Fatalf("type in a missing keyspace: %v", err)
+	}
+	if err := c.CreateKeyspace(&KeyspaceDef{Name: "ks", Replication: map[string]string{"class": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	addr := &TypeDef{Keyspace: "ks", Name: "addr", FieldNames: []string{"city"}, FieldTypes: []string{"text"}}
+	if err := c.CreateType(addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateType(addr); !errors.Is(err, ErrTypeExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	tbl := &TableDef{Keyspace: "ks", Name: "t", Columns: []ColumnDef{{Name: "a", Type: "frozen<addr>", Kind: KindPartitionKey}}}
+	if err := c.CreateTable(tbl); err != nil {
+		t.Fatal(err)
+	}
+	before := c.Digest()
+	wider := &TypeDef{Keyspace: "ks", Name: "addr", FieldNames: []string{"city", "zip"}, FieldTypes: []string{"text", "int"}}
+	if err := c.ReplaceTypes("ks", []*TypeDef{wider}, []string{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Digest() == before {
+		t.Fatal("digest unchanged by ALTER TYPE")
+	}
+	got := c.Current().Table("ks", "t")
+	if got == tbl || got.Columns[0] != tbl.Columns[0] {
+		t.Fatalf("table not renewed as an equal copy: %p %p %+v", got, tbl, got)
+	}
+	c2, err := OpenCatalog(fs, "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := c2.Keyspace("ks")
+	if ty := k.Types["addr"]; ty == nil || len(ty.FieldNames) != 2 || ty.FieldTypes[1] != "int" {
+		t.Fatalf("reopened type: %+v", k.Types)
+	}
+	if err := c2.DropType("ks", "addr"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.DropType("ks", "addr"); !errors.Is(err, ErrTypeNotFound) {
+		t.Fatalf("second drop: %v", err)
+	}
+	if err := c2.ReplaceTypes("ks", []*TypeDef{wider}, nil); !errors.Is(err, ErrTypeNotFound) {
+		t.Fatalf("replace of a dropped type: %v", err)
+	}
+}

@@ -24,7 +24,8 @@ import (
 //	column     := AppendKey(text, name)
 //	path       := 0x00                                 simple cell
 //	            | 0x01                                 collection deletion (complex deletion)
-//	            | 0x02 | AppendKey(element key type, path)   collection element
+//	            | 0x02 | AppendKey(element key type, path)   collection element, or
+//	                                                   user type field (path: its position, smallint)
 //	bound      := count (1) | clustering prefix | inclusive (1)
 //
 // Values are encoded Cells (cell.go), written with pebble Merge so that

@@ -46,6 +46,27 @@ type KeyspaceDef struct {
 	Replication   map[string]string    `json:"replication"`
 	DurableWrites bool                 `json:"durable_writes"`
 	Tables        map[string]*TableDef `json:"tables,omitempty"`
+	// Types are the keyspace's user-defined types, by name.
+	Types map[string]*TypeDef `json:"types,omitempty"`
+}
+
+// TypeDef is a user-defined type: its fields in order, each type spelled as
+// system_schema.types.field_types spells it.
+type TypeDef struct {
+	Keyspace   string   `json:"keyspace"`
+	Name       string   `json:"name"`
+	FieldNames []string `json:"field_names"`
+	FieldTypes []string `json:"field_types"`
+}
+
+// SortedTypes returns the keyspace's user types by name.
+func (k *KeyspaceDef) SortedTypes() []*TypeDef {
+	out := make([]*TypeDef, 0, len(k.Types))
+	for _, t := range k.Types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // SortedTables returns the keyspace's tables by name.
