@@ -72,18 +72,28 @@ func adaptType(t datatype.DataType) datatype.DataType {
 			return datatype.NewMap(k, v)
 		}
 	case *datatype.Tuple:
-		var fields []datatype.DataType
-		for i, f := range x.FieldTypes {
-			if a := adaptType(f); a != f {
-				if fields == nil {
-					fields = append([]datatype.DataType(nil), x.FieldTypes...)
-				}
-				fields[i] = a
-			}
-		}
-		if fields != nil {
+		if fields := adaptFields(x.FieldTypes); fields != nil {
 			return datatype.NewTuple(fields...)
+		}
+	case *datatype.UserDefined:
+		if fields := adaptFields(x.FieldTypes); fields != nil {
+			return &datatype.UserDefined{Keyspace: x.Keyspace, Name: x.Name, FieldNames: x.FieldNames, FieldTypes: fields}
 		}
 	}
 	return t
+}
+
+// adaptFields adapts tuple or user type fields, returning nil when none
+// changes.
+func adaptFields(types []datatype.DataType) []datatype.DataType {
+	var fields []datatype.DataType
+	for i, f := range types {
+		if a := adaptType(f); a != f {
+			if fields == nil {
+				fields = append([]datatype.DataType(nil), types...)
+			}
+			fields[i] = a
+		}
+	}
+	return fields
 }

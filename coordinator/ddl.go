@@ -157,7 +157,7 @@ func (p *dropKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) 
 		return nil, fmt.Errorf("drop keyspace %s: %w", p.keyspace, err)
 	}
 	for _, t := range dropped.Tables {
-		c.dropData(t)
+		c.dropData(t, dropped)
 	}
 	return c.schemaChanged(primitive.SchemaChangeTypeDropped, p.keyspace), nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -54,19 +55,23 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 	}
 	def := &storage.TableDef{Keyspace: ks, Name: s.Table, Options: storage.DefaultTableOptions()}
 	copy(def.ID[:], newTimeUUID(time.Now()))
+	k := c.catalog.Current().Keyspace(ks)
+	if k == nil {
+		return nil, invalidf("Keyspace '%s' doesn't exist", ks)
+	}
+	lookup := typeLookup(k)
 	declared := map[string]statements.ColumnDef{}
+	resolved := map[string]colInfo{}
 	for _, cd := range s.Columns {
 		if _, dup := declared[cd.Name]; dup {
 			return nil, invalidf("Duplicate column '%s' declaration for table '%s'", cd.Name, s.Table)
 		}
-		if _, _, err := statements.ParseTypeFrozen(cd.Type); err != nil {
-			var ut *statements.UnknownTypeError
-			if errors.As(err, &ut) && ut.Keyspace == "" {
-				return nil, invalidf("Unknown type %s.%s", ks, ut.Name)
-			}
-			return nil, invalidf("%v", err)
+		ci, err := columnType(&cd, k, lookup)
+		if err != nil {
+			return nil, err
 		}
 		declared[cd.Name] = cd
+		resolved[cd.Name] = ci
 	}
 	order := map[string]string{}
 	for i, o := range s.ClusteringOrder {
@@ -88,7 +93,7 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 			if !ok {
 				return nil, invalidf("Unknown column '%s' referenced in PRIMARY KEY for table '%s'", name, s.Table)
 			}
-			if err := checkKeyColumn(cd); err != nil {
+			if err := checkKeyColumn(cd, resolved[name]); err != nil {
 				return nil, err
 			}
 			if _, dup := kinds[name]; dup {
@@ -118,7 +123,7 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 			}
 			kind = storage.KindStatic
 		}
-		def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: declared[cd.Name].Type, Kind: kind, Position: -1, Order: "none"})
 	}
 	storage.SortColumns(def.Columns)
 	if err := applyTableProperties(&def.Options, s.Properties); err != nil {
@@ -141,7 +146,7 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 	if counters > 0 && def.Options.DefaultTimeToLive > 0 {
 		return nil, invalidf("Cannot set default_time_to_live on a table with counters")
 	}
-	if _, err := compileTable(def); err != nil {
+	if _, err := compileTable(def, k); err != nil {
 		return nil, invalidf("%v", err)
 	}
 	return &createTablePlan{def: def, ifNotExists: s.IfNotExists}, nil
@@ -156,16 +161,40 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// checkKeyColumn refuses types Cassandra does not allow in a primary key.
-func checkKeyColumn(cd statements.ColumnDef) error {
-	typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
+// columnType resolves a column's type in keyspace k, refuses the types
+// Cassandra refuses for a column, and rewrites cd.Type as system_schema
+// shows it (user types by bare name, frozen when nested).
+func columnType(cd *statements.ColumnDef, k *storage.KeyspaceDef, lookup statements.UserTypeLookup) (colInfo, error) {
+	typ, frozen, err := resolveType(cd.Type, k, lookup)
 	if err != nil {
-		return invalidf("%v", err)
+		return colInfo{}, err
 	}
-	switch typ.Code() {
+	if cd.Type, err = statements.NormalizeType(cd.Type); err != nil {
+		return colInfo{}, invalidf("%v", err)
+	}
+	ci := colInfo{typ: typ, frozen: frozen}
+	if ut := ci.multiCellUDT(); ut != nil {
+		for _, ft := range k.Types[ut.Name].FieldTypes {
+			if sh, err := statements.ShapeOf(ft); err == nil && sh.Collection && !sh.Frozen {
+				return colInfo{}, invalidf("Non-frozen UDTs with nested non-frozen collections are not supported")
+			}
+		}
+	}
+	return ci, nil
+}
+
+// checkKeyColumn refuses types Cassandra does not allow in a primary key.
+func checkKeyColumn(cd statements.ColumnDef, ci colInfo) error {
+	switch ci.typ.Code() {
 	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
-		if !frozen {
+		if !ci.frozen {
 			return invalidf("Invalid non-frozen collection type %s for PRIMARY KEY column '%s'", cd.Type, cd.Name)
+		}
+	case primitive.DataTypeCodeUdt:
+		if !ci.frozen {
+			// Cassandra names the type ks.name, quoted as one identifier.
+			ut := ci.typ.(*datatype.UserDefined)
+			return invalidf("Invalid non-frozen user-defined type \"%s.%s\" for PRIMARY KEY column '%s'", ut.Keyspace, ut.Name, cd.Name)
 		}
 	case primitive.DataTypeCodeDuration:
 		return invalidf("duration type is not supported for PRIMARY KEY column '%s'", cd.Name)
@@ -271,6 +300,15 @@ func qualifyClass(m map[string]string, pkg string) map[string]string {
 func (p *createTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
+	// The user types may have changed since the analysis.
+	if k := c.catalog.Current().Keyspace(p.def.Keyspace); k != nil {
+		lookup := typeLookup(k)
+		for _, col := range p.def.Columns {
+			if _, _, err := resolveType(col.Type, k, lookup); err != nil {
+				return nil, err
+			}
+		}
+	}
 	err := c.catalog.CreateTable(p.def)
 	switch {
 	case errors.Is(err, storage.ErrKeyspaceNotFound):
@@ -316,14 +354,15 @@ func (p *dropTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (me
 	case err != nil:
 		return nil, fmt.Errorf("drop table %s.%s: %w", p.keyspace, p.table, err)
 	}
-	c.dropData(def)
+	c.dropData(def, c.catalog.Current().Keyspace(p.keyspace))
 	return c.tableChanged(primitive.SchemaChangeTypeDropped, p.keyspace, p.table), nil
 }
 
-// dropData removes a dropped table's rows. The table id is never reused,
-// so a failure here leaves only unreachable data behind.
-func (c *Coordinator) dropData(def *storage.TableDef) {
-	ti, err := compileTable(def)
+// dropData removes a dropped table's rows; k is its keyspace (for its
+// user types). The table id is never reused, so a failure here leaves only
+// unreachable data behind.
+func (c *Coordinator) dropData(def *storage.TableDef, k *storage.KeyspaceDef) {
+	ti, err := compileTable(def, k)
 	if err == nil {
 		err = c.engine.Truncate(ti.st)
 	}
@@ -374,7 +413,11 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 	if isSystemKeyspace(p.keyspace) {
 		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
 	}
-	old := c.catalog.Current().Table(p.keyspace, s.Table)
+	k := c.catalog.Current().Keyspace(p.keyspace)
+	var old *storage.TableDef
+	if k != nil {
+		old = k.Tables[s.Table]
+	}
 	if old == nil {
 		if s.IfExists {
 			return &message.VoidResult{}, nil
@@ -388,6 +431,7 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 		def.Dropped[k] = v
 	}
 	hasClustering := len(old.Key(storage.KindClustering)) > 0
+	lookup := typeLookup(k)
 	changed := false
 	switch s.Op {
 	case statements.AlterTableAdd:
@@ -398,14 +442,12 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 				}
 				return nil, invalidf("Column with name '%s' already exists", cd.Name)
 			}
-			typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
-			if err != nil {
-				return nil, invalidf("%v", err)
+			if _, err := columnType(&cd, k, lookup); err != nil {
+				return nil, err
 			}
 			if d, ok := def.Dropped[cd.Name]; ok && d.Type != cd.Type {
 				return nil, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
 			}
-			_, _ = typ, frozen
 			kind := storage.KindRegular
 			if cd.Static {
 				if !hasClustering {
@@ -487,7 +529,7 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 	if len(def.Dropped) == 0 {
 		def.Dropped = nil
 	}
-	if _, err := compileTable(&def); err != nil {
+	if _, err := compileTable(&def, k); err != nil {
 		return nil, invalidf("%v", err)
 	}
 	if err := c.catalog.ReplaceTable(&def); err != nil {

@@ -28,6 +28,8 @@ const (
 	opCounter                       // c = c + n, c = c - n (counters)
 	opSetIndex                      // c[i] = v (lists)
 	opDeleteIndex                   // DELETE c[i] (lists)
+	opFieldSet                      // c.f = v (non-frozen user types)
+	opFieldDel                      // DELETE c.f (non-frozen user types)
 )
 
 // writeOp changes one column of each row a write reaches.
@@ -37,6 +39,7 @@ type writeOp struct {
 	value  valueExpr
 	key    valueExpr
 	negate bool // counter decrement
+	field  int  // opFieldSet, opFieldDel: the field's position
 }
 
 type writeKind uint8
@@ -251,7 +254,12 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 			p.staticOnly = false
 		}
 		if a.Field != "" {
-			return nil, invalidf("User type field updates are not supported yet")
+			op, err := fieldOp(col, ci, a.Field, "("+a.Column+"."+a.Field+" = "+termText(a.Value)+")", b, a.Value)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op)
+			continue
 		}
 		op := writeOp{col: ci}
 		if col.typ.Code() == primitive.DataTypeCodeCounter {
@@ -297,7 +305,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 			op.kind = opSet
 			op.value, err = b.term(a.Value, col.typ, a.Column)
 		case statements.AssignAdd, statements.AssignSubtract, statements.AssignPrepend:
-			if !col.multiCell() {
+			if !col.multiCell() || !col.isCollection() {
 				return nil, invalidf("Invalid operation (%s = %s + ?) for non collection column %s", a.Column, a.Column, a.Column)
 			}
 			op.kind = map[statements.AssignmentOp]opKind{statements.AssignAdd: opAdd, statements.AssignSubtract: opSubtract, statements.AssignPrepend: opPrepend}[a.Op]
@@ -355,7 +363,9 @@ func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string
 		}
 		op := writeOp{col: ci, kind: opDelete}
 		if d.Field != "" {
-			return nil, invalidf("User type field deletions are not supported yet")
+			if op, err = fieldOp(col, ci, d.Field, "", b, nil); err != nil {
+				return nil, err
+			}
 		}
 		if d.Key != nil {
 			var kt datatype.DataType
@@ -755,6 +765,8 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 			return nil
 		}
 		return p.writeElements(m, pk, tg, col, v, x, live, false)
+	case opFieldSet, opFieldDel:
+		return p.writeField(m, pk, tg, op, v, live, dead)
 	case opAdd:
 		if v == nil {
 			return nil
@@ -867,6 +879,8 @@ const prependEpochMillis = 1262304000000
 func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.CellTarget, col *colInfo, v []byte, x *execution, live storage.Cell, prepend bool) error {
 	t := p.t
 	switch ct := col.typ.(type) {
+	case *datatype.UserDefined:
+		return p.writeFields(m, pk, tg, ct, v, live)
 	case *datatype.Set:
 		return walkCollection(v, func(e []byte) error {
 			tg.PathType, tg.Path = ct.ElementType, e

@@ -60,6 +60,11 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &ue) {
 		return &message.Invalid{ErrorMessage: ue.Error()}
 	}
+	var te *statements.TypeError
+	var ut *statements.UnknownTypeError
+	if errors.As(err, &te) || errors.As(err, &ut) {
+		return &message.Invalid{ErrorMessage: err.Error()}
+	}
 	var stale *staleError
 	if errors.As(err, &stale) {
 		return &message.Invalid{ErrorMessage: stale.Error()}

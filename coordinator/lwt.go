@@ -27,10 +27,12 @@ type casSpec struct {
 
 // casCond is one IF condition, compiled.
 type casCond struct {
-	col  int
-	key  valueExpr // m[k] conditions; nil otherwise
-	op   statements.Operator
-	vals valueList
+	col int
+	key valueExpr // m[k] conditions; nil otherwise
+	// field is f+1 for u.f conditions on a user type, 0 otherwise.
+	field int
+	op    statements.Operator
+	vals  valueList
 }
 
 // casWrite is one conditional write of a batch (or the only one).
@@ -85,12 +87,20 @@ func (c *Coordinator) casWrite(w *writePlan, b *binder, spec casSpec) (casWrite,
 		if col.isKey() {
 			return cw, invalidf("PRIMARY KEY column '%s' cannot have IF conditions", cd.Column)
 		}
-		if cd.Field != "" {
-			return cw, invalidf("Conditions on user type fields are not supported yet")
-		}
 		cc := casCond{col: ci, op: cd.Op}
 		typ := col.typ
 		name := cd.Column
+		if cd.Field != "" {
+			ut, ok := col.typ.(*datatype.UserDefined)
+			if !ok {
+				return cw, invalidf("Invalid field selection: %s of type %s is not a user type", cd.Column, typeName(col.typ))
+			}
+			i := indexOf(ut.FieldNames, cd.Field)
+			if i < 0 {
+				return cw, invalidf("Unknown field %s for column %s", cd.Field, cd.Column)
+			}
+			cc.field, typ, name = i+1, ut.FieldTypes[i], cd.Column+"."+cd.Field
+		}
 		if cd.Key != nil {
 			m, ok := col.typ.(*datatype.Map)
 			if !ok {
@@ -294,6 +304,13 @@ func (cw *casWrite) holds(row, static *storage.Row, x *execution) (bool, error) 
 		typ := col.typ
 		if cd.key != nil {
 			typ = col.typ.(*datatype.Map).ValueType
+		}
+		if cd.field > 0 {
+			ut := col.typ.(*datatype.UserDefined)
+			typ = ut.FieldTypes[cd.field-1]
+			if v != nil {
+				v = splitFields(v, len(ut.FieldTypes))[cd.field-1]
+			}
 		}
 		if !condHolds(typ, cd.op, v, allowed) {
 			return false, nil

@@ -18,7 +18,7 @@ func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 			continue
 		}
 		for _, def := range ks.Tables {
-			t, err := compileTable(def)
+			t, err := compileTable(def, ks)
 			if err != nil {
 				return total, err
 			}

@@ -363,6 +363,14 @@ func (c *selCompiler) field(f *statements.FieldSelector) (selItem, error) {
 	if !ok {
 		return selItem{}, invalidf("Invalid field selection: %s of type %s is not a user type", in.name, typeName(in.typ))
 	}
+	// Cassandra names the type as the column declares it: user types are
+	// frozen except a non-frozen column's own.
+	frozen := true
+	if ref, isCol := f.Expr.(*statements.ColumnRef); isCol {
+		if _, col, err := c.t.column(ref.Name); err == nil {
+			frozen = col.frozen
+		}
+	}
 	idx := -1
 	for i, n := range ut.FieldNames {
 		if n == f.Field {
@@ -370,7 +378,7 @@ func (c *selCompiler) field(f *statements.FieldSelector) (selItem, error) {
 		}
 	}
 	if idx < 0 {
-		return selItem{}, invalidf("%s of type %s has no field %s", in.name, typeName(in.typ), f.Field)
+		return selItem{}, invalidf("%s of type %s has no field %s", in.name, statements.TypeString(in.typ, frozen), f.Field)
 	}
 	nf := len(ut.FieldTypes)
 	fn := func(_ *selCtx, a [][]byte) ([]byte, error) {
@@ -532,7 +540,7 @@ func (c *selCompiler) writetimeOrTTL(f *statements.FunctionCall) (selItem, error
 		return selItem{}, invalidf("Cannot use selection function %s on PRIMARY KEY part %s", fname, col.def.Name)
 	}
 	if col.multiCell() {
-		return selItem{}, invalidf("Cannot use selection function %s on non-frozen collection %s", fname, col.def.Name)
+		return selItem{}, invalidf("Cannot use selection function %s on non-frozen %s %s", fname, multiCellKind(col), col.def.Name)
 	}
 	kind, typ := projWritetime, datatype.DataType(datatype.Bigint)
 	if f.Name == "ttl" {

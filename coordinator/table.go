@@ -29,18 +29,42 @@ type colInfo struct {
 	frozen bool // for collections: stored as one cell
 }
 
-// multiCell reports whether a column is a non-frozen collection, stored as
-// one cell per element.
+// multiCell reports whether a column is a non-frozen collection or user
+// type, stored as one cell per element or field.
 func (c *colInfo) multiCell() bool {
-	if c.frozen {
-		return false
-	}
+	return !c.frozen && (c.isCollection() || c.typ.Code() == primitive.DataTypeCodeUdt)
+}
+
+// isCollection reports whether the column is a list, set or map.
+func (c *colInfo) isCollection() bool {
 	switch c.typ.Code() {
 	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
 		return true
 	}
 	return false
 }
+
+// multiCellKind is how Cassandra names a multi-cell column's kind in
+// errors: "collection" or "UDT".
+func multiCellKind(c *colInfo) string {
+	if c.isCollection() {
+		return "collection"
+	}
+	return "UDT"
+}
+
+// multiCellUDT returns the type of a non-frozen user type column, or nil.
+func (c *colInfo) multiCellUDT() *datatype.UserDefined {
+	if c.frozen {
+		return nil
+	}
+	ut, _ := c.typ.(*datatype.UserDefined)
+	return ut
+}
+
+// udtFieldPath is the cell path of field i of a non-frozen user type: the
+// field's position as a smallint, as Cassandra's UserType.cellPathForField.
+func udtFieldPath(i int) []byte { return []byte{byte(i >> 8), byte(i)} }
 
 func (c *colInfo) isStatic() bool { return c.def.Kind == storage.KindStatic }
 func (c *colInfo) isKey() bool {
@@ -49,19 +73,26 @@ func (c *colInfo) isKey() bool {
 
 var tableCache sync.Map // *storage.TableDef -> *tableInfo
 
-// compileTable returns the compiled form of def.
-func compileTable(def *storage.TableDef) (*tableInfo, error) {
+// compileTable returns the compiled form of def, whose user types are
+// those of k (the keyspace of the same schema). The cache is keyed by def
+// alone: a type change renews the definitions of the tables using it
+// (storage.Catalog.ReplaceTypes).
+func compileTable(def *storage.TableDef, k *storage.KeyspaceDef) (*tableInfo, error) {
 	if ti, ok := tableCache.Load(def); ok {
 		return ti.(*tableInfo), nil
 	}
-	st, err := storage.NewTable(def, statements.ParseType)
+	lookup := typeLookup(k)
+	st, err := storage.NewTable(def, func(s string) (datatype.DataType, error) {
+		dt, _, err := statements.ParseTypeIn(s, def.Keyspace, lookup)
+		return dt, err
+	})
 	if err != nil {
 		return nil, err
 	}
 	ti := &tableInfo{def: def, st: st, byName: map[string]int{}}
 	for i := range def.Columns {
 		cd := &def.Columns[i]
-		typ, frozen, err := statements.ParseTypeFrozen(cd.Type)
+		typ, frozen, err := statements.ParseTypeIn(cd.Type, def.Keyspace, lookup)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +121,7 @@ func (c *Coordinator) userTable(ks, name string) (*tableInfo, error) {
 	if def == nil {
 		return nil, invalidf("unconfigured table %s", name)
 	}
-	return compileTable(def)
+	return compileTable(def, k)
 }
 
 func (t *tableInfo) column(name string) (int, *colInfo, error) {

@@ -115,6 +115,11 @@ func (b *binder) term(t statements.Term, typ datatype.DataType, name string) (va
 		if ct, ok := typ.(*datatype.Map); ok {
 			return b.collection(v.Keys, v.Values, ct.KeyType, ct.ValueType, name, true)
 		}
+		if typ.Code() == primitive.DataTypeCodeUdt {
+			return nil, invalidf("Invalid map literal for %s of type %s", name, statements.TypeString(typ, false))
+		}
+	case *statements.UserTypeLiteral:
+		return b.userType(v, typ, name)
 	case *statements.TupleLiteral:
 		if tt, ok := typ.(*datatype.Tuple); ok {
 			if len(v.Elems) > len(tt.FieldTypes) {
@@ -137,6 +142,75 @@ func (b *binder) term(t statements.Term, typ datatype.DataType, name string) (va
 }
 
 var emptyCollection = []byte{0, 0, 0, 0}
+
+// literalFits is Constants.Literal.testAssignment: whether a constant of
+// kind k may be assigned to type t at all (its value is checked later).
+func literalFits(k statements.LiteralKind, t datatype.DataType) bool {
+	var codes []primitive.DataTypeCode
+	switch k {
+	case statements.LiteralNull:
+		return true
+	case statements.LiteralString:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar, primitive.DataTypeCodeText,
+			primitive.DataTypeCodeInet, primitive.DataTypeCodeDate, primitive.DataTypeCodeTime, primitive.DataTypeCodeTimestamp}
+	case statements.LiteralInteger:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeBigint, primitive.DataTypeCodeCounter, primitive.DataTypeCodeDate,
+			primitive.DataTypeCodeDecimal, primitive.DataTypeCodeDouble, primitive.DataTypeCodeDuration, primitive.DataTypeCodeFloat,
+			primitive.DataTypeCodeInt, primitive.DataTypeCodeSmallint, primitive.DataTypeCodeTime, primitive.DataTypeCodeTimestamp,
+			primitive.DataTypeCodeTinyint, primitive.DataTypeCodeVarint}
+	case statements.LiteralFloat:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeDecimal, primitive.DataTypeCodeDouble, primitive.DataTypeCodeFloat}
+	case statements.LiteralBoolean:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeBoolean}
+	case statements.LiteralUUID:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeUuid, primitive.DataTypeCodeTimeuuid}
+	case statements.LiteralHex:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeBlob}
+	case statements.LiteralDuration:
+		codes = []primitive.DataTypeCode{primitive.DataTypeCodeDuration}
+	}
+	if t.Code() == primitive.DataTypeCodeCustom {
+		return true
+	}
+	for _, c := range codes {
+		if t.Code() == c {
+			return true
+		}
+	}
+	return false
+}
+
+// userType compiles a user type literal {f: v, ...} (UserTypes.Literal):
+// fields it leaves out are null.
+func (b *binder) userType(v *statements.UserTypeLiteral, typ datatype.DataType, name string) (valueExpr, error) {
+	ut, ok := typ.(*datatype.UserDefined)
+	if !ok {
+		return nil, invalidf("Invalid user type literal for %s of type %s", name, statements.TypeString(typ, false))
+	}
+	for _, f := range v.Fields {
+		if indexOf(ut.FieldNames, f) < 0 {
+			return nil, invalidf("Unknown field '%s' in value of user defined type %s", f, ut.Name)
+		}
+	}
+	t := &tupleExpr{elems: make([]valueExpr, len(ut.FieldNames))}
+	for i, f := range ut.FieldNames {
+		t.elems[i] = constExpr(nil)
+		for j, given := range v.Fields {
+			if given != f {
+				continue
+			}
+			if lit, ok := v.Values[j].(*statements.Literal); ok && !literalFits(lit.Kind, ut.FieldTypes[i]) {
+				return nil, invalidf("Invalid user type literal for %s: field %s is not of type %s", name, f, statements.TypeString(ut.FieldTypes[i], true))
+			}
+			ex, err := b.term(v.Values[j], ut.FieldTypes[i], name+"."+f)
+			if err != nil {
+				return nil, err
+			}
+			t.elems[i] = ex
+		}
+	}
+	return t, nil
+}
 
 // collectionExpr serializes a list, set or map literal. Sets and maps are
 // sorted and deduplicated by their element order, as Cassandra stores them.

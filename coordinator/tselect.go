@@ -139,7 +139,7 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 			return nil, invalidf("Unsupported filter %s", f.op)
 		}
 		if t.cols[f.col].multiCell() {
-			return nil, invalidf("Filtering on non-frozen collection %s is not supported yet", t.cols[f.col].def.Name)
+			return nil, invalidf("Filtering on non-frozen %s %s is not supported yet", multiCellKind(&t.cols[f.col]), t.cols[f.col].def.Name)
 		}
 	}
 	if len(s.OrderBy) > 0 {
@@ -750,8 +750,11 @@ func (r *selectRun) values(row *storage.Row) ([][]byte, bool) {
 }
 
 // assembleCollection serializes a non-frozen collection from its element
-// cells (in element order).
+// cells (in element order), or a non-frozen user type from its field cells.
 func (t *tableInfo) assembleCollection(col *colInfo, cells []storage.ColumnCell) []byte {
+	if ut := col.multiCellUDT(); ut != nil {
+		return assembleUDT(ut, cells)
+	}
 	buf := binary.BigEndian.AppendUint32(nil, uint32(len(cells)))
 	var kt datatype.DataType
 	switch ct := col.typ.(type) {

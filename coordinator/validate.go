@@ -98,6 +98,48 @@ func validateValue(t datatype.DataType, v []byte, name string) error {
 			}
 			rest = r
 		}
+	case primitive.DataTypeCodeUdt:
+		return validateUDT(t.(*datatype.UserDefined), v, name)
+	}
+	return nil
+}
+
+// validateUDT checks a user type value as Cassandra's
+// UserTypeSerializer.validate does, with its messages: fewer fields than
+// declared are allowed (ALTER TYPE ADD makes old values shorter), more
+// are not.
+func validateUDT(ut *datatype.UserDefined, v []byte, name string) error {
+	rest := v
+	for i, fname := range ut.FieldNames {
+		if len(rest) == 0 {
+			return nil
+		}
+		if len(rest) < 4 {
+			return invalidf("Not enough bytes to read size of %dth field %s", i, fname)
+		}
+		b, r, ok := readBytes(rest)
+		if !ok {
+			return invalidf("Not enough bytes to read %dth field %s", i, fname)
+		}
+		if err := validateValue(ut.FieldTypes[i], b, name+"."+fname); err != nil {
+			return err
+		}
+		rest = r
+	}
+	if len(rest) != 0 {
+		return invalidf("Invalid remaining data after end of UDT value")
+	}
+	return nil
+}
+
+// fieldTypesOf returns the field types of a tuple or user type, nil for
+// other types.
+func fieldTypesOf(t datatype.DataType) []datatype.DataType {
+	switch x := t.(type) {
+	case *datatype.Tuple:
+		return x.FieldTypes
+	case *datatype.UserDefined:
+		return x.FieldTypes
 	}
 	return nil
 }
@@ -171,8 +213,8 @@ func hasUnordered(t datatype.DataType) bool {
 		return true
 	case *datatype.List:
 		return hasUnordered(x.ElementType)
-	case *datatype.Tuple:
-		for _, f := range x.FieldTypes {
+	case *datatype.Tuple, *datatype.UserDefined:
+		for _, f := range fieldTypesOf(x) {
 			if hasUnordered(f) {
 				return true
 			}
@@ -203,12 +245,13 @@ func normalizeValue(t datatype.DataType, v []byte) ([]byte, error) {
 			out = appendBytes(out, e)
 		}
 		return out, nil
-	case *datatype.Tuple:
+	case *datatype.Tuple, *datatype.UserDefined:
+		fts := fieldTypesOf(x)
 		var out []byte
 		rest := v
 		for i := 0; len(rest) > 0; i++ {
 			b, r, _ := readBytes(rest)
-			n, err := normalizeValue(x.FieldTypes[i], b)
+			n, err := normalizeValue(fts[i], b)
 			if err != nil {
 				return nil, err
 			}

@@ -199,6 +199,9 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 			return nil, bad()
 		}
 		return b, nil
+	case primitive.DataTypeCodeUdt, primitive.DataTypeCodeTuple, primitive.DataTypeCodeList,
+		primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+		return nil, bad()
 	default:
 		return nil, invalidf("Literals of type %s are not supported here yet", statements.TypeString(t, false))
 	}

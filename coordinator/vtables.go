@@ -42,6 +42,7 @@ func newVTables() (vtables, error) {
 		"system_schema.keyspaces":      (*Coordinator).keyspaceRows,
 		"system_schema.tables":         (*Coordinator).tableRows,
 		"system_schema.columns":        (*Coordinator).columnRows,
+		"system_schema.types":          (*Coordinator).typeRows,
 		virtualKeyspace + ".keyspaces": (*Coordinator).virtualKeyspaceRows,
 		virtualKeyspace + ".tables":    (*Coordinator).virtualTableRows,
 		virtualKeyspace + ".columns":   (*Coordinator).virtualColumnRows,
@@ -248,6 +249,21 @@ func (c *Coordinator) columnRows() []row {
 		}
 	}
 	return sortRows(rows, "keyspace_name", "table_name", "column_name")
+}
+
+func (c *Coordinator) typeRows() []row {
+	var rows []row
+	for _, k := range c.catalog.Keyspaces() {
+		for _, t := range k.SortedTypes() {
+			rows = append(rows, row{
+				"keyspace_name": t.Keyspace,
+				"type_name":     t.Name,
+				"field_names":   t.FieldNames,
+				"field_types":   t.FieldTypes,
+			})
+		}
+	}
+	return rows
 }
 
 func virtualTables() []*tableDef {

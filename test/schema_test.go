@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/binary"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,36 @@ func readString(b []byte) (string, []byte) {
 	return string(b[2 : 2+n]), b[2+n:]
 }
 
+// readStrings reads the [string]s that make up b.
+func readStrings(b []byte) []string {
+	var out []string
+	for len(b) > 0 {
+		s, rest := readString(b)
+		if rest == nil {
+			break
+		}
+		out, b = append(out, s), rest
+	}
+	return out
+}
+
+// schemaChange runs a DDL query on conn and returns the strings of its
+// SCHEMA_CHANGE result (change, target, keyspace[, name]) and of the event
+// listener receives for it (SCHEMA_CHANGE, change, target, keyspace[, name]).
+func schemaChange(t *testing.T, conn, listener *wire, query string) (result, event []string) {
+	t.Helper()
+	conn.send(4, 3, primitive.OpCodeQuery, queryBody(query))
+	r := conn.mustRead()
+	if r.op != primitive.OpCodeResult || binary.BigEndian.Uint32(r.body) != uint32(primitive.ResultTypeSchemaChange) {
+		t.Fatalf("%s answered %s", query, fmtReply(r))
+	}
+	ev := listener.mustRead()
+	if ev.op != primitive.OpCodeEvent || ev.stream != -1 {
+		t.Fatalf("listener got %s", fmtReply(ev))
+	}
+	return readStrings(r.body[4:]), readStrings(ev.body)
+}
+
 // TestSchemaChangeEvents checks that a connection registered for
 // SCHEMA_CHANGE gets an EVENT on stream -1 for each keyspace change made on
 // another connection, and that the DDL itself is answered with the matching
@@ -51,28 +82,12 @@ func TestSchemaChangeEvents(t *testing.T) {
 		{`CREATE KEYSPACE ev WITH replication = {'class': 'SimpleStrategy', 'replication_factor': '1'}`, "CREATED"},
 		{`DROP KEYSPACE ev`, "DROPPED"},
 	} {
-		other.send(4, 3, primitive.OpCodeQuery, queryBody(tc.query))
-		r := other.mustRead()
-		if r.op != primitive.OpCodeResult || binary.BigEndian.Uint32(r.body) != uint32(primitive.ResultTypeSchemaChange) {
-			t.Fatalf("%s answered %s", tc.query, fmtReply(r))
+		res, ev := schemaChange(t, other, listener, tc.query)
+		if want := []string{tc.change, "KEYSPACE", "ev"}; !reflect.DeepEqual(res, want) {
+			t.Fatalf("result = %q, want %q", res, want)
 		}
-		change, rest := readString(r.body[4:])
-		target, rest := readString(rest)
-		ks, _ := readString(rest)
-		if change != tc.change || target != "KEYSPACE" || ks != "ev" {
-			t.Fatalf("result = %s %s %s", change, target, ks)
-		}
-
-		ev := listener.mustRead()
-		if ev.op != primitive.OpCodeEvent || ev.stream != -1 {
-			t.Fatalf("listener got %s", fmtReply(ev))
-		}
-		typ, rest := readString(ev.body)
-		change, rest = readString(rest)
-		target, rest = readString(rest)
-		ks, _ = readString(rest)
-		if typ != "SCHEMA_CHANGE" || change != tc.change || target != "KEYSPACE" || ks != "ev" {
-			t.Fatalf("event = %s %s %s %s", typ, change, target, ks)
+		if want := []string{"SCHEMA_CHANGE", tc.change, "KEYSPACE", "ev"}; !reflect.DeepEqual(ev, want) {
+			t.Fatalf("event = %q, want %q", ev, want)
 		}
 	}
 

@@ -9,7 +9,9 @@ it: a DC-aware, token-aware load balancing policy and, by default, no
 protocol version, so it negotiates one (with --explicit, the Cluster is
 given PROTOCOL_VERSION). It connects, checks the protocol version is
 PROTOCOL_VERSION and the discovered node, creates a keyspace, checks its
-metadata, USEs it, reads system.local and drops the keyspace.
+metadata, USEs it, creates a user type and a table using it (checking their
+metadata and a prepared write and read), reads system.local and drops the
+keyspace.
 
 Any WARNING or ERROR the driver logs fails the run, with one exception.
 With no protocol version set, driver 3.25 starts at DSE_V2 (66) and steps
@@ -142,6 +144,28 @@ def main(argv):
         check(session.keyspace == ks, "session keyspace %r after set_keyspace, want %r" % (session.keyspace, ks))
         session.execute("USE %s" % ks)
         check(session.keyspace == ks, "session keyspace %r after USE, want %r" % (session.keyspace, ks))
+
+        # A user type: the driver reads it from system_schema.types on the
+        # TYPE schema change, parses the column types naming it, and
+        # serializes it by the prepared metadata.
+        session.execute("CREATE TYPE address (street text, city text)")
+        session.execute("CREATE TABLE people (k int PRIMARY KEY, home frozen<address>, work address)")
+        kmd = md.keyspaces.get(ks)
+        ut = kmd.user_types.get("address") if kmd else None
+        if check(ut is not None, "metadata lacks user type address: %s" % (kmd and sorted(kmd.user_types))):
+            check(ut.field_names == ["street", "city"] and ut.field_types == ["text", "text"],
+                  "user type address: %s %s" % (ut.field_names, ut.field_types))
+        tmd = kmd.tables.get("people") if kmd else None
+        if check(tmd is not None, "metadata lacks table people"):
+            types = {c: tmd.columns[c].cql_type for c in tmd.columns}
+            check(types == {"k": "int", "home": "frozen<address>", "work": "address"}, "people column types %s" % types)
+        ins = session.prepare("INSERT INTO people (k, home, work) VALUES (?, ?, ?)")
+        session.execute(ins, (1, ("Main", "Oslo"), (None, "Bergen")))
+        session.execute("UPDATE people SET work.street = 'Quay' WHERE k = 1")
+        row = session.execute("SELECT home, work, work.city FROM people WHERE k = 1").one()
+        check(row is not None and row[0].street == "Main" and row[0].city == "Oslo"
+              and row[1].street == "Quay" and row[1].city == "Bergen" and row[2] == "Bergen",
+              "people row %r" % (row,))
 
         row = session.execute("SELECT release_version, partitioner, cluster_name, data_center "
                               "FROM system.local WHERE key='local'").one()
