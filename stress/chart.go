@@ -50,9 +50,15 @@ type series struct {
 	pts   [][2]float64
 }
 
+type tick struct {
+	x     float64
+	label string
+}
+
 type panel struct {
 	title, xlabel, ylabel string
 	log2X                 bool
+	xticks                []tick // when set, the x axis's ticks (x values are used as they are)
 	series                []series
 	legend                []series // when set, shown instead of one entry per series
 }
@@ -105,7 +111,7 @@ func chartPanels(results []*Result) []panel {
 		}
 		offset := 0.0
 		for _, s := range r.Steps {
-			for _, iv := range s.Intervals {
+			for _, iv := range drawnIntervals(s.Intervals) {
 				x := offset + iv.Time
 				t.pts = append(t.pts, [2]float64{x, iv.OpRate})
 				for j, p := range pcts {
@@ -132,7 +138,48 @@ func chartPanels(results []*Result) []panel {
 			}
 		}
 	}
-	return []panel{tp, lat}
+	return []panel{tp, lat, spectrumPanel(results)}
+}
+
+// drawnIntervals leaves out a last interval much shorter than the others
+// (the stub between the last tick and the end of the run), whose rate over
+// a few milliseconds would draw as a cliff.
+func drawnIntervals(ivs []Interval) []Interval {
+	if n := len(ivs); n >= 2 && ivs[n-1].Seconds < ivs[0].Seconds/4 {
+		return ivs[:n-1]
+	}
+	return ivs
+}
+
+// spectrumPanel draws each run's latency against percentile, the x axis
+// stretched by nines (90%, 99%, 99.9%, ... equally spaced).
+func spectrumPanel(results []*Result) panel {
+	nines := func(p float64) float64 { return math.Log10(1 / (1 - math.Min(p, 99.999)/100)) }
+	sp := panel{title: "Latency by percentile (whole run)", xlabel: "percentile", ylabel: "ms"}
+	for i, l := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"} {
+		sp.xticks = append(sp.xticks, tick{float64(i), l})
+	}
+	sp.xticks = append(sp.xticks, tick{nines(50), "50%"})
+	for i, r := range results {
+		color := palette[i%len(palette)]
+		for _, st := range r.Steps {
+			for j, spec := range [][]Point{st.Spectrum, st.ServiceSpectrum} {
+				s := series{name: runLabel(r, i), color: color}
+				if j == 1 {
+					s.name, s.dash = s.name+" service time", "1,2"
+				}
+				for _, p := range spec {
+					if p.Percentile < 100 {
+						s.pts = append(s.pts, [2]float64{nines(p.Percentile), p.Ms})
+					}
+				}
+				if len(s.pts) > 0 {
+					sp.series = append(sp.series, s)
+				}
+			}
+		}
+	}
+	return sp
 }
 
 const (
@@ -192,22 +239,23 @@ func drawPanel(b *strings.Builder, p panel, top float64) {
 		fmt.Fprintf(b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/>`+"\n", x0, y, x0+w, y)
 		fmt.Fprintf(b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`+"\n", x0-6, y+4, tickLabel(t))
 	}
-	var xticks []float64
-	if p.log2X {
+	xticks := p.xticks
+	if xticks == nil && p.log2X {
 		for t := math.Exp2(math.Floor(math.Log2(xmin))); t <= xmax*1.0001; t *= 2 {
-			xticks = append(xticks, t)
+			xticks = append(xticks, tick{t, tickLabel(t)})
 		}
-	} else {
+	} else if xticks == nil {
 		for _, t := range niceTicks(xmax) {
-			if t <= xmax*1.0001 {
-				xticks = append(xticks, t)
-			}
+			xticks = append(xticks, tick{t, tickLabel(t)})
 		}
 	}
 	for _, t := range xticks {
-		x := fx(t)
+		if t.x > xmax*1.0001 {
+			continue
+		}
+		x := fx(t.x)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#eee"/>`+"\n", x, y0, x, y0+h)
-		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`+"\n", x, y0+h+16, tickLabel(t))
+		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`+"\n", x, y0+h+16, t.label)
 	}
 	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", x0+w/2, y0+h+36, html.EscapeString(p.xlabel))
 	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle" transform="rotate(-90 %g %g)">%s</text>`+"\n",

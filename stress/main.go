@@ -20,7 +20,7 @@ const (
 
 // Usage is the help text.
 const Usage = `usage:
-  cqlstress COMMAND [n=COUNT | duration=TIME] [cl=LEVEL] [ratio(...)|ops(...)] [profile=FILE] [OPTIONS]
+  cqlstress COMMAND [n=COUNT | duration=TIME] [warmup=COUNT|TIME] [cl=LEVEL] [ratio(...)|ops(...)] [profile=FILE] [OPTIONS]
   cqlstress chart -o OUT.html|OUT.svg RESULT.json...
 
 commands: write, read, mixed ratio(write=1,read=3), counter_write, counter_read,
@@ -34,7 +34,8 @@ options:
   -schema 'replication(factor=1)' keyspace=keyspace1
   -mode prepared|simple protocolVersion=4 compression=lz4|snappy connections=2 pageSize=5000
         timeout=12s coalesce=200us user=U password=P
-  -node 127.0.0.1[:9042],...      -cl ONE   -serial-cl SERIAL
+  -node 127.0.0.1[:9042],... [datacenter=DC]   -cl ONE   -serial-cl SERIAL
+  -errors retries=N               let the driver retry N times (default 0: every failure counts)
   -populate [n=N]                 write the population's keys once before measuring
   -log interval=1s                -hdrfile FILE.hdr   -json FILE.json   -chart FILE.html|FILE.svg
   -title TEXT  -max-errors N (default 0)  -seed N

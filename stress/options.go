@@ -57,7 +57,13 @@ type Config struct {
 	User         string
 	Password     string
 
-	Nodes []string
+	Nodes      []string
+	DataCenter string // -node datacenter=: route to this data center's nodes
+	Retries    int    // -errors retries=: driver retries before an operation counts as failed
+
+	// WarmupN or WarmupDuration run the workload unmeasured first.
+	WarmupN        int64
+	WarmupDuration time.Duration
 
 	Interval  time.Duration
 	JSONFile  string
@@ -93,7 +99,7 @@ var commands = map[string]bool{
 // options that take their sub-arguments up to the next "-name".
 var groups = map[string]bool{
 	"rate": true, "pop": true, "col": true, "schema": true, "mode": true,
-	"node": true, "log": true, "populate": true,
+	"node": true, "log": true, "populate": true, "errors": true,
 }
 
 // options that take exactly one value.
@@ -169,16 +175,20 @@ func (c *Config) commandArg(a string) error {
 		return errors.New("want name=value")
 	}
 	switch k = strings.ToLower(k); k {
-	case "n", "duration", "cl", "serial-cl", "serial_cl", "profile":
+	case "n", "duration", "cl", "serial-cl", "serial_cl", "profile", "warmup":
 		return c.set(k, v)
 	}
-	return fmt.Errorf("unknown parameter %q (n, duration, cl, serial-cl, profile, ratio(...), ops(...))", k)
+	return fmt.Errorf("unknown parameter %q (n, duration, warmup, cl, serial-cl, profile, ratio(...), ops(...))", k)
 }
 
 func (c *Config) groupOpt(name string, sub []string) error {
 	if name == "node" {
 		c.Nodes = nil
 		for _, s := range sub {
+			if dc, ok := strings.CutPrefix(s, "datacenter="); ok {
+				c.DataCenter = dc
+				continue
+			}
 			for _, h := range strings.Split(s, ",") {
 				if h = strings.TrimSpace(h); h != "" {
 					c.Nodes = append(c.Nodes, h)
@@ -247,6 +257,13 @@ func (c *Config) set(key, v string) error {
 		err = c.SerialCL.UnmarshalText([]byte(strings.ToUpper(v)))
 	case "profile":
 		c.Profile = v
+	case "warmup":
+		// a count, or a time with its unit (30s)
+		if c.WarmupN, err = parseCount(v); err != nil {
+			c.WarmupDuration, err = time.ParseDuration(v)
+		}
+	case "errors.retries":
+		err = setInt(&c.Retries, v)
 	case "json":
 		c.JSONFile = v
 	case "hdrfile", "log.hdrfile":

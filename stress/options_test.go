@@ -38,6 +38,10 @@ func TestParse(t *testing.T) {
 			return c.Keyspace == "ks2" && c.Replication == "{'class': 'NetworkTopologyStrategy', 'dc1': 3}"
 		}},
 		{"write n=5 -rate throttle=100/s threads=2", func(c *Config) bool { return c.Throttle && c.FixedRate == 100 }},
+		{"write n=5 warmup=30s -errors retries=3 -node datacenter=dc2 h1 h2", func(c *Config) bool {
+			return c.WarmupDuration == 30*time.Second && c.Retries == 3 && c.DataCenter == "dc2" && len(c.Nodes) == 2
+		}},
+		{"write n=5 warmup=10k", func(c *Config) bool { return c.WarmupN == 10000 }},
 		{"read n=5 -pop seq=1..500 -populate", func(c *Config) bool { return c.Populate == 500 }},
 		{"write n=5 -json a.json -hdrfile a.hdr -chart a.svg -max-errors 3 -log interval=5s", func(c *Config) bool {
 			return c.JSONFile == "a.json" && c.HDRFile == "a.hdr" && c.ChartFile == "a.svg" && c.MaxErrors == 3 && c.Interval == 5*time.Second
@@ -56,7 +60,7 @@ func TestParse(t *testing.T) {
 		"", "nope n=1", "write", "write n=1 duration=1s", "write n=1 -rate threads>=4",
 		"write n=1 -rate threads>=8 threads<=4", "write n=1 -pop dist=zipf(1..10,1)", "write n=1 -bogus x",
 		"mixed ratio(write=1,scan=1) n=1", "user n=1 ops(insert=1)", "write n=1 -col size=seq(1..3)",
-		"write n=1 -rate threads>=1 threads<=4 fixed=10/s", "write n=1 -mode compression=zstd", "write n=1 -mode protocolVersion=5",
+		"write n=1 -rate threads>=1 threads<=4 fixed=10/s", "write n=1 -mode compression=zstd", "write n=1 -mode protocolVersion=5", "write n=1 warmup=soon",
 	} {
 		if _, err := Parse(strings.Fields(bad)); !errors.Is(err, ErrUsage) {
 			t.Errorf("%q: err %v, want a usage error", bad, err)

@@ -31,6 +31,27 @@ func latencyOf(h *hdr.Histogram) Latency {
 	}
 }
 
+// Point is the latency (ms) at a percentile.
+type Point struct {
+	Percentile float64 `json:"percentile"`
+	Ms         float64 `json:"ms"`
+}
+
+// spectrumPercentiles are where a step's latency distribution is sampled
+// for the percentile chart (HdrHistogram's usual plot).
+var spectrumPercentiles = []float64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97.5, 99, 99.5, 99.75, 99.9, 99.95, 99.99, 99.995, 99.999, 100}
+
+func spectrum(h *hdr.Histogram) []Point {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	pts := make([]Point, len(spectrumPercentiles))
+	for i, p := range spectrumPercentiles {
+		pts[i] = Point{p, float64(h.ValueAtQuantile(p)) / 1e6}
+	}
+	return pts
+}
+
 // Summary describes a span of a run: a whole step, one operation kind or
 // one interval.
 type Summary struct {
@@ -70,13 +91,17 @@ type Interval struct {
 // Step is one run at one thread count (the only step of a run that is not
 // a sweep).
 type Step struct {
-	Threads     int                `json:"threads"`
-	TargetRate  float64            `json:"target_rate,omitempty"`
-	Total       Summary            `json:"total"`
-	ByOp        map[string]Summary `json:"by_op"`
-	ErrorKinds  map[string]int64   `json:"error_kinds,omitempty"`
-	Intervals   []Interval         `json:"intervals"`
-	Interrupted bool               `json:"interrupted,omitempty"`
+	Threads    int                `json:"threads"`
+	TargetRate float64            `json:"target_rate,omitempty"`
+	Total      Summary            `json:"total"`
+	ByOp       map[string]Summary `json:"by_op"`
+	ErrorKinds map[string]int64   `json:"error_kinds,omitempty"`
+	// Spectrum is the step's latency at fixed percentiles (and
+	// ServiceSpectrum the service time's, open loop only).
+	Spectrum        []Point    `json:"spectrum"`
+	ServiceSpectrum []Point    `json:"service_spectrum,omitempty"`
+	Intervals       []Interval `json:"intervals"`
+	Interrupted     bool       `json:"interrupted,omitempty"`
 }
 
 // Result is everything a run measured; it is what -json writes and what

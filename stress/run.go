@@ -63,6 +63,9 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 	if c.Populate > 0 && len(wl.populate) > 0 {
 		r.populate(ctx, wl.populate)
 	}
+	if c.WarmupN > 0 || c.WarmupDuration > 0 {
+		r.warmup(ctx, wl.kinds)
+	}
 	for _, threads := range c.Steps() {
 		if ctx.Err() != nil {
 			break
@@ -128,6 +131,18 @@ func (r *runner) writeFiles(res *Result) error {
 		}
 	}
 	return nil
+}
+
+// warmup runs the workload unmeasured (closed loop, the run's largest
+// thread count), so connections, prepared statements, the JIT of a Java
+// server and caches are warm when measuring starts.
+func (r *runner) warmup(ctx context.Context, kinds []kindDef) {
+	c := r.cfg
+	sp := stepSpec{threads: c.Steps()[len(c.Steps())-1], n: c.WarmupN, dur: c.WarmupDuration,
+		kinds: kinds, pop: c.Pop, quiet: true}
+	st := r.runStep(ctx, sp)
+	fmt.Fprintf(r.out, "Warmed up: %s ops in %.1f s (%s op/s), %d errors\n",
+		commas(st.Total.Ops), st.Total.Seconds, commas(int64(st.Total.OpRate)), st.Total.Errors)
 }
 
 // populate writes every key of the first Populate values of the
@@ -276,6 +291,7 @@ loop:
 		step.ByOp[sp.kinds[k].name] = summarize(&cum[k], secs)
 	}
 	step.Total = summarize(&all, secs)
+	step.Spectrum, step.ServiceSpectrum = spectrum(all.lat), spectrum(all.svc)
 	step.ErrorKinds = r.errs.take()
 	return step
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Cluster is the gocql configuration for c: no driver retries (every
-// failure is counted), token-aware routing, the connection, paging,
+// Cluster is the gocql configuration for c: no driver retries unless
+// -errors retries=N (every failure is counted), token-aware routing (within
+// -node datacenter=DC when given), the connection, paging,
 // timeout and compression settings of -mode.
 func Cluster(c *Config, logTo io.Writer) *gocql.ClusterConfig {
 	cl := gocql.NewCluster(c.Nodes...)
@@ -25,7 +26,13 @@ func Cluster(c *Config, logTo io.Writer) *gocql.ClusterConfig {
 	cl.ConnectTimeout = min(c.Timeout, 10e9)
 	cl.WriteCoalesceWaitTime = c.Coalesce
 	cl.RetryPolicy = nil
+	if c.Retries > 0 {
+		cl.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: c.Retries}
+	}
 	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	if c.DataCenter != "" {
+		cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy(c.DataCenter))
+	}
 	cl.Logger = log.New(logTo, "gocql: ", 0)
 	switch c.Compression {
 	case "snappy":

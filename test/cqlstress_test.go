@@ -236,6 +236,16 @@ func TestOutputFilesParse(t *testing.T) {
 	if r.Steps[0].Total.Ops != 400 {
 		t.Fatalf("JSON says %d ops", r.Steps[0].Total.Ops)
 	}
+	// The percentile spectrum climbs to the maximum.
+	spec := r.Steps[0].Spectrum
+	for i := 1; i < len(spec); i++ {
+		if spec[i].Ms < spec[i-1].Ms || spec[i].Percentile <= spec[i-1].Percentile {
+			t.Fatalf("spectrum not increasing at %d: %v", i, spec)
+		}
+	}
+	if len(spec) == 0 || spec[len(spec)-1].Ms != r.Steps[0].Total.Latency.Max || len(r.Steps[0].ServiceSpectrum) != len(spec) {
+		t.Errorf("spectrum %v does not end at the max %v, or has no service-time twin", spec, r.Steps[0].Total.Latency.Max)
+	}
 	var ivOps int64
 	for _, iv := range r.Steps[0].Intervals {
 		ivOps += iv.Ops
@@ -267,7 +277,7 @@ func TestOutputFilesParse(t *testing.T) {
 		t.Errorf("HDR log counts by tag %v, want write+read = 400 and service time beside each", byTag)
 	}
 
-	checkSVG(t, svg, 2)
+	checkSVG(t, svg, 3) // throughput, latency over time, latency by percentile
 
 	// Comparing runs: two results in one picture, one series each.
 	if code := stress.Main(context.Background(), []string{"chart", "-o", page, js, js}, io.Discard, io.Discard); code != stress.ExitOK {
