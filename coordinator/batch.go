@@ -94,6 +94,9 @@ func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (
 }
 
 func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	if err := checkWriteConsistency(x); err != nil {
+		return nil, err
+	}
 	for _, w := range p.children {
 		if w.counter {
 			unlock := c.counterSection(x)
@@ -189,6 +192,9 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	}
 	if len(cas.writes) > plain {
 		return cas.runWith(c, casXs)
+	}
+	if err := checkWriteConsistency(base); err != nil {
+		return nil, err
 	}
 	if err := c.engine.Apply(m); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)

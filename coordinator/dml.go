@@ -514,6 +514,9 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := c.checkCurrent(p.t); err != nil {
 		return nil, err
 	}
+	if err := checkWriteConsistency(x); err != nil {
+		return nil, err
+	}
 	if p.counter {
 		unlock := c.counterSection(x)
 		defer unlock()

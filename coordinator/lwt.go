@@ -163,6 +163,9 @@ func (p *casPlan) run(_ context.Context, c *Coordinator, x *execution) (message.
 // runWith runs the conditional writes, each with its own bound values (a
 // BATCH message gives each statement its own).
 func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, error) {
+	if err := checkCasConsistency(xs[0]); err != nil {
+		return nil, err
+	}
 	targets := make([]writeTarget, len(p.writes))
 	var pk []byte
 	for i, cw := range p.writes {

@@ -297,11 +297,23 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if err := c.checkCurrent(p.t); err != nil {
 		return nil, err
 	}
+	err := checkReadConsistency(x)
+	if err == nil && isSerial(x.opts.Consistency) {
+		err = errSerialRange
+		if p.keys.pkComplete() {
+			var pks [][][]byte
+			if pks, err = evalKeys(p.t, p.keys.pk, p.t.pk, x); err == nil && len(pks) != 1 {
+				err = errSerialRange
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	r := &selectRun{p: p, x: x, now: int32(x.now().Unix()), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
 	if p.sel != nil {
 		r.sctx = &selCtx{x: x}
 	}
-	var err error
 	if r.limit, err = evalLimit(p.limit, x, "LIMIT"); err != nil {
 		return nil, err
 	}

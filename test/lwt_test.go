@@ -1,6 +1,7 @@
 package test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -104,5 +105,47 @@ func TestLightweightTransactions(t *testing.T) {
 	iter.Close()
 	if rows := rowsOf(t, s, `SELECT seq FROM ledger WHERE acct = 'x'`); len(rows) != 1 {
 		t.Fatalf("a failed conditional batch wrote: %v", rows)
+	}
+}
+
+// TestSerialConsistency checks the levels Cassandra refuses around
+// lightweight transactions, and that a SERIAL read of one partition sees
+// what a conditional write committed.
+func TestSerialConsistency(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE acct (k int PRIMARY KEY, v int)`)
+	applied, err := s.Query(`INSERT INTO acct (k, v) VALUES (1, 10) IF NOT EXISTS`).SerialConsistency(gocql.LocalSerial).MapScanCAS(map[string]any{})
+	if err != nil || !applied {
+		t.Fatalf("conditional insert: applied=%v %v", applied, err)
+	}
+	var v int
+	if err := s.Query(`SELECT v FROM acct WHERE k = 1`).Consistency(gocql.Consistency(gocql.Serial)).Scan(&v); err != nil || v != 10 {
+		t.Fatalf("SERIAL read: %d, %v", v, err)
+	}
+	for _, tc := range []struct {
+		q   *gocql.Query
+		msg string
+	}{
+		{s.Query(`UPDATE acct SET v = 1 WHERE k = 1`).Consistency(gocql.Consistency(gocql.Serial)), "You must use conditional updates for serializable writes"},
+		{s.Query(`UPDATE acct SET v = 1 WHERE k = 1 IF v = 10`).Consistency(gocql.Consistency(gocql.LocalSerial)), "LOCAL_SERIAL is not supported as conditional update commit consistency"},
+		{s.Query(`UPDATE acct SET v = 1 WHERE k = 1 IF v = 10`).SerialConsistency(gocql.SerialConsistency(gocql.Quorum)), "Invalid consistency for conditional update. Must be one of SERIAL or LOCAL_SERIAL"},
+		{s.Query(`SELECT v FROM acct`).Consistency(gocql.Consistency(gocql.Serial)), "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time"},
+		{s.Query(`SELECT v FROM acct WHERE k IN (1, 2)`).Consistency(gocql.Consistency(gocql.LocalSerial)), "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time"},
+		{s.Query(`SELECT v FROM acct WHERE k = 1`).Consistency(gocql.Any), "ANY ConsistencyLevel is only supported for writes"},
+	} {
+		err := tc.q.Exec()
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %q", tc.q.Statement(), err, tc.msg)
+		}
+	}
+	b := s.NewBatch(gocql.LoggedBatch)
+	b.Query(`UPDATE acct SET v = 2 WHERE k = 1`)
+	b.SetConsistency(gocql.Consistency(gocql.Serial))
+	if err := s.ExecuteBatch(b); err == nil || !strings.Contains(err.Error(), "You must use conditional updates for serializable writes") {
+		t.Errorf("SERIAL batch without conditions: %v", err)
+	}
+	if err := s.Query(`SELECT v FROM acct WHERE k = 1`).Scan(&v); err != nil || v != 10 {
+		t.Fatalf("after refused writes: %d, %v", v, err)
 	}
 }
