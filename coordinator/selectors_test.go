@@ -77,7 +77,7 @@ func TestSelectMetadataPrepareEqualsExecute(t *testing.T) {
 		for range pr.VariablesMetadata.Columns {
 			vals = append(vals, &primitive.Value{Type: primitive.ValueTypeRegular, Contents: []byte{0, 0, 0, 7}})
 		}
-		exec := selHandle(c, &message.Execute{QueryId: pr.PreparedQueryId, Options: &message.QueryOptions{PositionalValues: vals}})
+		exec := selHandle(c, &message.Execute{QueryId: pr.PreparedQueryId, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne, PositionalValues: vals}})
 		rows, ok := exec.(*message.RowsResult)
 		if !ok {
 			t.Errorf("EXECUTE %s: %v", tc.q, exec)
@@ -90,7 +90,7 @@ func TestSelectMetadataPrepareEqualsExecute(t *testing.T) {
 			t.Errorf("%s: rows %v", tc.q, rows.Data)
 		}
 		if len(vals) == 0 {
-			q := selHandle(c, &message.Query{Query: tc.q, Options: &message.QueryOptions{}})
+			q := selHandle(c, &message.Query{Query: tc.q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}})
 			if rows, ok := q.(*message.RowsResult); !ok || !reflect.DeepEqual(selColNames(rows.Metadata.Columns), tc.want) {
 				t.Errorf("QUERY %s: %v", tc.q, q)
 			}
