@@ -197,7 +197,8 @@ func loadWorkload(c *Config) (*workload, error) {
 // and clustering columns in key order, then the others by name. It records
 // the key columns in g.
 func tableColumns(s *gocql.Session, ks, table string, g *rowGen) ([]string, error) {
-	it := s.Query(`SELECT column_name, kind, position FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`, ks, table).Iter()
+	q := appendInlined([]byte("/* cqlstress */ "), `SELECT column_name, kind, position FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`, []any{ks, table})
+	it := s.Query(string(q)).Iter()
 	type col struct {
 		name, kind string
 		pos        int

@@ -88,7 +88,7 @@ func (r *runner) printSummary(st Step, kinds []kindDef) {
 		line("Errors by kind", formatKinds(st.ErrorKinds))
 	}
 	if st.Total.NotFound > 0 {
-		line("Reads finding no row", commas(st.Total.NotFound))
+		line("Reads finding no row", commas(st.Total.NotFound)+" (write those keys first: -populate, or a write run over the same -pop)")
 	}
 	if st.Total.NotApplied > 0 {
 		line("Conditions not applied", commas(st.Total.NotApplied))

@@ -112,6 +112,7 @@ type Result struct {
 	Workload  string    `json:"workload"`
 	Ops       []string  `json:"ops"`
 	Start     time.Time `json:"start"`
+	Server    Server    `json:"server"`
 	OpenLoop  bool      `json:"open_loop"`
 	Sweep     bool      `json:"sweep"`
 	MaxErrors int64     `json:"max_errors"`
@@ -119,6 +120,14 @@ type Result struct {
 	// Interrupted is set when the run was stopped (Ctrl-C) before its end,
 	// perhaps while populating, before any step.
 	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Server is what the contacted node says about itself (system.local).
+type Server struct {
+	Cluster        string `json:"cluster"`
+	ReleaseVersion string `json:"release_version"`
+	DataCenter     string `json:"data_center"`
+	Protocol       int    `json:"protocol"`
 }
 
 // Errors is the number of failed operations over all steps.

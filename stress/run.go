@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,7 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 	for _, k := range wl.kinds {
 		res.Ops = append(res.Ops, k.name)
 	}
+	res.Server = r.describeServer()
 	if c.HDRFile != "" {
 		if r.hdr, err = openHDRLog(c.HDRFile, res.Start, fmt.Sprint(c.Args)); err != nil {
 			return nil, err
@@ -112,6 +114,30 @@ func (r *runner) connect(wl *workload) (*gocql.Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// describeServer reads system.local and prints cassandra-stress's
+// "Connected to cluster" line.
+func (r *runner) describeServer() Server {
+	sv := Server{Protocol: r.cfg.ProtoVersion}
+	// Not prepared (gocql prepares what starts with SELECT), so the
+	// server's EXECUTE count is the workload's alone.
+	err := r.session.Query(`/* cqlstress */ SELECT cluster_name, release_version, data_center FROM system.local WHERE key = 'local'`).
+		Scan(&sv.Cluster, &sv.ReleaseVersion, &sv.DataCenter)
+	if err != nil {
+		fmt.Fprintf(r.errOut, "cqlstress: system.local: %v\n", err)
+	}
+	comp := r.cfg.Compression
+	if comp == "" {
+		comp = "none"
+	}
+	mode := "prepared"
+	if !r.cfg.Prepared {
+		mode = "simple"
+	}
+	fmt.Fprintf(r.out, "Connected to cluster %q (release %s, data center %s) at %s: protocol v%d, %s statements, compression %s, %d connections per host, CL %s\n",
+		sv.Cluster, sv.ReleaseVersion, sv.DataCenter, strings.Join(r.cfg.Nodes, ","), sv.Protocol, mode, comp, r.cfg.Connections, r.cfg.CL)
+	return sv
 }
 
 func (r *runner) writeFiles(res *Result) error {
