@@ -214,15 +214,9 @@ func (p *alterTypePlan) run(_ context.Context, c *Coordinator, _ *execution) (me
 	default:
 		return nil, invalidf("This ALTER TYPE is not supported")
 	}
-	// The types nesting this one, and the tables using any of them, change
-	// with it.
+	// The tables using the type, directly or through types nesting it,
+	// change with it.
 	nesting := typesNesting(k, p.name)
-	defs := []*storage.TypeDef{def}
-	for name := range nesting {
-		if name != p.name {
-			defs = append(defs, k.Types[name])
-		}
-	}
 	var tables []string
 	for _, t := range k.SortedTables() {
 		for _, col := range t.Columns {
@@ -232,7 +226,7 @@ func (p *alterTypePlan) run(_ context.Context, c *Coordinator, _ *execution) (me
 			}
 		}
 	}
-	if err := c.catalog.ReplaceTypes(p.keyspace, defs, tables); err != nil {
+	if err := c.catalog.ReplaceType(def, tables); err != nil {
 		return nil, fmt.Errorf("alter type %s.%s: %w", p.keyspace, p.name, err)
 	}
 	return c.typeChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, p.name), nil

@@ -64,7 +64,21 @@ func (c *colInfo) multiCellUDT() *datatype.UserDefined {
 
 // udtFieldPath is the cell path of field i of a non-frozen user type: the
 // field's position as a smallint, as Cassandra's UserType.cellPathForField.
-func udtFieldPath(i int) []byte { return []byte{byte(i >> 8), byte(i)} }
+// The paths of the first fields are shared (storage copies paths into its
+// keys), so writes of fields allocate none.
+func udtFieldPath(i int) []byte {
+	if i < len(fieldPaths) {
+		return fieldPaths[i][:]
+	}
+	return []byte{byte(i >> 8), byte(i)}
+}
+
+var fieldPaths = func() (p [64][2]byte) {
+	for i := range p {
+		p[i] = [2]byte{0, byte(i)}
+	}
+	return p
+}()
 
 func (c *colInfo) isStatic() bool { return c.def.Kind == storage.KindStatic }
 func (c *colInfo) isKey() bool {
@@ -76,7 +90,7 @@ var tableCache sync.Map // *storage.TableDef -> *tableInfo
 // compileTable returns the compiled form of def, whose user types are
 // those of k (the keyspace of the same schema). The cache is keyed by def
 // alone: a type change renews the definitions of the tables using it
-// (storage.Catalog.ReplaceTypes).
+// (storage.Catalog.ReplaceType).
 func compileTable(def *storage.TableDef, k *storage.KeyspaceDef) (*tableInfo, error) {
 	if ti, ok := tableCache.Load(def); ok {
 		return ti.(*tableInfo), nil

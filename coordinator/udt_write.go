@@ -47,7 +47,13 @@ func fieldOp(col *colInfo, ci int, field, written string, b *binder, value state
 // writeFields writes the non-null fields of a whole user type value v
 // as cells (the column's earlier cells are deleted by the caller).
 func (p *writePlan) writeFields(m *storage.Mutation, pk []byte, tg storage.CellTarget, ut *datatype.UserDefined, v []byte, live storage.Cell) error {
-	for i, f := range splitFields(v, len(ut.FieldTypes)) {
+	rest := v
+	for i := 0; i < len(ut.FieldTypes) && len(rest) > 0; i++ {
+		f, r, ok := readBytes(rest)
+		if !ok {
+			break // REQUIRES: validated, so never
+		}
+		rest = r
 		if f == nil {
 			continue
 		}
@@ -72,22 +78,40 @@ func (p *writePlan) writeField(m *storage.Mutation, pk []byte, tg storage.CellTa
 	return m.WriteCell(p.t.st, pk, tg, c)
 }
 
-// assembleUDT serializes a non-frozen user type from its field cells; the
-// value is null when no field is set.
+// assembleUDT serializes a non-frozen user type from its field cells,
+// which a read returns in path order, that is in field order. It allocates
+// the value only.
 func assembleUDT(ut *datatype.UserDefined, cells []storage.ColumnCell) []byte {
-	fields := make([][]byte, len(ut.FieldTypes))
+	n := len(ut.FieldTypes)
+	size := 4 * n
 	for _, cc := range cells {
-		p, _, err := storage.DecodeKey(cc.Path, datatype.Smallint, false)
-		if err != nil || len(p) != 2 {
+		size += len(cc.Cell.Value)
+	}
+	out := make([]byte, 0, size)
+	next := 0 // the next field to write
+	for _, cc := range cells {
+		i, ok := udtFieldIndex(cc.Path)
+		if !ok || i < next || i >= n {
 			continue
 		}
-		if i := int(p[0])<<8 | int(p[1]); i < len(fields) {
-			fields[i] = cc.Cell.Value
+		for ; next < i; next++ {
+			out = appendBytes(out, nil)
 		}
+		out = appendBytes(out, cc.Cell.Value)
+		next++
 	}
-	var out []byte
-	for _, f := range fields {
-		out = appendBytes(out, f)
+	for ; next < n; next++ {
+		out = appendBytes(out, nil)
 	}
 	return out
+}
+
+// udtFieldIndex decodes the stored path of a user type field cell: the
+// smallint key encoding of udtFieldPath (storage.AppendKey: the sign bit
+// flipped, then big-endian), read without allocating.
+func udtFieldIndex(path []byte) (int, bool) {
+	if len(path) != 2 {
+		return 0, false
+	}
+	return int(int16(uint16(path[0]^0x80)<<8 | uint16(path[1]))), true
 }

@@ -216,30 +216,28 @@ func (c *Catalog) CreateType(def *TypeDef) error {
 	})
 }
 
-// ReplaceTypes swaps in new definitions of existing types of one keyspace
-// (ALTER TYPE changes one, and renews the types that nest it) and renews
-// the named tables: each gets a new, equal *TableDef, so that everything
-// compiled against the old definition (cached plans, prepared statements)
-// sees that it is stale. It fails with ErrTypeNotFound.
-func (c *Catalog) ReplaceTypes(keyspace string, defs []*TypeDef, renewTables []string) error {
+// ReplaceType swaps in a new definition of an existing type (ALTER TYPE)
+// and renews the named tables: each gets a new, equal *TableDef, so that
+// everything compiled against the old definition (cached plans, prepared
+// statements) sees that it is stale. It fails with ErrKeyspaceNotFound or
+// ErrTypeNotFound.
+func (c *Catalog) ReplaceType(def *TypeDef, renewTables []string) error {
 	return c.update(func(ks map[string]*KeyspaceDef) error {
-		k := ks[keyspace]
+		k := ks[def.Keyspace]
 		if k == nil {
-			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, keyspace)
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, def.Keyspace)
 		}
-		for _, def := range defs {
-			if k.Types[def.Name] == nil {
-				return fmt.Errorf("%w: %s.%s", ErrTypeNotFound, keyspace, def.Name)
-			}
-			k = k.withType(def.Name, def)
+		if k.Types[def.Name] == nil {
+			return fmt.Errorf("%w: %s.%s", ErrTypeNotFound, def.Keyspace, def.Name)
 		}
+		k = k.withType(def.Name, def)
 		for _, name := range renewTables {
 			if old := k.Tables[name]; old != nil {
 				renewed := *old
 				k = k.withTable(name, &renewed)
 			}
 		}
-		ks[keyspace] = k
+		ks[def.Keyspace] = k
 		return nil
 	})
 }

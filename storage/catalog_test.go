@@ -119,7 +119,7 @@ func TestCatalogTypes(t *testing.T) {
 	}
 	before := c.Digest()
 	wider := &TypeDef{Keyspace: "ks", Name: "addr", FieldNames: []string{"city", "zip"}, FieldTypes: []string{"text", "int"}}
-	if err := c.ReplaceTypes("ks", []*TypeDef{wider}, []string{"t"}); err != nil {
+	if err := c.ReplaceType(wider, []string{"t"}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Digest() == before {
@@ -143,7 +143,7 @@ func TestCatalogTypes(t *testing.T) {
 	if err := c2.DropType("ks", "addr"); !errors.Is(err, ErrTypeNotFound) {
 		t.Fatalf("second drop: %v", err)
 	}
-	if err := c2.ReplaceTypes("ks", []*TypeDef{wider}, nil); !errors.Is(err, ErrTypeNotFound) {
+	if err := c2.ReplaceType(wider, nil); !errors.Is(err, ErrTypeNotFound) {
 		t.Fatalf("replace of a dropped type: %v", err)
 	}
 }
