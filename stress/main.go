@@ -24,7 +24,7 @@ const Usage = `usage:
   cqlstress chart -o OUT.html|OUT.svg RESULT.json...
 
 commands: write, read, mixed ratio(write=1,read=3), counter_write, counter_read,
-          cas (INSERT ... IF NOT EXISTS, then UPDATE ... IF "C0" = ?),
+          cas (on keyspace1.cas1: INSERT ... IF NOT EXISTS, then UPDATE ... IF "C0" = ?),
           user profile=FILE.yaml ops(insert=1,QUERY=2)
 options:
   -rate threads=N | 'threads>=1' 'threads<=256' (sweep, doubling) | fixed=5000/s threads=N (open loop)

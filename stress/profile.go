@@ -95,7 +95,7 @@ func loadWorkload(c *Config) (*workload, error) {
 		std, ctr := false, false
 		for _, w := range c.Ratio {
 			wl.kinds = append(wl.kinds, builtin(w.Name, w.Weight, c))
-			std = std || w.Name == "write" || w.Name == "read" || w.Name == "cas"
+			std = std || w.Name == "write" || w.Name == "read"
 			ctr = ctr || strings.HasPrefix(w.Name, "counter_")
 		}
 		if std {

@@ -105,20 +105,20 @@ func (LZ4) Decode(data []byte) ([]byte, error) {
 func createSchema(s *gocql.Session, c *Config, kinds []kindDef) error {
 	var stmts []string
 	stmts = append(stmts, fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = %s", c.Keyspace, c.Replication))
-	std, ctr := false, false
+	blobs := `"C0" blob, "C1" blob, "C2" blob, "C3" blob, "C4" blob`
+	tables := map[string]string{
+		"standard1": blobs,
+		"cas1":      blobs,
+		"counter1":  `"C0" counter, "C1" counter, "C2" counter, "C3" counter, "C4" counter`,
+	}
+	made := map[string]bool{}
 	for _, k := range kinds {
-		switch k.name {
-		case "write", "read", "cas":
-			std = true
-		case "counter_write", "counter_read":
-			ctr = true
+		t := builtinTable(k.name)
+		if t == "" || made[t] {
+			continue
 		}
-	}
-	if std {
-		stmts = append(stmts, "CREATE TABLE IF NOT EXISTS "+c.Keyspace+`.standard1 (key blob PRIMARY KEY, "C0" blob, "C1" blob, "C2" blob, "C3" blob, "C4" blob)`)
-	}
-	if ctr {
-		stmts = append(stmts, "CREATE TABLE IF NOT EXISTS "+c.Keyspace+`.counter1 (key blob PRIMARY KEY, "C0" counter, "C1" counter, "C2" counter, "C3" counter, "C4" counter)`)
+		made[t] = true
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (key blob PRIMARY KEY, %s)", c.Keyspace, t, tables[t]))
 	}
 	for _, st := range stmts {
 		if err := s.Query(st).Exec(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gocql/gocql"
 )
@@ -34,6 +35,20 @@ var builtinKinds = map[string]bool{
 }
 
 const columns = 5 // C0..C4, as cassandra-stress
+
+// builtinTable is the table a built-in kind works on. cas has a table of
+// its own, so that the values it changes never fail a read's check.
+func builtinTable(kind string) string {
+	switch kind {
+	case "write", "read":
+		return "standard1"
+	case "cas":
+		return "cas1"
+	case "counter_write", "counter_read":
+		return "counter1"
+	}
+	return ""
+}
 
 // builtin returns the kind name for the default schema.
 func builtin(name string, weight int, c *Config) kindDef {
@@ -95,7 +110,8 @@ func builtin(name string, weight int, c *Config) kindDef {
 			}
 		}
 	case "cas":
-		k.bind = func(w *worker) opFunc { return w.casOp(ks, cols) }
+		known := &casKnown{}
+		k.bind = func(w *worker) opFunc { return w.casOp(ks, cols, known) }
 	}
 	return k
 }
@@ -110,15 +126,44 @@ func scanInto[T any](n int) ([]T, []any) {
 	return v, p
 }
 
-// casOp inserts a row with IF NOT EXISTS the first time a worker meets a
-// key, and from then on replaces C0 with UPDATE ... IF "C0" = <the value it
-// last saw>. A condition that fails (another worker or run changed the row)
-// is not an error: the server's current value is remembered and the
-// operation counts as not applied.
-func (w *worker) casOp(ks, cols string) opFunc {
-	insert := "INSERT INTO " + ks + ".standard1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
-	update := "UPDATE " + ks + `.standard1 SET "C0" = ? WHERE key = ? IF "C0" = ?`
-	known := map[int64][]byte{}
+// casKnown is, per key, the C0 the tool last knew in cas1, shared by the
+// workers so that a failed condition means real contention. Safe for
+// concurrent use; each stripe is bounded.
+type casKnown struct {
+	mu [64]sync.Mutex
+	m  [64]map[int64][]byte
+}
+
+func (k *casKnown) get(seed int64) ([]byte, bool) {
+	i := uint64(seed) % 64
+	k.mu[i].Lock()
+	defer k.mu[i].Unlock()
+	v, ok := k.m[i][seed]
+	return v, ok
+}
+
+func (k *casKnown) set(seed int64, v []byte) {
+	i := uint64(seed) % 64
+	k.mu[i].Lock()
+	defer k.mu[i].Unlock()
+	if k.m[i] == nil || len(k.m[i]) > 1<<16 {
+		k.m[i] = map[int64][]byte{}
+	}
+	if v == nil {
+		delete(k.m[i], seed)
+	} else {
+		k.m[i][seed] = v
+	}
+}
+
+// casOp inserts a row of cas1 with IF NOT EXISTS while the tool knows no
+// value for its key, and otherwise replaces C0 with UPDATE ... IF "C0" =
+// <the known value>. A condition that fails (another worker or client
+// changed the row first) is not an error: the server's current value
+// becomes the known one and the operation counts as not applied.
+func (w *worker) casOp(ks, cols string, known *casKnown) opFunc {
+	insert := "INSERT INTO " + ks + ".cas1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+	update := "UPDATE " + ks + `.cas1 SET "C0" = ? WHERE key = ? IF "C0" = ?`
 	vals := make([]any, 1+columns)
 	cur := map[string]any{}
 	return func(seed int64) (opOutcome, error) {
@@ -126,7 +171,7 @@ func (w *worker) casOp(ks, cols string) opFunc {
 		var stmt string
 		var args []any
 		var next []byte
-		if old, ok := known[seed]; ok {
+		if old, ok := known.get(seed); ok {
 			next = binary.BigEndian.AppendUint64(nil, w.rnd.Uint64())
 			stmt, args = update, []any{next, key, old}
 		} else {
@@ -141,14 +186,11 @@ func (w *worker) casOp(ks, cols string) opFunc {
 			return opOutcome{}, err
 		}
 		if applied {
-			known[seed] = next
+			known.set(seed, next)
 		} else if v, ok := cur["C0"].([]byte); ok {
-			known[seed] = v
+			known.set(seed, v)
 		} else {
-			delete(known, seed)
-		}
-		if len(known) > 1<<20 {
-			clear(known)
+			known.set(seed, nil)
 		}
 		return opOutcome{partitions: 1, rows: 1, notApplied: !applied}, nil
 	}

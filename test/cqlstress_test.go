@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -101,10 +102,12 @@ func TestWorkloadsAgainstCqld(t *testing.T) {
 		}
 	})
 	t.Run("mixed", func(t *testing.T) {
-		r := runExecuted(t, node, 200, "mixed", "ratio(write=1,read=3)", "n=200", "-pop", "dist=zipf(1..300,1.2)")
-		w, rd := r.Steps[0].ByOp["write"], r.Steps[0].ByOp["read"]
-		if w.Ops+rd.Ops != 200 || w.Ops == 0 || rd.Ops <= w.Ops || r.Steps[0].Total.Errors != 0 {
-			t.Fatalf("write %d + read %d ops (%d errors), want 200 with about three reads per write", w.Ops, rd.Ops, r.Steps[0].Total.Errors)
+		// cas works on a table of its own: the reads' checks of what write
+		// stored hold beside it.
+		r := runExecuted(t, node, 200, "mixed", "ratio(write=1,read=3,cas=1)", "n=200", "-pop", "dist=zipf(1..300,1.2)")
+		w, rd, cas := r.Steps[0].ByOp["write"], r.Steps[0].ByOp["read"], r.Steps[0].ByOp["cas"]
+		if w.Ops+rd.Ops+cas.Ops != 200 || w.Ops == 0 || cas.Ops == 0 || rd.Ops <= w.Ops || r.Steps[0].Total.Errors != 0 {
+			t.Fatalf("write %d + read %d + cas %d ops (%d errors), want 200 with about three reads per write", w.Ops, rd.Ops, cas.Ops, r.Steps[0].Total.Errors)
 		}
 	})
 	t.Run("counter_write simple lz4", func(t *testing.T) {
@@ -134,7 +137,7 @@ func TestWorkloadsAgainstCqld(t *testing.T) {
 		}
 	})
 	t.Run("cas", func(t *testing.T) {
-		r := runExecuted(t, node, 100, "cas", "n=100", "-pop", "dist=uniform(1000..1019)", "-rate", "threads=2")
+		r := runExecuted(t, node, 100, "cas", "n=100", "-pop", "seq=1000..1019", "-rate", "threads=2")
 		tot := r.Steps[0].Total
 		if tot.Ops != 100 || tot.Errors != 0 {
 			t.Fatalf("summary %+v", tot)
@@ -143,6 +146,19 @@ func TestWorkloadsAgainstCqld(t *testing.T) {
 		// EXISTS that finds no row; at least those apply.
 		if tot.NotApplied > 100-20 {
 			t.Errorf("%d of 100 conditions not applied", tot.NotApplied)
+		}
+		n := 0
+		it := stressSession(t, node).Query(`SELECT key FROM keyspace1.cas1`).Iter()
+		for key := []byte(nil); it.Scan(&key); {
+			if k := binary.BigEndian.Uint64(key); k >= 1000 && k <= 1019 {
+				n++
+			}
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 20 {
+			t.Errorf("cas1 holds %d rows after conditional writes to keys 1000..1019", n)
 		}
 	})
 	t.Run("user profile", func(t *testing.T) {
