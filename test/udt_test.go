@@ -247,3 +247,50 @@ func TestUDTDurableAcrossRestart(t *testing.T) {
 		t.Fatalf("DROP TYPE of a used type after restart: %v", err)
 	}
 }
+
+// TestUDTSurvivesKill writes whole values and single fields of user types
+// through a cqld process in batch commit log mode, kills it with SIGKILL,
+// and checks the type and every acknowledged write after a restart.
+func TestUDTSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	p := startProc(t, dir, "-commitlog_sync", "batch")
+	s := udtSession(t, p.addr, "udt_kill")
+	mustExec(t, s, `CREATE TABLE t (k int, c frozen<address>, a address, PRIMARY KEY (k, c))`)
+	const n = 50
+	for i := 0; i < n; i++ {
+		c := address{City: "c", Zip: i}
+		mustExec(t, s, `INSERT INTO t (k, c, a) VALUES (?, ?, ?)`, i%5, c, address{Street: "s", City: "x"})
+		mustExec(t, s, `UPDATE t SET a.zip = ? WHERE k = ? AND c = ?`, i, i%5, c)
+		mustExec(t, s, `DELETE a.city FROM t WHERE k = ? AND c = ?`, i%5, c)
+	}
+	s.Close()
+	p.cmd.Process.Kill()
+	p.wait(t)
+
+	p2 := startProc(t, dir)
+	c := gocqlCluster(p2.addr)
+	c.Keyspace = "udt_kill"
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := 0
+	iter := s.Query(`SELECT c, a FROM t`).Iter()
+	var key, a address
+	for iter.Scan(&key, &a) {
+		rows++
+		if a != (address{Street: "s", Zip: key.Zip}) {
+			t.Errorf("row %+v: a = %+v after restart", key, a)
+		}
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n {
+		t.Fatalf("after restart: %d rows, %d acknowledged", rows, n)
+	}
+}
