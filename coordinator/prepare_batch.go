@@ -18,9 +18,7 @@ func (c *Coordinator) prepareBatch(req *protocol.Request, m *protocol.PrepareBat
 			out.Results[i] = errorMessage(err)
 			continue
 		}
-		r := preparedResult(ps, req.Version)
-		adaptForVersion(r, req.Version)
-		out.Results[i] = r
+		out.Results[i] = ps.result(req.Version)
 	}
 	return out, nil
 }

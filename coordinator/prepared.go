@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -28,6 +29,24 @@ type preparedStmt struct {
 	// finds the statement under an older schema analyses it again.
 	schema *storage.Schema
 	size   int64 // estimated bytes, charged to the cache
+	// encoded is the PREPARED body per protocol version, made on first use
+	// by PREPARE_BATCH: answering a known statement copies bytes.
+	encoded [protocol.MaxVersion + 1]atomic.Pointer[protocol.RawResult]
+}
+
+// result is the PREPARED answer for ps in protocol version v, encoded.
+func (ps *preparedStmt) result(v primitive.ProtocolVersion) message.Message {
+	if r := ps.encoded[v].Load(); r != nil {
+		return r
+	}
+	msg := preparedResult(ps, v)
+	adaptForVersion(msg, v)
+	r, err := protocol.EncodeResult(msg, v)
+	if err != nil {
+		return msg // the frame encoder reports it
+	}
+	ps.encoded[v].Store(r)
+	return r
 }
 
 // Estimated cost of a cached statement: the text twice (as text and in the

@@ -3,6 +3,7 @@ package cqlclient
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -108,21 +109,21 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 		return nil, fmt.Errorf("cqlclient: dial %s: %w", addr, err)
 	}
 	c := &Conn{nc: nc, opts: o, waiting: map[int16]chan response{}}
-	if err := c.handshake(ctx); err != nil {
+	br := bufio.NewReader(nc)
+	if err := c.handshake(ctx, br); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("cqlclient: handshake with %s: %w", addr, err)
 	}
-	go c.read()
+	go c.read(br)
 	return c, nil
 }
 
 // handshake runs OPTIONS and STARTUP in lock step, before the reader runs.
-func (c *Conn) handshake(ctx context.Context) error {
+func (c *Conn) handshake(ctx context.Context, br *bufio.Reader) error {
 	if dl, ok := ctx.Deadline(); ok {
 		c.nc.SetDeadline(dl)
 		defer c.nc.SetDeadline(time.Time{})
 	}
-	br := bufio.NewReader(c.nc)
 	ask := func(m message.Message) (message.Message, error) {
 		out, err := protocol.AppendRequest(nil, c.opts.Version, 0, m)
 		if err != nil {
@@ -161,9 +162,6 @@ func (c *Conn) handshake(ctx context.Context) error {
 	if _, ok := msg.(*message.Ready); !ok {
 		return fmt.Errorf("STARTUP answered %v", msg)
 	}
-	if br.Buffered() > 0 {
-		return errors.New("unexpected bytes after READY")
-	}
 	return nil
 }
 
@@ -194,8 +192,8 @@ func (c *Conn) readFrame(br *bufio.Reader) (protocol.Header, []byte, error) {
 
 // read delivers responses to the requests waiting for them until the
 // connection breaks.
-func (c *Conn) read() {
-	err := c.readLoop()
+func (c *Conn) read(br *bufio.Reader) {
+	err := c.readLoop(br)
 	c.mu.Lock()
 	c.err = err
 	waiting := c.waiting
@@ -206,9 +204,9 @@ func (c *Conn) read() {
 	}
 }
 
-func (c *Conn) readLoop() error {
+func (c *Conn) readLoop(br *bufio.Reader) error {
 	deliver := func(h protocol.Header, body []byte) {
-		msg, err := protocol.DecodeResponse(h, body)
+		msg, err := decodeLazily(h, body)
 		c.mu.Lock()
 		ch := c.waiting[h.Stream]
 		delete(c.waiting, h.Stream)
@@ -217,7 +215,6 @@ func (c *Conn) readLoop() error {
 			ch <- response{msg: msg, err: err}
 		}
 	}
-	br := bufio.NewReaderSize(c.nc, 64<<10)
 	if c.opts.Version < primitive.ProtocolVersion5 {
 		for {
 			h, body, err := c.readFrame(br)
@@ -229,7 +226,7 @@ func (c *Conn) readLoop() error {
 	}
 	dec := protocol.NewSegmentDecoder(false, protocol.HeaderLen+maxResponse)
 	var pending []byte
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 16<<10)
 	for {
 		n, err := br.Read(buf)
 		if err != nil {
@@ -326,3 +323,27 @@ func (c *Conn) Version() primitive.ProtocolVersion { return c.opts.Version }
 
 // Close closes the connection; requests waiting fail.
 func (c *Conn) Close() error { return c.nc.Close() }
+
+// decodeLazily decodes a response, except PREPARED results, which stay
+// *protocol.RawResult (alone, or in a PREPARED_BATCH) for Prepared to read
+// its ids from and decode the rest on demand.
+func decodeLazily(h protocol.Header, body []byte) (message.Message, error) {
+	if h.Flags == 0 {
+		switch {
+		case h.OpCode == primitive.OpCodeResult && len(body) >= 4 &&
+			binary.BigEndian.Uint32(body) == uint32(primitive.ResultTypePrepared):
+			return &protocol.RawResult{OpCode: h.OpCode, Body: body}, nil
+		case h.OpCode == protocol.OpCodePreparedBatch:
+			raws, err := protocol.SplitPreparedBatch(body)
+			if err != nil {
+				return nil, err
+			}
+			m := &protocol.PreparedBatch{Results: make([]message.Message, len(raws))}
+			for i, r := range raws {
+				m.Results[i] = r
+			}
+			return m, nil
+		}
+	}
+	return protocol.DecodeResponse(h, body)
+}

@@ -17,6 +17,7 @@
 //	for i, r := range results {
 //		if r.Err != nil { ... }        // statement i failed: often a *ServerError
 //		_ = r.Prepared.ID              // the id to EXECUTE
+//		md, err := r.Prepared.Metadata() // bind and result metadata, decoded now
 //	}
 //
 // Dial sends OPTIONS and, when SUPPORTED lists CQLD_PREPARE_BATCH with
@@ -26,6 +27,11 @@
 // by the frame limit and the 65,535-statement limit), without it one
 // PREPARE per statement, all in flight together. Prepare is a plain
 // PREPARE, for comparison and for servers without the extension.
+//
+// A PREPARED answer's ids are read when it arrives; its metadata is kept as
+// the bytes the server sent and decoded by the library's RESULT codec on the
+// first Prepared.Metadata call, so preparing costs the client little when
+// only the ids are needed (the same for Prepare and PrepareBatch).
 //
 // A Conn is safe for concurrent use: requests are multiplexed on stream ids
 // 1..32767 and a reader goroutine hands each answer to its caller. An ERROR

@@ -2,6 +2,8 @@ package cqlclient
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -15,16 +17,40 @@ import (
 // for none: then its tables must be qualified).
 type Statement = protocol.BatchStatement
 
-// Prepared is a prepared statement as the server described it.
+// Prepared is a prepared statement as the server described it. ID and
+// ResultMetadataID are read at once; the bind and result metadata are
+// decoded on the first call of Metadata, so a caller that only needs the
+// id to EXECUTE never pays for them. It is safe for concurrent use.
 type Prepared struct {
 	ID []byte
 	// ResultMetadataID is v5's result metadata id (nil on v4).
 	ResultMetadataID []byte
-	// Variables describes the bind markers (and, v4+, the partition key
-	// indexes); Result the rows the statement returns.
-	Variables *message.VariablesMetadata
-	Result    *message.RowsMetadata
+
+	raw     *protocol.RawResult
+	version primitive.ProtocolVersion
+	once    sync.Once
+	meta    *message.PreparedResult
+	err     error
 }
+
+// Metadata is the whole PREPARED result: the bind markers' metadata with
+// the partition key indexes (Variables) and the result rows' (Result). The
+// caller must not modify it.
+func (p *Prepared) Metadata() (*message.PreparedResult, error) {
+	p.once.Do(func() {
+		msg, err := protocol.DecodeResult(p.raw, p.version)
+		if err != nil {
+			p.err = fmt.Errorf("cqlclient: PREPARED result: %w", err)
+			return
+		}
+		p.meta = msg.(*message.PreparedResult) // the reader checked the kind
+	})
+	return p.meta, p.err
+}
+
+// Body is the PREPARED result's body as the server sent it. The caller
+// must not modify it.
+func (p *Prepared) Body() []byte { return p.raw.Body }
 
 // Result is one statement's outcome in PrepareBatch: Prepared, or the
 // error (a *ServerError when the server refused the statement).
@@ -33,8 +59,32 @@ type Result struct {
 	Err      error
 }
 
-func fromPrepared(r *message.PreparedResult) *Prepared {
-	return &Prepared{ID: r.PreparedQueryId, ResultMetadataID: r.ResultMetadataId, Variables: r.VariablesMetadata, Result: r.ResultMetadata}
+// fromRaw reads the ids of a PREPARED body: [int] kind, [short bytes] id,
+// and on v5 [short bytes] result metadata id.
+func fromRaw(raw *protocol.RawResult, v primitive.ProtocolVersion) (*Prepared, error) {
+	b := raw.Body
+	shortBytes := func() []byte {
+		if len(b) < 2 || len(b) < 2+int(binary.BigEndian.Uint16(b)) {
+			b = nil
+			return nil
+		}
+		n := int(binary.BigEndian.Uint16(b))
+		out := b[2 : 2+n]
+		b = b[2+n:]
+		return out
+	}
+	if len(b) < 4 || binary.BigEndian.Uint32(b) != uint32(primitive.ResultTypePrepared) {
+		return nil, errors.New("cqlclient: RESULT is not PREPARED")
+	}
+	b = b[4:]
+	p := &Prepared{raw: raw, version: v, ID: shortBytes()}
+	if v >= primitive.ProtocolVersion5 {
+		p.ResultMetadataID = shortBytes()
+	}
+	if b == nil || len(p.ID) == 0 {
+		return nil, errors.New("cqlclient: PREPARED result too short")
+	}
+	return p, nil
 }
 
 // Prepare prepares one statement with a plain PREPARE. A statement's
@@ -48,11 +98,11 @@ func (c *Conn) Prepare(ctx context.Context, s Statement) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, ok := msg.(*message.PreparedResult)
+	r, ok := msg.(*protocol.RawResult)
 	if !ok {
 		return nil, fmt.Errorf("cqlclient: PREPARE answered %v", msg)
 	}
-	return fromPrepared(r), nil
+	return fromRaw(r, c.opts.Version)
 }
 
 // PrepareBatch prepares stmts and returns one Result per statement, in
@@ -80,6 +130,9 @@ func (c *Conn) PrepareBatch(ctx context.Context, stmts []Statement) ([]Result, e
 		return out, nil
 	}
 	groups := c.split(stmts, out)
+	if len(groups) == 1 { // the usual case: no goroutine to wait for
+		return out, c.prepareGroup(ctx, stmts, groups[0], out)
+	}
 	errs := make([]error, len(groups))
 	var wg sync.WaitGroup
 	for g, idx := range groups {
@@ -138,11 +191,18 @@ func (c *Conn) prepareGroup(ctx context.Context, stmts []Statement, idx []int, o
 		return fmt.Errorf("cqlclient: PREPARE_BATCH of %d statements answered %v", len(idx), msg)
 	}
 	for j, i := range idx {
-		switch r := res.Results[j].(type) {
-		case *message.PreparedResult:
-			out[i].Prepared = fromPrepared(r)
-		case message.Error:
-			out[i].Err = serverError(r)
+		raw, ok := res.Results[j].(*protocol.RawResult)
+		switch {
+		case !ok:
+			out[i].Err = fmt.Errorf("cqlclient: unexpected result %v", res.Results[j])
+		case raw.OpCode == primitive.OpCodeResult:
+			out[i].Prepared, out[i].Err = fromRaw(raw, c.opts.Version)
+		default:
+			msg, err := protocol.DecodeResult(raw, c.opts.Version)
+			if e, ok := msg.(message.Error); ok && err == nil {
+				err = serverError(e)
+			}
+			out[i].Err = err
 		}
 	}
 	return nil

@@ -155,6 +155,10 @@ func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Requ
 	if err := checkBody(hdr.OpCode, hdr.Version, flags, body, maxBody); err != nil {
 		return nil, err
 	}
+	if hdr.OpCode == OpCodePrepareBatch && flags&^(primitive.HeaderFlagTracing|primitive.HeaderFlagUseBeta) == 0 {
+		return &Request{Version: hdr.Version, Stream: hdr.Stream, Message: decodePrepareBatch(body),
+			Tracing: flags.Contains(primitive.HeaderFlagTracing)}, nil
+	}
 	raw := &frame.RawFrame{
 		Header: &frame.Header{
 			Version:    hdr.Version,

@@ -71,6 +71,35 @@ func (m *PreparedBatch) DeepCopyMessage() message.Message {
 
 func (m *PreparedBatch) String() string { return fmt.Sprintf("PREPARED_BATCH (%d)", len(m.Results)) }
 
+// RawResult is a RESULT or ERROR message already encoded: OpCode and the
+// message's body for one protocol version. A server that answers the same
+// statement many times encodes it once and hands the bytes to
+// PreparedBatch. It is immutable.
+type RawResult struct {
+	OpCode primitive.OpCode
+	Body   []byte
+}
+
+func (m *RawResult) IsResponse() bool            { return true }
+func (m *RawResult) GetOpCode() primitive.OpCode { return m.OpCode }
+func (m *RawResult) DeepCopyMessage() message.Message {
+	return &RawResult{OpCode: m.OpCode, Body: append([]byte(nil), m.Body...)}
+}
+
+// EncodeResult encodes a PREPARED result or an error as a RawResult for
+// protocol version v.
+func EncodeResult(msg message.Message, v primitive.ProtocolVersion) (*RawResult, error) {
+	op, err := resultOpCode(msg)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := resultCodecs[op].Encode(msg, &buf, v); err != nil {
+		return nil, fmt.Errorf("protocol: encode %T: %w", msg, err)
+	}
+	return &RawResult{OpCode: op, Body: buf.Bytes()}, nil
+}
+
 // Errors of a PREPARE_BATCH body that is well formed but out of bounds.
 var (
 	ErrNoStatements       = errors.New("PREPARE_BATCH must carry at least one statement")
@@ -171,7 +200,11 @@ var resultCodecs = func() map[primitive.OpCode]message.Codec {
 // resultOpCode is the opcode whose body encodes r: RESULT for a PREPARED
 // result, ERROR for an error.
 func resultOpCode(r message.Message) (primitive.OpCode, error) {
-	switch r.(type) {
+	switch r := r.(type) {
+	case *RawResult:
+		if r.OpCode == primitive.OpCodeResult || r.OpCode == primitive.OpCodeError {
+			return r.OpCode, nil
+		}
 	case *message.PreparedResult:
 		return primitive.OpCodeResult, nil
 	case message.Error:
@@ -194,7 +227,9 @@ func (preparedBatchCodec) Encode(msg message.Message, dest io.Writer, v primitiv
 		}
 		start := buf.Len()
 		buf.Write([]byte{byte(op), 0, 0, 0, 0})
-		if err := resultCodecs[op].Encode(r, &buf, v); err != nil {
+		if raw, ok := r.(*RawResult); ok {
+			buf.Write(raw.Body)
+		} else if err := resultCodecs[op].Encode(r, &buf, v); err != nil {
 			return fmt.Errorf("result %d: %w", i+1, err)
 		}
 		binary.BigEndian.PutUint32(buf.Bytes()[start+1:], uint32(buf.Len()-start-5))
@@ -214,8 +249,10 @@ func (preparedBatchCodec) EncodedLength(msg message.Message, v primitive.Protoco
 		if err != nil {
 			return 0, fmt.Errorf("result %d: %w", i+1, err)
 		}
-		l, err := resultCodecs[op].EncodedLength(r, v)
-		if err != nil {
+		l := 0
+		if raw, ok := r.(*RawResult); ok {
+			l = len(raw.Body)
+		} else if l, err = resultCodecs[op].EncodedLength(r, v); err != nil {
 			return 0, fmt.Errorf("result %d: %w", i+1, err)
 		}
 		n += 5 + l
@@ -224,23 +261,48 @@ func (preparedBatchCodec) EncodedLength(msg message.Message, v primitive.Protoco
 }
 
 func (preparedBatchCodec) Decode(source io.Reader, v primitive.ProtocolVersion) (message.Message, error) {
-	r := newBoundedReader(source)
+	raws, err := splitResults(newBoundedReader(source))
+	if err != nil {
+		return nil, err
+	}
+	m := &PreparedBatch{Results: make([]message.Message, len(raws))}
+	for i, r := range raws {
+		if m.Results[i], err = DecodeResult(r, v); err != nil {
+			return nil, fmt.Errorf("result %d of %d: %w", i+1, len(raws), err)
+		}
+	}
+	return m, nil
+}
+
+// SplitPreparedBatch cuts a PREPARED_BATCH body into its results without
+// decoding them, for clients that decode lazily. The results alias body.
+func SplitPreparedBatch(body []byte) ([]*RawResult, error) {
+	return splitResults(newBoundedReader(bytes.NewReader(body)))
+}
+
+func splitResults(r *boundedReader) ([]*RawResult, error) {
 	n, err := r.count(5, "results")
 	if err != nil {
 		return nil, err
 	}
-	m := &PreparedBatch{Results: make([]message.Message, n)}
-	for i := range m.Results {
+	out := make([]*RawResult, n)
+	for i := range out {
 		op := primitive.OpCode(r.byte())
 		body, err := r.chunk(int64(r.int32()), "result")
 		if err == nil {
-			m.Results[i], err = decodeResult(op, body, v)
+			out[i] = &RawResult{OpCode: op, Body: body}
+			_, err = resultOpCode(out[i])
 		}
 		if err != nil {
 			return nil, fmt.Errorf("result %d of %d: %w", i+1, n, err)
 		}
 	}
-	return m, nil
+	return out, nil
+}
+
+// DecodeResult decodes a RESULT (PREPARED) or ERROR body.
+func DecodeResult(r *RawResult, v primitive.ProtocolVersion) (message.Message, error) {
+	return decodeResult(r.OpCode, r.Body, v)
 }
 
 func decodeResult(op primitive.OpCode, body []byte, v primitive.ProtocolVersion) (message.Message, error) {
@@ -376,4 +438,27 @@ func (c *cursor) prepareBatch(maxBody int) {
 			c.string()
 		}
 	}
+}
+
+// decodePrepareBatch decodes a PREPARE_BATCH body that checkBody accepted,
+// with one allocation for all the text: the queries and keyspaces are
+// substrings of one copy of the body. It agrees with PrepareBatchCodec
+// (the fuzz test checks it) and is the server's path.
+// REQUIRES: body passed cursor.prepareBatch.
+func decodePrepareBatch(body []byte) *PrepareBatch {
+	text := string(body)
+	n := int(binary.BigEndian.Uint32(body))
+	m := &PrepareBatch{Statements: make([]BatchStatement, n)}
+	pos := 4
+	for i := range m.Statements {
+		l := int(binary.BigEndian.Uint32(body[pos:]))
+		pos += 4
+		m.Statements[i].Query = text[pos : pos+l]
+		pos += l
+		l = int(binary.BigEndian.Uint16(body[pos:]))
+		pos += 2
+		m.Statements[i].Keyspace = text[pos : pos+l]
+		pos += l
+	}
+	return m
 }

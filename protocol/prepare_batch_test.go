@@ -205,3 +205,33 @@ func FuzzPrepareBatchDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPreparedBatchSplit feeds arbitrary PREPARED_BATCH bodies to the
+// client's splitter: it never panics, its results lie within the input,
+// and each is a RESULT or an ERROR.
+func FuzzPreparedBatchSplit(f *testing.F) {
+	var buf bytes.Buffer
+	if err := PreparedBatchCodec.Encode(&PreparedBatch{Results: []message.Message{
+		&message.Invalid{ErrorMessage: "x"}, &RawResult{OpCode: primitive.OpCodeResult, Body: []byte{0, 0, 0, 4, 0, 1, 7}},
+	}}, &buf, 4); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte{0, 0, 0, 1, 8, 0x7f, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		raws, err := SplitPreparedBatch(body)
+		if err != nil {
+			return
+		}
+		total := 4
+		for _, r := range raws {
+			if r.OpCode != primitive.OpCodeResult && r.OpCode != primitive.OpCodeError {
+				t.Fatalf("result with opcode %v", r.OpCode)
+			}
+			total += 5 + len(r.Body)
+		}
+		if total > len(body) {
+			t.Fatalf("results span %d bytes of a %d-byte body", total, len(body))
+		}
+	})
+}

@@ -23,7 +23,7 @@ var (
 )
 
 // cqldBinary builds cmd/cqld once per test binary.
-func cqldBinary(t *testing.T) string {
+func cqldBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cqld-bin")
@@ -51,7 +51,7 @@ type proc struct {
 	done   chan error
 }
 
-func startProc(t *testing.T, dir string, extra ...string) *proc {
+func startProc(t testing.TB, dir string, extra ...string) *proc {
 	t.Helper()
 	port := freePort(t)
 	args := append([]string{
