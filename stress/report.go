@@ -129,16 +129,16 @@ func (r *runner) showProgress(st *stepState, cum []kindStats, now time.Time) {
 		c.add(cum[k].counts)
 	}
 	el := now.Sub(st.start).Seconds()
-	bound := ""
+	of, ofTime := "", ""
 	if st.sp.n > 0 {
-		bound = fmt.Sprintf(" of %s", commas(st.sp.n))
+		of = " of " + commas(st.sp.n)
 	} else if st.sp.dur > 0 {
-		bound = fmt.Sprintf(" of %.0fs", st.sp.dur.Seconds())
+		ofTime = fmt.Sprintf(" of %.0fs", st.sp.dur.Seconds())
 	}
 	r.termMu.Lock()
 	defer r.termMu.Unlock()
-	fmt.Fprintf(r.errOut, "\r\033[K%6.1fs%s  %s ops  %s op/s  %d errors  (Ctrl-C stops with a summary)",
-		el, bound, commas(c.Ops), commas(int64(float64(c.Ops)/max(el, 1e-9))), c.Errors)
+	fmt.Fprintf(r.errOut, "\r\033[K%.1fs%s  %s%s ops  %s op/s  %d errors  (Ctrl-C stops with a summary)",
+		el, ofTime, commas(c.Ops), of, commas(int64(float64(c.Ops)/max(el, 1e-9))), c.Errors)
 	r.progressing = true
 }
 

@@ -283,7 +283,7 @@ func (r *runner) runStep(ctx context.Context, sp stepSpec) Step {
 	tick := time.NewTicker(c.Interval)
 	defer tick.Stop()
 	var progress <-chan time.Time
-	if r.tty && !sp.quiet {
+	if r.tty {
 		pt := time.NewTicker(250 * time.Millisecond)
 		defer pt.Stop()
 		progress = pt.C
