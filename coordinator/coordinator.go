@@ -174,6 +174,10 @@ type execution struct {
 	// v5's result metadata id.
 	prepared  *preparedStmt
 	reqMetaID []byte
+	// valBuf and unsetBuf hold values and unset for the common statement
+	// with few markers, saving two allocations.
+	valBuf   [8][]byte
+	unsetBuf [8]bool
 }
 
 // now is the execution's clock, fixed for the whole statement so every
@@ -189,8 +193,11 @@ func (x *execution) now() time.Time {
 // into x: positional, or named and matched to the markers' names.
 func bindValues(p plan, opts *message.QueryOptions, x *execution) error {
 	markers := p.markers()
-	x.values = make([][]byte, len(markers))
-	x.unset = make([]bool, len(markers))
+	if n := len(markers); n <= len(x.valBuf) {
+		x.values, x.unset = x.valBuf[:n:n], x.unsetBuf[:n:n]
+	} else {
+		x.values, x.unset = make([][]byte, n), make([]bool, n)
+	}
 	if len(opts.PositionalValues) > 0 || len(opts.NamedValues) == 0 {
 		if len(opts.PositionalValues) != len(markers) {
 			return invalidf("There were %d markers(?) in CQL but %d bound variables", len(markers), len(opts.PositionalValues))

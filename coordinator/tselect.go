@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -364,12 +364,19 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if err != nil {
 		return nil, err
 	}
-	md := &message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}
+	blk := &rowsBlock{md: message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}}
 	if r.next != nil {
-		md.PagingState = r.next.encode()
+		blk.md.PagingState = r.next.encode()
 	}
-	applyMetadataRules(md, p.metaID, x)
-	return &message.RowsResult{Metadata: md, Data: r.rows}, nil
+	applyMetadataRules(&blk.md, p.metaID, x)
+	blk.res = message.RowsResult{Metadata: &blk.md, Data: r.rows}
+	return &blk.res, nil
+}
+
+// rowsBlock allocates a ROWS result and its metadata at once.
+type rowsBlock struct {
+	md  message.RowsMetadata
+	res message.RowsResult
 }
 
 func evalLimit(e valueExpr, x *execution, what string) (int32, error) {
@@ -398,6 +405,17 @@ func (r *selectRun) done() bool {
 	return r.pageSize > 0 && int32(len(r.rows)) >= r.pageSize
 }
 
+// part is one partition a read names.
+type part struct {
+	pk    []byte
+	vals  [][]byte
+	order []byte // the key in value order, to sort IN keys
+}
+
+func sortParts(parts []part) {
+	slices.SortFunc(parts, func(a, b part) int { return bytes.Compare(a.order, b.order) })
+}
+
 // readPartitions reads the partitions named by the partition key
 // restrictions, in token order.
 func (r *selectRun) readPartitions(c *Coordinator) error {
@@ -406,12 +424,11 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 	if err != nil {
 		return err
 	}
-	type part struct {
-		pk    []byte
-		vals  [][]byte
-		order []byte // the key in value order, to sort IN keys
+	var one [1]part
+	parts := one[:0]
+	if len(combos) > 1 {
+		parts = make([]part, 0, len(combos))
 	}
-	parts := make([]part, 0, len(combos))
 	for _, vals := range combos {
 		parts = append(parts, part{pk: t.partitionKey(vals), vals: vals})
 	}
@@ -423,7 +440,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 				parts[i].order, _ = storage.AppendKey(parts[i].order, t.st.PartitionTypes[c], v, false)
 			}
 		}
-		sort.Slice(parts, func(i, j int) bool { return bytes.Compare(parts[i].order, parts[j].order) < 0 })
+		sortParts(parts)
 	}
 	slices := []storage.Slice{{}}
 	if p.ckFilters {

@@ -391,6 +391,33 @@ func cartesian(groups [][][][]byte) [][][]byte {
 // evalKeys evaluates restricted key columns into their value combinations;
 // null and empty partition key values are refused as Cassandra does.
 func evalKeys(t *tableInfo, lists []*valueList, cols []int, x *execution) ([][][]byte, error) {
+	if singleValues(lists) {
+		// One value per column, the common case: one combination, in
+		// one allocation for short keys.
+		blk := &struct {
+			outer [1][][]byte
+			inner [4][]byte
+		}{}
+		combo := blk.inner[:0]
+		if len(lists) > len(blk.inner) {
+			combo = make([][]byte, 0, len(lists))
+		}
+		combo = combo[:len(lists)]
+		for i, l := range lists {
+			v, err := l.exprs[0].eval(x)
+			switch {
+			case err == errUnset:
+				return nil, invalidf("Invalid unset value for restriction")
+			case err != nil:
+				return nil, err
+			case v == nil:
+				return nil, invalidf("Invalid null value in condition for column %s", t.cols[cols[i]].def.Name)
+			}
+			combo[i] = v
+		}
+		blk.outer[0] = combo
+		return blk.outer[:], nil
+	}
 	groups := make([][][][]byte, 0, len(lists))
 	for i, l := range lists {
 		if l.covered {
@@ -418,6 +445,17 @@ func evalKeys(t *tableInfo, lists []*valueList, cols []int, x *execution) ([][][
 		groups = append(groups, frags)
 	}
 	return cartesian(groups), nil
+}
+
+// singleValues reports whether lists restrict each column to one value
+// (and there is at least one).
+func singleValues(lists []*valueList) bool {
+	for _, l := range lists {
+		if l.covered || l.width > 1 || l.list != nil || len(l.exprs) != 1 {
+			return false
+		}
+	}
+	return len(lists) > 0
 }
 
 // splitTuple splits a serialized tuple of n elements (a null element is

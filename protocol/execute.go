@@ -16,7 +16,17 @@ import (
 // Every length is checked against body before use, and the value count
 // against the bytes left (each value takes at least 4), so no input makes
 // it allocate more than the body's size warrants.
-func decodeExecute(v primitive.ProtocolVersion, body []byte) (*message.Execute, bool) {
+// executeBlock holds a decoded EXECUTE request in one allocation: the
+// request, the message, its options and room for the first values.
+type executeBlock struct {
+	req  Request
+	m    message.Execute
+	o    message.QueryOptions
+	vals [6]primitive.Value
+	ptrs [6]*primitive.Value
+}
+
+func decodeExecute(v primitive.ProtocolVersion, body []byte, blk *executeBlock) (*message.Execute, bool) {
 	c := cursor{b: body}
 	read := func(n int) []byte {
 		if !c.need(n, "") {
@@ -29,7 +39,7 @@ func decodeExecute(v primitive.ProtocolVersion, body []byte) (*message.Execute, 
 		n := c.short()
 		return read(n)
 	}
-	m := &message.Execute{}
+	m := &blk.m
 	if m.QueryId = shortBytes(); len(m.QueryId) == 0 {
 		return nil, false
 	}
@@ -38,7 +48,8 @@ func decodeExecute(v primitive.ProtocolVersion, body []byte) (*message.Execute, 
 			return nil, false
 		}
 	}
-	o := &message.QueryOptions{Consistency: primitive.ConsistencyLevel(c.short())}
+	o := &blk.o
+	o.Consistency = primitive.ConsistencyLevel(c.short())
 	m.Options = o
 	flags := primitive.QueryFlag(c.flags(v))
 	if !c.ok() || flags.Contains(primitive.QueryFlagValueNames) ||
@@ -52,8 +63,11 @@ func decodeExecute(v primitive.ProtocolVersion, body []byte) (*message.Execute, 
 		if n > (len(body)-c.pos)/4 {
 			return nil, false
 		}
-		vals := make([]primitive.Value, n)
-		o.PositionalValues = make([]*primitive.Value, n)
+		vals, ptrs := blk.vals[:0], blk.ptrs[:0]
+		if n > len(blk.vals) {
+			vals, ptrs = make([]primitive.Value, 0, n), make([]*primitive.Value, 0, n)
+		}
+		vals, o.PositionalValues = vals[:n], ptrs[:n]
 		for i := range vals {
 			l := c.int()
 			switch {

@@ -147,9 +147,11 @@ func DecodeRequest(hdr Header, body []byte, comp Compressor, maxBody int) (*Requ
 	// The hand-written EXECUTE decoder checks its own lengths, so the
 	// common request walks its body once.
 	if hdr.OpCode == primitive.OpCodeExecute && flags&^(primitive.HeaderFlagTracing|primitive.HeaderFlagUseBeta) == 0 {
-		if m, ok := decodeExecute(hdr.Version, body); ok {
-			return &Request{Version: hdr.Version, Stream: hdr.Stream, Message: m,
-				Tracing: flags.Contains(primitive.HeaderFlagTracing)}, nil
+		blk := &executeBlock{}
+		if m, ok := decodeExecute(hdr.Version, body, blk); ok {
+			blk.req = Request{Version: hdr.Version, Stream: hdr.Stream, Message: m,
+				Tracing: flags.Contains(primitive.HeaderFlagTracing)}
+			return &blk.req, nil
 		}
 	}
 	if err := checkBody(hdr.OpCode, hdr.Version, flags, body, maxBody); err != nil {

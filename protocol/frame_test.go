@@ -251,7 +251,7 @@ func TestDecodeExecuteMatchesCodec(t *testing.T) {
 			m := &message.Execute{QueryId: []byte("0123456789abcdef"), ResultMetadataId: resultIDFor(v), Options: o}
 			raw := encodeFrame(t, v, 1, m)
 			h, _ := ParseHeader(raw)
-			fast, ok := decodeExecute(v, raw[HeaderLen:])
+			fast, ok := decodeExecute(v, raw[HeaderLen:], &executeBlock{})
 			if !ok {
 				t.Fatalf("v%d case %d: no fast path", v, i)
 			}

@@ -134,8 +134,28 @@ type Mutation struct {
 	lastPrefix []byte
 }
 
-// NewMutation starts an empty mutation.
-func (e *Engine) NewMutation() *Mutation { return &Mutation{e: e, b: e.db.NewBatch()} }
+// mutationPool keeps mutations and their scratch buffers between requests;
+// Apply returns them.
+var mutationPool = sync.Pool{New: func() any { return new(Mutation) }}
+
+// NewMutation starts an empty mutation. Once applied it must not be used
+// again.
+func (e *Engine) NewMutation() *Mutation {
+	m := mutationPool.Get().(*Mutation)
+	m.e, m.b = e, e.db.NewBatch()
+	return m
+}
+
+// release returns m to the pool, its batch already closed.
+func (m *Mutation) release() {
+	const maxScratch = 64 << 10
+	if cap(m.key) > maxScratch || cap(m.val) > maxScratch {
+		m.key, m.val = nil, nil
+	}
+	m.e, m.b, m.lastTable = nil, nil, nil
+	m.lastPK, m.lastPrefix = m.lastPK[:0], m.lastPrefix[:0]
+	mutationPool.Put(m)
+}
 
 // prefix appends pk's partition key prefix to m.key[:0], remembering the
 // last one: a write usually touches several cells of one partition, and
@@ -291,8 +311,13 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 }
 
 // Apply makes m durable under the commit log's sync mode, then visible.
+// On success m goes back to a pool: the caller must not use it again.
 func (e *Engine) Apply(m *Mutation) error {
 	if m.b.Empty() {
+		if err := m.b.Close(); err != nil {
+			return err
+		}
+		m.release()
 		return nil
 	}
 	e.applyMu.RLock()
@@ -309,7 +334,11 @@ func (e *Engine) Apply(m *Mutation) error {
 	if err := e.db.Apply(m.b, pebble.NoSync); err != nil {
 		return fmt.Errorf("storage: apply: %w", err)
 	}
-	return m.b.Close()
+	if err := m.b.Close(); err != nil {
+		return err
+	}
+	m.release()
+	return nil
 }
 
 // Truncate removes every row of t, durably.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 )
@@ -96,9 +97,13 @@ func (t *Table) decodeClustering(b []byte) ([][]byte, []byte, error) {
 	return ck, b, nil
 }
 
+// appendColumn appends a column name as AppendKey encodes text.
 func appendColumn(dst []byte, name string) []byte {
-	dst, _ = AppendKey(dst, datatype.Varchar, []byte(name), false) // text never fails
-	return dst
+	if strings.IndexByte(name, 0) >= 0 {
+		return appendEscaped(dst, []byte(name))
+	}
+	dst = append(dst, name...) // no byte to escape, nothing to allocate
+	return append(dst, keyEscape, keyStringTerm)
 }
 
 // prefixEnd returns the smallest key greater than every key with prefix p.

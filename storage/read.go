@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -97,26 +98,61 @@ func (r *rangeTombstone) covers(ck []byte) bool {
 // (the static row first, when it has live cells), in clustering order or
 // its reverse, until fn returns false. Rows passed to fn are fn's to keep.
 func (e *Engine) ReadPartition(t *Table, pk []byte, o ReadOptions, fn func(*Row) bool) error {
-	prefix, err := t.partitionPrefix(nil, pk)
-	if err != nil {
-		return err
-	}
-	_, err = e.readPartition(t, prefix, o, fn)
+	_, err := e.readPartition(t, pk, nil, o, fn)
 	return err
 }
 
-// readPartition reads one partition given its key prefix; it reports
-// whether fn asked to stop.
-func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*Row) bool) (stopped bool, err error) {
+// readScratch is the reusable memory of one partition read: bounds, the
+// keys and values of the row being gathered (copied out of the iterator,
+// which reuses its own), and the iterator options.
+type readScratch struct {
+	prefix, head, headEnd []byte
+	lower, upper          []byte
+	cur                   []byte
+	parts                 []kv
+	arena                 []byte
+	dels                  deletions
+	opts                  pebble.IterOptions
+}
+
+var readScratchPool = sync.Pool{New: func() any { return new(readScratch) }}
+
+// maxPooledArena keeps one huge row from pinning its memory in the pool.
+const maxPooledArena = 1 << 20
+
+func (s *readScratch) release() {
+	if cap(s.arena) > maxPooledArena {
+		s.arena = nil
+	}
+	clear(s.parts[:cap(s.parts)])
+	s.parts = s.parts[:0]
+	s.opts = pebble.IterOptions{}
+	readScratchPool.Put(s)
+}
+
+// readPartition reads one partition given its key prefix, or its key pk
+// when prefix is nil; it reports whether fn asked to stop.
+func (e *Engine) readPartition(t *Table, pk, prefix []byte, o ReadOptions, fn func(*Row) bool) (stopped bool, err error) {
+	s := readScratchPool.Get().(*readScratch)
+	defer s.release()
+	if prefix == nil {
+		if s.prefix, err = t.partitionPrefix(s.prefix[:0], pk); err != nil {
+			return false, err
+		}
+		prefix = s.prefix
+	}
 	// One iterator serves the whole partition: first over its deletions
 	// and static cells, then, with new bounds, over the rows.
-	head := append(append([]byte(nil), prefix...), regionPartitionDeletion)
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: head, UpperBound: append(append([]byte(nil), prefix...), regionRow)})
+	s.head = append(append(s.head[:0], prefix...), regionPartitionDeletion)
+	s.headEnd = append(append(s.headEnd[:0], prefix...), regionRow)
+	s.opts = pebble.IterOptions{LowerBound: s.head, UpperBound: s.headEnd}
+	it, err := e.db.NewIter(&s.opts)
 	if err != nil {
 		return false, fmt.Errorf("storage: read: %w", err)
 	}
-	defer it.Close()
-	dels, static, err := t.readHead(it, prefix, o.Now)
+	defer it.Close() // before s.release: the iterator holds s's bounds
+	dels := &s.dels
+	static, err := t.readHead(it, prefix, o.Now, dels)
 	if err != nil {
 		return false, err
 	}
@@ -124,36 +160,32 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 		return true, nil
 	}
 
-	rows := append(append([]byte(nil), prefix...), regionRow)
-	lower, upper := rows, prefixEnd(rows)
+	rows := s.headEnd // prefix | regionRow
+	s.lower = append(s.lower[:0], rows...)
+	s.upper = append(append(s.upper[:0], prefix...), regionRow+1)
 	var skipPrefix []byte // rows with this encoded prefix are excluded (exclusive start)
 	if b := o.Slice.Start; b != nil {
-		p, err := t.appendClustering(append([]byte(nil), rows...), b.Prefix)
-		if err != nil {
+		if s.lower, err = t.appendClustering(s.lower, b.Prefix); err != nil {
 			return false, err
 		}
-		lower = p
 		if !b.Inclusive {
-			skipPrefix = p
+			skipPrefix = s.lower
 		}
 	}
 	if b := o.Slice.End; b != nil {
-		p, err := t.appendClustering(append([]byte(nil), rows...), b.Prefix)
+		p, err := t.appendClustering(append(s.upper[:0], rows...), b.Prefix)
 		if err != nil {
 			return false, err
 		}
+		s.upper = p
 		if b.Inclusive {
-			upper = prefixEnd(p)
-		} else {
-			upper = p
+			s.upper = incrementPrefix(s.upper)
 		}
 	}
-	it.SetBounds(lower, upper)
+	it.SetBounds(s.lower, s.upper)
 
 	var (
-		cur     []byte // encoded clustering of the row being gathered
-		have    bool   // cur is set (it is empty for tables without clustering)
-		parts   []kv
+		have    bool // s.cur is set (it is empty for tables without clustering)
 		valid   bool
 		advance func() bool
 	)
@@ -166,8 +198,8 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 		if !have {
 			return true, nil
 		}
-		row, err := t.assembleRow(cur, parts, dels.shadowTS(cur), o.Now)
-		cur, have, parts = nil, false, parts[:0]
+		row, err := t.assembleRow(s.cur, s.parts, dels.shadowTS(s.cur), o.Now)
+		have, s.parts, s.arena = false, s.parts[:0], s.arena[:0]
 		if err != nil || row == nil {
 			return true, err
 		}
@@ -182,25 +214,41 @@ func (e *Engine) readPartition(t *Table, prefix []byte, o ReadOptions, fn func(*
 		if skipPrefix != nil && bytes.HasPrefix(it.Key(), skipPrefix) {
 			continue
 		}
-		if have && !bytes.Equal(cur, ck) {
+		if have && !bytes.Equal(s.cur, ck) {
 			if more, err := emit(); err != nil || !more {
 				return !more, err
 			}
 		}
 		if !have {
-			cur, have = append([]byte(nil), ck...), true
+			s.cur, have = append(s.cur[:0], ck...), true
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
 			return false, fmt.Errorf("storage: read: %w", err)
 		}
-		parts = append(parts, kv{suffix: append([]byte(nil), rest...), value: append([]byte(nil), v...)})
+		// The arena may move as it grows: earlier parts keep pointing at
+		// the old array, which holds their bytes still.
+		n := len(s.arena)
+		s.arena = append(append(s.arena, rest...), v...)
+		s.parts = append(s.parts, kv{suffix: s.arena[n : n+len(rest) : n+len(rest)], value: s.arena[n+len(rest) : len(s.arena) : len(s.arena)]})
 	}
 	if err := it.Error(); err != nil {
 		return false, fmt.Errorf("storage: read: %w", err)
 	}
 	more, err := emit()
 	return !more, err
+}
+
+// incrementPrefix turns p into the smallest key greater than every key
+// with prefix p, in place when it can.
+func incrementPrefix(p []byte) []byte {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] != 0xff {
+			p[i]++
+			return p[:i+1]
+		}
+	}
+	return nil // no upper bound
 }
 
 type kv struct{ suffix, value []byte }
@@ -217,14 +265,23 @@ func (t *Table) decodeClusteringBytes(b []byte) (ck, rest []byte, err error) {
 	return b[:len(b)-len(rest)], rest, nil
 }
 
+// rowBlock allocates a row together with room for its clustering, marker
+// and first cells.
+type rowBlock struct {
+	row    Row
+	marker Cell
+	ck     [3][]byte
+	cells  [4]ColumnCell
+	small  [64]byte // the row's bytes, when they fit
+}
+
 // assembleRow builds a live row from its keys, or returns nil when nothing
-// of it is live.
+// of it is live. parts may alias memory the caller reuses: the row owns
+// copies of everything it holds.
 func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Row, error) {
-	row := &Row{}
-	var err error
-	if row.Clustering, _, err = t.decodeClustering(ck); err != nil {
-		return nil, err
-	}
+	blk := &rowBlock{}
+	row := &blk.row
+	row.Cells = blk.cells[:0]
 	// The row deletion sorts first in a forward read but last in a reverse
 	// one; find it before judging cells.
 	for _, p := range parts {
@@ -238,7 +295,7 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Ro
 			}
 		}
 	}
-	colDels, err := collectionDeletions(parts, shadow)
+	colDels, err := t.collectionDeletions(parts, shadow)
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +312,11 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Ro
 				return nil, err
 			}
 			if c.Timestamp > shadow && c.IsLive(now) {
-				row.Marker = &c
+				blk.marker = c
+				row.Marker = &blk.marker
 			}
 		case rowCell:
-			cc, ok, err := decodeColumnCell(p.suffix[1:], p.value, shadow, now, colDels)
+			cc, ok, err := t.decodeColumnCell(p.suffix[1:], p.value, shadow, now, colDels)
 			if err != nil {
 				return nil, err
 			}
@@ -273,18 +331,77 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Ro
 		return nil, nil
 	}
 	sortCells(row.Cells)
+	if err := t.ownRow(blk, ck); err != nil {
+		return nil, err
+	}
 	return row, nil
+}
+
+// ownRow decodes the row's clustering from ck and copies every value and
+// path the row's cells alias into one buffer of the row's own.
+func (t *Table) ownRow(blk *rowBlock, ck []byte) error {
+	row := &blk.row
+	size := len(ck) + 1
+	if row.Marker != nil {
+		size += len(row.Marker.Value)
+	}
+	for i := range row.Cells {
+		size += len(row.Cells[i].Cell.Value) + len(row.Cells[i].Path)
+	}
+	buf := blk.small[:0] // non-nil: an empty value stays non-nil
+	if size > len(blk.small) {
+		buf = make([]byte, 0, size)
+	}
+	own := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		n := len(buf)
+		buf = append(buf, b...)
+		return buf[n:len(buf):len(buf)]
+	}
+	if row.Marker != nil {
+		row.Marker.Value = own(row.Marker.Value)
+	}
+	for i := range row.Cells {
+		c := &row.Cells[i]
+		c.Cell.Value = own(c.Cell.Value)
+		c.Path = own(c.Path)
+	}
+	if row.Static {
+		return nil
+	}
+	n := len(t.ClusteringTypes)
+	if n <= len(blk.ck) {
+		row.Clustering = blk.ck[:n:n]
+	} else {
+		row.Clustering = make([][]byte, n)
+	}
+	r := keyReader{b: ck}
+	for i, typ := range t.ClusteringTypes {
+		r.mask = 0
+		if t.ClusteringDesc[i] {
+			r.mask = 0xFF
+		}
+		start := len(buf)
+		var err error
+		if buf, err = decodeKeyInto(&r, typ, buf); err != nil {
+			return err
+		}
+		row.Clustering[i] = buf[start:len(buf):len(buf)]
+	}
+	return nil
 }
 
 // collectionDeletions finds the collection deletions among a row's keys:
 // column name -> the newest deletion timestamp.
-func collectionDeletions(parts []kv, shadow int64) (map[string]int64, error) {
+func (t *Table) collectionDeletions(parts []kv, shadow int64) (map[string]int64, error) {
 	var out map[string]int64
 	for _, p := range parts {
 		if len(p.suffix) == 0 || p.suffix[0] != rowCell {
 			continue
 		}
-		name, rest, err := DecodeKey(p.suffix[1:], datatype.Varchar, false)
+		name, rest, err := t.columnName(p.suffix[1:])
 		if err != nil || len(rest) == 0 {
 			return nil, errBadKey
 		}
@@ -298,21 +415,44 @@ func collectionDeletions(parts []kv, shadow int64) (map[string]int64, error) {
 		if out == nil {
 			out = map[string]int64{}
 		}
-		if ts, ok := out[string(name)]; !ok || c.Timestamp > ts {
-			out[string(name)] = c.Timestamp
+		if ts, ok := out[name]; !ok || c.Timestamp > ts {
+			out[name] = c.Timestamp
 		}
 	}
 	return out, nil
 }
 
+// columnName decodes the column name at the front of a cell key suffix,
+// interned when the table knows it.
+func (t *Table) columnName(suffix []byte) (string, []byte, error) {
+	// A name without 00 bytes is encoded as itself and 00 01.
+	if i := bytes.IndexByte(suffix, keyEscape); i >= 0 && i+1 < len(suffix) && suffix[i+1] == keyStringTerm {
+		if s, ok := t.names[string(suffix[:i])]; ok {
+			return s, suffix[i+2:], nil
+		}
+	}
+	r := keyReader{b: suffix}
+	var nb [64]byte
+	name, err := decodeKeyInto(&r, datatype.Varchar, nb[:0])
+	if err != nil {
+		return "", suffix, errBadKey
+	}
+	s, ok := t.names[string(name)]
+	if !ok {
+		s = string(name)
+	}
+	return s, suffix[r.pos:], nil
+}
+
 // decodeColumnCell decodes a cell key suffix (column | path) and value,
 // reporting whether the cell is live. colDels holds collection deletions.
-func decodeColumnCell(suffix, value []byte, shadow int64, now int32, colDels map[string]int64) (ColumnCell, bool, error) {
-	name, rest, err := DecodeKey(suffix, datatype.Varchar, false)
+// The cell's value and path alias value and suffix.
+func (t *Table) decodeColumnCell(suffix, value []byte, shadow int64, now int32, colDels map[string]int64) (ColumnCell, bool, error) {
+	name, rest, err := t.columnName(suffix)
 	if err != nil || len(rest) == 0 {
 		return ColumnCell{}, false, errBadKey
 	}
-	cc := ColumnCell{Column: string(name)}
+	cc := ColumnCell{Column: name}
 	switch rest[0] {
 	case pathSimple:
 		if ts, ok := colDels[cc.Column]; ok && ts > shadow {
@@ -321,7 +461,7 @@ func decodeColumnCell(suffix, value []byte, shadow int64, now int32, colDels map
 	case pathDeletion:
 		return cc, false, nil // collection deletions come with collections
 	case pathElement:
-		cc.Path = append([]byte(nil), rest[1:]...)
+		cc.Path = rest[1:len(rest):len(rest)]
 		if ts, ok := colDels[cc.Column]; ok && ts > shadow {
 			shadow = ts
 		}
@@ -351,20 +491,20 @@ func sortCells(cs []ColumnCell) {
 
 // readHead reads a partition's deletions (partition deletion, range
 // tombstones) and its static row, which come first in key order.
-func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32) (*deletions, *Row, error) {
-	d := &deletions{partition: minTimestamp}
+func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32, d *deletions) (*Row, error) {
+	*d = deletions{partition: minTimestamp, ranges: d.ranges[:0]}
 	var statics []kv
 	for valid := it.First(); valid; valid = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		key := it.Key()[len(prefix):]
 		switch key[0] {
 		case regionPartitionDeletion, regionRangeTombstone:
 			c, err := DecodeCell(v)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if key[0] == regionPartitionDeletion {
 				if c.Timestamp > d.partition {
@@ -374,7 +514,7 @@ func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32) (*deleti
 			}
 			rt, err := t.decodeRangeTombstone(key[1:])
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			rt.ts = c.Timestamp
 			d.ranges = append(d.ranges, rt)
@@ -383,13 +523,13 @@ func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32) (*deleti
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(statics) == 0 {
-		return d, nil, nil
+		return nil, nil
 	}
 	static, err := t.staticRow(statics, d.partition, now)
-	return d, static, err
+	return static, err
 }
 
 func (t *Table) decodeRangeTombstone(b []byte) (rangeTombstone, error) {
@@ -430,14 +570,16 @@ func (t *Table) decodeRangeTombstone(b []byte) (rangeTombstone, error) {
 
 // staticRow builds the live static row from its cells, or nil.
 func (t *Table) staticRow(parts []kv, shadow int64, now int32) (*Row, error) {
-	colDels, err := collectionDeletions(parts, shadow)
+	colDels, err := t.collectionDeletions(parts, shadow)
 	if err != nil {
 		return nil, err
 	}
 	colDels = t.withDropped(colDels)
-	row := &Row{Static: true}
+	blk := &rowBlock{}
+	row := &blk.row
+	row.Static, row.Cells = true, blk.cells[:0]
 	for _, p := range parts {
-		cc, ok, err := decodeColumnCell(p.suffix[1:], p.value, shadow, now, colDels)
+		cc, ok, err := t.decodeColumnCell(p.suffix[1:], p.value, shadow, now, colDels)
 		if err != nil {
 			return nil, err
 		}
@@ -448,7 +590,7 @@ func (t *Table) staticRow(parts []kv, shadow int64, now int32) (*Row, error) {
 	if len(row.Cells) == 0 {
 		return nil, nil
 	}
-	return row, nil
+	return row, t.ownRow(blk, nil)
 }
 
 // ScanOptions shape a scan over many partitions.
@@ -505,7 +647,7 @@ func (e *Engine) Scan(t *Table, o ScanOptions, fn func(pk []byte, row *Row) bool
 		}
 		prefix := append([]byte(nil), key[:len(key)-len(rest)]...)
 		pk = append([]byte(nil), pk...)
-		stopped, err := e.readPartition(t, prefix, ReadOptions{Now: o.Now}, func(r *Row) bool { return fn(pk, r) })
+		stopped, err := e.readPartition(t, nil, prefix, ReadOptions{Now: o.Now}, func(r *Row) bool { return fn(pk, r) })
 		if err != nil || stopped {
 			return err
 		}

@@ -17,6 +17,9 @@ type Table struct {
 	ClusteringDesc  []bool
 	// dropped is Def.Dropped's times, for reads.
 	dropped map[string]int64
+	// names interns column names (dropped ones too), so reads do not
+	// allocate a string per cell.
+	names map[string]string
 }
 
 // NewTable compiles def; typeOf parses a column's CQL type.
@@ -37,11 +40,16 @@ func NewTable(def *TableDef, typeOf func(string) (datatype.DataType, error)) (*T
 		t.ClusteringTypes = append(t.ClusteringTypes, dt)
 		t.ClusteringDesc = append(t.ClusteringDesc, c.Order == "desc")
 	}
+	t.names = make(map[string]string, len(def.Columns)+len(def.Dropped))
+	for _, c := range def.Columns {
+		t.names[c.Name] = c.Name
+	}
 	for name, d := range def.Dropped {
 		if t.dropped == nil {
 			t.dropped = map[string]int64{}
 		}
 		t.dropped[name] = d.Time
+		t.names[name] = name
 	}
 	if len(t.PartitionTypes) == 0 {
 		return nil, fmt.Errorf("storage: %s.%s has no partition key", def.Keyspace, def.Name)
