@@ -117,10 +117,18 @@ func TestGracefulStop(t *testing.T) {
 		burst = append(burst, frameBytes(4, 0, int16(100+i), primitive.OpCodeQuery, queryBody(`SELECT * FROM system_schema.columns`))...)
 	}
 	w.write(burst)
+	// Signal once the server is working on the burst (its first answer is
+	// back): a signal sent before it read anything would leave nothing to
+	// drain.
+	answered := map[int16]bool{}
+	first := w.mustRead()
+	if code, _ := first.errorCode(); first.op != primitive.OpCodeResult && code != primitive.ErrorCodeOverloaded {
+		t.Fatalf("first of the burst: %s", fmtReply(first))
+	}
+	answered[first.stream] = true
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	answered := map[int16]bool{}
 	for len(answered) < n {
 		r, err := w.read()
 		if err != nil {
@@ -138,8 +146,8 @@ func TestGracefulStop(t *testing.T) {
 	// Requests the server had read before the signal were all answered; the
 	// ones it never read died with the socket. The burst is one write, so
 	// most were read.
-	if len(answered) == 0 {
-		t.Fatalf("no request of the burst was answered\n%s", p.stderr)
+	if len(answered) < 2 {
+		t.Logf("only %d requests of the burst answered", len(answered))
 	}
 	if !strings.Contains(p.stderr.String(), "draining") {
 		t.Errorf("no drain in the log:\n%s", p.stderr)
