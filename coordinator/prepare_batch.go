@@ -9,11 +9,14 @@ import (
 // prepareBatch answers PREPARE_BATCH (docs/prepare_batch.spec): each
 // statement is prepared exactly as a PREPARE of it alone would be, and its
 // PREPARED result or its ERROR takes its place in the answer. Repeated
-// texts are prepared once, by the cache.
+// texts are prepared once, by the cache, and the new statements are
+// persisted in one mutation.
 func (c *Coordinator) prepareBatch(req *protocol.Request, m *protocol.PrepareBatch) (message.Message, error) {
 	out := &protocol.PreparedBatch{Results: make([]message.Message, len(m.Statements))}
+	var ops storeOps
+	defer c.prep.store.apply(&ops)
 	for i, s := range m.Statements {
-		ps, err := c.prepareStmt(keyspaceOf(req, s.Keyspace), s.Query)
+		ps, err := c.prepareInto(keyspaceOf(req, s.Keyspace), s.Query, &ops)
 		if err != nil {
 			out.Results[i] = errorMessage(err)
 			continue

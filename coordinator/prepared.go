@@ -69,6 +69,15 @@ func (c *Coordinator) prepare(req *protocol.Request, m *message.Prepare) (messag
 // when it holds one analysed against the current schema, else parsed,
 // analysed and cached.
 func (c *Coordinator) prepareStmt(keyspace, query string) (*preparedStmt, error) {
+	var ops storeOps
+	ps, err := c.prepareInto(keyspace, query, &ops)
+	c.prep.store.apply(&ops)
+	return ps, err
+}
+
+// prepareInto is prepareStmt leaving the store writes in ops, so that a
+// request preparing many statements persists them in one mutation.
+func (c *Coordinator) prepareInto(keyspace, query string, ops *storeOps) (*preparedStmt, error) {
 	id := statementID(keyspace, query)
 	schema := c.catalog.Current()
 	if ps := c.prep.get(id); ps != nil && ps.schema == schema {
@@ -78,7 +87,7 @@ func (c *Coordinator) prepareStmt(keyspace, query string) (*preparedStmt, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.prep.put(ps, true); err != nil {
+	if err := c.prep.put(ps, true, ops); err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -121,16 +130,19 @@ func preparedResult(ps *preparedStmt, v primitive.ProtocolVersion) *message.Prep
 // table is gone) are forgotten.
 func (c *Coordinator) loadPrepared(store *prepStore) error {
 	schema := c.catalog.Current()
-	return store.load(func(id [16]byte, keyspace, query string) {
+	var ops storeOps
+	err := store.load(func(id [16]byte, keyspace, query string) {
 		ps, err := c.analyzePrepared(id, keyspace, query, schema)
 		if err == nil && statementID(keyspace, query) == id {
-			err = c.prep.put(ps, false)
+			err = c.prep.put(ps, false, &ops)
 		}
 		if err != nil {
 			c.log.Debug("forgetting persisted prepared statement", "query", query, "err", err)
-			c.prep.forget(id)
+			c.prep.forget(id, &ops)
 		}
 	})
+	store.apply(&ops)
+	return err
 }
 
 // lookupPrepared finds the statement an EXECUTE or a BATCH entry names.

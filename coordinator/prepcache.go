@@ -53,8 +53,9 @@ func (pc *prepCache) get(id [16]byte) *preparedStmt {
 // recently used statements until the cache fits its budget again. A
 // statement larger than the whole budget is refused with Cassandra's error.
 // persist says whether the store needs ps written (false for statements
-// read from it).
-func (pc *prepCache) put(ps *preparedStmt, persist bool) error {
+// read from it). The store writes are added to ops, for the caller to apply
+// (one mutation for all the statements of a request).
+func (pc *prepCache) put(ps *preparedStmt, persist bool, ops *storeOps) error {
 	if ps.size > pc.max {
 		return invalidf("Prepared statement of size %d bytes is larger than allowed maximum of %d bytes: %s...",
 			ps.size, pc.max, truncate(ps.query, 200))
@@ -68,31 +69,28 @@ func (pc *prepCache) put(ps *preparedStmt, persist bool) error {
 		pc.byID[ps.id] = pc.lru.PushFront(ps)
 	}
 	pc.size += ps.size
-	putTS := pc.stamp()
-	var evicted []*preparedStmt
+	if persist {
+		ops.save(ps, pc.stamp())
+	}
+	evicted := 0
 	for pc.size > pc.max {
 		e := pc.lru.Back()
 		v := e.Value.(*preparedStmt)
 		pc.lru.Remove(e)
 		delete(pc.byID, v.id)
 		pc.size -= v.size
-		evicted = append(evicted, v)
+		ops.remove(v.id, pc.stamp())
+		evicted++
 	}
-	delTS := pc.stamp()
 	pc.gauges()
 	pc.mu.Unlock()
-	pc.m.Evictions.Add(float64(len(evicted)))
-	if persist {
-		pc.store.save(ps, putTS)
-	}
-	for _, v := range evicted {
-		pc.store.remove(v.id, delTS)
-	}
+	pc.m.Evictions.Add(float64(evicted))
 	return nil
 }
 
 // remove drops ps (and only ps: a newer statement of the same id stays).
 func (pc *prepCache) remove(ps *preparedStmt) {
+	var ops storeOps
 	pc.mu.Lock()
 	e := pc.byID[ps.id]
 	if e == nil || e.Value.(*preparedStmt) != ps {
@@ -102,18 +100,17 @@ func (pc *prepCache) remove(ps *preparedStmt) {
 	pc.lru.Remove(e)
 	delete(pc.byID, ps.id)
 	pc.size -= ps.size
-	ts := pc.stamp()
+	ops.remove(ps.id, pc.stamp())
 	pc.gauges()
 	pc.mu.Unlock()
-	pc.store.remove(ps.id, ts)
+	pc.store.apply(&ops)
 }
 
 // forget deletes a stored statement that is not cached.
-func (pc *prepCache) forget(id [16]byte) {
+func (pc *prepCache) forget(id [16]byte, ops *storeOps) {
 	pc.mu.Lock()
-	ts := pc.stamp()
+	ops.remove(id, pc.stamp())
 	pc.mu.Unlock()
-	pc.store.remove(id, ts)
 }
 
 // all returns the cached statements, most recently used first.

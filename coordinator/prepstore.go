@@ -49,38 +49,61 @@ func openPrepStore(engine *storage.Engine, log *slog.Logger) (*prepStore, error)
 	return &prepStore{engine: engine, table: t, log: log}, nil
 }
 
-func (s *prepStore) save(ps *preparedStmt, ts int64) {
-	if s == nil {
+// storeOps are store writes gathered under the cache lock, each with its
+// timestamp, and applied later in one mutation.
+type storeOps struct {
+	saves   []*preparedStmt
+	saveTS  []int64
+	removes [][16]byte
+	rmTS    []int64
+}
+
+func (o *storeOps) save(ps *preparedStmt, ts int64) {
+	o.saves, o.saveTS = append(o.saves, ps), append(o.saveTS, ts)
+}
+
+func (o *storeOps) remove(id [16]byte, ts int64) {
+	o.removes, o.rmTS = append(o.removes, id), append(o.rmTS, ts)
+}
+
+// apply writes ops in one mutation: one commit log record, one wait for
+// its durability.
+func (s *prepStore) apply(ops *storeOps) {
+	if s == nil || len(ops.saves)+len(ops.removes) == 0 {
 		return
 	}
 	m := s.engine.NewMutation()
-	err := m.WriteRowMarker(s.table, ps.id[:], nil, storage.Cell{Timestamp: ts})
-	if err == nil && ps.keyspace != "" {
-		err = m.WriteCell(s.table, ps.id[:], storage.CellTarget{Column: colPreparedKeyspace}, storage.Cell{Timestamp: ts, Value: []byte(ps.keyspace)})
-	}
-	if err == nil {
-		err = m.WriteCell(s.table, ps.id[:], storage.CellTarget{Column: colPreparedQuery}, storage.Cell{Timestamp: ts, Value: []byte(ps.query)})
-	}
+	err := s.addTo(m, ops)
 	if err == nil {
 		err = s.engine.Apply(m)
 	}
 	if err != nil {
-		s.log.Warn("cannot persist prepared statement", "id", fmt.Sprintf("%x", ps.id), "err", err)
+		s.log.Warn("cannot persist prepared statements", "saves", len(ops.saves), "removes", len(ops.removes), "err", err)
 	}
 }
 
-func (s *prepStore) remove(id [16]byte, ts int64) {
-	if s == nil {
-		return
+func (s *prepStore) addTo(m *storage.Mutation, ops *storeOps) error {
+	for i, ps := range ops.saves {
+		ts := ops.saveTS[i]
+		if err := m.WriteRowMarker(s.table, ps.id[:], nil, storage.Cell{Timestamp: ts}); err != nil {
+			return err
+		}
+		if ps.keyspace != "" {
+			if err := m.WriteCell(s.table, ps.id[:], storage.CellTarget{Column: colPreparedKeyspace}, storage.Cell{Timestamp: ts, Value: []byte(ps.keyspace)}); err != nil {
+				return err
+			}
+		}
+		if err := m.WriteCell(s.table, ps.id[:], storage.CellTarget{Column: colPreparedQuery}, storage.Cell{Timestamp: ts, Value: []byte(ps.query)}); err != nil {
+			return err
+		}
 	}
-	m := s.engine.NewMutation()
-	err := m.DeletePartition(s.table, id[:], storage.Cell{Timestamp: ts, Tombstone: true, LocalDeletionTime: int32(time.Now().Unix())})
-	if err == nil {
-		err = s.engine.Apply(m)
+	now := int32(time.Now().Unix())
+	for i, id := range ops.removes {
+		if err := m.DeletePartition(s.table, id[:], storage.Cell{Timestamp: ops.rmTS[i], Tombstone: true, LocalDeletionTime: now}); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		s.log.Warn("cannot forget prepared statement", "id", fmt.Sprintf("%x", id), "err", err)
-	}
+	return nil
 }
 
 // load calls fn for every stored statement.

@@ -285,6 +285,9 @@ func (c *Conn) roundTrip(ctx context.Context, msg message.Message) (message.Mess
 		c.wmu.Lock()
 		_, err = c.nc.Write(out)
 		c.wmu.Unlock()
+		if err != nil {
+			err = fmt.Errorf("%w: %v", ErrClosed, err)
+		}
 	}
 	if err != nil {
 		c.forget(stream)

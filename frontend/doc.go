@@ -26,6 +26,10 @@
 // closed; a bad request gets an ERROR on its own stream and the connection
 // stays open.
 //
+// Extensions are opt-in per connection (prepare_batch.go): SUPPORTED lists
+// CQLD_PREPARE_BATCH, and only a connection whose STARTUP asked for it may
+// send PREPARE_BATCH; to the others its opcode is unknown, as to Cassandra.
+//
 // The package knows nothing of CQL: requests other than the handshake go to
 // a Handler, and events to push come from Publish.
 package frontend

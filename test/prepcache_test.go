@@ -12,6 +12,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/config"
+	"github.com/cqld/cqld/cqlclient"
 )
 
 // execOne is an EXECUTE at ONE of id with positional values.
@@ -119,6 +120,19 @@ func TestPreparedSurvivesRestart(t *testing.T) {
 	w.c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Statements of one PREPARE_BATCH are persisted together.
+	cc, err := cqlclient.Dial(ctx, n1.Addr(), cqlclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cc.PrepareBatch(ctx, []cqlclient.Statement{
+		{Query: "SELECT v FROM kv WHERE k = ? LIMIT 1", Keyspace: "ks"},
+		{Query: "SELECT k, v FROM ks.kv WHERE k = ?"},
+	})
+	cc.Close()
+	if err != nil || batch[0].Err != nil || batch[1].Err != nil {
+		t.Fatalf("PREPARE_BATCH: %v %v", err, batch)
+	}
 	if err := n1.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +143,12 @@ func TestPreparedSurvivesRestart(t *testing.T) {
 	rows, ok := w.roundTrip(4, 2, execOne(res.PreparedQueryId, int32Bytes(1))).(*message.RowsResult)
 	if !ok || len(rows.Data) != 1 || string(rows.Data[0][0]) != "one" {
 		t.Fatalf("EXECUTE after restart: %v", rows)
+	}
+	for i, r := range batch {
+		rows, ok := w.roundTrip(4, int16(10+i), execOne(r.Prepared.ID, int32Bytes(1))).(*message.RowsResult)
+		if !ok || len(rows.Data) != 1 {
+			t.Fatalf("EXECUTE of batch-prepared statement %d after restart: %v", i+1, rows)
+		}
 	}
 	sel, ok := w.roundTrip(4, 3, &message.Query{Query: `SELECT * FROM system.prepared_statements`,
 		Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}}).(*message.RowsResult)
