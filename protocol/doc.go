@@ -9,16 +9,12 @@
 //
 //   - ParseHeader reads a 9-byte legacy header out of a peeked buffer without
 //     consuming it, so the event loop can wait for a whole frame.
-//
 //   - DecodeRequest turns one whole frame into a Request, decompressing the
 //     body with a bounded Compressor first.
-//
 //   - AppendResponse encodes a Response into a frame, compressing the body
 //     when the connection negotiated compression.
-//
 //   - SegmentDecoder and AppendSegments carry envelopes inside v5 segments
 //     once a v5 connection has sent READY or AUTHENTICATE.
-//
 //   - PrepareBatchCodec and PreparedBatchCodec add the CQLD_PREPARE_BATCH
 //     extension's two messages (docs/prepare_batch.spec) to the library's
 //     frame codec; DecodeResponse and AppendRequest serve clients.
