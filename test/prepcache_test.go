@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -257,5 +258,58 @@ func TestGocqlPreparedAfterAlter(t *testing.T) {
 	rows := rowsOf(t, s, `SELECT * FROM t WHERE k = ?`, 1)
 	if len(rows) != 1 || rows[0]["w"] != 7 || rows[0]["v"] != "a" {
 		t.Fatalf("after ALTER: %v", rows)
+	}
+}
+
+// TestGocqlV2MetadataChanged runs the ALTER TABLE path through a v5
+// driver: session 1 meets UNPREPARED and prepares again; session 2, still
+// holding the old result metadata id, gets Metadata_changed with the new
+// columns and reads the added column without preparing.
+func TestGocqlV2MetadataChanged(t *testing.T) {
+	node, _ := newNode(t)
+	kvSetup(t, node.Addr())
+	session := func() *gocql2.Session {
+		host, port := hostPort(node.Addr())
+		c := gocql2.NewCluster(host)
+		c.Port = port
+		c.Timeout = 5 * time.Second
+		c.ConnectTimeout = 5 * time.Second
+		c.Keyspace = "ks"
+		c.NumConns = 1
+		s, err := c.CreateSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	const q = `SELECT * FROM kv WHERE k = ?`
+	s1, s2 := session(), session()
+	for _, s := range []*gocql2.Session{s1, s2} {
+		row := map[string]any{}
+		if err := s.Query(q, 1).MapScan(row); err != nil || len(row) != 2 {
+			t.Fatalf("before ALTER: %v %v", row, err)
+		}
+	}
+	if err := s1.Query(`ALTER TABLE kv ADD w int`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Query(`UPDATE kv SET w = 7 WHERE k = 1`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	prepares := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": "PREPARE"})
+	row := map[string]any{}
+	if err := s1.Query(q, 1).MapScan(row); err != nil || row["w"] != 7 {
+		t.Fatalf("session 1 after ALTER: %v %v", row, err)
+	}
+	if n := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": "PREPARE"}); n != prepares+1 {
+		t.Errorf("session 1 prepared %v times after UNPREPARED, want 1", n-prepares)
+	}
+	row = map[string]any{}
+	if err := s2.Query(q, 1).MapScan(row); err != nil || row["w"] != 7 || row["v"] != "one" {
+		t.Fatalf("session 2 after ALTER: %v %v", row, err)
+	}
+	if n := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": "PREPARE"}); n != prepares+1 {
+		t.Errorf("session 2 prepared again (%v PREPAREs), want Metadata_changed instead", n-prepares)
 	}
 }
