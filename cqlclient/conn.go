@@ -300,7 +300,8 @@ func (c *Conn) roundTrip(ctx context.Context, msg message.Message) (message.Mess
 		}
 		return r.msg, r.err
 	case <-ctx.Done():
-		c.forget(stream)
+		// NB: the stream stays taken until its answer arrives (into ch's
+		// buffer), so a late answer never reaches a later request.
 		return nil, ctx.Err()
 	}
 }
