@@ -98,6 +98,11 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 		return nil, err
 	}
 	for _, w := range p.children {
+		if err := c.checkAvailable(w.t.def.Keyspace, x.opts.Consistency); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range p.children {
 		if w.counter {
 			unlock := c.counterSection(x)
 			defer unlock()
@@ -195,6 +200,11 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	}
 	if err := checkWriteConsistency(base); err != nil {
 		return nil, err
+	}
+	for _, cw := range cas.writes {
+		if err := c.checkAvailable(cw.w.t.def.Keyspace, opts.Consistency); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.engine.Apply(m); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)

@@ -517,6 +517,9 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := checkWriteConsistency(x); err != nil {
 		return nil, err
 	}
+	if err := c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency); err != nil {
+		return nil, err
+	}
 	if p.counter {
 		unlock := c.counterSection(x)
 		defer unlock()

@@ -65,6 +65,10 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &te) || errors.As(err, &ut) {
 		return &message.Invalid{ErrorMessage: err.Error()}
 	}
+	var ua *unavailableError
+	if errors.As(err, &ua) {
+		return &message.Unavailable{ErrorMessage: ua.Error(), Consistency: ua.cl, Required: ua.required, Alive: ua.alive}
+	}
 	var stale *staleError
 	if errors.As(err, &stale) {
 		return &message.Invalid{ErrorMessage: stale.Error()}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -165,6 +166,19 @@ func (p *casPlan) run(_ context.Context, c *Coordinator, x *execution) (message.
 func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, error) {
 	if err := checkCasConsistency(xs[0]); err != nil {
 		return nil, err
+	}
+	serial := primitive.ConsistencyLevelSerial
+	if sc := xs[0].opts.SerialConsistency; sc != nil {
+		serial = *sc
+	}
+	for _, cw := range p.writes {
+		ks := cw.w.t.def.Keyspace
+		if err := c.checkAvailable(ks, serial); err != nil {
+			return nil, err
+		}
+		if err := c.checkAvailable(ks, xs[0].opts.Consistency); err != nil {
+			return nil, err
+		}
 	}
 	targets := make([]writeTarget, len(p.writes))
 	var pk []byte

@@ -298,6 +298,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		return nil, err
 	}
 	err := checkReadConsistency(x)
+	if err == nil {
+		err = c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency)
+	}
 	if err == nil && isSerial(x.opts.Consistency) {
 		err = errSerialRange
 		if p.keys.pkComplete() {

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -147,5 +148,64 @@ func TestSerialConsistency(t *testing.T) {
 	}
 	if err := s.Query(`SELECT v FROM acct WHERE k = 1`).Scan(&v); err != nil || v != 10 {
 		t.Fatalf("after refused writes: %d, %v", v, err)
+	}
+}
+
+// TestUnavailable checks that a level needing more replicas than this one
+// node is refused with UNAVAILABLE and Cassandra's figures, as a one-node
+// Cassandra does, and that levels it can meet work.
+func TestUnavailable(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	for _, q := range []string{
+		`CREATE KEYSPACE rf3 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
+		`CREATE KEYSPACE elsewhere WITH replication = {'class': 'NetworkTopologyStrategy', 'dc2': 1}`,
+		`CREATE KEYSPACE nts3 WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3}`,
+		`CREATE TABLE rf3.t (k int PRIMARY KEY, v int)`,
+		`CREATE TABLE elsewhere.t (k int PRIMARY KEY, v int)`,
+		`CREATE TABLE nts3.t (k int PRIMARY KEY, v int)`,
+		`CREATE TABLE app.t (k int PRIMARY KEY, v int)`,
+	} {
+		mustExec(t, s, q)
+	}
+	for _, tc := range []struct {
+		q               string
+		cl              gocql.Consistency
+		serial          gocql.SerialConsistency
+		want            string // consistency name; "" when it must work
+		required, alive int
+	}{
+		{q: `INSERT INTO rf3.t (k, v) VALUES (1, 1)`, cl: gocql.One},
+		{q: `SELECT v FROM rf3.t WHERE k = 1`, cl: gocql.LocalOne},
+		{q: `INSERT INTO rf3.t (k, v) VALUES (1, 1)`, cl: gocql.Quorum, want: "QUORUM", required: 2, alive: 1},
+		{q: `SELECT v FROM rf3.t WHERE k = 1`, cl: gocql.All, want: "ALL", required: 3, alive: 1},
+		{q: `INSERT INTO rf3.t (k, v) VALUES (2, 2) IF NOT EXISTS`, cl: gocql.One, serial: gocql.Serial, want: "SERIAL", required: 2, alive: 1},
+		{q: `SELECT v FROM nts3.t WHERE k = 1`, cl: gocql.LocalQuorum, want: "LOCAL_QUORUM", required: 2, alive: 1},
+		{q: `SELECT v FROM nts3.t WHERE k = 1`, cl: gocql.LocalOne},
+		{q: `INSERT INTO elsewhere.t (k, v) VALUES (1, 1)`, cl: gocql.One, want: "ONE", required: 1, alive: 0},
+		{q: `INSERT INTO elsewhere.t (k, v) VALUES (1, 1)`, cl: gocql.Any},
+		{q: `INSERT INTO app.t (k, v) VALUES (1, 1)`, cl: gocql.Two, want: "TWO", required: 2, alive: 1},
+		{q: `SELECT v FROM app.t WHERE k = 1`, cl: gocql.All},
+		{q: `SELECT v FROM app.t WHERE k = 1`, cl: gocql.Quorum},
+	} {
+		q := s.Query(tc.q).Consistency(tc.cl)
+		if tc.serial != 0 {
+			q = q.SerialConsistency(tc.serial)
+		}
+		err := q.Exec()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s at %v: %v", tc.q, tc.cl, err)
+			}
+			continue
+		}
+		var ua *gocql.RequestErrUnavailable
+		if !errors.As(err, &ua) {
+			t.Errorf("%s at %v: %v, want UNAVAILABLE", tc.q, tc.cl, err)
+			continue
+		}
+		if ua.Required != tc.required || ua.Alive != tc.alive || ua.Message() != "Cannot achieve consistency level "+tc.want {
+			t.Errorf("%s at %v: required %d alive %d %q, want %d %d %q", tc.q, tc.cl, ua.Required, ua.Alive, ua.Message(), tc.required, tc.alive, tc.want)
+		}
 	}
 }
