@@ -104,7 +104,14 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	}
 	for _, w := range p.children {
 		if w.counter {
-			unlock := c.counterSection(x)
+			xs := make([]*execution, len(p.children))
+			for i := range xs {
+				xs[i] = x
+			}
+			unlock, err := c.counterSection(p.children, xs)
+			if err != nil {
+				return nil, err
+			}
 			defer unlock()
 			break
 		}
@@ -135,12 +142,13 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	}
 	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace}
 	ks := keyspaceOf(req, b.Keyspace)
-	m := c.engine.NewMutation()
 	base := &execution{version: req.Version, opts: opts}
 	base.now()
 	var cas *casPlan
 	var casXs []*execution
-	plain := 0
+	var plainWs []*writePlan
+	var plainXs []*execution
+	counter := false
 	for i, ch := range b.Children {
 		var p plan
 		if ch.Id != nil {
@@ -159,13 +167,6 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 			}
 		}
 		x := &execution{version: req.Version, opts: opts, at: base.at}
-		if w, ok := p.(*writePlan); ok && w.counter {
-			if base.counterRead == nil {
-				unlock := c.counterSection(base)
-				defer unlock()
-			}
-			x.counterRead = base.counterRead
-		}
 		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}
@@ -174,15 +175,13 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 			if err := c.checkCurrent(w.t); err != nil {
 				return nil, err
 			}
-			if err := w.mutateInto(m, x); err != nil {
-				return nil, err
-			}
 			if cas == nil {
 				cas = &casPlan{batch: true}
 			}
 			cas.writes = append(cas.writes, casWrite{w: w})
 			casXs = append(casXs, x)
-			plain++
+			plainWs, plainXs = append(plainWs, w), append(plainXs, x)
+			counter = counter || w.counter
 		case *casPlan:
 			if cas == nil {
 				cas = &casPlan{batch: true}
@@ -195,14 +194,27 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 			return nil, invalidf("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.")
 		}
 	}
-	if len(cas.writes) > plain {
+	if len(cas.writes) > len(plainWs) {
 		return cas.runWith(c, casXs)
 	}
 	if err := checkWriteConsistency(base); err != nil {
 		return nil, err
 	}
-	for _, cw := range cas.writes {
-		if err := c.checkAvailable(cw.w.t.def.Keyspace, opts.Consistency); err != nil {
+	for _, w := range plainWs {
+		if err := c.checkAvailable(w.t.def.Keyspace, opts.Consistency); err != nil {
+			return nil, err
+		}
+	}
+	if counter {
+		unlock, err := c.counterSection(plainWs, plainXs)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	m := c.engine.NewMutation()
+	for i, w := range plainWs {
+		if err := w.mutateInto(m, plainXs[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -60,9 +60,6 @@ type Coordinator struct {
 	schemaMu sync.Mutex
 
 	locks partitionLocks
-	// counterMu serialises counter writes: each reads the current value
-	// and writes the new total.
-	counterMu sync.Mutex
 
 	prep *prepCache
 }
@@ -169,7 +166,7 @@ type execution struct {
 	at      time.Time
 	// counterRead reads a counter's current value and timestamp; set while
 	// a counter write holds the counter lock.
-	counterRead func(t *tableInfo, pk []byte, ck [][]byte, column string) (int64, int64, error)
+	counterRead func(t *tableInfo, pk []byte, ck [][]byte, column string, now int32) (int64, int64, error)
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt

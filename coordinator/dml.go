@@ -521,7 +521,10 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 		return nil, err
 	}
 	if p.counter {
-		unlock := c.counterSection(x)
+		unlock, err := c.counterSection([]*writePlan{p}, []*execution{x})
+		if err != nil {
+			return nil, err
+		}
 		defer unlock()
 	}
 	m := c.engine.NewMutation()
@@ -731,7 +734,7 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 		if op.negate {
 			delta = -delta
 		}
-		cur, ts, err := x.counterRead(t, pk, ck, col.def.Name)
+		cur, ts, err := x.counterRead(t, pk, ck, col.def.Name, int32(x.now().Unix()))
 		if err != nil {
 			return err
 		}

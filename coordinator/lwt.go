@@ -146,12 +146,15 @@ func (c *Coordinator) casWrap(w *writePlan, b *binder, spec casSpec) (plan, erro
 	return &casPlan{writes: []casWrite{cw}, binds: b.specs, pk: w.pk}, nil
 }
 
-// partitionLocks serialise conditional writes per partition.
+// partitionLocks serialise conditional writes, and counter writes, per
+// partition.
 type partitionLocks [1024]sync.Mutex
 
 func (l *partitionLocks) lock(token int64) *sync.Mutex {
-	return &l[uint64(token)%uint64(len(l))]
+	return &l[l.stripe(token)]
 }
+
+func (l *partitionLocks) stripe(token int64) int { return int(uint64(token) % uint64(len(l))) }
 
 func (p *casPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	xs := make([]*execution, len(p.writes))
