@@ -269,10 +269,10 @@ func (cn *conn) execute(h protocol.Header, body []byte, start time.Time) {
 			cn.keyspace.Store(&ks)
 		}
 	}
+	// Counted before the answer leaves, so a client that has its answer
+	// sees it counted.
+	cn.s.observe(h.OpCode, resp.Message, start)
 	cn.send(h.Stream, resp)
-	op := opName(h.OpCode)
-	cn.s.m.Requests.WithLabelValues(op, outcome(resp.Message)).Inc()
-	cn.s.m.Latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
 }
 
 // encode turns a response into bytes ready for the socket: a frame, wrapped

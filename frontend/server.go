@@ -88,6 +88,11 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 
+	// okRequests and latency are the metric series of each known opcode,
+	// looked up once rather than by label on every request.
+	okRequests [256]prometheus.Counter
+	latency    [256]prometheus.Observer
+
 	// supported holds the SUPPORTED frame per protocol version, encoded
 	// once: OPTIONS is the drivers' heartbeat.
 	supported [protocol.MaxVersion + 1][]byte
@@ -116,6 +121,10 @@ func New(h Handler, opts Options) *Server {
 		cancel:  cancel,
 	}
 	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
+	for op, name := range opNames {
+		s.okRequests[op] = m.Requests.WithLabelValues(name, "ok")
+		s.latency[op] = m.Latency.WithLabelValues(name)
+	}
 	for v := protocol.MinVersion; v <= protocol.MaxVersion; v++ {
 		f, err := protocol.AppendResponse(nil, v, 0, &protocol.Response{Message: &message.Supported{Options: supportedOptions()}}, nil)
 		if err != nil {
@@ -298,4 +307,18 @@ func (s *Server) Stats() (conns int, inflight int64) {
 	conns = len(s.conns)
 	s.mu.Unlock()
 	return conns, s.inflight.Load()
+}
+
+// observe counts a finished request and its latency.
+func (s *Server) observe(op primitive.OpCode, resp message.Message, start time.Time) {
+	if _, failed := resp.(message.Error); failed || s.okRequests[op] == nil {
+		s.m.Requests.WithLabelValues(opName(op), outcome(resp)).Inc()
+	} else {
+		s.okRequests[op].Inc()
+	}
+	if l := s.latency[op]; l != nil {
+		l.Observe(time.Since(start).Seconds())
+	} else {
+		s.m.Latency.WithLabelValues(opName(op)).Observe(time.Since(start).Seconds())
+	}
 }
