@@ -35,10 +35,9 @@ func putWaiter(w *waiter) { waiterPool.Put(w) }
 //   - batch: as soon as anyone waits, so syncs run back to back;
 //   - group: at the end of the current window, windows following each other
 //     GroupWindow apart from the last sync;
-//   - adaptive: as soon as anyone waits, after letting the appends already in
-//     flight (entered Append, not yet queued) join, for at most GroupWindow.
-//     A writer alone is synced at once; under load each sync takes everyone
-//     who is about to queue.
+//   - adaptive: as soon as anyone waits, after letting the writers it
+//     expects queue (see gather), for at most half an fsync. A writer alone
+//     is synced at once; under load each sync takes every active writer.
 func (l *Log) flushLoop() {
 	defer l.wg.Done()
 	var tick <-chan time.Time
@@ -66,6 +65,7 @@ func (l *Log) flushLoop() {
 			return
 		}
 		if !waiting && !sealing && !periodic {
+			l.writeBehind()
 			continue
 		}
 		if waiting {
@@ -78,6 +78,22 @@ func (l *Log) flushLoop() {
 		}
 		lastSync = time.Now()
 		l.syncOnce(waiting || periodic)
+	}
+}
+
+// writeBehind writes what periodic-mode appends buffered in the current
+// segment to the operating system, without a sync.
+func (l *Log) writeBehind() {
+	l.mu.Lock()
+	cur := l.cur
+	l.mu.Unlock()
+	if cur == nil {
+		return
+	}
+	if _, err := l.writeBuffered(cur); err != nil {
+		l.mu.Lock()
+		l.failLocked(cur, "write", err)
+		l.mu.Unlock()
 	}
 }
 
@@ -98,21 +114,53 @@ func (l *Log) waitWindow(last time.Time) {
 	}
 }
 
-// gather lets the appends that have entered Append by now write and queue
-// before the sync, for at most GroupWindow. It returns at once when none is
-// in flight. Appends that enter later are not waited for, though one that
-// finishes first may stand in for one still in flight.
+// gather holds an adaptive sync until the writers the log expects have
+// queued, or until a deadline, at most GroupWindow, passes. The writers it
+// expects are the larger of two counts: the appends in flight now (entered
+// Append, not yet queued), and the writers seen around the last sync
+// (l.active: the waiters it completed plus those that queued while it
+// ran). The second is what makes group commit work when the clients are
+// slower than the disk: a writer completed by one sync needs a client round
+// trip before its next append, and a sync that started without it would
+// make it wait for the one after. It returns at once when nothing more is
+// expected, so a writer alone is synced at once.
+//
+// The deadline is half the fsync latency (EWMA): what waiting may cost the
+// writers already queued, where a writer that misses the sync waits at
+// least a whole fsync more. When writers arrive steadily rather than in
+// the burst that follows a sync (a busy CPU spreads them out), the
+// expected count is never met and waiting only adds latency; so each
+// gather that runs out its deadline halves the next one, down to 1/32,
+// and every 16th gather probes with the whole half fsync again.
 func (l *Log) gather() {
 	target := l.entered.Load()
-	if l.left.Load() >= target {
-		return
+	l.gathers++
+	if l.gathers%16 == 0 {
+		l.gatherMisses = 0
 	}
-	t := time.NewTimer(l.opts.GroupWindow)
-	defer t.Stop()
-	for l.left.Load() < target {
+	deadline := min(time.Duration(l.syncEWMA.Load())/2>>l.gatherMisses, l.opts.GroupWindow)
+	var t *time.Timer
+	for {
+		l.mu.Lock()
+		queued, expected := len(l.queue), l.active
+		l.mu.Unlock()
+		if l.left.Load() >= target && queued >= expected {
+			if t != nil {
+				l.gatherMisses = 0
+			}
+			return
+		}
+		if t == nil {
+			if deadline <= 0 {
+				return
+			}
+			t = time.NewTimer(deadline)
+			defer t.Stop()
+		}
 		select {
 		case <-l.flushC:
 		case <-t.C:
+			l.gatherMisses = min(l.gatherMisses+1, 5)
 			return
 		case <-l.closeC:
 			return
@@ -120,9 +168,10 @@ func (l *Log) gather() {
 	}
 }
 
-// syncOnce runs one flush cycle: it syncs the segments being sealed and,
-// when full is set, the current segment up to what is written now; then it
-// completes the waiters that sync covers and seals what it can.
+// syncOnce runs one flush cycle: it writes and syncs the segments being
+// sealed and, when full is set, the current segment up to what is appended
+// now; then it completes the waiters that sync covers and seals what it
+// can.
 func (l *Log) syncOnce(full bool) {
 	l.mu.Lock()
 	if l.err != nil {
@@ -135,24 +184,43 @@ func (l *Log) syncOnce(full bool) {
 	}
 	sealing := slices.Clone(l.sealing)
 	cur := l.cur
+	l.mu.Unlock()
+
+	// NB: the bytes go to the OS before the fdatasync that acknowledges
+	// them, sealed segments first, so writes and syncs keep position order.
+	var err error
+	var errSeg *segment
+	op := "write"
+	for _, s := range sealing {
+		if _, err = l.writeBuffered(s); err != nil {
+			errSeg = s
+			break
+		}
+	}
 	var target Position
-	syncCur := false
-	if full && cur != nil {
-		target = cur.pos()
-		syncCur = cur.written > cur.synced
+	if err == nil && full && cur != nil {
+		var end int64
+		if end, err = l.writeBuffered(cur); err != nil {
+			errSeg = cur
+		}
+		target = Position{Segment: cur.id, Offset: end}
 	} else if n := len(sealing); n > 0 {
 		target = sealing[n-1].pos()
 	}
+
+	l.mu.Lock()
+	syncCur := err == nil && full && cur != nil && !cur.failed && target.Offset > cur.synced
 	var todo []*segment
 	for _, s := range sealing {
-		if !s.failed && s.synced < s.written {
+		if err == nil && !s.failed && s.synced < s.written {
 			todo = append(todo, s)
 		}
 	}
 	l.mu.Unlock()
 
-	var err error
-	var errSeg *segment
+	if err == nil {
+		op = "sync"
+	}
 	start := time.Now()
 	for _, s := range todo {
 		if err = s.s.SyncData(); err != nil {
@@ -167,13 +235,22 @@ func (l *Log) syncOnce(full bool) {
 	}
 	m := l.opts.Metrics
 	synced := len(todo) > 0 || syncCur
-	if m != nil && synced {
-		m.SyncDuration.Observe(time.Since(start).Seconds())
+	if synced {
+		took := time.Since(start)
+		// An EWMA with weight 1/8 for the newest sync.
+		if avg := l.syncEWMA.Load(); avg == 0 {
+			l.syncEWMA.Store(int64(took))
+		} else {
+			l.syncEWMA.Store(avg + (int64(took)-avg)/8)
+		}
+		if m != nil {
+			m.SyncDuration.Observe(took.Seconds())
+		}
 	}
 
 	l.mu.Lock()
 	if err != nil {
-		l.failLocked(errSeg, "sync", err)
+		l.failLocked(errSeg, op, err)
 	} else {
 		for _, s := range todo {
 			s.synced = s.written
@@ -201,6 +278,9 @@ func (l *Log) syncOnce(full bool) {
 		}
 		clear(l.queue[:n])
 		l.queue = append(l.queue[:0], l.queue[n:]...)
+		if full {
+			l.active = n + len(l.queue)
+		}
 	}
 	l.mu.Unlock()
 

@@ -37,6 +37,7 @@ type Log struct {
 	lastID   uint64     // newest segment that holds or held records
 
 	queue        []*waiter // sync waiters in position order
+	active       int       // adaptive: waiters the last full sync completed plus those queued meanwhile
 	lastSyncDone time.Time // periodic mode: when everything written was last durable
 
 	pool         []string // recycled files, ready for reuse
@@ -55,6 +56,14 @@ type Log struct {
 	// adaptive mode lets it join the next sync.
 	entered atomic.Int64
 	left    atomic.Int64
+
+	// syncEWMA is the moving average of fdatasync latency in nanoseconds;
+	// only the flusher writes it.
+	syncEWMA atomic.Int64
+	// gathers counts adaptive gathers and gatherMisses those that ran out
+	// their deadline since the last that did not; only the flusher uses
+	// them.
+	gathers, gatherMisses int
 
 	preallocWarned atomic.Bool
 
@@ -175,24 +184,24 @@ func (l *Log) Append(payload []byte) (Position, error) {
 		return Position{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
 	}
 	l.entered.Add(1)
-	pos, w, err := l.write(payload)
+	pos, w, poke, err := l.write(payload)
 	l.left.Add(1)
 	m := l.opts.Metrics
 	if m != nil && err == nil {
 		m.Appends.Inc()
 		m.AppendedBytes.Add(float64(len(payload)))
 	}
+	if poke || (err != nil && l.opts.Sync == SyncAdaptive) {
+		// In adaptive mode the flusher may be gathering for this append.
+		l.poke(l.flushC)
+	}
 	if w == nil {
-		if l.opts.Sync == SyncAdaptive {
-			l.poke(l.flushC) // the flusher may be gathering for this append
-		}
 		return pos, err
 	}
 	var start time.Time
 	if m != nil {
 		start = time.Now()
 	}
-	l.poke(l.flushC)
 	err = <-w.done
 	putWaiter(w)
 	if m != nil {
@@ -204,58 +213,46 @@ func (l *Log) Append(payload []byte) (Position, error) {
 	return pos, nil
 }
 
-var bufPool = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledBuf keeps the occasional huge record's buffer out of the pool.
-const maxPooledBuf = 1 << 20
-
-// write appends the record to the current segment and, unless the record
-// is acknowledged at once, queues a waiter for the sync that covers it.
-func (l *Log) write(payload []byte) (Position, *waiter, error) {
+// write buffers the record in the current segment for the flusher to write
+// and, unless the record is acknowledged at once, queues a waiter for the
+// sync that covers it. poke says the flusher must be woken: a waiter was
+// queued, or in periodic mode the buffer was empty.
+func (l *Log) write(payload []byte) (pos Position, w *waiter, poke bool, err error) {
 	size := int(recordSize(len(payload)))
-	bp := bufPool.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledBuf {
-			bufPool.Put(bp)
-		}
-	}()
-	if cap(*bp) < size {
-		*bp = make([]byte, size)
-	}
-	buf := (*bp)[:size]
-	n := copy(buf[recordHeaderSize:], payload)
-	clear(buf[recordHeaderSize+n:])
 	payloadCRC := crc32.Checksum(payload, castagnoli)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usableLocked(); err != nil {
-		return Position{}, nil, err
+		return Position{}, nil, false, err
 	}
 	l.appended = true
 	// NB: an end record must always fit after the last record.
 	for l.cur == nil || l.cur.written+int64(size)+recordHeaderSize > l.opts.SegmentSize {
 		if err := l.rotateLocked(l.cur); err != nil {
-			return Position{}, nil, err
+			return Position{}, nil, false, err
 		}
 	}
 	seg := l.cur
 	off := seg.written
-	putRecordHeader(buf, kindData, seg.id, seg.synced, len(payload), payloadCRC)
-	if err := writeFull(seg.w, buf, off); err != nil {
-		return Position{}, nil, l.failLocked(seg, "write", err)
-	}
+	wasEmpty := len(seg.buf) == 0
+	seg.buf = slices.Grow(seg.buf, size)
+	rec := seg.buf[len(seg.buf) : len(seg.buf)+size]
+	seg.buf = seg.buf[:len(seg.buf)+size]
+	putRecordHeader(rec, kindData, seg.id, seg.synced, len(payload), payloadCRC)
+	n := copy(rec[recordHeaderSize:], payload)
+	clear(rec[recordHeaderSize+n:])
 	seg.written = off + int64(size)
-	pos := Position{Segment: seg.id, Offset: off}
+	pos = Position{Segment: seg.id, Offset: off}
 	if l.opts.Sync == SyncPeriodic && time.Since(l.lastSyncDone) <= l.opts.SyncPeriod*3/2 {
-		return pos, nil, nil
+		return pos, nil, wasEmpty, nil
 	}
 	// Periodic mode lands here only when syncs lag by half a period more
 	// than promised: the append then waits for its own durability, as
 	// Cassandra's periodic mode does.
-	w := getWaiter(seg.pos())
+	w = getWaiter(seg.pos())
 	l.queue = append(l.queue, w)
-	return pos, w, nil
+	return pos, w, true, nil
 }
 
 // usableLocked says why nothing can be appended now, if so.

@@ -70,16 +70,52 @@ type segment struct {
 	size int64
 
 	state   segState
-	written int64 // end of the last record written
+	written int64 // end of the last record appended (buffered or written)
 	synced  int64 // everything before it is durable
 	failed  bool  // an I/O error hit it: it gets no more syncs and no end record
 
-	// NB: two handles on one file. Appends write through w while the flusher
-	// fdatasyncs through s, so an append never waits for an fsync in
-	// progress, and each vfs.File still sees one Write or Sync at a time.
+	// buf holds the records appended since the flusher last wrote: the
+	// bytes [bufOff, written). The flusher swaps it for spare and writes it
+	// with one WriteAt, so synced <= bufOff <= written.
+	buf, spare []byte
+	bufOff     int64
+
+	// NB: two handles on one file, both the flusher's: it writes through w
+	// and fdatasyncs through s. (Before the segment is current, the
+	// preparer writes its header through w.)
 	// REQUIRES: syncing one handle makes durable what was written through
 	// another handle of the same file, as fsync(2) does.
 	w, s vfs.File
+}
+
+// maxSpareBuf keeps a burst's big buffer from staying with a segment.
+const maxSpareBuf = 4 << 20
+
+// writeBuffered writes what appends have buffered in seg to the operating
+// system with one WriteAt and returns the end of what is written. Appends
+// keep buffering meanwhile. Only the flusher calls it. A segment that
+// failed is not written.
+func (l *Log) writeBuffered(seg *segment) (int64, error) {
+	l.mu.Lock()
+	if seg.failed || len(seg.buf) == 0 {
+		end := seg.bufOff
+		l.mu.Unlock()
+		return end, nil
+	}
+	data, off := seg.buf, seg.bufOff
+	seg.buf, seg.spare = seg.spare[:0], nil
+	seg.bufOff = seg.written
+	end := seg.written
+	l.mu.Unlock()
+
+	err := writeFull(seg.w, data, off)
+
+	l.mu.Lock()
+	if seg.spare == nil && cap(data) <= maxSpareBuf {
+		seg.spare = data[:0]
+	}
+	l.mu.Unlock()
+	return end, err
 }
 
 func (s *segment) pos() Position { return Position{Segment: s.id, Offset: s.written} }
@@ -112,7 +148,7 @@ func (l *Log) prepareSegment(id uint64, recycled string) (*segment, error) {
 		}
 	}
 	seg := &segment{id: id, path: path, size: l.opts.SegmentSize, state: segReady,
-		written: segmentHeaderSize, synced: segmentHeaderSize}
+		written: segmentHeaderSize, synced: segmentHeaderSize, bufOff: segmentHeaderSize}
 	err := func() error {
 		var err error
 		if seg.w, err = fs.OpenReadWrite(path, writeCategory); err != nil {

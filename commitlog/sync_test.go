@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cqld/cqld/metrics"
 )
 
 func (l *Log) queueLen() int {
@@ -94,18 +98,37 @@ func TestPeriodicAppendDoesNotWaitForSync(t *testing.T) {
 	mustf(t, <-synced, "Sync")
 }
 
-// TestAdaptiveLoneWriterSyncsAtOnce: with nothing else in flight, adaptive
-// mode does not wait for its window (an hour here) before syncing.
+// expectWriters makes the adaptive flusher of l expect n writers per sync
+// and wait up to an hour for them: an fsync "takes" two hours.
+func expectWriters(l *Log, n int) {
+	l.syncEWMA.Store(int64(2 * time.Hour))
+	l.mu.Lock()
+	l.active = n
+	l.mu.Unlock()
+}
+
+// TestAdaptiveLoneWriterSyncsAtOnce: a writer alone is synced at once, even
+// when waiting for others could last an hour.
 func TestAdaptiveLoneWriterSyncsAtOnce(t *testing.T) {
 	opts := testOptions(vfs.NewMem())
 	opts.Sync = SyncAdaptive
 	opts.GroupWindow = time.Hour
 	l := mustOpen(t, opts)
 	defer l.Close()
+	expectWriters(l, 1)
 	for i := range 20 {
 		_, err := l.Append([]byte(strconv.Itoa(i)))
 		mustf(t, err, "Append")
 	}
+	if a := l.activeWriters(); a != 1 {
+		t.Fatalf("expects %d writers after a lone writer's appends, want 1", a)
+	}
+}
+
+func (l *Log) activeWriters() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.active
 }
 
 // TestAdaptiveGathersInFlightAppends: while another append is in flight,
@@ -116,6 +139,7 @@ func TestAdaptiveGathersInFlightAppends(t *testing.T) {
 	opts.GroupWindow = time.Hour
 	l, ffs := warmLog(t, opts)
 	defer l.Close()
+	expectWriters(l, 1)
 
 	l.entered.Add(1) // an append that has entered but not yet written
 	errs := make(chan error, 2)
@@ -132,6 +156,94 @@ func TestAdaptiveGathersInFlightAppends(t *testing.T) {
 	mustf(t, <-errs, "Append")
 	if n := ffs.syncs.Load(); n != 1 {
 		t.Fatalf("%d fsyncs for two gathered appends, want 1", n)
+	}
+}
+
+// TestAdaptiveWaitsForExpectedWriters: when the last sync saw three
+// writers, an adaptive sync waits until three have queued (here its
+// deadline is an hour away), so one fsync covers all of them; and the log
+// then expects the writers that sync completed.
+func TestAdaptiveWaitsForExpectedWriters(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncAdaptive
+	opts.GroupWindow = time.Hour
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+	expectWriters(l, 3)
+
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() { _, err := l.Append([]byte(fmt.Sprint("w", i))); errs <- err }()
+		if i == 2 {
+			break // the third completes the group: it syncs at once
+		}
+		waitFor(func() bool { return l.queueLen() == i+1 })
+		if ffs.syncs.Load() != 0 {
+			t.Fatalf("synced with %d of the 3 expected writers queued", i+1)
+		}
+	}
+	for range 3 {
+		mustf(t, <-errs, "Append")
+	}
+	if n := ffs.syncs.Load(); n != 1 {
+		t.Fatalf("%d fsyncs for three expected writers, want 1", n)
+	}
+	if a := l.activeWriters(); a != 3 {
+		t.Fatalf("expects %d writers after a sync of three, want 3", a)
+	}
+}
+
+// TestAdaptiveForgetsWritersThatLeft: when fewer writers come than the
+// last sync saw, the sync starts at its deadline and the log expects only
+// the writers it completed.
+func TestAdaptiveForgetsWritersThatLeft(t *testing.T) {
+	opts := testOptions(vfs.NewMem())
+	opts.Sync = SyncAdaptive
+	opts.GroupWindow = time.Millisecond
+	l := mustOpen(t, opts)
+	defer l.Close()
+	expectWriters(l, 8)
+	for i := range 3 {
+		_, err := l.Append([]byte(strconv.Itoa(i)))
+		mustf(t, err, "Append")
+	}
+	if a := l.activeWriters(); a != 1 {
+		t.Fatalf("expects %d writers after a lone writer's appends, want 1", a)
+	}
+}
+
+// TestAdaptiveWritersShareSyncs: on a disk whose fsync takes 2 ms, eight
+// writers that each pause between appends (a client's round trip) share
+// syncs: the metrics count at most one fsync per two appends.
+func TestAdaptiveWritersShareSyncs(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncAdaptive
+	opts.SegmentSize = 1 << 20
+	reg := prometheus.NewRegistry()
+	m := metrics.NewCommitLog(reg)
+	opts.Metrics = m
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+	ffs.syncDelay.Store(int64(2 * time.Millisecond))
+
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := l.Append([]byte(fmt.Sprintf("w%d-%d", w, i))); err != nil {
+					t.Errorf("Append: %v", err)
+					return
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		})
+	}
+	wg.Wait()
+	appends := testutil.ToFloat64(m.Appends) - 1 // the warm-up
+	syncs := testutil.ToFloat64(m.Syncs) - 1
+	if appends != writers*each || syncs < 1 || syncs > appends/2 {
+		t.Fatalf("%v syncs for %v appends by %d writers, want at most one per two appends", syncs, appends, writers)
 	}
 }
 

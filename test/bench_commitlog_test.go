@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/gocql/gocql"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cqld/cqld/server"
 )
@@ -113,6 +114,7 @@ type clResult struct{ rate, p50, p99 float64 }
 // clNode is a node under test and the session its clients share.
 type clNode struct {
 	s     *gocql.Session
+	reg   prometheus.Gatherer
 	value []byte
 }
 
@@ -160,7 +162,7 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 	for i := range v {
 		v[i] = 'v'
 	}
-	return &clNode{s: s, value: v}
+	return &clNode{s: s, reg: node.Registry, value: v}
 }
 
 // run splits b.N UPDATEs over threads goroutines and reports ops/s, p50-us
@@ -178,6 +180,7 @@ func (n *clNode) run(b *testing.B, threads int) clResult {
 	for i := range rngs {
 		rngs[i] = rand.New(rand.NewPCG(uint64(i), 0xc1))
 	}
+	before := clSyncStats(b, n.reg)
 	lats := benchClients(b, threads, func(i, _ int) error {
 		k := rngs[i].IntN(benchKeys)
 		if err := qs[i].Bind(n.value, k).Exec(); err != nil {
@@ -186,6 +189,7 @@ func (n *clNode) run(b *testing.B, threads int) clResult {
 		return nil
 	})
 	r := clResult{rate: benchReport(b, lats)}
+	clSyncStats(b, n.reg).report(b, before)
 	all := slices.Concat(lats...)
 	if len(all) > 0 {
 		slices.Sort(all)
@@ -193,4 +197,44 @@ func (n *clNode) run(b *testing.B, threads int) clResult {
 		r.p99 = float64(benchPercentile(all, 0.99)) / 1e3
 	}
 	return r
+}
+
+// clSyncs is a snapshot of the commit log's sync metrics.
+type clSyncs struct{ appends, syncs, syncSum, waits, waitSum float64 }
+
+func clSyncStats(b *testing.B, g prometheus.Gatherer) clSyncs {
+	mfs, err := g.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s clSyncs
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "cqld_commitlog_appends_total":
+				s.appends = m.GetCounter().GetValue()
+			case "cqld_commitlog_syncs_total":
+				s.syncs = m.GetCounter().GetValue()
+			case "cqld_commitlog_sync_duration_seconds":
+				s.syncSum = m.GetHistogram().GetSampleSum()
+			case "cqld_commitlog_wait_duration_seconds":
+				s.waits = float64(m.GetHistogram().GetSampleCount())
+				s.waitSum = m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return s
+}
+
+// report adds appends/sync, mean sync-us and mean wait-us since before.
+func (s clSyncs) report(b *testing.B, before clSyncs) {
+	syncs := s.syncs - before.syncs
+	if syncs == 0 {
+		return
+	}
+	b.ReportMetric((s.appends-before.appends)/syncs, "appends/sync")
+	b.ReportMetric((s.syncSum-before.syncSum)/syncs*1e6, "sync-us")
+	if w := s.waits - before.waits; w > 0 {
+		b.ReportMetric((s.waitSum-before.waitSum)/w*1e6, "wait-us")
+	}
 }
