@@ -106,6 +106,9 @@ func TestMetricsBatch(t *testing.T) {
 	if got := testutil.ToFloat64(m2.ReplayRecords); got != total || st.Records != total {
 		t.Errorf("replay_records_total %v (stats %d), want %d", got, st.Records, total)
 	}
+	if got := testutil.ToFloat64(m2.ReplaySeconds); got != st.Duration.Seconds() {
+		t.Errorf("replay_duration_seconds_total %v, want the replay's %v", got, st.Duration.Seconds())
+	}
 	if got := testutil.ToFloat64(m2.ReplayBytes); got != float64(st.Bytes) || got != testutil.ToFloat64(m.AppendedBytes) {
 		t.Errorf("replay_bytes_total %v, want %d = appended bytes", got, st.Bytes)
 	}

@@ -69,7 +69,8 @@ func (l *Log) Replay(fn func(payload []byte, pos Position) error) (ReplayStats, 
 	st.Duration = time.Since(start)
 	l.countReplay(st)
 	l.log.Info("commit log replayed", "segments", st.Segments, "records", st.Records, "bytes", st.Bytes,
-		"truncated_bytes", st.TruncatedBytes, "skipped_bytes", st.SkippedBytes, "duration", st.Duration)
+		"truncated_bytes", st.TruncatedBytes, "skipped_bytes", st.SkippedBytes, "duration", st.Duration,
+		"records_per_second", int64(float64(st.Records)/max(st.Duration.Seconds(), 1e-9)))
 	return st, nil
 }
 
@@ -289,5 +290,7 @@ func (l *Log) countReplay(st ReplayStats) {
 		m.ReplayRecords.Add(float64(st.Records))
 		m.ReplayBytes.Add(float64(st.Bytes))
 		m.ReplayTruncatedBytes.Add(float64(st.TruncatedBytes))
+		m.ReplaySkippedBytes.Add(float64(st.SkippedBytes))
+		m.ReplaySeconds.Add(st.Duration.Seconds())
 	}
 }

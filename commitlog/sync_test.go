@@ -48,8 +48,8 @@ func warmLog(t *testing.T, opts Options) (*Log, *faultFS) {
 }
 
 // TestOneSyncCompletesEveryWaiter holds one fsync while eight appends
-// arrive: they write without waiting for it, queue, and the next single
-// fsync acknowledges all of them.
+// arrive: they buffer without waiting for it, queue, and the next cycle
+// writes them with one WriteAt and acknowledges all of them with one fsync.
 func TestOneSyncCompletesEveryWaiter(t *testing.T) {
 	for _, mode := range []string{SyncBatch, SyncGroup, SyncAdaptive} {
 		t.Run(mode, func(t *testing.T) {
@@ -58,6 +58,7 @@ func TestOneSyncCompletesEveryWaiter(t *testing.T) {
 			opts.GroupWindow = 200 * time.Microsecond
 			l, ffs := warmLog(t, opts)
 			defer l.Close()
+			writes := ffs.writes.Load()
 
 			open := ffs.closeGate()
 			errs := make(chan error, 9)
@@ -73,6 +74,10 @@ func TestOneSyncCompletesEveryWaiter(t *testing.T) {
 			}
 			if n := ffs.syncs.Load(); n != 2 {
 				t.Fatalf("%d fsyncs for two groups of appends, want 2", n)
+			}
+			// The flusher writes each group's buffered records at once.
+			if n := ffs.writes.Load() - writes; n != 2 {
+				t.Fatalf("%d segment writes for two groups of appends, want 2", n)
 			}
 		})
 	}

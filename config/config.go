@@ -47,6 +47,10 @@ type Config struct {
 	CommitlogSegmentSize     DataSize `yaml:"commitlog_segment_size"`
 	// CommitlogTotalSpace caps the commit log on disk; at least one segment.
 	CommitlogTotalSpace DataSize `yaml:"commitlog_total_space"`
+	// CommitlogIgnoreReplayErrors makes start-up skip a corrupt record in
+	// the middle of a commit log segment instead of stopping (Cassandra's
+	// -Dcassandra.commitlog.ignorereplayerrors=true).
+	CommitlogIgnoreReplayErrors bool `yaml:"commitlog_ignore_replay_errors"`
 	// CommitFailurePolicy is stop, stop_commit, die or ignore.
 	CommitFailurePolicy string `yaml:"commit_failure_policy"`
 	// DiskFailurePolicy is die, stop_paranoid, stop, best_effort or ignore.
@@ -244,6 +248,7 @@ func keys() []key {
 		{name: "commitlog_sync_group_window", usage: "write-gathering window in group mode, e.g. 15ms", field: func(c *Config) any { return &c.CommitlogSyncGroupWindow }},
 		{name: "commitlog_segment_size", usage: "commit log segment size, e.g. 32MiB", field: func(c *Config) any { return &c.CommitlogSegmentSize }},
 		{name: "commitlog_total_space", usage: "commit log disk cap, e.g. 8192MiB", field: func(c *Config) any { return &c.CommitlogTotalSpace }},
+		{name: "commitlog_ignore_replay_errors", usage: "skip corrupt records in the middle of a commit log segment at replay instead of refusing to start", field: func(c *Config) any { return &c.CommitlogIgnoreReplayErrors }},
 		{name: "commit_failure_policy", usage: "on commit log failure: stop, stop_commit, die or ignore", field: func(c *Config) any { return &c.CommitFailurePolicy }},
 		{name: "disk_failure_policy", usage: "on data disk failure: die, stop_paranoid, stop, best_effort or ignore", field: func(c *Config) any { return &c.DiskFailurePolicy }},
 		{name: "authenticator", usage: "AllowAllAuthenticator or PasswordAuthenticator", field: func(c *Config) any { return &c.Authenticator }},
@@ -382,6 +387,16 @@ func setKey(c *Config, k key, n *yaml.Node) error {
 		v, err := parseInt(n)
 		if err != nil {
 			return err
+		}
+		*p = v
+	case *bool:
+		s, _, err := scalarText(n)
+		if err != nil {
+			return err
+		}
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
 		}
 		*p = v
 	case *[]string:

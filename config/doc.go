@@ -69,6 +69,12 @@
 // read them from cassandra.yaml: its snitches read dc= and rack= from
 // cassandra-rackdc.properties. cqld keeps one file.
 //
+// commitlog_ignore_replay_errors (default false) makes start-up skip a
+// corrupt record in the middle of a commit log segment, with a log line,
+// instead of refusing to start; Cassandra sets the same with
+// -Dcassandra.commitlog.ignorereplayerrors=true. A torn tail is cut either
+// way.
+//
 // native_transport_max_requests_per_connection and
 // native_transport_max_queued_requests bound the requests one connection,
 // and the node as a whole, may hold before cqld answers OVERLOADED.

@@ -116,6 +116,8 @@ func formatValue(p any) string {
 		return *p
 	case *int:
 		return strconv.Itoa(*p)
+	case *bool:
+		return strconv.FormatBool(*p)
 	case *[]string:
 		return strings.Join(*p, ",")
 	case fmt.Stringer: // Duration, DataSize

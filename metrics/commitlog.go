@@ -26,12 +26,16 @@ type CommitLog struct {
 	// SegmentsRecycled counts freed segments kept for reuse instead of
 	// deleted.
 	SegmentsRecycled prometheus.Counter
-	// ReplayRecords, ReplayBytes and ReplayTruncatedBytes add up what
-	// replays read: records, their payload bytes, and the torn tail bytes
-	// cut from segments.
+	// ReplayRecords, ReplayBytes, ReplayTruncatedBytes and
+	// ReplaySkippedBytes add up what replays read: records, their payload
+	// bytes, the torn tail bytes cut from segments, and the corrupt bytes
+	// skipped under commitlog_ignore_replay_errors. ReplaySeconds adds up
+	// the time they took, so records/s is the ratio of two counters.
 	ReplayRecords        prometheus.Counter
 	ReplayBytes          prometheus.Counter
 	ReplayTruncatedBytes prometheus.Counter
+	ReplaySkippedBytes   prometheus.Counter
+	ReplaySeconds        prometheus.Counter
 }
 
 // NewCommitLog creates the commit log metrics and registers them on reg.
@@ -67,8 +71,12 @@ func NewCommitLog(reg prometheus.Registerer) *CommitLog {
 		ReplayBytes:      counter("replay_bytes_total", "Payload bytes of the records read by commit log replay."),
 		ReplayTruncatedBytes: counter("replay_truncated_bytes_total",
 			"Bytes of torn segment tails cut by commit log replay."),
+		ReplaySkippedBytes: counter("replay_skipped_bytes_total",
+			"Bytes of corrupt records skipped by commit log replay under commitlog_ignore_replay_errors."),
+		ReplaySeconds: counter("replay_duration_seconds_total", "Time spent replaying the commit log."),
 	}
 	reg.MustRegister(m.Appends, m.AppendedBytes, m.Syncs, m.RecordsPerSync, m.SyncDuration, m.WaitDuration,
-		m.SegmentsActive, m.SegmentsRecycled, m.ReplayRecords, m.ReplayBytes, m.ReplayTruncatedBytes)
+		m.SegmentsActive, m.SegmentsRecycled, m.ReplayRecords, m.ReplayBytes, m.ReplayTruncatedBytes,
+		m.ReplaySkippedBytes, m.ReplaySeconds)
 	return m
 }
