@@ -67,26 +67,48 @@
 // # Sync modes and the flusher
 //
 // An append checksums its payload, then under the log's lock picks its
-// position, writes its record to the operating system through the
-// segment's write handle and, unless the mode acknowledges it at once,
-// queues a waiter. One flusher goroutine does every fdatasync, through a
-// second handle on the file: each cycle takes the end of what is written,
-// syncs up to it, and completes every waiter that sync covers. Appends that
-// arrive during a sync keep writing and queue for the next one; no append
-// waits for an fsync except for its own durability.
+// position, copies its record into the current segment's buffer and, unless
+// the mode acknowledges it at once, queues a waiter. It makes no system
+// call. One flusher goroutine does all segment I/O: each cycle it swaps the
+// buffer out, writes it with one WriteAt (the bytes reach the operating
+// system before the fdatasync that acknowledges them), syncs up to its end,
+// and completes every waiter that sync covers. Appends that arrive during
+// a cycle keep buffering and queue for the next one; no append waits for a
+// write or an fsync except for its own durability.
 //
 //	mode      acknowledged                              when a sync cycle starts
-//	periodic  when written to the OS                    every commitlog_sync_period
+//	periodic  when buffered; written to the OS at once  every commitlog_sync_period
+//	          by the flusher, synced every period
 //	batch     after the fsync that covers it            as soon as anyone waits (back to back)
 //	group     after the fsync that ends its window      at the end of the current window
-//	adaptive  after an fsync                            as soon as anyone waits, once the appends
-//	                                                    in flight have queued (at most one window)
+//	adaptive  after an fsync                            as soon as anyone waits, once the writers
+//	                                                    it expects have queued (at most half an fsync)
 //
-// Adaptive adds no latency to a writer alone (nothing is in flight, so the
-// sync starts at once) and under load lets everyone who is between entering
-// Append and queueing join the sync instead of waiting for the next. In
-// periodic mode, if syncs fall more than half a period behind, appends wait
-// for their sync, so the loss window stays near one period.
+// In periodic mode the first append into an empty buffer wakes the flusher,
+// which writes the buffer to the OS without syncing, so a killed process
+// loses at most the records of one such write. If syncs fall more than half
+// a period behind, appends wait for their sync, so the loss window on power
+// failure stays near one period.
+//
+// Adaptive mode exists because batch mode, which starts a sync whenever
+// anyone waits, splits writers into cohorts when the disk is slower than a
+// client's round trip: a writer acknowledged by sync k sends its next write
+// after sync k+1 has started with the few writes queued meanwhile, so it
+// waits for k+2, about two fsyncs. Adaptive mode learns how many writers
+// are active: after each sync, the waiters it completed plus those that
+// queued while it ran. Before starting the next sync it waits until that
+// many have queued and every append already inside Append has queued, or
+// until a deadline of half the moving average (EWMA, weight 1/8) of the
+// fsync latency, capped by commitlog_sync_group_window. Half an fsync is
+// what waiting may cost the writers already queued; a writer that misses
+// the sync would wait at least a whole fsync more. A writer alone is
+// expected alone, so its sync starts at once: adaptive adds no latency at
+// one client. When writers arrive steadily instead of in a burst (a busy
+// CPU spreads them out), the expected count is not met in time and waiting
+// only adds latency, so each gather that runs out its deadline halves the
+// next one (down to 1/32), and every 16th gather probes with the whole half
+// fsync again. Under load each sync then takes everyone who is coming, and
+// the estimate follows writers that come and go within a sync or two.
 //
 // # Replay
 //
@@ -118,8 +140,10 @@
 //
 // # Invariants
 //
-//   - Records in a segment are written in position order and the waiter
-//     queue is in position order, both under Log.mu.
+//   - Records in a segment are buffered in position order and the waiter
+//     queue is in position order, both under Log.mu; only the flusher
+//     writes a segment, its buffers in order, each before the sync that
+//     covers it.
 //   - A segment's synced offset only grows, and only after an fdatasync
 //     covering it returned; it is the only source of claims on disk.
 //   - Nothing is written to a segment after an I/O error hit it.

@@ -61,8 +61,8 @@ type Options struct {
 	// SyncPeriod is commitlog_sync_period (periodic mode).
 	SyncPeriod time.Duration
 	// GroupWindow is commitlog_sync_group_window: the window of group mode,
-	// and the longest adaptive mode waits for in-flight appends to join a
-	// sync.
+	// and a cap on how long adaptive mode waits for the writers it expects
+	// (it waits at most half an fsync).
 	GroupWindow time.Duration
 
 	// FailurePolicy is commit_failure_policy: PolicyStop (default),

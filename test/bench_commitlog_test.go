@@ -31,11 +31,14 @@ var clTable = flag.Bool("cl.table", false, "BenchmarkCommitLogModes: print a sum
 //
 //	disk=local    this machine's disk (vfs.Default)
 //	disk=slow5ms  the same with every fsync 5 ms longer (slowFS)
+//	threads=      1 to 256 client goroutines
 //	mode=         batch, group (10 ms window), adaptive, and periodic, the
 //	              non-durable ceiling
 //
-// Each node keeps its data in the mode benchmark's TempDir and lives for
-// that mode's thread counts. The statement is
+// The cells of one thread count run one after the other, so the modes of a
+// row are measured close together in time on this shared machine: each
+// disk keeps one node per mode alive, in the disk benchmark's TempDir,
+// for all its thread counts. The statement is
 // UPDATE bench.cl SET v = ? WHERE k = ? with a random k among benchKeys and
 // a 100-byte v. The goroutines share one gocql session (clNumConns
 // connections, gocql's default write coalescing); each reuses one
@@ -44,7 +47,8 @@ var clTable = flag.Bool("cl.table", false, "BenchmarkCommitLogModes: print a sum
 //
 // With -cl.table (go test ... -args -cl.table) or CQLD_BENCH_CLTABLE=1 the
 // run ends with one table per disk: a row per thread count, a column per
-// mode, each cell "ops/s p50/p99" (latencies in microseconds).
+// mode, each cell "ops/s p50/p99" (latencies in microseconds), then the
+// ratios of adaptive's ops/s to each other mode's.
 func BenchmarkCommitLogModes(b *testing.B) {
 	disks := []struct {
 		name string
@@ -59,14 +63,16 @@ func BenchmarkCommitLogModes(b *testing.B) {
 	var mu sync.Mutex
 	results := map[string]clResult{} // "disk/mode/threads" -> latest run
 	for _, disk := range disks {
-		b.Run("disk="+disk.name, func(b *testing.B) {
-			for _, mode := range modes {
-				b.Run("mode="+mode, func(b *testing.B) {
-					var n *clNode // started by the first thread count that runs
-					for _, t := range threads {
-						b.Run(fmt.Sprintf("threads=%d", t), func(sub *testing.B) {
+		b.Run("disk="+disk.name, func(diskB *testing.B) {
+			nodes := map[string]*clNode{} // each started by the first cell of its mode
+			for _, t := range threads {
+				diskB.Run(fmt.Sprintf("threads=%d", t), func(b *testing.B) {
+					for _, mode := range modes {
+						b.Run("mode="+mode, func(sub *testing.B) {
+							n := nodes[mode]
 							if n == nil {
-								n = newCLNode(parentTB{b, sub}, disk.fs, mode)
+								n = newCLNode(parentTB{diskB, sub}, disk.fs, mode)
+								nodes[mode] = n
 							}
 							r := n.run(sub, t)
 							mu.Lock()
@@ -87,15 +93,35 @@ func BenchmarkCommitLogModes(b *testing.B) {
 		for _, m := range modes {
 			fmt.Fprintf(&out, " %24s", m)
 		}
+		for _, m := range modes {
+			if m != "adaptive" {
+				fmt.Fprintf(&out, " %12s", "adaptive/"+m)
+			}
+		}
 		out.WriteByte('\n')
 		for _, t := range threads {
 			fmt.Fprintf(&out, "%-8d", t)
+			cell := func(m string) (clResult, bool) {
+				r, ok := results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)]
+				return r, ok
+			}
 			for _, m := range modes {
-				cell := "-"
-				if r, ok := results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)]; ok {
-					cell = fmt.Sprintf("%.0f %.0f/%.0f", r.rate, r.p50, r.p99)
+				text := "-"
+				if r, ok := cell(m); ok {
+					text = fmt.Sprintf("%.0f %.0f/%.0f", r.rate, r.p50, r.p99)
 				}
-				fmt.Fprintf(&out, " %24s", cell)
+				fmt.Fprintf(&out, " %24s", text)
+			}
+			a, aok := cell("adaptive")
+			for _, m := range modes {
+				if m == "adaptive" {
+					continue
+				}
+				text := "-"
+				if r, ok := cell(m); ok && aok && r.rate > 0 {
+					text = fmt.Sprintf("%.2f", a.rate/r.rate)
+				}
+				fmt.Fprintf(&out, " %12s", text)
 			}
 			out.WriteByte('\n')
 		}
