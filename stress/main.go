@@ -32,7 +32,7 @@ options:
   -pop seq=1..N | dist=uniform(1..N) | dist=gaussian(1..N) | dist=zipf(1..N,1.1) | dist=exp(1..N)
   -col size=fixed(34) | size=uniform(10..100)
   -schema 'replication(factor=1)' keyspace=keyspace1
-  -mode prepared|simple protocolVersion=4 compression=lz4|snappy connections=2 pageSize=5000
+  -mode prepared|simple protocolVersion=4 compression=lz4|snappy connections=2 pageSize=5000 prepareBatch=on|off
         timeout=12s coalesce=200us user=U password=P
   -node 127.0.0.1[:9042],... [datacenter=DC]   -cl ONE   -serial-cl SERIAL
   -errors retries=N               let the driver retry N times (default 0: every failure counts)

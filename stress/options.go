@@ -47,7 +47,10 @@ type Config struct {
 	CL       gocql.Consistency
 	SerialCL gocql.SerialConsistency
 
-	Prepared     bool
+	Prepared bool
+	// PrepareBatch prepares the statements ahead in one CQLD_PREPARE_BATCH
+	// request per node when the node offers it (-mode prepareBatch=off).
+	PrepareBatch bool
 	ProtoVersion int
 	Compression  string // "", lz4, snappy
 	Connections  int
@@ -117,7 +120,7 @@ func Parse(args []string) (*Config, error) {
 	c := &Config{
 		Threads: 8, ColSize: Fixed(34), Keyspace: "keyspace1",
 		Replication: "{'class': 'SimpleStrategy', 'replication_factor': 1}",
-		CL:          gocql.LocalOne, SerialCL: gocql.Serial, Prepared: true,
+		CL:          gocql.LocalOne, SerialCL: gocql.Serial, Prepared: true, PrepareBatch: true,
 		ProtoVersion: 4, Connections: 2, PageSize: 5000, Timeout: 12 * time.Second,
 		Coalesce: 200 * time.Microsecond, Nodes: []string{"127.0.0.1"},
 		Interval: time.Second, Seed: 1,
@@ -322,6 +325,15 @@ func (c *Config) set(key, v string) error {
 		err = setInt(&c.PageSize, v)
 	case "mode.timeout":
 		c.Timeout, err = parseDuration(v)
+	case "mode.preparebatch":
+		switch strings.ToLower(v) {
+		case "on", "auto", "true":
+			c.PrepareBatch = true
+		case "off", "false":
+			c.PrepareBatch = false
+		default:
+			return fmt.Errorf("prepareBatch=%s: want on or off", v)
+		}
 	case "mode.coalesce":
 		c.Coalesce, err = time.ParseDuration(v)
 	case "mode.user":

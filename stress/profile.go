@@ -170,7 +170,7 @@ func loadWorkload(c *Config) (*workload, error) {
 		return nil
 	}
 	insert := func(weight int) kindDef {
-		return kindDef{name: "insert", weight: weight, bind: func(w *worker) opFunc {
+		return kindDef{name: "insert", weight: weight, stmts: func() []string { return []string{insertStmt} }, bind: func(w *worker) opFunc {
 			return g.op(w, func() string { return insertStmt }, false)
 		}}
 	}
@@ -184,7 +184,7 @@ func loadWorkload(c *Config) (*workload, error) {
 			return nil, fmt.Errorf("%w: ops: %q is neither insert nor a query of %s", ErrUsage, op.Name, c.Profile)
 		}
 		stmt := q.CQL
-		wl.kinds = append(wl.kinds, kindDef{name: op.Name, weight: op.Weight, bind: func(w *worker) opFunc {
+		wl.kinds = append(wl.kinds, kindDef{name: op.Name, weight: op.Weight, stmts: func() []string { return []string{stmt} }, bind: func(w *worker) opFunc {
 			return g.op(w, func() string { return stmt }, true)
 		}})
 	}

@@ -107,16 +107,18 @@ type Step struct {
 // Result is everything a run measured; it is what -json writes and what
 // `cqlstress chart` reads.
 type Result struct {
-	Title     string    `json:"title"`
-	Command   []string  `json:"command"`
-	Workload  string    `json:"workload"`
-	Ops       []string  `json:"ops"`
-	Start     time.Time `json:"start"`
-	Server    Server    `json:"server"`
-	OpenLoop  bool      `json:"open_loop"`
-	Sweep     bool      `json:"sweep"`
-	MaxErrors int64     `json:"max_errors"`
-	Steps     []Step    `json:"steps"`
+	Title    string    `json:"title"`
+	Command  []string  `json:"command"`
+	Workload string    `json:"workload"`
+	Ops      []string  `json:"ops"`
+	Start    time.Time `json:"start"`
+	Server   Server    `json:"server"`
+	// PreparedAhead is, per node, the batch PREPARE made before the run.
+	PreparedAhead []PrepareAhead `json:"prepared_ahead,omitempty"`
+	OpenLoop      bool           `json:"open_loop"`
+	Sweep         bool           `json:"sweep"`
+	MaxErrors     int64          `json:"max_errors"`
+	Steps         []Step         `json:"steps"`
 	// Interrupted is set when the run was stopped (Ctrl-C) before its end,
 	// perhaps while populating, before any step.
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -57,6 +57,7 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 		res.Ops = append(res.Ops, k.name)
 	}
 	res.Server = r.describeServer()
+	res.PreparedAhead = r.prepareAhead(ctx, wl)
 	if c.HDRFile != "" {
 		if r.hdr, err = openHDRLog(c.HDRFile, res.Start, fmt.Sprint(c.Args)); err != nil {
 			return nil, err

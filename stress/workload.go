@@ -25,6 +25,9 @@ type opFunc func(seed int64) (opOutcome, error)
 type kindDef struct {
 	name   string
 	weight int
+	// stmts lists the statements the kind runs (known once the schema
+	// exists), for preparing them ahead in one batch.
+	stmts func() []string
 	// pop overrides the run's key population (user profiles).
 	pop  *Dist
 	bind func(w *worker) opFunc
@@ -58,6 +61,7 @@ func builtin(name string, weight int, c *Config) kindDef {
 	switch name {
 	case "write":
 		stmt := "INSERT INTO " + ks + ".standard1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
+		k.stmts = func() []string { return []string{stmt} }
 		k.bind = func(w *worker) opFunc {
 			vals := make([]any, 1+columns)
 			return func(seed int64) (opOutcome, error) {
@@ -68,6 +72,7 @@ func builtin(name string, weight int, c *Config) kindDef {
 		}
 	case "read":
 		stmt := "SELECT key, " + cols + " FROM " + ks + ".standard1 WHERE key = ?"
+		k.stmts = func() []string { return []string{stmt} }
 		k.bind = func(w *worker) opFunc {
 			vals := make([]any, 1)
 			want := make([]any, columns)
@@ -90,6 +95,7 @@ func builtin(name string, weight int, c *Config) kindDef {
 		}
 	case "counter_write":
 		stmt := "UPDATE " + ks + `.counter1 SET "C0" = "C0" + ?, "C1" = "C1" + ?, "C2" = "C2" + ?, "C3" = "C3" + ?, "C4" = "C4" + ? WHERE key = ?`
+		k.stmts = func() []string { return []string{stmt} }
 		k.bind = func(w *worker) opFunc {
 			vals := []any{int64(1), int64(1), int64(1), int64(1), int64(1), nil}
 			return func(seed int64) (opOutcome, error) {
@@ -99,6 +105,7 @@ func builtin(name string, weight int, c *Config) kindDef {
 		}
 	case "counter_read":
 		stmt := "SELECT " + cols + " FROM " + ks + ".counter1 WHERE key = ?"
+		k.stmts = func() []string { return []string{stmt} }
 		k.bind = func(w *worker) opFunc {
 			vals := make([]any, 1)
 			_, dest := scanInto[int64](columns)
@@ -111,6 +118,8 @@ func builtin(name string, weight int, c *Config) kindDef {
 		}
 	case "cas":
 		known := &casKnown{}
+		insert, update := casStatements(ks, cols)
+		k.stmts = func() []string { return []string{insert, update} }
 		k.bind = func(w *worker) opFunc { return w.casOp(ks, cols, known) }
 	}
 	return k
@@ -162,8 +171,7 @@ func (k *casKnown) set(seed int64, v []byte) {
 // changed the row first) is not an error: the server's current value
 // becomes the known one and the operation counts as not applied.
 func (w *worker) casOp(ks, cols string, known *casKnown) opFunc {
-	insert := "INSERT INTO " + ks + ".cas1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"
-	update := "UPDATE " + ks + `.cas1 SET "C0" = ? WHERE key = ? IF "C0" = ?`
+	insert, update := casStatements(ks, cols)
 	vals := make([]any, 1+columns)
 	cur := map[string]any{}
 	return func(seed int64) (opOutcome, error) {
@@ -194,6 +202,13 @@ func (w *worker) casOp(ks, cols string, known *casKnown) opFunc {
 		}
 		return opOutcome{partitions: 1, rows: 1, notApplied: !applied}, nil
 	}
+}
+
+// casStatements are the cas kind's INSERT ... IF NOT EXISTS and
+// UPDATE ... IF.
+func casStatements(ks, cols string) (insert, update string) {
+	return "INSERT INTO " + ks + ".cas1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS",
+		"UPDATE " + ks + `.cas1 SET "C0" = ? WHERE key = ? IF "C0" = ?`
 }
 
 // worker is one load-generating goroutine's state. Not safe for concurrent

@@ -93,6 +93,25 @@ func TestWorkloadsAgainstCqld(t *testing.T) {
 			t.Errorf("standard1 holds %d rows after writing keys 1..300", n)
 		}
 	})
+	t.Run("prepare ahead", func(t *testing.T) {
+		// cqld offers CQLD_PREPARE_BATCH: the tool prepares the mixed
+		// workload's four statements in one request before it runs, and
+		// gocql's PREPAREs then find them cached; prepareBatch=off leaves
+		// preparing to gocql alone.
+		batches := served(t, node, "PREPARE_BATCH", "ok")
+		r := runJSON(t, node, "mixed", "ratio(write=1,read=1,cas=1)", "n=30", "-pop", "seq=1..300", "-schema", "keyspace=ahead")
+		if got := served(t, node, "PREPARE_BATCH", "ok") - batches; got != 1 {
+			t.Errorf("%d PREPARE_BATCH requests served, want 1", got)
+		}
+		if len(r.PreparedAhead) != 1 || !r.PreparedAhead[0].Batched || r.PreparedAhead[0].Statements != 4 || r.PreparedAhead[0].Failed != 0 {
+			t.Errorf("prepared ahead: %+v, want 4 statements batched on one node", r.PreparedAhead)
+		}
+		batches = served(t, node, "PREPARE_BATCH", "ok")
+		r = runJSON(t, node, "write", "n=10", "-mode", "prepareBatch=off")
+		if got := served(t, node, "PREPARE_BATCH", "ok") - batches; got != 0 || len(r.PreparedAhead) != 0 {
+			t.Errorf("prepareBatch=off: %d PREPARE_BATCH requests, prepared ahead %+v", got, r.PreparedAhead)
+		}
+	})
 	t.Run("read", func(t *testing.T) {
 		r := runExecuted(t, node, 200, "read", "n=200", "-pop", "seq=1..300")
 		tot := r.Steps[0].Total
