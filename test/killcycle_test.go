@@ -17,9 +17,9 @@ import (
 
 var (
 	killCyclesFlag = flag.Int("killcycles", 0,
-		"TestKillCycles: SIGKILL cycles per sync mode (default 20, 3 with -short); a flag value also lifts -killcycles.budget unless that is set too")
+		"TestKillCycles: SIGKILL cycles per sync mode (default 20, 3 with -short)")
 	killBudgetFlag = flag.Duration("killcycles.budget", 0,
-		"TestKillCycles: time after which a sync mode stops starting new cycles, once it has run 3 (default 18s, none when -killcycles is given)")
+		"TestKillCycles: time after which a sync mode stops starting new cycles, once it has run 3 (default: none, every cycle runs)")
 )
 
 // TestKillCycles checks the durability contract of every sync mode that
@@ -29,12 +29,14 @@ var (
 // back with its value. Each mode repeats the cycle on the same data, so
 // replay also meets the torn tails and recycled segments of earlier kills.
 func TestKillCycles(t *testing.T) {
-	cycles, budget := 20, 18*time.Second
+	// The issue asks for at least 20 cycles per mode in CI, so by default
+	// every cycle runs however slow the machine is.
+	cycles, budget := 20, time.Duration(0)
 	if testing.Short() {
 		cycles = 3
 	}
 	if *killCyclesFlag > 0 {
-		cycles, budget = *killCyclesFlag, 0
+		cycles = *killCyclesFlag
 	}
 	if *killBudgetFlag > 0 {
 		budget = *killBudgetFlag
