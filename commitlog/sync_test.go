@@ -112,6 +112,24 @@ func expectWriters(l *Log, n int) {
 	l.mu.Unlock()
 }
 
+// TestPeriodicWritesBehind: in periodic mode the flusher hands buffered
+// records to the OS soon after they are acknowledged, without a sync, so a
+// killed process does not lose them.
+func TestPeriodicWritesBehind(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncPeriodic
+	opts.SyncPeriod = time.Hour
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+	pos, err := l.Append([]byte("behind"))
+	mustf(t, err, "Append")
+	path := ffs.PathJoin(testDir, segmentName(pos.Segment))
+	waitFor(func() bool { return strings.Contains(string(readFile(t, ffs, path)), "behind") })
+	if n := ffs.syncs.Load(); n != 0 {
+		t.Fatalf("%d fsyncs before the period ends, want 0", n)
+	}
+}
+
 // TestAdaptiveLoneWriterSyncsAtOnce: a writer alone is synced at once, even
 // when waiting for others could last an hour.
 func TestAdaptiveLoneWriterSyncsAtOnce(t *testing.T) {

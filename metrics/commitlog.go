@@ -18,7 +18,7 @@ type CommitLog struct {
 	// SyncDuration is the time a flush cycle spent in fdatasync.
 	SyncDuration prometheus.Histogram
 	// WaitDuration is the time an append waited for its durability after
-	// writing its record (not observed for appends that do not wait).
+	// buffering its record (not observed for appends that do not wait).
 	WaitDuration prometheus.Histogram
 	// SegmentsActive is the number of live segments: not yet freed by a
 	// flush, including the old ones awaiting replay and the current one.
@@ -60,7 +60,7 @@ func NewCommitLog(reg prometheus.Registerer) *CommitLog {
 			"Time each commit log flush cycle spent in fdatasync.",
 			prometheus.ExponentialBuckets(25e-6, 2, 18)), // 25µs .. ~3.3s
 		WaitDuration: histogram("wait_duration_seconds",
-			"Time an append waited for the sync that made it durable, after writing its record.",
+			"Time an append waited for the sync that made it durable, after buffering its record.",
 			prometheus.ExponentialBuckets(25e-6, 2, 18)),
 		SegmentsActive: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "segments_active",
