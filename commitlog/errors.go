@@ -35,7 +35,7 @@ type CorruptionError struct {
 
 func (e *CorruptionError) Error() string {
 	return fmt.Sprintf("commitlog: corrupt record in %s at offset %d: %s; later records prove it was synced, "+
-		"so start-up stops here (set the commit log option to ignore replay errors to skip it)",
+		"so start-up stops here (commitlog_ignore_replay_errors: true skips it)",
 		e.File, e.Offset, e.Reason)
 }
 

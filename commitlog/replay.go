@@ -102,7 +102,7 @@ func (l *Log) replaySegment(seg *segment, fn func([]byte, Position) error, st *R
 	}
 	for _, sk := range res.skipped {
 		st.SkippedBytes += sk.bytes
-		l.log.Warn("commit log skipped a corrupt record (ignore replay errors is set)",
+		l.log.Warn("commit log skipped a corrupt record (commitlog_ignore_replay_errors is set)",
 			"file", seg.path, "offset", sk.off, "bytes", sk.bytes, "reason", sk.reason)
 	}
 	if res.unused {
