@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
@@ -65,13 +66,20 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
-	db, err := pebble.Open(o.Dir, &pebble.Options{
+	po := &pebble.Options{
 		FS:         o.FS,
+		Comparer:   Comparer,
 		Merger:     CellMerger,
 		DisableWAL: true,
 		Cache:      cache,
 		Logger:     pebbleLogger{o.Logger},
-	})
+	}
+	// Bloom filters of partition prefixes (Comparer.Split) at every level:
+	// a partition read consults only the files that may hold it.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}

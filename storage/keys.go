@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 )
 
@@ -116,4 +117,38 @@ func prefixEnd(p []byte) []byte {
 		}
 	}
 	return nil // no upper bound
+}
+
+// Comparer orders keys bytewise, as pebble's default comparer does, and
+// splits off each key's partition prefix (table id | token | pk), so that
+// sstables carry bloom filters of partitions and a partition read skips
+// every file that does not hold its partition. Keys outside the layout
+// (the engine's own, such as flushedKey) are their own prefix.
+//
+// NB: its name is on disk; a database made with it opens only with it.
+var Comparer = func() *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Split = partitionSplit
+	c.Name = "cqld.partition.v1"
+	return &c
+}()
+
+// partitionSplit returns the length of key's partition prefix: 16 bytes of
+// table id, 8 of token, then the escaped partition key up to and including
+// its 00 01 terminator.
+func partitionSplit(key []byte) int {
+	const fixed = 16 + 8
+	if len(key) < fixed+2 {
+		return len(key)
+	}
+	for i := fixed; i+1 < len(key); i++ {
+		if key[i] != keyEscape {
+			continue
+		}
+		if key[i+1] == keyStringTerm {
+			return i + 2
+		}
+		i++ // 00 FF: an escaped 00
+	}
+	return len(key)
 }

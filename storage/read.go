@@ -141,26 +141,12 @@ func (e *Engine) readPartition(t *Table, pk, prefix []byte, o ReadOptions, fn fu
 		}
 		prefix = s.prefix
 	}
-	// One iterator serves the whole partition: first over its deletions
-	// and static cells, then, with new bounds, over the rows.
+	// One iterator serves the whole partition: its deletions and static
+	// cells come first, then the rows. A forward read walks on from the
+	// head into the rows (one seek in all); a reverse read seeks again.
 	s.head = append(append(s.head[:0], prefix...), regionPartitionDeletion)
-	s.headEnd = append(append(s.headEnd[:0], prefix...), regionRow)
-	s.opts = pebble.IterOptions{LowerBound: s.head, UpperBound: s.headEnd}
-	it, err := e.db.NewIter(&s.opts)
-	if err != nil {
-		return false, fmt.Errorf("storage: read: %w", err)
-	}
-	defer it.Close() // before s.release: the iterator holds s's bounds
-	dels := &s.dels
-	static, err := t.readHead(it, prefix, o.Now, dels)
-	if err != nil {
-		return false, err
-	}
-	if static != nil && !fn(static) {
-		return true, nil
-	}
-
-	rows := s.headEnd // prefix | regionRow
+	rows := append(append(s.headEnd[:0], prefix...), regionRow)
+	s.headEnd = rows
 	s.lower = append(s.lower[:0], rows...)
 	s.upper = append(append(s.upper[:0], prefix...), regionRow+1)
 	var skipPrefix []byte // rows with this encoded prefix are excluded (exclusive start)
@@ -182,17 +168,33 @@ func (e *Engine) readPartition(t *Table, pk, prefix []byte, o ReadOptions, fn fu
 			s.upper = incrementPrefix(s.upper)
 		}
 	}
-	it.SetBounds(s.lower, s.upper)
+	s.opts = pebble.IterOptions{LowerBound: s.head, UpperBound: s.upper}
+	it, err := e.db.NewIter(&s.opts)
+	if err != nil {
+		return false, fmt.Errorf("storage: read: %w", err)
+	}
+	defer it.Close() // before s.release: the iterator holds s's bounds
+	dels := &s.dels
+	static, valid, err := t.readHead(it, prefix, s.head, o.Now, dels)
+	if err != nil {
+		return false, err
+	}
+	if static != nil && !fn(static) {
+		return true, nil
+	}
 
 	var (
 		have    bool // s.cur is set (it is empty for tables without clustering)
-		valid   bool
 		advance func() bool
 	)
-	if o.Reverse {
+	switch {
+	case o.Reverse:
+		it.SetBounds(s.lower, s.upper)
 		valid, advance = it.Last(), it.Prev
-	} else {
-		valid, advance = it.First(), it.Next
+	case o.Slice.Start != nil:
+		valid, advance = it.SeekPrefixGE(s.lower), it.Next
+	default:
+		advance = it.Next // readHead left it at the first row key
 	}
 	emit := func() (bool, error) {
 		if !have {
@@ -491,20 +493,27 @@ func sortCells(cs []ColumnCell) {
 
 // readHead reads a partition's deletions (partition deletion, range
 // tombstones) and its static row, which come first in key order.
-func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32, d *deletions) (*Row, error) {
+// head is the partition's first possible key. It stops at the first row
+// key, reporting whether there is one.
+func (t *Table) readHead(it *pebble.Iterator, prefix, head []byte, now int32, d *deletions) (*Row, bool, error) {
 	*d = deletions{partition: minTimestamp, ranges: d.ranges[:0]}
 	var statics []kv
-	for valid := it.First(); valid; valid = it.Next() {
+	// A prefix seek: the bloom filters skip files without the partition.
+	valid := it.SeekPrefixGE(head)
+	for ; valid; valid = it.Next() {
+		key := it.Key()[len(prefix):]
+		if key[0] >= regionRow {
+			break
+		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		key := it.Key()[len(prefix):]
 		switch key[0] {
 		case regionPartitionDeletion, regionRangeTombstone:
 			c, err := DecodeCell(v)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if key[0] == regionPartitionDeletion {
 				if c.Timestamp > d.partition {
@@ -514,7 +523,7 @@ func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32, d *delet
 			}
 			rt, err := t.decodeRangeTombstone(key[1:])
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			rt.ts = c.Timestamp
 			d.ranges = append(d.ranges, rt)
@@ -523,13 +532,13 @@ func (t *Table) readHead(it *pebble.Iterator, prefix []byte, now int32, d *delet
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(statics) == 0 {
-		return nil, nil
+		return nil, valid, nil
 	}
 	static, err := t.staticRow(statics, d.partition, now)
-	return static, err
+	return static, valid, err
 }
 
 func (t *Table) decodeRangeTombstone(b []byte) (rangeTombstone, error) {
