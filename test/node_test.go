@@ -2,8 +2,10 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"testing"
@@ -13,15 +15,24 @@ import (
 	"github.com/cqld/cqld/server"
 )
 
-// freePort returns a port nothing listens on right now.
+// freePort returns a port free on 127.0.0.1 for a server to listen on. It
+// is drawn below Linux's ephemeral range (32768-60999): a port the kernel
+// hands out for bind(0) or for a client's outgoing connection could be
+// taken again, by a driver reconnecting say, in the moment between this
+// check and the server's bind, or while a killed node restarts on it.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for i := 0; i < 100; i++ {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port in 20000-31999")
+	return 0
 }
 
 // testConfig is a node's configuration with its data under dir.
