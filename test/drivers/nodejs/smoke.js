@@ -7,9 +7,11 @@
 // package.json (npm ci). The driver is used as an application would use it:
 // no protocol version (so it negotiates), localDataCenter set. It connects,
 // checks the negotiated protocol version and the discovered node, creates a
-// keyspace, checks its metadata, USEs it, reads system.local, connects a
-// second client with `keyspace` set (the driver USEs it on connect) and
-// drops the keyspace.
+// keyspace, checks its metadata, USEs it, reads system.local, writes and
+// reads a table with a user-defined type, a set and a timestamp through
+// prepared statements and a lightweight transaction, connects a second
+// client with `keyspace` set (the driver USEs it on connect) and drops the
+// keyspace.
 //
 // Any 'warning' or 'error' the driver logs fails the run, and so does any
 // negotiation step beyond the one the driver always takes: it starts at
@@ -118,6 +120,31 @@ async function run(host, port, clusterName, ks) {
     check(row.partitioner === MURMUR3, `partitioner ${row.partitioner}, want ${MURMUR3}`);
     check(row.cluster_name === clusterName, `cluster_name ${row.cluster_name}, want ${clusterName}`);
     check(row.data_center === LOCAL_DC, `data_center ${row.data_center}, want ${LOCAL_DC}`);
+
+    // An application's tables: a user-defined type, collections and
+    // timestamps through prepared statements, the UDT's metadata, and a
+    // lightweight transaction.
+    await client.execute(`CREATE TYPE IF NOT EXISTS address (street text, zip int)`);
+    await client.execute(`CREATE TABLE IF NOT EXISTS people (id int PRIMARY KEY, name text, ` +
+      `home frozen<address>, tags set<text>, seen timestamp)`);
+    const udt = await md.getUdt(ks, 'address');
+    check(udt !== null && udt.fields.map(f => f.name).join(',') === 'street,zip',
+      `UDT metadata ${JSON.stringify(udt && udt.fields.map(f => f.name))}, want street,zip`);
+    const seen = new Date(1700000000123);
+    await client.execute(`INSERT INTO people (id, name, home, tags, seen) VALUES (?, ?, ?, ?, ?)`,
+      [1, 'ann', { street: 'Main St', zip: 12345 }, ['b', 'a'], seen], { prepare: true });
+    const person = (await client.execute(`SELECT name, home, tags, seen FROM people WHERE id = ?`, [1],
+      { prepare: true })).first();
+    check(person !== null && person.name === 'ann' && person.home.street === 'Main St' && person.home.zip === 12345 &&
+      JSON.stringify(person.tags) === '["a","b"]' && person.seen.getTime() === seen.getTime(),
+      `people row 1 read back as ${JSON.stringify(person)}`);
+    const lwt1 = await client.execute(`INSERT INTO people (id, name) VALUES (?, ?) IF NOT EXISTS`, [1, 'bob'],
+      { prepare: true });
+    check(lwt1.wasApplied() === false && lwt1.first().name === 'ann',
+      `IF NOT EXISTS on an existing row: applied=${lwt1.wasApplied()} row ${JSON.stringify(lwt1.first())}`);
+    const lwt2 = await client.execute(`UPDATE people SET name = ? WHERE id = ? IF name = ?`, ['anne', 1, 'ann'],
+      { prepare: true });
+    check(lwt2.wasApplied() === true, `UPDATE ... IF name = 'ann' not applied`);
 
     // An application's usual set-up: the keyspace in the options.
     const client2 = newClient('client2', host, port, { keyspace: ks });
