@@ -470,6 +470,9 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 			if col.Kind == storage.KindPartitionKey || col.Kind == storage.KindClustering {
 				return nil, invalidf("Cannot drop PRIMARY KEY column %s", name)
 			}
+			if ix := old.IndexOn(col.Name); ix != nil {
+				return nil, invalidf("Cannot drop column %s because it has dependent secondary indexes (%s)", col.Name, ix.Name)
+			}
 			ts := serverTimestamp(x.now())
 			if s.DropTimestamp != nil {
 				n, err := strconv.ParseInt(s.DropTimestamp.Text, 10, 64)
@@ -499,6 +502,9 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 			}
 			if col.Kind != storage.KindPartitionKey && col.Kind != storage.KindClustering {
 				return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
+			}
+			if ix := old.IndexOn(col.Name); ix != nil {
+				return nil, invalidf("Cannot rename column %s because it has dependent secondary indexes (%s)", col.Name, ix.Name)
 			}
 			if def.Column(r.To) != nil {
 				return nil, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, s.Table)

@@ -37,6 +37,8 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 		return c.analyzeBatch(s, n, session)
 	case *statements.CreateType, *statements.AlterType, *statements.DropType:
 		return c.analyzeType(stmt, session)
+	case *statements.CreateIndex, *statements.DropIndex:
+		return c.analyzeIndex(stmt, session)
 	case *statements.CreateFunction:
 		return nil, invalidf("User defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
 	}

@@ -102,8 +102,12 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	if err != nil {
 		return nil, err
 	}
+	ix, err := indexUse(t, k, s)
+	if err != nil {
+		return nil, err
+	}
 	if k.gapErr != nil {
-		if !s.AllowFiltering {
+		if !s.AllowFiltering && !ix.uses {
 			return nil, k.gapErr
 		}
 		k.filters = append(k.filters, k.gapFilters...)
@@ -125,6 +129,9 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	}
 	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil || len(k.gapFilters) > 0
 	needsFiltering := len(k.filters) > 0 || (k.pkAny() && !k.pkComplete()) || (!k.pkComplete() && p.ckFilters)
+	if ix.uses {
+		needsFiltering = ix.restricted > 1
+	}
 	if needsFiltering && !s.AllowFiltering {
 		return nil, invalidf("%s", allowFilteringMsg)
 	}

@@ -43,6 +43,7 @@ func newVTables() (vtables, error) {
 		"system_schema.tables":         (*Coordinator).tableRows,
 		"system_schema.columns":        (*Coordinator).columnRows,
 		"system_schema.types":          (*Coordinator).typeRows,
+		"system_schema.indexes":        (*Coordinator).indexRows,
 		virtualKeyspace + ".keyspaces": (*Coordinator).virtualKeyspaceRows,
 		virtualKeyspace + ".tables":    (*Coordinator).virtualTableRows,
 		virtualKeyspace + ".columns":   (*Coordinator).virtualColumnRows,

@@ -21,6 +21,7 @@ type valueList struct {
 	// columns' entries are covered placeholders.
 	width   int
 	covered bool
+	eq      bool // from =, not IN
 }
 
 func (l valueList) eval(x *execution) ([][]byte, error) {
@@ -348,7 +349,7 @@ func compileValueList(r *statements.Relation, typ datatype.DataType, name string
 		if err != nil {
 			return nil, err
 		}
-		return &valueList{exprs: []valueExpr{v}}, nil
+		return &valueList{exprs: []valueExpr{v}, eq: true}, nil
 	}
 	switch v := r.Value.(type) {
 	case *statements.ListLiteral:

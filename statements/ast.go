@@ -565,6 +565,29 @@ type DropTable struct {
 	IfExists bool
 }
 
+// CreateIndex is CREATE INDEX [IF NOT EXISTS] [[ks.]name] ON [ks.]table (targets).
+type CreateIndex struct {
+	Keyspace      string // of the index name; "" when unqualified
+	Name          string // "" when not given
+	TableKeyspace string // "" when unqualified
+	Table         string
+	Targets       []IndexTarget
+	IfNotExists   bool
+}
+
+// IndexTarget is col, values(col), keys(col), entries(col) or full(col).
+type IndexTarget struct {
+	Kind   string // "" for a plain column, else "values", "keys", "entries" or "full"
+	Column string
+}
+
+// DropIndex is DROP INDEX [IF EXISTS] [ks.]name.
+type DropIndex struct {
+	Keyspace string // "" when unqualified
+	Name     string
+	IfExists bool
+}
+
 // AlterKeyspace is ALTER KEYSPACE [IF EXISTS] ks WITH replication = {...}
 // [AND durable_writes = bool]; the options are read as in CreateKeyspace.
 type AlterKeyspace struct {
@@ -654,6 +677,8 @@ func (*Truncate) statement()       {}
 func (*CreateTable) statement()    {}
 func (*AlterTable) statement()     {}
 func (*DropTable) statement()      {}
+func (*CreateIndex) statement()    {}
+func (*DropIndex) statement()      {}
 func (*AlterKeyspace) statement()  {}
 func (*CreateType) statement()     {}
 func (*AlterType) statement()      {}

@@ -21,7 +21,7 @@
 //     'FROMM' expecting K_FROM") as *SyntaxError. parser_dml.go holds
 //     INSERT, UPDATE, DELETE, BATCH and TRUNCATE, parser_ddl.go the schema
 //     statements besides CREATE/DROP KEYSPACE. Statement kinds that are
-//     not implemented yet (roles, users, permissions, indexes, materialized
+//     not implemented yet (roles, users, permissions, custom indexes, materialized
 //     views, triggers, aggregates, DROP FUNCTION, DESCRIBE) are recognised
 //     by their leading keywords and reported as *UnsupportedError. Parsers and their token buffers are
 //     pooled, so parsing an unprepared query allocates little more than

@@ -408,7 +408,7 @@ func (p *parser) parseCreate() Statement {
 		p.next()
 		return p.parseCreateTable()
 	case kwIndex, kwCustom:
-		p.unsupported("CREATE INDEX")
+		return p.parseCreateIndex()
 	case kwType:
 		p.next()
 		return p.parseCreateType()
@@ -448,7 +448,7 @@ func (p *parser) parseDrop() Statement {
 		p.next()
 		return p.parseDropTable()
 	case kwIndex:
-		p.unsupported("DROP INDEX")
+		return p.parseDropIndex()
 	case kwType:
 		p.next()
 		return p.parseDropType()

@@ -93,6 +93,27 @@ type TableDef struct {
 	// (microseconds). Cells of that name written at or before it stay
 	// invisible even if a column of that name is added again.
 	Dropped map[string]DroppedColumn `json:"dropped,omitempty"`
+	// Indexes are the table's secondary indexes, by name.
+	Indexes []IndexDef `json:"indexes,omitempty"`
+}
+
+// IndexDef is a native secondary index (kind COMPOSITES) on one column.
+// Target is what system_schema.indexes.options['target'] shows: the
+// column name, or full(name) for a frozen collection.
+type IndexDef struct {
+	Name   string `json:"name"`
+	Column string `json:"column"`
+	Target string `json:"target"`
+}
+
+// IndexOn returns the index on the named column, or nil.
+func (t *TableDef) IndexOn(column string) *IndexDef {
+	for i := range t.Indexes {
+		if t.Indexes[i].Column == column {
+			return &t.Indexes[i]
+		}
+	}
+	return nil
 }
 
 // DroppedColumn is a column ALTER TABLE DROP removed.
