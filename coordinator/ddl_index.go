@@ -85,7 +85,7 @@ func defaultIndexName(k *storage.KeyspaceDef, table, column string) string {
 	return name
 }
 
-func (p *createIndexPlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+func (p *createIndexPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
 	s := p.s
@@ -141,6 +141,14 @@ func (p *createIndexPlan) run(_ context.Context, c *Coordinator, _ *execution) (
 	def.Indexes = append(append([]storage.IndexDef(nil), old.Indexes...), ix)
 	if err := c.catalog.ReplaceTable(&def); err != nil {
 		return nil, fmt.Errorf("create index %s.%s: %w", p.keyspace, ix.Name, err)
+	}
+	// Index the rows already written; writes from now on index themselves.
+	nt, err := compileTable(&def, c.catalog.Current().Keyspace(p.keyspace))
+	if err == nil {
+		err = c.engine.BuildIndex(nt.st, ix.Name, int32(x.now().Unix()))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build index %s.%s: %w", p.keyspace, ix.Name, err)
 	}
 	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
 }
@@ -228,12 +236,21 @@ func (p *dropIndexPlan) run(_ context.Context, c *Coordinator, _ *execution) (me
 			def.Indexes = append(def.Indexes, ix)
 		}
 	}
-	err := c.catalog.ReplaceTable(&def)
+	ot, err := compileTable(old, c.catalog.Current().Keyspace(p.keyspace))
+	if err != nil {
+		return nil, fmt.Errorf("drop index %s.%s: %w", p.keyspace, p.name, err)
+	}
+	err = c.catalog.ReplaceTable(&def)
 	if errors.Is(err, storage.ErrTableNotFound) {
 		return nil, invalidf("Index '%s.%s' doesn't exist'", p.keyspace, p.name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("drop index %s.%s: %w", p.keyspace, p.name, err)
+	}
+	if it := ot.st.IndexTable(p.name); it != nil {
+		if err := c.engine.Truncate(it); err != nil {
+			c.log.Error("cannot remove the entries of a dropped index", "index", p.keyspace+"."+p.name, "err", err)
+		}
 	}
 	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, old.Name), nil
 }

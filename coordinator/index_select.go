@@ -11,42 +11,58 @@ type indexPlan struct {
 	// check, as Cassandra's StatementRestrictions.needFiltering counts
 	// them: more than one needs ALLOW FILTERING.
 	restricted int
+	// name is the index a scan reads, with the value it looks up; ""
+	// when the query reads partitions by key instead.
+	name  string
+	value valueList
+}
+
+// choose picks the index to read for an = restriction on column col: the
+// first one found.
+func (ix *indexPlan) choose(t *tableInfo, col int, vals valueList) {
+	if d := t.def.IndexOn(t.cols[col].def.Name); d != nil && ix.name == "" {
+		ix.name, ix.value = d.Name, vals
+	}
 }
 
 // indexUse decides whether a SELECT is an index query and checks what
-// Cassandra refuses in one. cqld answers an index query by reading the
-// table in token order and keeping the rows whose current values match,
-// the path ALLOW FILTERING takes, so the answer is exact for any history
-// of writes, deletes and expiries.
+// Cassandra refuses in one. An index query reads the index's entries for
+// the value in token order, then the rows they point at
+// (storage.Engine.ScanIndex); the restriction stays among the filters, so
+// every row is checked against its current value and stale entries are
+// never answered. With the whole partition key given, the partitions are
+// read by key and filtered instead.
 func indexUse(t *tableInfo, k *keyRestrictions, s *statements.Select) (indexPlan, error) {
 	var ix indexPlan
 	if len(t.def.Indexes) == 0 {
 		return ix, nil
 	}
+	pkAll := k.pkComplete()
 	for _, f := range k.filters {
-		if f.op == statements.OpEq && t.def.IndexOn(t.cols[f.col].def.Name) != nil {
-			ix.uses = true
+		if f.op == statements.OpEq {
+			ix.choose(t, f.col, f.vals)
 		}
 	}
 	for i, l := range k.ck {
-		if l.eq && t.def.IndexOn(t.cols[t.ck[i]].def.Name) != nil {
-			ix.uses = true
-		}
-	}
-	for i, l := range k.pk {
-		if l != nil && l.eq && !k.pkComplete() && t.def.IndexOn(t.cols[t.pk[i]].def.Name) != nil {
-			ix.uses = true
+		if l.eq {
+			ix.choose(t, t.ck[i], *l)
 		}
 	}
 	for _, f := range k.gapFilters {
-		if f.op == statements.OpIn && f.vals.eq && t.def.IndexOn(t.cols[f.col].def.Name) != nil {
-			ix.uses = true
+		if f.op == statements.OpIn && f.vals.eq {
+			ix.choose(t, f.col, f.vals)
 		}
 	}
-	if !ix.uses {
+	if !pkAll {
+		for i, l := range k.pk {
+			if l != nil && l.eq {
+				ix.choose(t, t.pk[i], *l)
+			}
+		}
+	}
+	if ix.uses = ix.name != ""; !ix.uses {
 		return ix, nil
 	}
-	pkAll := k.pkComplete()
 	for _, l := range k.pk {
 		if l != nil && !l.eq {
 			return ix, invalidf("Select on indexed columns and with IN clause for the PRIMARY KEY are not supported")
@@ -84,15 +100,31 @@ func indexUse(t *tableInfo, k *keyRestrictions, s *statements.Select) (indexPlan
 			}
 		}
 	}
-	if !pkAll {
-		// The partition key is incomplete: its restrictions are checked
-		// on each row like the other filters.
-		for i, l := range k.pk {
-			if l != nil {
-				k.filters = append(k.filters, colFilter{col: t.pk[i], op: statements.OpEq, vals: *l})
-				k.pk[i] = nil
-			}
+	if pkAll {
+		ix.name = ""
+		return ix, nil
+	}
+	// The partition key is incomplete: its restrictions are checked on
+	// each row like the other filters.
+	for i, l := range k.pk {
+		if l != nil {
+			k.filters = append(k.filters, colFilter{col: t.pk[i], op: statements.OpEq, vals: *l})
+			k.pk[i] = nil
 		}
 	}
 	return ix, nil
+}
+
+// indexValue is the value an index query looks up, or nil when it cannot
+// use the index (an empty value, which is not indexed): then it scans.
+func (r *selectRun) indexValue() ([]byte, error) {
+	ix := &r.p.index
+	if ix.name == "" {
+		return nil, nil
+	}
+	vs, err := ix.value.eval(r.x)
+	if err != nil || len(vs) != 1 || len(vs[0]) == 0 {
+		return nil, err
+	}
+	return vs[0], nil
 }

@@ -22,11 +22,14 @@ func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 			if err != nil {
 				return total, err
 			}
-			st, err := c.engine.Purge(t.st, int32(now.Unix()))
-			total.Partitions += st.Partitions
-			total.Keys += st.Keys
-			if err != nil {
-				return total, fmt.Errorf("purge %s.%s: %w", def.Keyspace, def.Name, err)
+			// Index entries have no tombstones; expired ones go at once.
+			for _, tt := range append([]*storage.Table{t.st}, t.st.IndexTables()...) {
+				st, err := c.engine.Purge(tt, int32(now.Unix()))
+				total.Partitions += st.Partitions
+				total.Keys += st.Keys
+				if err != nil {
+					return total, fmt.Errorf("purge %s: %w", tt.Def.Keyspace+"."+tt.Def.Name, err)
+				}
 			}
 		}
 	}

@@ -47,6 +47,7 @@ type tableSelectPlan struct {
 	binds     []*message.ColumnMetadata
 	pk        []uint16
 	ckFilters bool // clustering restrictions exist (then static-only rows are not returned)
+	index     indexPlan
 }
 
 func (p *tableSelectPlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -131,6 +132,7 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	needsFiltering := len(k.filters) > 0 || (k.pkAny() && !k.pkComplete()) || (!k.pkComplete() && p.ckFilters)
 	if ix.uses {
 		needsFiltering = ix.restricted > 1
+		p.index = ix
 	}
 	if needsFiltering && !s.AllowFiltering {
 		return nil, invalidf("%s", allowFilteringMsg)
@@ -526,7 +528,15 @@ func (r *selectRun) scan(c *Coordinator) error {
 		}
 	}
 	stopped := false
-	err = c.engine.Scan(t.st, o, func(pk []byte, row *storage.Row) bool {
+	scan := c.engine.Scan
+	if v, err := r.indexValue(); err != nil {
+		return err
+	} else if v != nil {
+		scan = func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
+			return c.engine.ScanIndex(t, r.p.index.name, v, o, fn)
+		}
+	}
+	err = scan(t.st, o, func(pk []byte, row *storage.Row) bool {
 		if r.pk == nil || !bytes.Equal(pk, r.pk) {
 			if r.pk != nil && !r.endPartition() {
 				stopped = true

@@ -23,6 +23,11 @@
 // rows, dropping every cell shadowed by a newer partition, range, row or
 // collection deletion, or expired by its TTL.
 //
+// Secondary indexes (index.go) keep their entries in a hidden table per
+// index, written by the base write's own Mutation and never read first;
+// ScanIndex follows them to the base rows, whose current values the caller
+// checks, so stale entries cost a read but never a wrong answer.
+//
 // Not yet: purging tombstones after gc_grace_seconds (they are kept), and
 // counters.
 //

@@ -249,7 +249,10 @@ func (m *Mutation) WriteCell(t *Table, pk []byte, tg CellTarget, c Cell) error {
 	if err != nil {
 		return err
 	}
-	return m.merge(k, c)
+	if err := m.merge(k, c); err != nil || len(t.indexes) == 0 || c.Tombstone {
+		return err
+	}
+	return m.indexCell(t, pk, tg, c)
 }
 
 // DeleteCollection deletes every element of a collection cell written at or
@@ -269,7 +272,10 @@ func (m *Mutation) WriteRowMarker(t *Table, pk []byte, ck [][]byte, c Cell) erro
 	if err != nil {
 		return err
 	}
-	return m.merge(k, c)
+	if err := m.merge(k, c); err != nil || len(t.indexes) == 0 || c.Tombstone {
+		return err
+	}
+	return m.indexRow(t, pk, ck, c.Timestamp)
 }
 
 // DeleteRow deletes the row (pk, ck) as of tombstone c.
@@ -352,9 +358,11 @@ func (e *Engine) Apply(m *Mutation) error {
 // Truncate removes every row of t, durably.
 func (e *Engine) Truncate(t *Table) error {
 	m := e.NewMutation()
-	p := tablePrefix(t.Def.ID)
-	if err := m.b.DeleteRange(p, prefixEnd(p), nil); err != nil {
-		return err
+	for _, tt := range append([]*Table{t}, t.IndexTables()...) {
+		p := tablePrefix(tt.Def.ID)
+		if err := m.b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+			return err
+		}
 	}
 	return e.Apply(m)
 }

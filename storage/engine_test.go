@@ -26,16 +26,19 @@ func testTable(t testing.TB, desc bool) *Table {
 		{Name: "s", Type: "text", Kind: KindStatic, Position: -1, Order: "none"},
 		{Name: "v", Type: "text", Kind: KindRegular, Position: -1, Order: "none"},
 	}}
-	tbl, err := NewTable(def, func(s string) (datatype.DataType, error) {
-		if s == "int" {
-			return datatype.Int, nil
-		}
-		return datatype.Varchar, nil
-	})
+	tbl, err := NewTable(def, testTypeOf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tbl
+}
+
+// testTypeOf parses testTable's column types.
+func testTypeOf(s string) (datatype.DataType, error) {
+	if s == "int" {
+		return datatype.Int, nil
+	}
+	return datatype.Varchar, nil
 }
 
 func openTestEngine(t testing.TB, fs vfs.FS, sync string) *Engine {

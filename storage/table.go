@@ -20,6 +20,8 @@ type Table struct {
 	// names interns column names (dropped ones too), so reads do not
 	// allocate a string per cell.
 	names map[string]string
+	// indexes are Def.Indexes compiled (index.go).
+	indexes []index
 }
 
 // NewTable compiles def; typeOf parses a column's CQL type.
@@ -53,6 +55,9 @@ func NewTable(def *TableDef, typeOf func(string) (datatype.DataType, error)) (*T
 	}
 	if len(t.PartitionTypes) == 0 {
 		return nil, fmt.Errorf("storage: %s.%s has no partition key", def.Keyspace, def.Name)
+	}
+	if err := t.compileIndexes(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
