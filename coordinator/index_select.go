@@ -76,18 +76,19 @@ func indexUse(t *tableInfo, k *keyRestrictions, s *statements.Select) (indexPlan
 	if len(s.OrderBy) > 0 {
 		return ix, invalidf("ORDER BY with 2ndary indexes is not supported.")
 	}
+	// As Cassandra counts: the partition key restrictions when they are
+	// partial, the clustering ones when the partition key is missing (and
+	// not bounded by token()) or when they have a gap.
 	ix.restricted = len(k.filters)
+	onToken := k.tokenLower != nil || k.tokenUpper != nil
 	if !pkAll {
 		for _, l := range k.pk {
 			if l != nil {
 				ix.restricted++
 			}
 		}
-		if k.tokenLower != nil || k.tokenUpper != nil {
-			ix.restricted += len(t.pk)
-		}
 	}
-	if !pkAll || k.gapErr != nil {
+	if (!pkAll && (!onToken || k.pkAny())) || k.gapErr != nil {
 		ix.restricted += len(k.ck)
 		if k.lower != nil || k.upper != nil {
 			ix.restricted++

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -183,4 +184,23 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestIndexSchemaChanges checks that CREATE INDEX and DROP INDEX answer,
+// and push, SCHEMA_CHANGE UPDATED on the index's table, as Cassandra 4.0
+// does.
+func TestIndexSchemaChanges(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "ix_ev")
+	mustExec(t, s, `CREATE TABLE ix_ev.t (k int PRIMARY KEY, v int)`)
+	listener, other := schemaConns(t, node.Addr())
+	for _, q := range []string{`CREATE INDEX vi ON ix_ev.t (v)`, `DROP INDEX ix_ev.vi`} {
+		res, ev := schemaChange(t, other, listener, q)
+		if want := []string{"UPDATED", "TABLE", "ix_ev", "t"}; !reflect.DeepEqual(res, want) {
+			t.Fatalf("%s: result %q, want %q", q, res, want)
+		}
+		if want := []string{"SCHEMA_CHANGE", "UPDATED", "TABLE", "ix_ev", "t"}; !reflect.DeepEqual(ev, want) {
+			t.Fatalf("%s: event %q, want %q", q, ev, want)
+		}
+	}
 }

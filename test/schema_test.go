@@ -49,6 +49,21 @@ func readStrings(b []byte) []string {
 // schemaChange runs a DDL query on conn and returns the strings of its
 // SCHEMA_CHANGE result (change, target, keyspace[, name]) and of the event
 // listener receives for it (SCHEMA_CHANGE, change, target, keyspace[, name]).
+// schemaConns returns a connection registered for SCHEMA_CHANGE events and
+// another one to run schema changes on.
+func schemaConns(t *testing.T, addr string) (listener, other *wire) {
+	t.Helper()
+	listener = dial(t, addr)
+	listener.handshake()
+	listener.send(4, 2, primitive.OpCodeRegister, registerBody("SCHEMA_CHANGE"))
+	if r := listener.mustRead(); r.op != primitive.OpCodeReady {
+		t.Fatalf("REGISTER answered %s", fmtReply(r))
+	}
+	other = dial(t, addr)
+	other.handshake()
+	return listener, other
+}
+
 func schemaChange(t *testing.T, conn, listener *wire, query string) (result, event []string) {
 	t.Helper()
 	conn.send(4, 3, primitive.OpCodeQuery, queryBody(query))

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 )
 
@@ -174,14 +173,7 @@ func errorsAs(err error, target *gocql.RequestError) bool {
 func TestUDTSchemaChanges(t *testing.T) {
 	node, _ := newNode(t)
 	tableSession(t, node.Addr(), "udt_ev")
-	listener := dial(t, node.Addr())
-	listener.handshake()
-	listener.send(4, 2, primitive.OpCodeRegister, registerBody("SCHEMA_CHANGE"))
-	if r := listener.mustRead(); r.op != primitive.OpCodeReady {
-		t.Fatalf("REGISTER answered %s", fmtReply(r))
-	}
-	other := dial(t, node.Addr())
-	other.handshake()
+	listener, other := schemaConns(t, node.Addr())
 	for _, tc := range []struct{ query, change string }{
 		{`CREATE TYPE udt_ev.pt (x int)`, "CREATED"},
 		{`ALTER TYPE udt_ev.pt ADD y int`, "UPDATED"},
