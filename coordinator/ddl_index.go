@@ -72,7 +72,10 @@ func indexedTable(k *storage.KeyspaceDef, name string) *storage.TableDef {
 	return nil
 }
 
-var nonWord = regexp.MustCompile(`\W`)
+var (
+	nonWord  = regexp.MustCompile(`\W`)
+	wordName = regexp.MustCompile(`^\w+$`) // IndexMetadata.isNameValid
+)
 
 // defaultIndexName is Cassandra's IndexMetadata.generateDefaultIndexName
 // made unique in k as KeyspaceMetadata.findAvailableIndexName does.
@@ -137,17 +140,33 @@ func (p *createIndexPlan) run(_ context.Context, c *Coordinator, x *execution) (
 			return nil, invalidf("Index %s is a duplicate of existing index %s", ix.Name, e.Name)
 		}
 	}
+	if !wordName.MatchString(ix.Name) {
+		return nil, configErrorf("Illegal index name %s", ix.Name)
+	}
+	// The index is in the schema (so writes index themselves) before the
+	// rows already written are indexed; until then it is marked building
+	// and queries scan the table.
+	ix.Building = true
 	def := *old
 	def.Indexes = append(append([]storage.IndexDef(nil), old.Indexes...), ix)
 	if err := c.catalog.ReplaceTable(&def); err != nil {
 		return nil, fmt.Errorf("create index %s.%s: %w", p.keyspace, ix.Name, err)
 	}
-	// Index the rows already written; writes from now on index themselves.
+	c.engine.WaitApplies()
 	nt, err := compileTable(&def, c.catalog.Current().Keyspace(p.keyspace))
 	if err == nil {
 		err = c.engine.BuildIndex(nt.st, ix.Name, int32(x.now().Unix()))
 	}
+	if err == nil {
+		built := def
+		built.Indexes = append([]storage.IndexDef(nil), def.Indexes...)
+		built.Indexes[len(built.Indexes)-1].Building = false
+		err = c.catalog.ReplaceTable(&built)
+	}
 	if err != nil {
+		if rerr := c.catalog.ReplaceTable(old); rerr != nil {
+			c.log.Error("cannot remove an index whose build failed", "index", p.keyspace+"."+ix.Name, "err", rerr)
+		}
 		return nil, fmt.Errorf("build index %s.%s: %w", p.keyspace, ix.Name, err)
 	}
 	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil

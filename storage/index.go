@@ -382,3 +382,12 @@ func rowTimestamp(r *Row) int64 {
 	}
 	return ts
 }
+
+// WaitApplies returns once every mutation being applied when it was called
+// is applied: after a schema change, no write planned under the old
+// schema is still between the commit log and the memtable.
+func (e *Engine) WaitApplies() {
+	e.applyMu.Lock()
+	//lint:ignore SA2001 an empty critical section is the barrier
+	e.applyMu.Unlock()
+}

@@ -104,6 +104,9 @@ type IndexDef struct {
 	Name   string `json:"name"`
 	Column string `json:"column"`
 	Target string `json:"target"`
+	// Building is set until the rows written before the index have
+	// entries (a crash can leave it set): until then queries scan.
+	Building bool `json:"building,omitempty"`
 }
 
 // IndexOn returns the index on the named column, or nil.
