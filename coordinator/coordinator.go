@@ -88,6 +88,9 @@ func New(opts Options) (*Coordinator, error) {
 	if err := c.openPrepared(); err != nil {
 		return nil, err
 	}
+	if err := c.finishIndexBuilds(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -153,21 +154,11 @@ func (p *createIndexPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		return nil, fmt.Errorf("create index %s.%s: %w", p.keyspace, ix.Name, err)
 	}
 	c.engine.WaitApplies()
-	nt, err := compileTable(&def, c.catalog.Current().Keyspace(p.keyspace))
-	if err == nil {
-		err = c.engine.BuildIndex(nt.st, ix.Name, int32(x.now().Unix()))
-	}
-	if err == nil {
-		built := def
-		built.Indexes = append([]storage.IndexDef(nil), def.Indexes...)
-		built.Indexes[len(built.Indexes)-1].Building = false
-		err = c.catalog.ReplaceTable(&built)
-	}
-	if err != nil {
+	if err := c.buildIndex(&def, ix.Name, x.now()); err != nil {
 		if rerr := c.catalog.ReplaceTable(old); rerr != nil {
 			c.log.Error("cannot remove an index whose build failed", "index", p.keyspace+"."+ix.Name, "err", rerr)
 		}
-		return nil, fmt.Errorf("build index %s.%s: %w", p.keyspace, ix.Name, err)
+		return nil, err
 	}
 	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
 }
@@ -291,4 +282,49 @@ func (c *Coordinator) indexRows() []row {
 		}
 	}
 	return sortRows(rows, "keyspace_name", "table_name", "index_name")
+}
+
+// buildIndex indexes the rows of def (current in the catalog) for its
+// building index name as of now, then marks the index built.
+// REQUIRES: c.schemaMu held.
+func (c *Coordinator) buildIndex(def *storage.TableDef, name string, now time.Time) error {
+	t, err := compileTable(def, c.catalog.Current().Keyspace(def.Keyspace))
+	if err == nil {
+		err = c.engine.BuildIndex(t.st, name, int32(now.Unix()))
+	}
+	if err == nil {
+		built := *def
+		built.Indexes = append([]storage.IndexDef(nil), def.Indexes...)
+		for i := range built.Indexes {
+			if built.Indexes[i].Name == name {
+				built.Indexes[i].Building = false
+			}
+		}
+		err = c.catalog.ReplaceTable(&built)
+	}
+	if err != nil {
+		return fmt.Errorf("build index %s.%s: %w", def.Keyspace, name, err)
+	}
+	return nil
+}
+
+// finishIndexBuilds builds the indexes a crash left building. It runs
+// before the node serves, so no write races with it.
+func (c *Coordinator) finishIndexBuilds() error {
+	c.schemaMu.Lock()
+	defer c.schemaMu.Unlock()
+	for _, k := range c.catalog.Keyspaces() {
+		for _, t := range k.SortedTables() {
+			for _, ix := range t.Indexes {
+				if !ix.Building {
+					continue
+				}
+				c.log.Info("building an index a restart interrupted", "index", k.Name+"."+ix.Name)
+				if err := c.buildIndex(c.catalog.Current().Table(k.Name, t.Name), ix.Name, time.Now()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
