@@ -7,9 +7,11 @@
 // off. A write is a Mutation (a pebble batch) that Engine.Apply first
 // appends to the commit log (package commitlog) and, once the log's sync
 // mode says it is durable, applies to pebble's memtable. When pebble
-// flushes, the commit log segments the flush covered are released. At
-// start-up the commit log is replayed into pebble; replay is idempotent
-// because every cell write is a pebble Merge reconciled last-write-wins.
+// flushes, the commit log segments the flush covered are released, and the
+// position of the newest record the flush holds is stored with it. At
+// start-up the commit log is replayed into pebble from past that position;
+// replay is idempotent because every cell write is a pebble Merge
+// reconciled last-write-wins.
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's
@@ -21,15 +23,22 @@
 //
 // Reads (read.go) gather a partition's deletions first, then stream its
 // rows, dropping every cell shadowed by a newer partition, range, row or
-// collection deletion, or expired by its TTL.
+// collection deletion, or expired by its TTL. The comparer splits off each
+// key's partition prefix, so sstables carry bloom filters of partitions and
+// a partition read (one prefix seek) skips the files without it.
+//
+// Purge (purge.go) drops tombstones older than a table's gc_grace_seconds,
+// cells expired longer ago than that, and the data tombstones and dropped
+// columns shadow, re-checking each partition under the apply lock so that
+// no concurrent write is lost.
 //
 // Secondary indexes (index.go) keep their entries in a hidden table per
 // index, written by the base write's own Mutation and never read first;
 // ScanIndex follows them to the base rows, whose current values the caller
 // checks, so stale entries cost a read but never a wrong answer.
 //
-// Not yet: purging tombstones after gc_grace_seconds (they are kept), and
-// counters.
+// Counters are ordinary cells here: the coordinator serialises increments
+// per partition.
 //
 // # Schema and identity
 //

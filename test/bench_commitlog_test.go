@@ -24,7 +24,7 @@ import (
 // clTable, or CQLD_BENCH_CLTABLE set to anything but "", makes
 // BenchmarkCommitLogModes print one summary table per disk at its end.
 var (
-	clTable    = flag.Bool("cl.table", false, "BenchmarkCommitLogModes: print a summary table (threads x modes) per disk")
+	clTable = flag.Bool("cl.table", false, "BenchmarkCommitLogModes: print a summary table (threads x modes) per disk")
 	// gocql's write coalescing (WriteCoalesceWaitTime, 200us by default)
 	// holds each request for a timer that this machine's runtime rounds up
 	// to about a millisecond when a client is idle: it alone made a lone
