@@ -125,10 +125,19 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 			return nil, err
 		}
 	}
-	if err := c.engine.Apply(m); err != nil {
-		return nil, fmt.Errorf("batch: %w", err)
+	if err := c.engine.ApplyIf(m, func() error { return c.checkAllCurrent(p.children) }); err != nil {
+		return nil, batchError(err)
 	}
 	return &message.VoidResult{}, nil
+}
+
+// batchError wraps a batch's apply error, leaving the schema errors a
+// client must see as they are.
+func batchError(err error) error {
+	if isStale(err) || isDropped(err) {
+		return err
+	}
+	return fmt.Errorf("batch: %w", err)
 }
 
 // batch executes a BATCH message: each child, prepared or not, with its own
@@ -218,8 +227,8 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 			return nil, err
 		}
 	}
-	if err := c.engine.Apply(m); err != nil {
-		return nil, fmt.Errorf("batch: %w", err)
+	if err := c.engine.ApplyIf(m, func() error { return c.checkAllCurrent(plainWs) }); err != nil {
+		return nil, batchError(err)
 	}
 	return &message.VoidResult{}, nil
 }

@@ -531,10 +531,25 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := p.mutateInto(m, x); err != nil {
 		return nil, err
 	}
-	if err := c.engine.Apply(m); err != nil {
+	if err := c.engine.ApplyIf(m, func() error { return c.checkCurrent(p.t) }); err != nil {
+		if isStale(err) || isDropped(err) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("write to %s.%s: %w", p.t.def.Keyspace, p.t.def.Name, err)
 	}
 	return &message.VoidResult{}, nil
+}
+
+// checkAllCurrent is checkCurrent of every write of a batch. Writes check
+// once more as they apply (Engine.ApplyIf), so none planned before a schema
+// change lands after the change's WaitApplies.
+func (c *Coordinator) checkAllCurrent(ws []*writePlan) error {
+	for _, w := range ws {
+		if err := c.checkCurrent(w.t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkCurrent refuses to run a plan made against a table definition that

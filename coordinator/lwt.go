@@ -228,7 +228,18 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 				return nil, err
 			}
 		}
-		if err := c.engine.Apply(m); err != nil {
+		check := func() error {
+			for _, cw := range p.writes {
+				if err := c.checkCurrent(cw.w.t); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := c.engine.ApplyIf(m, check); err != nil {
+			if isStale(err) || isDropped(err) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("conditional write: %w", err)
 		}
 	}

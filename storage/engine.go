@@ -326,7 +326,15 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 
 // Apply makes m durable under the commit log's sync mode, then visible.
 // On success m goes back to a pool: the caller must not use it again.
-func (e *Engine) Apply(m *Mutation) error {
+func (e *Engine) Apply(m *Mutation) error { return e.ApplyIf(m, nil) }
+
+// ApplyIf is Apply with a precondition, checked where WaitApplies cannot
+// overtake it: a check that passes is followed by the whole apply before
+// any WaitApplies returns, and one made after a WaitApplies began sees what
+// preceded it. Writes check with it that their table's definition is still
+// the current one, so a write planned before a schema change (a new index,
+// say) either lands before that change's WaitApplies or is refused.
+func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 	if m.b.Empty() {
 		if err := m.b.Close(); err != nil {
 			return err
@@ -336,6 +344,11 @@ func (e *Engine) Apply(m *Mutation) error {
 	}
 	e.applyMu.RLock()
 	defer e.applyMu.RUnlock()
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
 	pos, err := e.log.Append(m.b.Repr())
 	if err != nil {
 		return err

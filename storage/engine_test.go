@@ -2,11 +2,13 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -194,5 +196,56 @@ func TestEngineCrashKeepsAcknowledgedWrites(t *testing.T) {
 				t.Fatalf("%d rows survived the crash, at least 200 were acknowledged before it", got)
 			}
 		})
+	}
+}
+
+// TestApplyIf checks that a failed precondition applies nothing, and that
+// WaitApplies waits for an apply whose precondition passed before it began.
+func TestApplyIf(t *testing.T) {
+	e := openTestEngine(t, vfs.NewMem(), commitlog.SyncPeriodic)
+	defer e.Close()
+	tbl := testTable(t, false)
+	write := func(v string) *Mutation {
+		m := e.NewMutation()
+		if err := m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live(1, v)); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	refused := errors.New("stale")
+	if err := e.ApplyIf(write("no"), func() error { return refused }); err != refused {
+		t.Fatalf("ApplyIf with a failing check: %v", err)
+	}
+	if got := readAll(t, e, tbl, 1, ReadOptions{}); len(got) != 0 {
+		t.Fatalf("a refused mutation was applied: %v", got)
+	}
+
+	checked, release := make(chan struct{}), make(chan struct{})
+	applied := make(chan error, 1)
+	go func() {
+		applied <- e.ApplyIf(write("yes"), func() error {
+			close(checked)
+			<-release
+			return nil
+		})
+	}()
+	<-checked
+	waited := make(chan struct{})
+	go func() {
+		e.WaitApplies()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("WaitApplies returned while an apply that passed its check was still running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	<-waited
+	if got := readAll(t, e, tbl, 1, ReadOptions{}); fmt.Sprint(got) != "[1=yes]" {
+		t.Fatalf("after the apply: %v", got)
 	}
 }
