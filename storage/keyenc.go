@@ -1003,11 +1003,11 @@ func decodeKeyInto(r *keyReader, t datatype.DataType, out []byte) ([]byte, error
 		}
 		switch t.Code() {
 		case primitive.DataTypeCodeList:
-			return r.list(out, sub[0], false)
+			return r.collection(out, sub[0], nil, false)
 		case primitive.DataTypeCodeSet:
-			return r.list(out, sub[0], true)
+			return r.collection(out, sub[0], nil, true)
 		case primitive.DataTypeCodeMap:
-			return r.mapValue(out, sub[0], sub[1])
+			return r.collection(out, sub[0], sub[1], true)
 		}
 		return r.tuple(out, sub)
 
@@ -1183,9 +1183,15 @@ func (r *keyReader) decimal(out []byte) ([]byte, error) {
 	return append(out, bigToTwos(u)...), nil
 }
 
-// list decodes a list or set; a set's elements must be strictly increasing
-// (sorted and deduplicated, as AppendKey writes them).
-func (r *keyReader) list(out []byte, elem datatype.DataType, isSet bool) ([]byte, error) {
+// collection decodes a list, a set or a map: elements of type elem, each
+// followed by a value of type val for a map (val nil otherwise). A set's
+// elements and a map's keys must be strictly increasing (sorted and
+// deduplicated, as AppendKey writes them).
+func (r *keyReader) collection(out []byte, elem, val datatype.DataType, ordered bool) ([]byte, error) {
+	what := "collection"
+	if val != nil {
+		what = "map"
+	}
 	h, err := r.next()
 	if err != nil {
 		return out, err
@@ -1195,7 +1201,7 @@ func (r *keyReader) list(out []byte, elem datatype.DataType, isSet bool) ([]byte
 		return out, nil
 	case keyPresent:
 	default:
-		return out, keyErrorf("invalid collection header in key")
+		return out, keyErrorf("invalid %s header in key", what)
 	}
 	countAt := len(out)
 	out = append(out, 0, 0, 0, 0)
@@ -1210,63 +1216,26 @@ func (r *keyReader) list(out []byte, elem datatype.DataType, isSet bool) ([]byte
 			break
 		}
 		if m != keySeqElem {
-			return out, keyErrorf("invalid collection marker in key")
+			return out, keyErrorf("invalid %s marker in key", what)
 		}
 		encStart := r.pos
 		if out, err = r.lengthPrefixed(out, elem); err != nil {
 			return out, err
 		}
-		if isSet {
+		if ordered {
 			enc := r.b[encStart:r.pos]
 			if prev != nil && r.cmpAsc(prev, enc) >= 0 {
+				if val != nil {
+					return out, keyErrorf("map keys out of order in key")
+				}
 				return out, keyErrorf("set elements out of order in key")
 			}
 			prev = enc
 		}
-		count++
-	}
-	binary.BigEndian.PutUint32(out[countAt:], count)
-	return out, nil
-}
-
-func (r *keyReader) mapValue(out []byte, kt, vt datatype.DataType) ([]byte, error) {
-	h, err := r.next()
-	if err != nil {
-		return out, err
-	}
-	switch h {
-	case keyEmpty:
-		return out, nil
-	case keyPresent:
-	default:
-		return out, keyErrorf("invalid map header in key")
-	}
-	countAt := len(out)
-	out = append(out, 0, 0, 0, 0)
-	var count uint32
-	var prev []byte
-	for {
-		m, err := r.next()
-		if err != nil {
-			return out, err
-		}
-		if m == keySeqEnd {
-			break
-		}
-		if m != keySeqElem {
-			return out, keyErrorf("invalid map marker in key")
-		}
-		encStart := r.pos
-		if out, err = r.lengthPrefixed(out, kt); err != nil {
-			return out, err
-		}
-		enc := r.b[encStart:r.pos]
-		if prev != nil && r.cmpAsc(prev, enc) >= 0 {
-			return out, keyErrorf("map keys out of order in key")
-		}
-		prev = enc
-		if out, err = r.lengthPrefixed(out, vt); err != nil {
-			return out, err
+		if val != nil {
+			if out, err = r.lengthPrefixed(out, val); err != nil {
+				return out, err
+			}
 		}
 		count++
 	}
