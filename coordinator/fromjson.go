@@ -445,33 +445,21 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 			return nil, err
 		}
 		list, ok := v.([]any)
+		elem, kind, want, sorted := datatype.DataType(nil), "list", "a list", false
 		if lt, isList := t.(*datatype.List); isList {
-			if !ok {
-				return nil, expected("a list", v)
-			}
-			c := &collectionExpr{keyType: lt.ElementType}
-			for _, e := range list {
-				if e == nil {
-					return nil, marshalf("Invalid null element in list")
-				}
-				b, err := fromJSONObject(lt.ElementType, e)
-				if err != nil {
-					return nil, err
-				}
-				c.keys = append(c.keys, constExpr(b))
-			}
-			return c.eval(nil)
+			elem = lt.ElementType
+		} else {
+			elem, kind, want, sorted = t.(*datatype.Set).ElementType, "set", "a list (representing a set)", true
 		}
-		st := t.(*datatype.Set)
 		if !ok {
-			return nil, expected("a list (representing a set)", v)
+			return nil, expected(want, v)
 		}
-		c := &collectionExpr{keyType: st.ElementType, sorted: true}
+		c := &collectionExpr{keyType: elem, sorted: sorted}
 		for _, e := range list {
 			if e == nil {
-				return nil, marshalf("Invalid null element in set")
+				return nil, marshalf("Invalid null element in %s", kind)
 			}
-			b, err := fromJSONObject(st.ElementType, e)
+			b, err := fromJSONObject(elem, e)
 			if err != nil {
 				return nil, err
 			}
