@@ -277,40 +277,10 @@ func appendKeyAsc(dst []byte, t datatype.DataType, v []byte) ([]byte, error) {
 		}
 
 	case primitive.DataTypeCodeFloat:
-		if len(v) == 0 {
-			return append(dst, keyEmpty), nil
-		}
-		if len(v) != 4 {
-			return dst, keyErrorf("expected 4 or 0 bytes for a float, got %d", len(v))
-		}
-		u := binary.BigEndian.Uint32(v)
-		if f := math.Float32frombits(u); f != f {
-			u = 0x7fc00000 // Float.floatToIntBits canonical NaN
-		}
-		if u&(1<<31) != 0 {
-			u = ^u
-		} else {
-			u ^= 1 << 31
-		}
-		return binary.BigEndian.AppendUint32(append(dst, keyPresent), u), nil
+		return appendFloatKey(dst, v, 4, "float")
 
 	case primitive.DataTypeCodeDouble:
-		if len(v) == 0 {
-			return append(dst, keyEmpty), nil
-		}
-		if len(v) != 8 {
-			return dst, keyErrorf("expected 8 or 0 bytes for a double, got %d", len(v))
-		}
-		u := binary.BigEndian.Uint64(v)
-		if f := math.Float64frombits(u); f != f {
-			u = 0x7ff8000000000000 // Double.doubleToLongBits canonical NaN
-		}
-		if u&(1<<63) != 0 {
-			u = ^u
-		} else {
-			u ^= 1 << 63
-		}
-		return binary.BigEndian.AppendUint64(append(dst, keyPresent), u), nil
+		return appendFloatKey(dst, v, 8, "double")
 
 	case primitive.DataTypeCodeUuid:
 		if len(v) == 0 {
@@ -401,6 +371,39 @@ func subTypes(t datatype.DataType) ([]datatype.DataType, error) {
 		return nil, keyErrorf("unsupported implementation %T of type code %v", t, t.Code())
 	}
 	return sub, nil
+}
+
+// appendFloatKey writes an IEEE float of width 4 or 8 bytes so that bytes
+// order as numbers: NaN canonical as Java's floatToIntBits/doubleToLongBits,
+// negatives complemented, the sign bit of the others set.
+func appendFloatKey(dst, v []byte, width int, name string) ([]byte, error) {
+	if len(v) == 0 {
+		return append(dst, keyEmpty), nil
+	}
+	if len(v) != width {
+		return dst, keyErrorf("expected %d or 0 bytes for a %s, got %d", width, name, len(v))
+	}
+	var u uint64 // the float's bits at the top
+	if width == 4 {
+		b := binary.BigEndian.Uint32(v)
+		if f := math.Float32frombits(b); f != f {
+			b = 0x7fc00000
+		}
+		u = uint64(b) << 32
+	} else {
+		u = binary.BigEndian.Uint64(v)
+		if f := math.Float64frombits(u); f != f {
+			u = 0x7ff8000000000000
+		}
+	}
+	if u&(1<<63) != 0 {
+		u = ^u
+	} else {
+		u ^= 1 << 63
+	}
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], u)
+	return append(append(dst, keyPresent), buf[:width]...), nil
 }
 
 // appendEscaped writes v with every 00 byte as 00 FF, then 00 01. A 00 in
