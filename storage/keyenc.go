@@ -406,6 +406,38 @@ func appendFloatKey(dst, v []byte, width int, name string) ([]byte, error) {
 	return append(append(dst, keyPresent), buf[:width]...), nil
 }
 
+// float decodes what appendFloatKey wrote, refusing a NaN that is not
+// the canonical one.
+func (r *keyReader) float(out []byte, width int) ([]byte, error) {
+	present, err := r.header()
+	if err != nil || !present {
+		return out, err
+	}
+	u, err := r.uint(width)
+	if err != nil {
+		return out, err
+	}
+	u <<= 64 - 8*width // the float's bits at the top, as appendFloatKey
+	if u&(1<<63) != 0 {
+		u ^= 1 << 63
+	} else {
+		u = ^u
+	}
+	nan := false
+	if width == 4 {
+		b := uint32(u >> 32)
+		nan = math.Float32frombits(b) != math.Float32frombits(b) && b != 0x7fc00000
+	} else {
+		nan = math.Float64frombits(u) != math.Float64frombits(u) && u != 0x7ff8000000000000
+	}
+	if nan {
+		return out, keyErrorf("non-canonical NaN in key")
+	}
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], u)
+	return append(out, buf[:width]...), nil
+}
+
 // appendEscaped writes v with every 00 byte as 00 FF, then 00 01. A 00 in
 // the output is always followed by FF (more bytes) or 01 (the end), so a
 // value that is a prefix of another ends with 00 01 < 00 FF or 00 01 < xx,
@@ -919,43 +951,10 @@ func decodeKeyInto(r *keyReader, t datatype.DataType, out []byte) ([]byte, error
 		return out, keyErrorf("invalid boolean in key")
 
 	case primitive.DataTypeCodeFloat:
-		present, err := r.header()
-		if err != nil || !present {
-			return out, err
-		}
-		u, err := r.uint(4)
-		if err != nil {
-			return out, err
-		}
-		u32 := uint32(u)
-		if u32&(1<<31) != 0 {
-			u32 ^= 1 << 31
-		} else {
-			u32 = ^u32
-		}
-		if f := math.Float32frombits(u32); f != f && u32 != 0x7fc00000 {
-			return out, keyErrorf("non-canonical NaN in key")
-		}
-		return binary.BigEndian.AppendUint32(out, u32), nil
+		return r.float(out, 4)
 
 	case primitive.DataTypeCodeDouble:
-		present, err := r.header()
-		if err != nil || !present {
-			return out, err
-		}
-		u, err := r.uint(8)
-		if err != nil {
-			return out, err
-		}
-		if u&(1<<63) != 0 {
-			u ^= 1 << 63
-		} else {
-			u = ^u
-		}
-		if f := math.Float64frombits(u); f != f && u != 0x7ff8000000000000 {
-			return out, keyErrorf("non-canonical NaN in key")
-		}
-		return binary.BigEndian.AppendUint64(out, u), nil
+		return r.float(out, 8)
 
 	case primitive.DataTypeCodeUuid:
 		present, err := r.header()
