@@ -143,8 +143,8 @@ type dropKeyspacePlan struct {
 func (p *dropKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	dropped, err := c.catalog.DropKeyspace(p.keyspace)
 	switch {

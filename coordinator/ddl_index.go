@@ -93,8 +93,8 @@ func (p *createIndexPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
 	s := p.s
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	k := c.catalog.Current().Keyspace(p.keyspace)
 	if k == nil {
@@ -226,8 +226,8 @@ func cqlName(s string) string {
 func (p *dropIndexPlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	var old *storage.TableDef
 	if k := c.catalog.Current().Keyspace(p.keyspace); k != nil {

@@ -38,8 +38,8 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 	if err != nil {
 		return nil, err
 	}
-	if isSystemKeyspace(ks) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	if err := userModifiable(ks); err != nil {
+		return nil, err
 	}
 	if !keyspaceNameRE.MatchString(s.Table) {
 		return nil, invalidf("Table name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"%s\")", s.Table)
@@ -336,8 +336,8 @@ type dropTablePlan struct {
 func (p *dropTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	def, err := c.catalog.DropTable(p.keyspace, p.table)
 	switch {
@@ -378,8 +378,8 @@ type truncatePlan struct {
 }
 
 func (p *truncatePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	t, err := c.userTable(p.keyspace, p.table)
 	if err != nil {
@@ -410,8 +410,8 @@ func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (m
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
 	s := p.s
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	k := c.catalog.Current().Keyspace(p.keyspace)
 	var old *storage.TableDef

@@ -49,8 +49,8 @@ func (c *Coordinator) analyzeType(stmt statements.Statement, session string) (pl
 
 // current returns the plan's keyspace. REQUIRES: c.schemaMu held.
 func (p *typePlan) current(c *Coordinator) (*storage.KeyspaceDef, error) {
-	if isSystemKeyspace(p.keyspace) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", p.keyspace)
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
 	}
 	return c.catalog.Current().Keyspace(p.keyspace), nil
 }

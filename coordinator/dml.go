@@ -81,8 +81,8 @@ func (c *Coordinator) writeTable(ks, table, session string) (*tableInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	if isSystemKeyspace(ks) {
-		return nil, unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	if err := userModifiable(ks); err != nil {
+		return nil, err
 	}
 	return c.userTable(ks, table)
 }

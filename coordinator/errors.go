@@ -37,6 +37,15 @@ func protocolErrorf(format string, args ...any) error {
 	return &cqlError{code: primitive.ErrorCodeProtocolError, msg: fmt.Sprintf(format, args...)}
 }
 
+// userModifiable refuses a schema or data change in a system keyspace with
+// Cassandra's words.
+func userModifiable(ks string) error {
+	if isSystemKeyspace(ks) {
+		return unauthorizedf("%s keyspace is not user-modifiable.", ks)
+	}
+	return nil
+}
+
 func keyspaceExists(ks string) error {
 	return &cqlError{code: primitive.ErrorCodeAlreadyExists,
 		msg: fmt.Sprintf("Cannot add existing keyspace \"%s\"", ks), keyspace: ks}
