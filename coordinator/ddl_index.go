@@ -168,7 +168,7 @@ func (p *createIndexPlan) run(_ context.Context, c *Coordinator, x *execution) (
 func indexTarget(t *tableInfo, tg statements.IndexTarget) (storage.IndexDef, error) {
 	_, col, err := t.column(tg.Column)
 	if err != nil {
-		return storage.IndexDef{}, err
+		return storage.IndexDef{}, invalidf("Column '%s' doesn't exist", tg.Column)
 	}
 	name := col.def.Name
 	kind := tg.Kind
