@@ -118,9 +118,6 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	}
 	m := c.engine.NewMutation()
 	for _, w := range p.children {
-		if err := c.checkCurrent(w.t); err != nil {
-			return nil, err
-		}
 		if err := w.mutateInto(m, x); err != nil {
 			return nil, err
 		}
@@ -181,9 +178,6 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 		}
 		switch w := p.(type) {
 		case *writePlan:
-			if err := c.checkCurrent(w.t); err != nil {
-				return nil, err
-			}
 			if cas == nil {
 				cas = &casPlan{batch: true}
 			}
