@@ -164,6 +164,10 @@ func (l *Log) scanDir() error {
 	return nil
 }
 
+// Waits reports whether Append waits for an fdatasync: in every mode but
+// periodic (where it waits only when syncs fall behind).
+func (l *Log) Waits() bool { return l.opts.Sync != SyncPeriodic }
+
 // MaxPayload is the largest payload Append accepts: half a segment.
 func (l *Log) MaxPayload() int { return l.maxPayload }
 

@@ -124,10 +124,15 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protoc
 	default:
 		err = protocolErrorf("Unexpected message %T", req.Message)
 	}
+	return respond(msg, err, req.Version)
+}
+
+// respond is the response carrying msg, or err as an ERROR message.
+func respond(msg message.Message, err error, v primitive.ProtocolVersion) *protocol.Response {
 	if err != nil {
 		msg = errorMessage(err)
 	}
-	adaptForVersion(msg, req.Version)
+	adaptForVersion(msg, v)
 	return &protocol.Response{Message: msg}
 }
 

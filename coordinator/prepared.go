@@ -164,6 +164,11 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 	if err != nil {
 		return nil, err
 	}
+	return c.executePrepared(ctx, req, m, ps)
+}
+
+// executePrepared runs ps, the statement m names.
+func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request, m *message.Execute, ps *preparedStmt) (message.Message, error) {
 	opts := m.Options
 	if opts == nil {
 		opts = &message.QueryOptions{}

@@ -204,6 +204,31 @@ func (k *keyRestrictions) pkComplete() bool {
 	return true
 }
 
+// onePartition reports whether the restrictions name exactly one
+// partition: every partition key column by =.
+func (k *keyRestrictions) onePartition() bool {
+	for _, v := range k.pk {
+		if v == nil || !v.eq {
+			return false
+		}
+	}
+	return k.tokenLower == nil && k.tokenUpper == nil
+}
+
+// oneRow reports whether the restrictions name at most one row of the
+// partition: every clustering column by =, nothing filtered.
+func (k *keyRestrictions) oneRow(t *tableInfo) bool {
+	if len(k.ck) != len(t.ck) || k.lower != nil || k.upper != nil || len(k.filters) > 0 || k.gapErr != nil || len(k.gapFilters) > 0 {
+		return false
+	}
+	for _, v := range k.ck {
+		if v == nil || !v.eq {
+			return false
+		}
+	}
+	return true
+}
+
 func (k *keyRestrictions) pkAny() bool {
 	for _, v := range k.pk {
 		if v != nil {

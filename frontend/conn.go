@@ -238,10 +238,26 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 		return
 	}
 	start := time.Now()
+	req, err := protocol.DecodeRequest(h, body, cn.comp, s.opts.MaxFrameSize)
+	if err != nil {
+		resp := &protocol.Response{Message: &message.ProtocolError{ErrorMessage: err.Error()}}
+		s.observe(h.OpCode, resp.Message, start)
+		cn.reply(h, resp.Message)
+		return
+	}
+	req.Keyspace = cn.currentKeyspace()
+	if s.inliner != nil {
+		if resp := s.inliner.Inline(s.baseCtx, req); resp != nil {
+			s.m.Inline.Inc()
+			s.observe(h.OpCode, resp.Message, start)
+			cn.out = cn.encode(cn.out, cn.version, h.Stream, resp)
+			return
+		}
+	}
 	cn.inflight.Add(1)
 	s.inflight.Add(1)
 	s.m.InFlight.Inc()
-	if !s.pool.submit(func() { cn.execute(h, body, start) }) {
+	if !s.pool.submit(func() { cn.execute(h, req, start) }) {
 		cn.done()
 		s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
@@ -254,20 +270,13 @@ func (cn *conn) done() {
 	cn.s.m.InFlight.Dec()
 }
 
-// execute runs on a worker: decode, handle, answer.
-func (cn *conn) execute(h protocol.Header, body []byte, start time.Time) {
+// execute runs on a worker: handle, answer.
+func (cn *conn) execute(h protocol.Header, req *protocol.Request, start time.Time) {
 	defer cn.done()
-	var resp *protocol.Response
-	req, err := protocol.DecodeRequest(h, body, cn.comp, cn.s.opts.MaxFrameSize)
-	if err != nil {
-		resp = &protocol.Response{Message: &message.ProtocolError{ErrorMessage: err.Error()}}
-	} else {
-		req.Keyspace = cn.currentKeyspace()
-		resp = cn.s.handler.Handle(cn.s.baseCtx, req)
-		if sk, ok := resp.Message.(*message.SetKeyspaceResult); ok {
-			ks := sk.Keyspace
-			cn.keyspace.Store(&ks)
-		}
+	resp := cn.s.handler.Handle(cn.s.baseCtx, req)
+	if sk, ok := resp.Message.(*message.SetKeyspaceResult); ok {
+		ks := sk.Keyspace
+		cn.keyspace.Store(&ks)
 	}
 	// Counted before the answer leaves, so a client that has its answer
 	// sees it counted.
@@ -275,23 +284,30 @@ func (cn *conn) execute(h protocol.Header, body []byte, start time.Time) {
 	cn.send(h.Stream, resp)
 }
 
-// encode turns a response into bytes ready for the socket: a frame, wrapped
-// in segments once the connection is framed.
-func (cn *conn) encode(version primitive.ProtocolVersion, stream int16, resp *protocol.Response, framed bool) []byte {
+// encode appends a response to dst as bytes ready for the socket: a frame,
+// wrapped in segments once the connection is framed. On failure dst comes
+// back as it was.
+func (cn *conn) encode(dst []byte, version primitive.ProtocolVersion, stream int16, resp *protocol.Response) []byte {
 	comp := cn.comp
-	out, err := protocol.AppendResponse(nil, version, stream, resp, comp)
+	frameDst := dst
+	if cn.framed {
+		frameDst = nil // the frame goes into segments appended to dst
+	}
+	out, err := protocol.AppendResponse(frameDst, version, stream, resp, comp)
 	if err != nil {
 		cn.s.log.Error("cannot encode response", "err", err)
-		out, _ = protocol.AppendResponse(nil, version, stream,
+		out, _ = protocol.AppendResponse(frameDst, version, stream,
 			&protocol.Response{Message: &message.ServerError{ErrorMessage: err.Error()}}, comp)
 	}
-	if framed {
-		if out, err = protocol.AppendSegments(nil, cn.segLZ4, out); err != nil {
-			cn.s.log.Error("cannot frame response", "err", err)
-			return nil
-		}
+	if !cn.framed {
+		return out
 	}
-	return out
+	framed, err := protocol.AppendSegments(dst, cn.segLZ4, out)
+	if err != nil {
+		cn.s.log.Error("cannot frame response", "err", err)
+		return dst
+	}
+	return framed
 }
 
 // send writes a response from any goroutine.
@@ -299,8 +315,8 @@ func (cn *conn) send(stream int16, resp *protocol.Response) {
 	if cn.closed.Load() {
 		return
 	}
-	out := cn.encode(cn.version, stream, resp, cn.framed)
-	if out == nil {
+	out := cn.encode(nil, cn.version, stream, resp)
+	if len(out) == 0 {
 		return
 	}
 	cn.wmu.Lock()
@@ -324,9 +340,7 @@ func (cn *conn) versionFor(h protocol.Header) primitive.ProtocolVersion {
 
 // reply answers a frame from the event loop.
 func (cn *conn) reply(h protocol.Header, msg message.Message) {
-	if out := cn.encode(cn.versionFor(h), h.Stream, &protocol.Response{Message: msg}, cn.framed); out != nil {
-		cn.out = append(cn.out, out...)
-	}
+	cn.out = cn.encode(cn.out, cn.versionFor(h), h.Stream, &protocol.Response{Message: msg})
 }
 
 // replyFrame answers h with a pre-encoded, uncompressed frame, stream id
@@ -374,9 +388,7 @@ func (cn *conn) fatal(h protocol.Header, err error) gnet.Action {
 	if ve == nil && tb == nil {
 		msg = strings.TrimPrefix(msg, "protocol: ")
 	}
-	if out := cn.encode(v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}}, cn.framed); out != nil {
-		cn.out = append(cn.out, out...)
-	}
+	cn.out = cn.encode(cn.out, v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}})
 	cn.s.log.Debug("closing connection", "remote", cn.gc.RemoteAddr(), "err", err)
 	return gnet.Close
 }

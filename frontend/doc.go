@@ -1,13 +1,21 @@
 // Package frontend is cqld's network server for the CQL native protocol.
 //
 // A gnet engine runs a few event loops (one per core by default) that own
-// every client socket. An event loop only reads, cuts frames and writes: for
-// each whole frame it either answers at once (OPTIONS, STARTUP, REGISTER: the
-// handshake, cheap and stateful) or copies the frame and hands it to the
-// worker pool. Workers decode the body, call the Handler, encode the response
-// and give it back to the event loop with AsyncWrite. Responses therefore
-// leave in completion order, matched to requests by stream id, as the
-// protocol allows.
+// every client socket. An event loop reads, cuts frames and writes: for each
+// whole frame it answers the handshake at once (OPTIONS, STARTUP, REGISTER:
+// cheap and stateful), decodes every other request, and either answers it
+// itself, when the Handler is an Inliner that takes it (a single-row read,
+// a write that waits for no fsync), or hands it to the worker pool. Workers
+// call the Handler, encode the response and give it back to the event loop,
+// which writes all the answers it has in one system call. Responses
+// therefore leave in completion order, matched to requests by stream id, as
+// the protocol allows.
+//
+// Answering inline saves two goroutine hand-offs and a wake-up of the event
+// loop per request, which on a busy node cost more than a point read or a
+// memtable write; the price is that an inline request delays the other
+// connections of its event loop while it runs, which is why only requests
+// that are cheap and cannot block qualify.
 //
 // Connection state (protocol version, compression, v5 framing, keyspace,
 // registered events) lives in a conn. The event loop is its only writer
@@ -18,7 +26,7 @@
 // would have to be read and thrown away); more than MaxRequestsPerConn
 // requests in flight on one connection, or more than MaxQueued in the whole
 // server, gets OVERLOADED on the request's stream. The event loop never
-// blocks: it never waits for a worker.
+// waits for a worker.
 //
 // Errors follow Cassandra: a broken byte stream (garbage, unsupported
 // version, bad v5 CRC, oversized frame) gets a PROTOCOL_ERROR (or, for the

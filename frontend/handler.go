@@ -20,3 +20,14 @@ import (
 type Handler interface {
 	Handle(ctx context.Context, req *protocol.Request) *protocol.Response
 }
+
+// Inliner is a Handler that can answer some requests on the event loop that
+// read them, saving the hand-off to a worker and back.
+//
+// Inline is called on an event loop, which serves many connections: it
+// must answer only requests that are cheap and cannot block (no fsync, no
+// lock held across I/O, no scan), and return nil at once, having done
+// nothing, for every other request, which then goes to Handle on a worker.
+type Inliner interface {
+	Inline(ctx context.Context, req *protocol.Request) *protocol.Response
+}

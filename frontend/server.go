@@ -73,6 +73,7 @@ type Server struct {
 
 	opts    Options
 	handler Handler
+	inliner Inliner // handler, when it can answer some requests inline
 	m       *metrics.Native
 	log     *slog.Logger
 	pool    *pool
@@ -120,6 +121,7 @@ func New(h Handler, opts Options) *Server {
 		baseCtx: ctx,
 		cancel:  cancel,
 	}
+	s.inliner, _ = h.(Inliner)
 	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
 	for op, name := range opNames {
 		s.okRequests[op] = m.Requests.WithLabelValues(name, "ok")

@@ -15,8 +15,11 @@ type Native struct {
 	Latency    *prometheus.HistogramVec
 	InFlight   prometheus.Gauge
 	QueueDepth prometheus.Gauge
-	BytesIn    prometheus.Counter
-	BytesOut   prometheus.Counter
+	// Inline counts requests answered on the event loop that read them,
+	// without a worker.
+	Inline   prometheus.Counter
+	BytesIn  prometheus.Counter
+	BytesOut prometheus.Counter
 	// Overloaded counts requests refused with OVERLOADED, by the limit hit.
 	Overloaded *prometheus.CounterVec
 	// ProtocolErrors counts connections closed for a broken byte stream.
@@ -55,6 +58,10 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "worker_queue_depth",
 			Help: "Requests waiting for a free worker.",
 		}),
+		Inline: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "inline_requests_total",
+			Help: "Requests answered on the event loop that read them (single-row reads, writes in periodic commit log mode), without a worker.",
+		}),
 		BytesIn: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "read_bytes_total",
 			Help: "Bytes read from client connections.",
@@ -77,6 +84,6 @@ func NewNative(reg prometheus.Registerer) *Native {
 		}, []string{"version", "compression"}),
 	}
 	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
-		m.InFlight, m.QueueDepth, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors)
+		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors)
 	return m
 }

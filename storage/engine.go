@@ -324,6 +324,10 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 	return m.merge(k, c)
 }
 
+// ApplyWaits reports whether Apply waits for an fdatasync, which is so in
+// every commit log mode but periodic.
+func (e *Engine) ApplyWaits() bool { return e.log.Waits() }
+
 // Apply makes m durable under the commit log's sync mode, then visible.
 // On success m goes back to a pool: the caller must not use it again.
 func (e *Engine) Apply(m *Mutation) error { return e.ApplyIf(m, nil) }

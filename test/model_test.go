@@ -2261,6 +2261,11 @@ type modelEnv struct {
 
 func newModelEnv(t *testing.T) *modelEnv {
 	e := &modelEnv{t: t, cfg: testConfig(t, t.TempDir())}
+	// Periodic mode: the node then answers prepared single-row reads and
+	// blind writes on its event loops (coordinator.Inline), so the model
+	// checks that path too; the other tests run adaptive mode, where
+	// writes go to workers.
+	e.cfg.CommitlogSync = "periodic"
 	if err := e.start(); err != nil {
 		t.Fatal(err)
 	}
