@@ -76,6 +76,14 @@
 // a cycle keep buffering and queue for the next one; no append waits for a
 // write or an fsync except for its own durability.
 //
+// Append blocks its goroutine until then. AppendAsync does not: its waiter
+// holds a callback, which the flusher hands, with the sync's result, to a
+// completion goroutine that calls the callbacks in order; so a caller that
+// must not block (the network event loop) starts a write and gets its
+// answer later, and no goroutine is parked per write in flight. The
+// completion goroutine, not the flusher, runs them, so the next sync cycle
+// starts while the last one's writers are being answered.
+//
 //	mode      acknowledged                              when a sync cycle starts
 //	periodic  when buffered; written to the OS at once  every commitlog_sync_period
 //	          by the flusher, synced every period

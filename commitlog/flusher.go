@@ -7,11 +7,17 @@ import (
 )
 
 // waiter is an append (or a Sync call) waiting for the fdatasync that makes
-// everything before end durable. The flusher sends exactly one result on
-// done.
+// everything before end durable. It gets exactly one result: on done, or,
+// for AppendAsync, as a call of then on the completion goroutine.
 type waiter struct {
 	end  Position
 	done chan error
+	// AppendAsync: then is called instead of sending on done; pos is the
+	// record's position and queued when it was queued (for the wait
+	// metric).
+	then   func(Position, error)
+	pos    Position
+	queued time.Time
 }
 
 var waiterPool = sync.Pool{New: func() any { return &waiter{done: make(chan error, 1)} }}
@@ -22,7 +28,65 @@ func getWaiter(end Position) *waiter {
 	return w
 }
 
-func putWaiter(w *waiter) { waiterPool.Put(w) }
+func putWaiter(w *waiter) {
+	w.then = nil
+	waiterPool.Put(w)
+}
+
+// completeLocked gives w its result: at once on done, or, for an
+// AppendAsync waiter, by queueing it for the completion goroutine, so that
+// no caller's code runs under l.mu or in the flusher.
+// REQUIRES: l.mu held.
+func (l *Log) completeLocked(w *waiter, err error) {
+	if w.then == nil {
+		w.done <- err
+		return
+	}
+	l.thens = append(l.thens, completion{w: w, err: err})
+	if len(l.thens) == 1 {
+		l.poke(l.thenC)
+	}
+}
+
+// completion is an AppendAsync waiter's result, waiting to be delivered.
+type completion struct {
+	w   *waiter
+	err error
+}
+
+// completeLoop delivers AppendAsync results, in the order the flusher gave
+// them, until the log has closed and every result is delivered.
+func (l *Log) completeLoop() {
+	defer close(l.thenDone)
+	var batch []completion
+	for {
+		stopping := false
+		select {
+		case <-l.thenC:
+		case <-l.thenStop:
+			stopping = true
+		}
+		l.mu.Lock()
+		batch, l.thens = l.thens, batch[:0]
+		l.mu.Unlock()
+		m := l.opts.Metrics
+		for i, c := range batch {
+			if m != nil {
+				m.WaitDuration.Observe(time.Since(c.w.queued).Seconds())
+			}
+			then, pos := c.w.then, c.w.pos
+			putWaiter(c.w)
+			batch[i] = completion{}
+			if c.err != nil {
+				pos = Position{}
+			}
+			then(pos, c.err)
+		}
+		if stopping {
+			return
+		}
+	}
+}
 
 // flushLoop is the one goroutine that syncs. Each cycle it picks the end of
 // what has been written, fdatasyncs every segment up to it, and completes
@@ -274,7 +338,7 @@ func (l *Log) syncOnce(full bool) {
 			m.RecordsPerSync.Observe(float64(n))
 		}
 		for _, w := range l.queue[:n] {
-			w.done <- nil
+			l.completeLocked(w, nil)
 		}
 		clear(l.queue[:n])
 		l.queue = append(l.queue[:0], l.queue[n:]...)
@@ -314,7 +378,7 @@ func (l *Log) finalSync() {
 	}
 	l.mu.Lock()
 	for _, w := range l.queue {
-		w.done <- ErrClosed
+		l.completeLocked(w, ErrClosed)
 	}
 	clear(l.queue)
 	l.queue = l.queue[:0]

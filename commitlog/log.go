@@ -36,9 +36,10 @@ type Log struct {
 	nextID   uint64     // id the next prepared segment gets
 	lastID   uint64     // newest segment that holds or held records
 
-	queue        []*waiter // sync waiters in position order
-	active       int       // adaptive: waiters the last full sync completed plus those queued meanwhile
-	lastSyncDone time.Time // periodic mode: when everything written was last durable
+	queue        []*waiter    // sync waiters in position order
+	thens        []completion // AppendAsync results for completeLoop
+	active       int          // adaptive: waiters the last full sync completed plus those queued meanwhile
+	lastSyncDone time.Time    // periodic mode: when everything written was last durable
 
 	pool         []string // recycled files, ready for reuse
 	poolReserved int      // freed segments being renamed into the pool
@@ -72,6 +73,10 @@ type Log struct {
 	fullC  chan struct{} // wakes the OnFull notifier
 	closeC chan struct{}
 	wg     sync.WaitGroup
+
+	thenC    chan struct{} // wakes completeLoop
+	thenStop chan struct{} // closed once the flusher is gone
+	thenDone chan struct{} // closed by completeLoop as it returns
 }
 
 // Open opens or creates the commit log in opts.Dir. Existing segments are
@@ -107,6 +112,9 @@ func Open(opts Options) (*Log, error) {
 		prepC:      make(chan struct{}, 1),
 		fullC:      make(chan struct{}, 1),
 		closeC:     make(chan struct{}),
+		thenC:      make(chan struct{}, 1),
+		thenStop:   make(chan struct{}),
+		thenDone:   make(chan struct{}),
 	}
 	l.cond = sync.NewCond(&l.mu)
 	if err := l.scanDir(); err != nil {
@@ -118,6 +126,7 @@ func Open(opts Options) (*Log, error) {
 	go l.flushLoop()
 	go l.prepareLoop()
 	go l.fullLoop()
+	go l.completeLoop()
 	l.poke(l.prepC)
 	return l, nil
 }
@@ -217,11 +226,46 @@ func (l *Log) Append(payload []byte) (Position, error) {
 	return pos, nil
 }
 
+// AppendAsync is Append for a caller that must not block, such as an event
+// loop: it buffers the record and returns at once. When the record has to
+// wait for an fdatasync, pending is true and then is called exactly once,
+// later and from the log's completion goroutine, with the record's
+// position once a sync covers it or with the error that kept it from being
+// durable (the record must then be treated as not written). Otherwise the
+// record is already as durable as Append would have made it (periodic
+// mode) and then is never called. An error returned here means nothing was
+// written and then will not be called.
+//
+// then runs on a goroutine shared by every AppendAsync: it must be short
+// and must not wait for another append.
+func (l *Log) AppendAsync(payload []byte, then func(Position, error)) (pos Position, pending bool, err error) {
+	if len(payload) > l.maxPayload {
+		return Position{}, false, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
+	}
+	l.entered.Add(1)
+	pos, w, poke, err := l.writeThen(payload, then)
+	l.left.Add(1)
+	if m := l.opts.Metrics; m != nil && err == nil {
+		m.Appends.Inc()
+		m.AppendedBytes.Add(float64(len(payload)))
+	}
+	if poke || (err != nil && l.opts.Sync == SyncAdaptive) {
+		l.poke(l.flushC)
+	}
+	return pos, w != nil, err
+}
+
 // write buffers the record in the current segment for the flusher to write
 // and, unless the record is acknowledged at once, queues a waiter for the
 // sync that covers it. poke says the flusher must be woken: a waiter was
 // queued, or in periodic mode the buffer was empty.
 func (l *Log) write(payload []byte) (pos Position, w *waiter, poke bool, err error) {
+	return l.writeThen(payload, nil)
+}
+
+// writeThen is write, the waiter (if any) set up to call then instead of
+// signalling done.
+func (l *Log) writeThen(payload []byte, then func(Position, error)) (pos Position, w *waiter, poke bool, err error) {
 	size := int(recordSize(len(payload)))
 	payloadCRC := crc32.Checksum(payload, castagnoli)
 
@@ -255,6 +299,12 @@ func (l *Log) write(payload []byte) (pos Position, w *waiter, poke bool, err err
 	// than promised: the append then waits for its own durability, as
 	// Cassandra's periodic mode does.
 	w = getWaiter(seg.pos())
+	if then != nil {
+		w.then, w.pos = then, pos
+		if l.opts.Metrics != nil {
+			w.queued = time.Now()
+		}
+	}
 	l.queue = append(l.queue, w)
 	return pos, w, true, nil
 }
@@ -415,6 +465,9 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	close(l.closeC)
 	l.wg.Wait()
+	// The flusher has given every waiter its result; deliver the last.
+	close(l.thenStop)
+	<-l.thenDone
 
 	l.mu.Lock()
 	ready := l.ready
@@ -553,7 +606,7 @@ func (l *Log) failLocked(seg *segment, op string, cause error) error {
 			"err", err)
 	}
 	for _, w := range l.queue {
-		w.done <- err
+		l.completeLocked(w, err)
 	}
 	clear(l.queue)
 	l.queue = l.queue[:0]

@@ -531,13 +531,43 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := p.mutateInto(m, x); err != nil {
 		return nil, err
 	}
-	if err := c.engine.ApplyIf(m, func() error { return c.checkCurrent(p.t) }); err != nil {
-		if isStale(err) || isDropped(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("write to %s.%s: %w", p.t.def.Keyspace, p.t.def.Name, err)
+	return p.applied(c.engine.ApplyIf(m, func() error { return c.checkCurrent(p.t) }))
+}
+
+// start runs a write that must not block (on an event loop) as far as the
+// commit log. When the write waits for a sync, pending is true and then
+// gets the answer later, from another goroutine; otherwise the answer is
+// returned. REQUIRES: not a counter write, nor one that reads first.
+func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Message, error)) (pending bool, msg message.Message, err error) {
+	if err := checkWriteConsistency(x); err != nil {
+		return false, nil, err
 	}
-	return &message.VoidResult{}, nil
+	if err := c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency); err != nil {
+		return false, nil, err
+	}
+	m := c.engine.NewMutation()
+	if err := p.mutateInto(m, x); err != nil {
+		return false, nil, err
+	}
+	pending, err = c.engine.ApplyAsync(m, func() error { return c.checkCurrent(p.t) }, func(err error) {
+		then(p.applied(err))
+	})
+	if pending {
+		return true, nil, nil
+	}
+	msg, err = p.applied(err)
+	return false, msg, err
+}
+
+// applied is the answer to a write the engine applied, or failed to.
+func (p *writePlan) applied(err error) (message.Message, error) {
+	switch {
+	case err == nil:
+		return &message.VoidResult{}, nil
+	case isStale(err) || isDropped(err):
+		return nil, err
+	}
+	return nil, fmt.Errorf("write to %s.%s: %w", p.t.def.Keyspace, p.t.def.Name, err)
 }
 
 // checkAllCurrent is checkCurrent of every write of a batch. Writes check

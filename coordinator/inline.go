@@ -8,30 +8,51 @@ import (
 	"github.com/cqld/cqld/protocol"
 )
 
-// Inline answers req at once when it is an EXECUTE that cannot block and
-// costs about as much as handing it to a worker would: a read of one row
-// by its whole primary key, or a blind write while the commit log waits for
-// no fsync (periodic mode). It returns nil, having done nothing, for every
+// Inline takes req when it is an EXECUTE that cannot block and costs about
+// as much as handing it to a worker would: a read of one row by its whole
+// primary key, or a blind write. A read, and a write while the commit log
+// waits for no fsync (periodic mode), are answered at once: resp. A write
+// that waits for a sync is started, and later gets its answer once the sync
+// and the memtable apply are done, from the commit log's completion
+// goroutine: resp is nil. taken is false, and nothing was done, for every
 // other request; the frontend then hands req to a worker and Handle.
 //
-// The frontend calls Inline on its event loops, so answering there saves
-// the hand-off to a worker and back, which on a busy node costs more than
-// the read or the write itself.
-func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request) *protocol.Response {
+// The frontend calls Inline on its event loops: answering there saves the
+// hand-off to a worker and back, which on a busy node costs more than the
+// read or the write itself, and a write waiting for its fsync holds no
+// goroutine.
+func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later func(*protocol.Response)) (resp *protocol.Response, taken bool) {
 	m, ok := req.Message.(*message.Execute)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	ps, err := c.lookupPrepared(m.QueryId)
-	if err != nil || !c.inlines(ps.plan, m.Options) {
-		return nil
+	if err != nil || !inlines(ps.plan, m.Options) {
+		return nil, false
 	}
-	msg, err := c.executePrepared(ctx, req, m, ps)
-	return respond(msg, err, req.Version)
+	w, ok := ps.plan.(*writePlan)
+	if !ok {
+		msg, err := c.executePrepared(ctx, req, m, ps)
+		return respond(msg, err, req.Version), true
+	}
+	x, err := bindExecute(req, m, ps)
+	if err != nil {
+		return respond(nil, err, req.Version), true
+	}
+	v := req.Version
+	pending, msg, err := w.start(c, x, func(msg message.Message, err error) {
+		msg, err = c.executed(ps, m, msg, err)
+		later(respond(msg, err, v))
+	})
+	if pending {
+		return nil, true
+	}
+	msg, err = c.executed(ps, m, msg, err)
+	return respond(msg, err, v), true
 }
 
 // inlines reports whether p, run with opts, is cheap and cannot block.
-func (c *Coordinator) inlines(p plan, opts *message.QueryOptions) bool {
+func inlines(p plan, opts *message.QueryOptions) bool {
 	if opts == nil || isSerial(opts.Consistency) {
 		return false
 	}
@@ -39,7 +60,7 @@ func (c *Coordinator) inlines(p plan, opts *message.QueryOptions) bool {
 	case *tableSelectPlan:
 		return p.index.name == "" && p.keys.onePartition() && p.keys.oneRow(p.t) && p.sel == nil && p.json == nil
 	case *writePlan:
-		return !p.counter && p.engine == nil && !c.engine.ApplyWaits()
+		return !p.counter && p.engine == nil
 	}
 	return false
 }

@@ -169,6 +169,16 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 
 // executePrepared runs ps, the statement m names.
 func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request, m *message.Execute, ps *preparedStmt) (message.Message, error) {
+	x, err := bindExecute(req, m, ps)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ps.plan.run(ctx, c, x)
+	return c.executed(ps, m, res, err)
+}
+
+// bindExecute is the execution of ps that m asks for, its values bound.
+func bindExecute(req *protocol.Request, m *message.Execute, ps *preparedStmt) (*execution, error) {
 	opts := m.Options
 	if opts == nil {
 		opts = &message.QueryOptions{}
@@ -177,7 +187,12 @@ func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request
 	if err := bindValues(ps.plan, opts, x); err != nil {
 		return nil, err
 	}
-	res, err := ps.plan.run(ctx, c, x)
+	return x, nil
+}
+
+// executed is the answer to m, which ran ps: the plan's, unless ps turned
+// out stale or dropped, which the cache then forgets.
+func (c *Coordinator) executed(ps *preparedStmt, m *message.Execute, res message.Message, err error) (message.Message, error) {
 	switch {
 	case err == nil:
 	case isStale(err):

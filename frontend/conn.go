@@ -246,17 +246,27 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 		return
 	}
 	req.Keyspace = cn.currentKeyspace()
-	if s.inliner != nil {
-		if resp := s.inliner.Inline(s.baseCtx, req); resp != nil {
-			s.m.Inline.Inc()
-			s.observe(h.OpCode, resp.Message, start)
-			cn.out = cn.encode(cn.out, cn.version, h.Stream, resp)
-			return
-		}
-	}
+	// In flight from here: an answer given later may come before Inline
+	// returns.
 	cn.inflight.Add(1)
 	s.inflight.Add(1)
 	s.m.InFlight.Inc()
+	if s.inliner != nil {
+		resp, taken := s.inliner.Inline(s.baseCtx, req, func(resp *protocol.Response) {
+			s.observe(h.OpCode, resp.Message, start)
+			cn.send(h.Stream, resp)
+			cn.done()
+		})
+		if taken {
+			s.m.Inline.Inc()
+			if resp != nil {
+				s.observe(h.OpCode, resp.Message, start)
+				cn.out = cn.encode(cn.out, cn.version, h.Stream, resp)
+				cn.done()
+			}
+			return
+		}
+	}
 	if !s.pool.submit(func() { cn.execute(h, req, start) }) {
 		cn.done()
 		s.m.Overloaded.WithLabelValues("queue").Inc()

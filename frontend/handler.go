@@ -21,13 +21,17 @@ type Handler interface {
 	Handle(ctx context.Context, req *protocol.Request) *protocol.Response
 }
 
-// Inliner is a Handler that can answer some requests on the event loop that
+// Inliner is a Handler that can take some requests on the event loop that
 // read them, saving the hand-off to a worker and back.
 //
 // Inline is called on an event loop, which serves many connections: it
-// must answer only requests that are cheap and cannot block (no fsync, no
-// lock held across I/O, no scan), and return nil at once, having done
-// nothing, for every other request, which then goes to Handle on a worker.
+// must take only requests that are cheap and cannot block (no lock held
+// across I/O, no scan, no waiting for an fsync), and decline every other
+// (taken false) at once, having done nothing; those go to Handle on a
+// worker. A request it takes it either answers at once (resp), or, when
+// the answer must wait (a write waiting for its commit log sync), answers
+// later by calling later exactly once, from any goroutine, even before
+// Inline returns; resp is then nil.
 type Inliner interface {
-	Inline(ctx context.Context, req *protocol.Request) *protocol.Response
+	Inline(ctx context.Context, req *protocol.Request, later func(*protocol.Response)) (resp *protocol.Response, taken bool)
 }

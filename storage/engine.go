@@ -357,6 +357,62 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 	if err != nil {
 		return err
 	}
+	return e.applyAppended(m, pos)
+}
+
+// ApplyAsync is ApplyIf for a caller that must not block, such as an event
+// loop. It checks, appends m to the commit log and returns at once. When
+// the commit log has to sync first, pending is true and then is called
+// exactly once, later and from another goroutine, with nil once m is
+// durable and visible or with the error that failed it; m is not visible
+// before. Otherwise m is applied before ApplyAsync returns and then is never
+// called. Either way m goes back to its pool: the caller must not use it
+// again.
+//
+// When a flush or a schema change is waiting for the applies in flight,
+// ApplyAsync does not queue behind it: the whole ApplyIf runs on a
+// goroutine of its own and reports through then.
+func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (pending bool, err error) {
+	if m.b.Empty() {
+		return false, e.ApplyIf(m, check)
+	}
+	if !e.applyMu.TryRLock() {
+		go func() { then(e.ApplyIf(m, check)) }()
+		return true, nil
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			e.applyMu.RUnlock()
+			return false, err
+		}
+	}
+	// NB: the read lock is held until m is in the memtable, as in ApplyIf;
+	// the completion releases it on the log's goroutine.
+	var pos commitlog.Position
+	pos, pending, err = e.log.AppendAsync(m.b.Repr(), func(pos commitlog.Position, err error) {
+		if err == nil {
+			err = e.applyAppended(m, pos)
+		} else {
+			err = errors.Join(err, m.b.Close())
+			m.release()
+		}
+		e.applyMu.RUnlock()
+		then(err)
+	})
+	if err != nil {
+		e.applyMu.RUnlock()
+		return false, err
+	}
+	if pending {
+		return true, nil
+	}
+	defer e.applyMu.RUnlock()
+	return false, e.applyAppended(m, pos)
+}
+
+// applyAppended makes m, appended to the commit log at pos, visible and
+// gives it back to its pool. REQUIRES: applyMu held for reading.
+func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	e.posMu.Lock()
 	if e.last.Less(pos) {
 		e.last = pos

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -179,6 +180,9 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 
 	c := gocqlCluster(node.Addr())
 	c.NumConns = clNumConns
+	if v, err := strconv.Atoi(os.Getenv("CQLD_BENCH_NUMCONNS")); err == nil && v > 0 {
+		c.NumConns = v
+	}
 	c.WriteCoalesceWaitTime = *clCoalesce
 	c.Timeout = 30 * time.Second // 256 clients on a 5 ms fsync queue up
 	s, err := c.CreateSession()
@@ -236,7 +240,7 @@ func (n *clNode) run(b *testing.B, threads int) clResult {
 }
 
 // clSyncs is a snapshot of the commit log's sync metrics.
-type clSyncs struct{ appends, syncs, syncSum, waits, waitSum float64 }
+type clSyncs struct{ appends, syncs, syncSum, waits, waitSum, execs, execSum float64 }
 
 func clSyncStats(b *testing.B, g prometheus.Gatherer) clSyncs {
 	mfs, err := g.Gather()
@@ -256,14 +260,26 @@ func clSyncStats(b *testing.B, g prometheus.Gatherer) clSyncs {
 			case "cqld_commitlog_wait_duration_seconds":
 				s.waits = float64(m.GetHistogram().GetSampleCount())
 				s.waitSum = m.GetHistogram().GetSampleSum()
+			case "cqld_native_request_duration_seconds":
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "opcode" && l.GetValue() == "EXECUTE" {
+						s.execs = float64(m.GetHistogram().GetSampleCount())
+						s.execSum = m.GetHistogram().GetSampleSum()
+					}
+				}
 			}
 		}
 	}
 	return s
 }
 
-// report adds appends/sync, mean sync-us and mean wait-us since before.
+// report adds appends/sync, mean sync-us, mean wait-us and node-us (the
+// mean time the node held an EXECUTE, from its frame read to its answer
+// queued) since before.
 func (s clSyncs) report(b *testing.B, before clSyncs) {
+	if n := s.execs - before.execs; n > 0 {
+		b.ReportMetric((s.execSum-before.execSum)/n*1e6, "node-us")
+	}
 	syncs := s.syncs - before.syncs
 	if syncs == 0 {
 		return

@@ -7,11 +7,12 @@ import (
 	"github.com/gocql/gocql"
 )
 
-// TestInlineRequests checks which requests the node answers on its event
-// loops (coordinator.Inline) and that those answers are the right ones:
-// single-row reads always, blind writes only while the commit log waits
-// for no fsync (periodic mode); never a partition read, a counter, a
-// conditional write or a batch.
+// TestInlineRequests checks which requests the node takes on its event
+// loops (coordinator.Inline) and that their answers are the right ones:
+// single-row reads and blind writes, never a partition read, a counter, a
+// conditional write or a batch. In batch mode an inline write is answered
+// only after the commit log sync that covers it (the wait is observed
+// before the answer leaves); in periodic mode at once.
 func TestInlineRequests(t *testing.T) {
 	for _, mode := range []string{"periodic", "batch"} {
 		t.Run(mode, func(t *testing.T) {
@@ -36,26 +37,28 @@ func TestInlineRequests(t *testing.T) {
 				}
 			}
 			inline := func() float64 { return metricValue(t, node.Registry, "cqld_native_inline_requests_total", nil) }
-			writeInline := 0.0
+			waits := func() float64 { return metricValue(t, node.Registry, "cqld_commitlog_wait_duration_seconds", nil) }
+			writeWaits := 1.0
 			if mode == "periodic" {
-				writeInline = 1
+				writeWaits = 0
 			}
 			var expires time.Time
 			steps := []struct {
 				name   string
 				run    func() error
 				inline float64
+				waits  float64 // appends that waited for a sync
 			}{
 				{"insert", func() error {
 					return s.Query(`INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?)`, 1, 1, "a").Exec()
-				}, writeInline},
+				}, 1, writeWaits},
 				{"insert with TTL", func() error {
 					expires = time.Now().Add(1100 * time.Millisecond)
 					return s.Query(`INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?) USING TTL 1`, 1, 2, "gone").Exec()
-				}, writeInline},
+				}, 1, writeWaits},
 				{"update", func() error {
 					return s.Query(`UPDATE ks.t SET v = ? WHERE k = ? AND c = ?`, "b", 1, 3).Exec()
-				}, writeInline},
+				}, 1, writeWaits},
 				{"select one row", func() error {
 					var v string
 					if err := s.Query(`SELECT v FROM ks.t WHERE k = ? AND c = ?`, 1, 1).Scan(&v); err != nil {
@@ -65,7 +68,7 @@ func TestInlineRequests(t *testing.T) {
 						t.Errorf("k=1 c=1: v = %q, want a", v)
 					}
 					return nil
-				}, 1},
+				}, 1, 0},
 				{"select an expired row", func() error {
 					time.Sleep(time.Until(expires)) // the TTL of 1 s has passed
 					err := s.Query(`SELECT v FROM ks.t WHERE k = ? AND c = ?`, 1, 2).Scan(new(string))
@@ -73,41 +76,44 @@ func TestInlineRequests(t *testing.T) {
 						t.Errorf("expired row k=1 c=2: %v, want not found", err)
 					}
 					return nil
-				}, 1},
+				}, 1, 0},
 				{"select a partition", func() error {
 					n := s.Query(`SELECT v FROM ks.t WHERE k = ?`, 1).Iter().NumRows()
 					if n != 2 {
 						t.Errorf("partition k=1: %d rows, want 2", n)
 					}
 					return nil
-				}, 0},
+				}, 0, -1},
 				{"counter", func() error {
 					return s.Query(`UPDATE ks.n SET n = n + ? WHERE k = ?`, 1, 1).Exec()
-				}, 0},
+				}, 0, -1},
 				{"conditional insert", func() error {
 					_, err := s.Query(`INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?) IF NOT EXISTS`, 1, 9, "c").MapScanCAS(map[string]any{})
 					return err
-				}, 0},
+				}, 0, -1},
 				{"batch", func() error {
 					b := s.NewBatch(gocql.UnloggedBatch)
 					b.Query(`INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?)`, 2, 1, "d")
 					return s.ExecuteBatch(b)
-				}, 0},
+				}, 0, -1},
 				{"serial read", func() error {
 					return s.Query(`SELECT v FROM ks.t WHERE k = ? AND c = ?`, 1, 1).Consistency(gocql.Consistency(gocql.Serial)).Scan(new(string))
-				}, 0},
+				}, 0, -1},
 			}
 			for _, st := range steps {
 				// Run once to prepare, then count the second run.
 				if err := st.run(); err != nil {
 					t.Fatalf("%s: %v", st.name, err)
 				}
-				before := inline()
+				before, waited := inline(), waits()
 				if err := st.run(); err != nil {
 					t.Fatalf("%s: %v", st.name, err)
 				}
 				if got := inline() - before; got != st.inline {
-					t.Errorf("%s: %v requests answered inline, want %v", st.name, got, st.inline)
+					t.Errorf("%s: %v requests taken inline, want %v", st.name, got, st.inline)
+				}
+				if got := waits() - waited; st.waits >= 0 && got != st.waits {
+					t.Errorf("%s: %v appends waited for a sync before the answer, want %v", st.name, got, st.waits)
 				}
 			}
 			var n int64

@@ -1,0 +1,111 @@
+package commitlog
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+)
+
+type asyncResult struct {
+	pos Position
+	err error
+}
+
+// appendAsync appends p and returns where its one result arrives; it fails
+// the test if a second one does.
+func appendAsync(t *testing.T, l *Log, p string) (Position, bool, <-chan asyncResult) {
+	t.Helper()
+	done := make(chan asyncResult, 2)
+	var calls atomic.Int32
+	pos, pending, err := l.AppendAsync([]byte(p), func(pos Position, err error) {
+		if calls.Add(1) > 1 {
+			t.Errorf("then called twice for %q", p)
+		}
+		done <- asyncResult{pos, err}
+	})
+	mustf(t, err, "AppendAsync")
+	return pos, pending, done
+}
+
+// TestAppendAsyncCompletesAfterItsSync: in the durable modes AppendAsync
+// returns at once, while an fsync is stuck, and its result comes only once
+// a sync covers the record, with the record's position.
+func TestAppendAsyncCompletesAfterItsSync(t *testing.T) {
+	for _, mode := range []string{SyncBatch, SyncGroup, SyncAdaptive} {
+		t.Run(mode, func(t *testing.T) {
+			opts := testOptions(nil)
+			opts.Sync = mode
+			opts.GroupWindow = 200 * time.Microsecond
+			l, ffs := warmLog(t, opts)
+			defer l.Close()
+
+			open := ffs.closeGate()
+			pos1, pending, first := appendAsync(t, l, "first")
+			if !pending {
+				t.Fatal("AppendAsync in a durable mode did not wait for a sync")
+			}
+			<-ffs.gateHit // the fsync for "first" is in progress
+			pos2, _, second := appendAsync(t, l, "second")
+			select {
+			case r := <-first:
+				t.Fatalf("result %v before the fsync returned", r)
+			case <-time.After(20 * time.Millisecond):
+			}
+			open()
+			if r := <-first; r.err != nil || r.pos != pos1 {
+				t.Fatalf("first: %+v, want position %v", r, pos1)
+			}
+			if r := <-second; r.err != nil || r.pos != pos2 {
+				t.Fatalf("second: %+v, want position %v", r, pos2)
+			}
+			if n := ffs.syncs.Load(); n != 2 {
+				t.Fatalf("%d fsyncs, want 2", n)
+			}
+		})
+	}
+}
+
+// TestAppendAsyncPeriodic: in periodic mode the record is acknowledged at
+// once and then is never called.
+func TestAppendAsyncPeriodic(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncPeriodic
+	opts.SyncPeriod = time.Hour
+	l, _ := warmLog(t, opts)
+	_, pending, done := appendAsync(t, l, "a")
+	if pending {
+		t.Fatal("AppendAsync waits in periodic mode")
+	}
+	mustf(t, l.Close(), "Close")
+	select {
+	case r := <-done:
+		t.Fatalf("then called in periodic mode: %+v", r)
+	default:
+	}
+}
+
+// TestAppendAsyncSyncError: a failed fsync reaches then as an error, never
+// as an acknowledgement; so does Close for a record it could not sync.
+func TestAppendAsyncSyncError(t *testing.T) {
+	mem := vfs.NewMem()
+	var on atomic.Bool
+	opts := testOptions(failing(mem, errorfs.OpFileSyncData, &on))
+	probePolicy(&opts, PolicyStop)
+	l := mustOpen(t, opts)
+	_, err := l.Append([]byte("a"))
+	mustf(t, err, "Append")
+	waitReady(l)
+	on.Store(true)
+	_, _, done := appendAsync(t, l, "b")
+	if r := <-done; !errors.Is(r.err, errorfs.ErrInjected) || r.pos != (Position{}) {
+		t.Fatalf("result of a record whose fsync failed: %+v", r)
+	}
+	if _, _, err := l.AppendAsync([]byte("c"), func(Position, error) { t.Error("then called for a refused append") }); !errors.Is(err, ErrStopped) {
+		t.Fatalf("AppendAsync on a stopped log: %v", err)
+	}
+	_ = l.Close()
+}
