@@ -80,6 +80,9 @@ type Config struct {
 	// NativeTransportMaxQueuedRequests (cqld's own) is how many requests the
 	// node holds, queued or running, before it answers OVERLOADED.
 	NativeTransportMaxQueuedRequests int `yaml:"native_transport_max_queued_requests"`
+	// NativeTransportEventLoops (cqld's own) is the number of network event
+	// loops; 0 means half the CPUs (at least one).
+	NativeTransportEventLoops int `yaml:"native_transport_event_loops"`
 	// NativeTransportIdleTimeout closes connections idle this long; 0 never.
 	NativeTransportIdleTimeout  Duration `yaml:"native_transport_idle_timeout"`
 	PreparedStatementsCacheSize DataSize `yaml:"prepared_statements_cache_size"`
@@ -262,6 +265,7 @@ func keys() []key {
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
 		{name: "native_transport_max_requests_per_connection", usage: "requests in flight on one connection before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxRequestsPerConnection }},
 		{name: "native_transport_max_queued_requests", usage: "requests queued or running on the node before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxQueuedRequests }},
+		{name: "native_transport_event_loops", usage: "network event loops (0: half the CPUs, at least one)", field: func(c *Config) any { return &c.NativeTransportEventLoops }},
 		{name: "native_transport_idle_timeout", usage: "close connections idle this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportIdleTimeout }},
 		{name: "prepared_statements_cache_size", usage: "prepared statement cache size, e.g. 10MiB", field: func(c *Config) any { return &c.PreparedStatementsCacheSize }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
@@ -771,6 +775,9 @@ func (c *Config) problems() []*keyError {
 	atLeastOne("native_transport_max_threads", c.NativeTransportMaxThreads)
 	atLeastOne("native_transport_max_requests_per_connection", c.NativeTransportMaxRequestsPerConnection)
 	atLeastOne("native_transport_max_queued_requests", c.NativeTransportMaxQueuedRequests)
+	if c.NativeTransportEventLoops < 0 {
+		bad("native_transport_event_loops", "%d is negative", c.NativeTransportEventLoops)
+	}
 	if c.NativeTransportIdleTimeout.Duration < 0 {
 		bad("native_transport_idle_timeout", "%s is negative", c.NativeTransportIdleTimeout)
 	}

@@ -79,6 +79,12 @@
 // native_transport_max_queued_requests bound the requests one connection,
 // and the node as a whole, may hold before cqld answers OVERLOADED.
 //
+// native_transport_event_loops (cqld's own, default 0: half the CPUs, at
+// least one) is the number of network event loops. They answer single-row
+// reads and blind writes themselves; native_transport_max_threads workers
+// run everything else. A node alone on its machine may do better with one
+// loop per CPU.
+//
 // # Normalisation
 //
 // Validate shortens the class names Cassandra writes out in full:
@@ -95,8 +101,8 @@
 // AllowAllAuthenticator starts; PasswordAuthenticator is refused with an
 // error until authentication exists), native_transport_max_frame_size,
 // native_transport_max_threads, native_transport_max_requests_per_connection,
-// native_transport_max_queued_requests, native_transport_idle_timeout,
-// prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
+// native_transport_max_queued_requests, native_transport_event_loops,
+// native_transport_idle_timeout, prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
 // prometheus_port.
 //

@@ -1,6 +1,6 @@
 // Package frontend is cqld's network server for the CQL native protocol.
 //
-// A gnet engine runs a few event loops (one per core by default) that own
+// A gnet engine runs a few event loops (half the cores by default) that own
 // every client socket. An event loop reads, cuts frames and writes: for each
 // whole frame it answers the handshake at once (OPTIONS, STARTUP, REGISTER:
 // cheap and stateful), decodes every other request, and either answers it

@@ -35,7 +35,13 @@ type Options struct {
 	// connection and in the whole server; past them requests get OVERLOADED.
 	MaxRequestsPerConn int
 	MaxQueued          int
-	// EventLoops is the number of gnet event loops; 0 means one per CPU.
+	// EventLoops is the number of gnet event loops; 0 means half the CPUs
+	// (GOMAXPROCS), at least one. The loops answer most reads and writes
+	// themselves (Inliner); the other half of the CPUs is left to workers,
+	// the commit log, flushes and compactions, the garbage collector and,
+	// on a shared machine, the clients. On this 2-core machine with gocql
+	// clients beside the node, one loop served 64 clients' single-row
+	// SELECTs about 1.3x, and INSERTs about 1.1x, faster than two.
 	EventLoops int
 	// IdleTimeout closes connections that have sent nothing and have no
 	// request in flight for this long (native_transport_idle_timeout); 0
@@ -59,7 +65,7 @@ func (o *Options) setDefaults() {
 		o.MaxQueued = 8192
 	}
 	if o.EventLoops <= 0 {
-		o.EventLoops = runtime.GOMAXPROCS(0)
+		o.EventLoops = max(1, runtime.GOMAXPROCS(0)/2)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -134,6 +134,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Workers:            cfg.NativeTransportMaxThreads,
 		MaxRequestsPerConn: cfg.NativeTransportMaxRequestsPerConnection,
 		MaxQueued:          cfg.NativeTransportMaxQueuedRequests,
+		EventLoops:         cfg.NativeTransportEventLoops,
 		IdleTimeout:        cfg.NativeTransportIdleTimeout.Duration,
 		Metrics:            metrics.NewNative(reg),
 		Logger:             log,
