@@ -22,6 +22,8 @@ import (
 //	path=frame:  what a frontend worker does for one request - decode the
 //	             frame body, Handle, encode the answer into a reused buffer
 //	             (the frontend adds its own body copy, metrics and AsyncWrite)
+//	path=inline: the same through Inline, as an event loop runs it (with
+//	             the callback a write waiting for its sync would answer by)
 //
 // The workload is the one of test.BenchmarkPreparedWriteRead: bench.kv
 // (k int PRIMARY KEY, v blob), random k among benchKeys, 100-byte values.
@@ -159,30 +161,13 @@ func BenchmarkExecuteInsert(b *testing.B) {
 			}
 		}
 	})
-	b.Run("path=frame", func(b *testing.B) {
-		e := newBenchExec(id, 2)
-		e.vals[1].Contents = value
-		h, body, at := encodeExecute(b, e)
-		out := make([]byte, 0, 256)
-		r := rnd(0x9e3779b97f4a7c15)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			k := r.intn(benchKeys)
-			copy(body[at:at+4], keys[4*k:4*k+4])
-			req, err := protocol.DecodeRequest(h, body, nil, 16<<20)
-			if err != nil {
-				b.Fatal(err)
-			}
-			resp := c.Handle(ctx, req)
-			if out, err = protocol.AppendResponse(out[:0], h.Version, h.Stream, resp, nil); err != nil {
-				b.Fatal(err)
-			}
-			if primitive.OpCode(out[4]) != primitive.OpCodeResult {
-				b.Fatalf("INSERT answered %v", resp.Message)
-			}
-		}
-	})
+	for _, inline := range []bool{false, true} {
+		b.Run(framePathName(inline), func(b *testing.B) {
+			e := newBenchExec(id, 2)
+			e.vals[1].Contents = value
+			benchFrames(b, c, e, keys, inline, 0)
+		})
+	}
 }
 
 func BenchmarkExecuteSelect(b *testing.B) {
@@ -209,29 +194,61 @@ func BenchmarkExecuteSelect(b *testing.B) {
 			}
 		}
 	})
-	b.Run("path=frame", func(b *testing.B) {
-		e := newBenchExec(id, 1)
-		h, body, at := encodeExecute(b, e)
-		out := make([]byte, 0, 256)
-		r := rnd(0x9e3779b97f4a7c15)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			k := r.intn(benchKeys)
-			copy(body[at:at+4], keys[4*k:4*k+4])
-			req, err := protocol.DecodeRequest(h, body, nil, 16<<20)
-			if err != nil {
-				b.Fatal(err)
-			}
-			resp := c.Handle(ctx, req)
-			if out, err = protocol.AppendResponse(out[:0], h.Version, h.Stream, resp, nil); err != nil {
-				b.Fatal(err)
-			}
-			if primitive.OpCode(out[4]) != primitive.OpCodeResult || len(out) < protocol.HeaderLen+benchValueLen {
-				b.Fatalf("SELECT answered %v", resp.Message)
-			}
+	for _, inline := range []bool{false, true} {
+		b.Run(framePathName(inline), func(b *testing.B) {
+			benchFrames(b, c, newBenchExec(id, 1), keys, inline, benchValueLen)
+		})
+	}
+}
+
+// benchLater keeps an answer given later.
+type benchLater struct{ resp *protocol.Response }
+
+func (l *benchLater) Answer(_ *protocol.Request, resp *protocol.Response) { l.resp = resp }
+
+func framePathName(inline bool) string {
+	if inline {
+		return "path=inline"
+	}
+	return "path=frame"
+}
+
+// benchFrames runs e's frame with a random key each time, as a frontend
+// does: decode the body, Handle (a worker) or Inline (the event loop, with
+// its later callback), encode the answer into a reused buffer; the answer
+// must be a RESULT at least minLen bytes long.
+func benchFrames(b *testing.B, c *Coordinator, e *benchExec, keys []byte, inline bool, minLen int) {
+	h, body, at := encodeExecute(b, e)
+	out := make([]byte, 0, 256)
+	r := rnd(0x9e3779b97f4a7c15)
+	ctx := context.Background()
+	var later benchLater
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := r.intn(benchKeys)
+		copy(body[at:at+4], keys[4*k:4*k+4])
+		req, err := protocol.DecodeRequest(h, body, nil, 16<<20)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		var resp *protocol.Response
+		if inline {
+			var taken bool
+			resp, taken = c.Inline(ctx, req, &later)
+			if !taken || resp == nil {
+				b.Fatalf("Inline: taken %v, answer %v (later %v)", taken, resp, later.resp)
+			}
+		} else {
+			resp = c.Handle(ctx, req)
+		}
+		if out, err = protocol.AppendResponse(out[:0], h.Version, h.Stream, resp, nil); err != nil {
+			b.Fatal(err)
+		}
+		if primitive.OpCode(out[4]) != primitive.OpCodeResult || len(out) < protocol.HeaderLen+minLen {
+			b.Fatalf("answered %v", resp.Message)
+		}
+	}
 }
 
 // BenchmarkEncodeRows is the encoding alone of the answer to the prepared

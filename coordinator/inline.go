@@ -21,7 +21,7 @@ import (
 // hand-off to a worker and back, which on a busy node costs more than the
 // read or the write itself, and a write waiting for its fsync holds no
 // goroutine.
-func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later func(*protocol.Response)) (resp *protocol.Response, taken bool) {
+func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later protocol.Later) (resp *protocol.Response, taken bool) {
 	m, ok := req.Message.(*message.Execute)
 	if !ok {
 		return nil, false
@@ -31,7 +31,8 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later f
 		return nil, false
 	}
 	w, ok := ps.plan.(*writePlan)
-	if !ok {
+	if !ok || !c.engine.ApplyWaits() {
+		// A read, or a write the commit log acknowledges once buffered.
 		msg, err := c.executePrepared(ctx, req, m, ps)
 		return respond(msg, err, req.Version), true
 	}
@@ -42,7 +43,7 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later f
 	v := req.Version
 	pending, msg, err := w.start(c, x, func(msg message.Message, err error) {
 		msg, err = c.executed(ps, m, msg, err)
-		later(respond(msg, err, v))
+		later.Answer(req, respond(msg, err, v))
 	})
 	if pending {
 		return nil, true

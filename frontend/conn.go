@@ -246,17 +246,14 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 		return
 	}
 	req.Keyspace = cn.currentKeyspace()
+	req.Received = start
 	// In flight from here: an answer given later may come before Inline
 	// returns.
 	cn.inflight.Add(1)
 	s.inflight.Add(1)
 	s.m.InFlight.Inc()
 	if s.inliner != nil {
-		resp, taken := s.inliner.Inline(s.baseCtx, req, func(resp *protocol.Response) {
-			s.observe(h.OpCode, resp.Message, start)
-			cn.send(h.Stream, resp)
-			cn.done()
-		})
+		resp, taken := s.inliner.Inline(s.baseCtx, req, cn)
 		if taken {
 			s.m.Inline.Inc()
 			if resp != nil {
@@ -272,6 +269,13 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 		s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
 	}
+}
+
+// Answer sends the answer to a request an Inliner took, from any goroutine.
+func (cn *conn) Answer(req *protocol.Request, resp *protocol.Response) {
+	cn.s.observe(req.Message.GetOpCode(), resp.Message, req.Received)
+	cn.send(req.Stream, resp)
+	cn.done()
 }
 
 func (cn *conn) done() {

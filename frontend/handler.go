@@ -30,8 +30,8 @@ type Handler interface {
 // (taken false) at once, having done nothing; those go to Handle on a
 // worker. A request it takes it either answers at once (resp), or, when
 // the answer must wait (a write waiting for its commit log sync), answers
-// later by calling later exactly once, from any goroutine, even before
-// Inline returns; resp is then nil.
+// later through later.Answer, exactly once, from any goroutine, even
+// before Inline returns; resp is then nil.
 type Inliner interface {
-	Inline(ctx context.Context, req *protocol.Request, later func(*protocol.Response)) (resp *protocol.Response, taken bool)
+	Inline(ctx context.Context, req *protocol.Request, later protocol.Later) (resp *protocol.Response, taken bool)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -108,6 +109,16 @@ type Request struct {
 	// Keyspace is the connection's current keyspace ("" when none), set by
 	// the frontend.
 	Keyspace string
+	// Received is when the frontend read the whole frame, for its latency
+	// metric.
+	Received time.Time
+}
+
+// Later takes the answer to a request that is answered after the call that
+// took it returned (a write waiting for its commit log sync). Answer may be
+// called from any goroutine.
+type Later interface {
+	Answer(req *Request, resp *Response)
 }
 
 // Response is what the executing layer answers to a Request.
