@@ -15,7 +15,11 @@
 // commitlog_segment_size, the log rotates to the next segment, which a
 // background goroutine has already prepared: created and preallocated, or
 // reused from a freed segment, with its header written and the file and
-// directory synced. The old segment goes to the flusher, which gives it a
+// directory synced. The flusher writes zeros a chunk ahead of the records
+// (a megabyte at a time), so that a sync is a flush of data alone: writing
+// into unwritten (fallocated) extents, or past the end of the file, makes
+// each fdatasync also commit extent and size changes to the file system's
+// journal (about 1.4x slower per sync on this machine's ext4). The old segment goes to the flusher, which gives it a
 // final sync and an end record. After a restart, appends always start a new
 // segment; old segments are read only by Replay.
 //
@@ -121,8 +125,9 @@
 // # Replay
 //
 // Replay hands the engine every valid record of the old segments in order.
-// A segment ends at its end record, at the end of the file, or at the first
-// record that does not decode. At such a record, replay looks ahead in the
+// A segment ends at its end record, at the end of the file, at zeros that
+// run to the end of the file (space written ahead, never used), or at the
+// first record that does not decode. At such a record, replay looks ahead in the
 // same segment for valid records: if one claims (its synced field) that the
 // segment had been synced past the bad record, the record was damaged after
 // it was durable, and Replay stops with a *CorruptionError naming the file

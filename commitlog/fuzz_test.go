@@ -89,18 +89,23 @@ func FuzzReplay(f *testing.F) {
 			rest = rest[1+n:]
 		}
 		seg, _ := encodeSegment(2, want, data)
-		r := &segmentReader{f: bytes.NewReader(seg), size: int64(len(seg))}
-		var got []string
-		_, err := scanSegment(r, 2, false, func(p []byte, off int64) error {
-			got = append(got, string(p))
-			return nil
-		})
-		var ce *CorruptionError
-		if err != nil && !errors.As(err, &ce) {
-			t.Fatalf("scan: %v", err)
-		}
-		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
-			t.Fatalf("decoded %q, want %q first", got, want)
+		{
+			r := &segmentReader{f: bytes.NewReader(seg), size: int64(len(seg))}
+			var got []string
+			res, err := scanSegment(r, 2, false, func(p []byte, off int64) error {
+				got = append(got, string(p))
+				return nil
+			})
+			var ce *CorruptionError
+			if err != nil && !errors.As(err, &ce) {
+				t.Fatalf("scan: %v", err)
+			}
+			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				t.Fatalf("decoded %q, want %q first", got, want)
+			}
+			if res.tornAt >= 0 && (res.tornEnd <= res.tornAt || res.tornEnd > int64(len(seg))) {
+				t.Fatalf("torn tail [%d, %d) in %d bytes", res.tornAt, res.tornEnd, len(seg))
+			}
 		}
 	})
 }

@@ -272,11 +272,13 @@ func TestRealFiles(t *testing.T) {
 	path := filepath.Join(dir, segmentName(lastPos.Segment))
 	recLen := recordSize(len(more[len(more)-1]))
 	mustf(t, os.Truncate(path, lastPos.Offset+recLen-5), "truncate")
+	torn, err := os.ReadFile(path)
+	mustf(t, err, "read")
 
 	got, st, err := replayAll(t, opts)
 	mustf(t, err, "Replay")
 	want := more[:len(more)-1]
-	if st.TruncatedBytes != recLen-5 || len(got) < len(want) || !slices.Equal(payloads(got[len(got)-len(want):]), want) {
+	if st.TruncatedBytes != nonZeroLen(torn)-lastPos.Offset || len(got) < len(want) || !slices.Equal(payloads(got[len(got)-len(want):]), want) {
 		t.Fatalf("replayed %d records (%+v)", len(got), st)
 	}
 	info, err := os.Stat(path)
@@ -288,5 +290,45 @@ func TestRealFiles(t *testing.T) {
 	mustf(t, err, "Replay again")
 	if st.TruncatedBytes != 0 || !slices.Equal(payloads(got2), payloads(got)) {
 		t.Fatalf("second replay differs: %+v", st)
+	}
+}
+
+// TestZeroAhead: the flusher keeps zeros written a chunk ahead of the
+// records, never over one: at every point the file holds every record
+// acknowledged so far and zeros after them, and a replay of the segment
+// left without its end record (a crash) finds them all and cuts nothing.
+func TestZeroAhead(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := testOptions(fs)
+	opts.SegmentSize = 4 << 20
+	l := mustOpen(t, opts)
+	var want []string
+	var last Position
+	for round := range 30 {
+		ps, pos := appendN(t, l, fmt.Sprint("r", round), 1200) // ~130 KB a round
+		want, last = append(want, ps...), pos[len(pos)-1]
+		b := readFile(t, fs, fs.PathJoin(testDir, segmentName(last.Segment)))
+		end := last.Offset + recordSize(len(ps[len(ps)-1]))
+		if int64(len(b)) < end+zeroAhead/2 && int64(len(b)) < opts.SegmentSize {
+			t.Fatalf("round %d: file is %d bytes, records end at %d: zeros do not run ahead", round, len(b), end)
+		}
+		if int64(len(b)) > end+zeroChunk+zeroAhead {
+			t.Fatalf("round %d: file is %d bytes, records end at %d: zeros run too far ahead", round, len(b), end)
+		}
+		if nonZeroLen(b) > end {
+			t.Fatalf("round %d: bytes that are not zero after the records", round)
+		}
+	}
+	// A crash: the segment as it is now, without Close's end record.
+	b := readFile(t, fs, fs.PathJoin(testDir, segmentName(last.Segment)))
+	crashed := vfs.NewMem()
+	mustf(t, crashed.MkdirAll(testDir, 0o755), "mkdir")
+	writeFile(t, crashed, crashed.PathJoin(testDir, segmentName(last.Segment)), b)
+	mustf(t, l.Close(), "Close")
+	opts.FS = crashed
+	got, st, err := replayAll(t, opts)
+	mustf(t, err, "Replay")
+	if !slices.Equal(payloads(got), want) || st.TruncatedBytes != 0 {
+		t.Fatalf("replayed %d of %d records, truncating %d", len(got), len(want), st.TruncatedBytes)
 	}
 }

@@ -15,8 +15,9 @@ type ReplayStats struct {
 	Records  int
 	// Bytes counts payload bytes handed to fn.
 	Bytes int64
-	// TruncatedBytes counts the torn, zeroed or stale bytes cut from the
-	// tails of segments.
+	// TruncatedBytes counts the torn or stale bytes cut from the tails
+	// of segments, up to their last byte that is not zero (zeros to the end
+	// of a file are space written ahead of the records, not a tail).
 	TruncatedBytes int64
 	// SkippedBytes counts corrupt bytes skipped under IgnoreReplayErrors.
 	SkippedBytes int64
@@ -112,7 +113,7 @@ func (l *Log) replaySegment(seg *segment, fn func([]byte, Position) error, st *R
 	if res.tornAt < 0 {
 		return nil
 	}
-	cut := r.size - res.tornAt
+	cut := res.tornEnd - res.tornAt
 	st.TruncatedBytes += cut
 	l.log.Warn("commit log truncated the torn tail of a segment",
 		"file", seg.path, "offset", res.tornAt, "bytes", cut, "reason", res.tornReason)
@@ -149,6 +150,7 @@ type scanResult struct {
 	headerErr  error
 	unused     bool   // no valid header and no valid first record
 	tornAt     int64  // offset of a torn tail, or -1
+	tornEnd    int64  // after its last non-zero byte (zeros follow to the end of the file)
 	tornReason string // why the record there did not decode
 	skipped    []skip
 }
@@ -197,7 +199,14 @@ func scanSegment(r *segmentReader, id uint64, skipCorrupt bool, fn func(payload 
 				res.unused = true
 				return res, nil
 			}
-			res.tornAt, res.tornReason = off, derr.Error()
+			// Zeros to the end of the file are space not yet written
+			// (segments are zero-filled ahead of their records): the
+			// segment's end, not a torn tail.
+			end, err := r.nonZeroEnd(off)
+			if err != nil || end == off {
+				return res, err
+			}
+			res.tornAt, res.tornEnd, res.tornReason = off, end, derr.Error()
 			return res, nil
 		}
 		if !skipCorrupt {
@@ -242,6 +251,26 @@ func (r *segmentReader) at(off int64, n int) ([]byte, error) {
 	}
 	r.bufOff = off
 	return r.buf[:n], nil
+}
+
+// nonZeroEnd returns the offset after the last byte in [off, size) that is
+// not zero, or off when all of them are.
+func (r *segmentReader) nonZeroEnd(off int64) (int64, error) {
+	end := off
+	for at := off; at < r.size; {
+		b, err := r.at(at, readWindow)
+		if err != nil {
+			return 0, err
+		}
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] != 0 {
+				end = at + int64(i) + 1
+				break
+			}
+		}
+		at += int64(len(b))
+	}
+	return end, nil
 }
 
 // record decodes the record at off. derr says why it does not decode; err

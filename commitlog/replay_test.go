@@ -92,9 +92,14 @@ func tornBase(t *testing.T) (opts Options, path string, base []byte, last int64,
 	pos := writeRecords(t, opts, want)
 	path = fs.PathJoin(testDir, segmentName(pos[0].Segment))
 	b := readFile(t, fs, path)
-	end := int64(len(b)) - recordHeaderSize
+	// The end record follows the last data record; zeros fill the rest of
+	// the segment.
+	end := pos[len(pos)-1].Offset + recordSize(len(want[len(want)-1]))
 	if h, _, err := decodeRecord(b[end:], pos[0].Segment, end); err != nil || h.kind != kindEnd {
-		t.Fatalf("segment does not end with an end record: %v", err)
+		t.Fatalf("no end record after the last record: %v", err)
+	}
+	if int64(len(b)) != opts.SegmentSize || slices.ContainsFunc(b[end+recordHeaderSize:], func(c byte) bool { return c != 0 }) {
+		t.Fatalf("the segment is %d bytes, not %d zero-filled past its end record", len(b), opts.SegmentSize)
 	}
 	return opts, path, b[:end], pos[len(pos)-1].Offset, want
 }
@@ -113,7 +118,7 @@ func TestTornTail(t *testing.T) {
 			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
 			writeFile(t, fs, path, base[:cut])
 
-			wantHere, torn := want[:4], cut-last
+			wantHere, torn := want[:4], max(0, nonZeroLen(base[:cut])-last)
 			if cut == int64(len(base)) {
 				wantHere, torn = want, 0
 			}
@@ -158,9 +163,11 @@ func TestZeroedTail(t *testing.T) {
 		want  []string
 		torn  int64
 	}{
-		{"zeros after the last record", append(slices.Clone(base), make([]byte, 4096)...), want, 4096},
-		{"last record zeroed", zeroLast, want[:4], int64(len(base)) - last},
-		{"a page of zeros mid-record", append(slices.Clone(base[:last+10]), make([]byte, 4096)...), want[:4], 4106},
+		// Zeros to the end of the file are space never written.
+		{"zeros after the last record", append(slices.Clone(base), make([]byte, 4096)...), want, 0},
+		{"last record zeroed", zeroLast, want[:4], 0},
+		{"a page of zeros mid-record", append(slices.Clone(base[:last+10]), make([]byte, 4096)...), want[:4], nonZeroLen(base[:last+10]) - last},
+		{"zeros inside the last record", append(slices.Clone(zeroLast), 1), want[:4], int64(len(zeroLast)) + 1 - last},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewMem()
@@ -284,7 +291,7 @@ func TestTornTailWithLaterUnsyncedRecords(t *testing.T) {
 	writeFile(t, fs, fs.PathJoin(testDir, segmentName(1)), b)
 	got, st, err := replayAll(t, opts)
 	mustf(t, err, "Replay")
-	if !slices.Equal(payloads(got), []string{"a", "b"}) || st.TruncatedBytes != int64(len(b))-offs[2] {
+	if !slices.Equal(payloads(got), []string{"a", "b"}) || st.TruncatedBytes != nonZeroLen(b)-offs[2] {
 		t.Fatalf("replayed %q, stats %+v", payloads(got), st)
 	}
 }
@@ -300,5 +307,50 @@ func TestUnknownVersionStopsReplay(t *testing.T) {
 	writeFile(t, fs, fs.PathJoin(testDir, segmentName(1)), b)
 	if _, _, err := replayAll(t, testOptions(fs)); !errors.Is(err, errHeaderVersion) {
 		t.Fatalf("Replay of a newer format = %v", err)
+	}
+}
+
+// nonZeroLen is the length of b without its trailing zeros.
+func nonZeroLen(b []byte) int64 {
+	n := len(b)
+	for n > 0 && b[n-1] == 0 {
+		n--
+	}
+	return int64(n)
+}
+
+// TestZeroFilledSegmentEnd: a segment is zero-filled when created, so one
+// that was being written at a crash ends in zeros to its full size. Those
+// are its end, not a torn tail: nothing is cut or logged; a torn record
+// before them is cut by its own bytes only.
+func TestZeroFilledSegmentEnd(t *testing.T) {
+	opts, path, base, last, want := tornBase(t)
+	full := func(b []byte) []byte { return append(slices.Clone(b), make([]byte, opts.SegmentSize-int64(len(b)))...) }
+	for _, tc := range []struct {
+		name  string
+		bytes []byte
+		want  []string
+		torn  int64
+	}{
+		{"records then zeros", full(base), want, 0},
+		{"a torn record then zeros", full(base[:last+recordHeaderSize+3]), want[:4], nonZeroLen(base[:last+recordHeaderSize+3]) - last},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := opts
+			opts.FS = fs
+			logs := &testLogger{}
+			opts.Logger = logs.logger()
+			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+			writeFile(t, fs, path, tc.bytes)
+			got, st, err := replayAll(t, opts)
+			mustf(t, err, "Replay")
+			if !slices.Equal(payloads(got), tc.want) || st.TruncatedBytes != tc.torn {
+				t.Fatalf("replayed %q truncating %d, want %q truncating %d", payloads(got), st.TruncatedBytes, tc.want, tc.torn)
+			}
+			if logged := strings.Contains(logs.String(), "torn tail"); logged != (tc.torn > 0) {
+				t.Fatalf("torn-tail log line: %v, want %v:\n%s", logged, tc.torn > 0, logs)
+			}
+		})
 	}
 }
