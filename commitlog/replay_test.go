@@ -110,13 +110,7 @@ func TestTornTail(t *testing.T) {
 	opts, path, base, last, want := tornBase(t)
 	for cut := last; cut <= int64(len(base)); cut++ {
 		t.Run(fmt.Sprint(cut-last), func(t *testing.T) {
-			fs := vfs.NewMem()
-			opts := opts
-			opts.FS = fs
-			logs := &testLogger{}
-			opts.Logger = logs.logger()
-			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
-			writeFile(t, fs, path, base[:cut])
+			opts, logs := withSegmentFile(t, opts, path, base[:cut])
 
 			wantHere, torn := want[:4], max(0, nonZeroLen(base[:cut])-last)
 			if cut == int64(len(base)) {
@@ -310,6 +304,19 @@ func TestUnknownVersionStopsReplay(t *testing.T) {
 	}
 }
 
+// withSegmentFile returns opts on a new memory FS holding only the file at
+// path, with b in it, and a logger whose lines the test can read.
+func withSegmentFile(t *testing.T, opts Options, path string, b []byte) (Options, *testLogger) {
+	t.Helper()
+	fs := vfs.NewMem()
+	opts.FS = fs
+	logs := &testLogger{}
+	opts.Logger = logs.logger()
+	mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
+	writeFile(t, fs, path, b)
+	return opts, logs
+}
+
 // nonZeroLen is the length of b without its trailing zeros.
 func nonZeroLen(b []byte) int64 {
 	n := len(b)
@@ -336,13 +343,7 @@ func TestZeroFilledSegmentEnd(t *testing.T) {
 		{"a torn record then zeros", full(base[:last+recordHeaderSize+3]), want[:4], nonZeroLen(base[:last+recordHeaderSize+3]) - last},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := vfs.NewMem()
-			opts := opts
-			opts.FS = fs
-			logs := &testLogger{}
-			opts.Logger = logs.logger()
-			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
-			writeFile(t, fs, path, tc.bytes)
+			opts, logs := withSegmentFile(t, opts, path, tc.bytes)
 			got, st, err := replayAll(t, opts)
 			mustf(t, err, "Replay")
 			if !slices.Equal(payloads(got), tc.want) || st.TruncatedBytes != tc.torn {
