@@ -61,6 +61,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	spareProc(log)
 	if cfg.Authenticator != "AllowAllAuthenticator" {
 		return nil, fmt.Errorf("server: authenticator %s is not supported yet; use AllowAllAuthenticator", cfg.Authenticator)
 	}
