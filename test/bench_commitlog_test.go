@@ -142,6 +142,10 @@ func BenchmarkCommitLogModes(b *testing.B) {
 const (
 	clUpdate   = `UPDATE bench.cl SET v = ? WHERE k = ?`
 	clNumConns = 4
+	// Each node's warm-up: clWarmWrites UPDATEs from clWarmWriters
+	// goroutines.
+	clWarmWrites  = 4000
+	clWarmWriters = 16
 )
 
 // clResult is one cell: ops/s and latency percentiles in microseconds.
@@ -201,6 +205,29 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 	v := make([]byte, benchValueLen)
 	for i := range v {
 		v[i] = 'v'
+	}
+	// Warm up before the first cell: a new node prepares its commit log
+	// segments (zeros ahead, fsyncs) and its first memtable in the
+	// background, which a measured cell must not share its disk with.
+	var wg sync.WaitGroup
+	errs := make(chan error, clWarmWriters)
+	for w := range clWarmWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := s.Query(clUpdate)
+			for k := w; k < clWarmWrites; k += clWarmWriters {
+				if err := q.Bind(v, k).Exec(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		tb.Fatalf("warm-up: %v", err)
 	}
 	return &clNode{s: s, reg: node.Registry, value: v}
 }
