@@ -46,12 +46,13 @@ var (
 //	              non-durable ceiling
 //
 // The cells of one thread count run one after the other, so the modes of a
-// row are measured close together in time on this shared machine: each
-// disk keeps one node per mode alive, in the disk benchmark's TempDir,
-// for all its thread counts. The statement is
+// row are measured close together in time on this shared machine. Each
+// cell has a node of its own, started (and warmed up) before the cell and
+// stopped after it, so that no other node's flushes and compactions share
+// the disk with it. The statement is
 // UPDATE bench.cl SET v = ? WHERE k = ? with a random k among benchKeys and
 // a 100-byte v. The goroutines share one gocql session (clNumConns
-// connections, gocql's default write coalescing); each reuses one
+// connections, write coalescing off unless -cl.coalesce); each reuses one
 // *gocql.Query and records every op's latency in its own preallocated
 // slice. Every cell reports ops/s, p50-us and p99-us.
 //
@@ -74,16 +75,24 @@ func BenchmarkCommitLogModes(b *testing.B) {
 	results := map[string]clResult{} // "disk/mode/threads" -> latest run
 	for _, disk := range disks {
 		b.Run("disk="+disk.name, func(diskB *testing.B) {
-			nodes := map[string]*clNode{} // each started by the first cell of its mode
+			// A node per cell, kept through the cell's rounds and stopped
+			// at its end, so no other node flushes or compacts on the
+			// disk while a cell runs.
+			// (testing.B runs a sub-benchmark's cleanups after each round,
+			// so the node's lifetime is kept here.)
+			var cur *clNode
+			var curCell *testing.B
 			for _, t := range threads {
 				diskB.Run(fmt.Sprintf("threads=%d", t), func(b *testing.B) {
 					for _, mode := range modes {
 						b.Run("mode="+mode, func(sub *testing.B) {
-							n := nodes[mode]
-							if n == nil {
-								n = newCLNode(parentTB{diskB, sub}, disk.fs, mode)
-								nodes[mode] = n
+							if curCell != sub {
+								if cur != nil {
+									cur.stop()
+								}
+								cur, curCell = newCLNode(parentTB{diskB, sub}, disk.fs, mode), sub
 							}
+							n := cur
 							r := n.run(sub, t)
 							mu.Lock()
 							results[fmt.Sprintf("%s/%s/%d", disk.name, mode, t)] = r
@@ -156,10 +165,11 @@ type clNode struct {
 	s     *gocql.Session
 	reg   prometheus.Gatherer
 	value []byte
+	stop  func() // closes the session and stops the node, once
 }
 
 // newCLNode starts a node on fs with commitlog_sync mode (group with a
-// 10 ms window), stopped when tb ends, and creates bench.cl.
+// 10 ms window), stopped by its stop or when tb ends, and creates bench.cl.
 func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 	cfg := testConfig(tb, tb.TempDir())
 	cfg.CommitlogSync = mode
@@ -174,13 +184,21 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := node.Shutdown(ctx); err != nil {
-			tb.Errorf("shutdown: %v", err)
-		}
-	})
+	var once sync.Once
+	var s *gocql.Session
+	stop := func() {
+		once.Do(func() {
+			if s != nil {
+				s.Close()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := node.Shutdown(ctx); err != nil {
+				tb.Errorf("shutdown: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(stop)
 
 	c := gocqlCluster(node.Addr())
 	c.NumConns = clNumConns
@@ -189,11 +207,10 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 	}
 	c.WriteCoalesceWaitTime = *clCoalesce
 	c.Timeout = 30 * time.Second // 256 clients on a 5 ms fsync queue up
-	s, err := c.CreateSession()
+	s, err = c.CreateSession()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(s.Close)
 	for _, q := range []string{
 		`CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
 		`CREATE TABLE bench.cl (k int PRIMARY KEY, v blob)`,
@@ -229,7 +246,7 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 	if err := <-errs; err != nil {
 		tb.Fatalf("warm-up: %v", err)
 	}
-	return &clNode{s: s, reg: node.Registry, value: v}
+	return &clNode{s: s, reg: node.Registry, value: v, stop: stop}
 }
 
 // run splits b.N UPDATEs over threads goroutines and reports ops/s, p50-us
