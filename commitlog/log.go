@@ -193,24 +193,11 @@ func (l *Log) Err() error {
 // It returns an error, and the record must be treated as not written, if it
 // could not make it durable. Append does not keep payload.
 func (l *Log) Append(payload []byte) (Position, error) {
-	if len(payload) > l.maxPayload {
-		return Position{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
-	}
-	l.entered.Add(1)
-	pos, w, poke, err := l.write(payload)
-	l.left.Add(1)
-	m := l.opts.Metrics
-	if m != nil && err == nil {
-		m.Appends.Inc()
-		m.AppendedBytes.Add(float64(len(payload)))
-	}
-	if poke || (err != nil && l.opts.Sync == SyncAdaptive) {
-		// In adaptive mode the flusher may be gathering for this append.
-		l.poke(l.flushC)
-	}
+	pos, w, err := l.add(payload, nil)
 	if w == nil {
 		return pos, err
 	}
+	m := l.opts.Metrics
 	var start time.Time
 	if m != nil {
 		start = time.Now()
@@ -239,33 +226,38 @@ func (l *Log) Append(payload []byte) (Position, error) {
 // then runs on a goroutine shared by every AppendAsync: it must be short
 // and must not wait for another append.
 func (l *Log) AppendAsync(payload []byte, then func(Position, error)) (pos Position, pending bool, err error) {
+	pos, w, err := l.add(payload, then)
+	return pos, w != nil, err
+}
+
+// add is what Append and AppendAsync share: it buffers the record, counts
+// it and wakes the flusher when it must. w is the waiter queued for the
+// sync that covers the record (signalling done, or calling then when it is
+// not nil), nil when the mode acknowledges the record at once.
+func (l *Log) add(payload []byte, then func(Position, error)) (pos Position, w *waiter, err error) {
 	if len(payload) > l.maxPayload {
-		return Position{}, false, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
+		return Position{}, nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
 	}
 	l.entered.Add(1)
-	pos, w, poke, err := l.writeThen(payload, then)
+	pos, w, poke, err := l.write(payload, then)
 	l.left.Add(1)
 	if m := l.opts.Metrics; m != nil && err == nil {
 		m.Appends.Inc()
 		m.AppendedBytes.Add(float64(len(payload)))
 	}
 	if poke || (err != nil && l.opts.Sync == SyncAdaptive) {
+		// In adaptive mode the flusher may be gathering for this append.
 		l.poke(l.flushC)
 	}
-	return pos, w != nil, err
+	return pos, w, err
 }
 
 // write buffers the record in the current segment for the flusher to write
 // and, unless the record is acknowledged at once, queues a waiter for the
-// sync that covers it. poke says the flusher must be woken: a waiter was
+// sync that covers it, which calls then, when it is not nil, instead of
+// signalling done. poke says the flusher must be woken: a waiter was
 // queued, or in periodic mode the buffer was empty.
-func (l *Log) write(payload []byte) (pos Position, w *waiter, poke bool, err error) {
-	return l.writeThen(payload, nil)
-}
-
-// writeThen is write, the waiter (if any) set up to call then instead of
-// signalling done.
-func (l *Log) writeThen(payload []byte, then func(Position, error)) (pos Position, w *waiter, poke bool, err error) {
+func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w *waiter, poke bool, err error) {
 	size := int(recordSize(len(payload)))
 	payloadCRC := crc32.Checksum(payload, castagnoli)
 

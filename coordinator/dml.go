@@ -514,10 +514,7 @@ func (p *writePlan) writeTime(x *execution) (ts int64, ttl int32, err error) {
 // (Engine.ApplyIf): a stale plan builds its mutation for nothing, but no
 // write pays for the check twice.
 func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
-	if err := checkWriteConsistency(x); err != nil {
-		return nil, err
-	}
-	if err := c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency); err != nil {
+	if err := p.admit(c, x); err != nil {
 		return nil, err
 	}
 	if p.counter {
@@ -527,11 +524,11 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 		}
 		defer unlock()
 	}
-	m := c.engine.NewMutation()
-	if err := p.mutateInto(m, x); err != nil {
+	m, err := p.mutation(c, x)
+	if err != nil {
 		return nil, err
 	}
-	return p.applied(c.engine.ApplyIf(m, func() error { return c.checkCurrent(p.t) }))
+	return p.applied(c.engine.ApplyIf(m, p.current(c)))
 }
 
 // start runs a write that must not block (on an event loop) as far as the
@@ -539,24 +536,43 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 // gets the answer later, from another goroutine; otherwise the answer is
 // returned. REQUIRES: not a counter write, nor one that reads first.
 func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Message, error)) (pending bool, msg message.Message, err error) {
-	if err := checkWriteConsistency(x); err != nil {
+	if err := p.admit(c, x); err != nil {
 		return false, nil, err
 	}
-	if err := c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency); err != nil {
+	m, err := p.mutation(c, x)
+	if err != nil {
 		return false, nil, err
 	}
-	m := c.engine.NewMutation()
-	if err := p.mutateInto(m, x); err != nil {
-		return false, nil, err
-	}
-	pending, err = c.engine.ApplyAsync(m, func() error { return c.checkCurrent(p.t) }, func(err error) {
-		then(p.applied(err))
-	})
+	pending, err = c.engine.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
 	if pending {
 		return true, nil, nil
 	}
 	msg, err = p.applied(err)
 	return false, msg, err
+}
+
+// admit refuses a write the consistency level does not allow, or that
+// too few replicas could take.
+func (p *writePlan) admit(c *Coordinator, x *execution) error {
+	if err := checkWriteConsistency(x); err != nil {
+		return err
+	}
+	return c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency)
+}
+
+// mutation is the write's changes, for the engine to apply.
+func (p *writePlan) mutation(c *Coordinator, x *execution) (*storage.Mutation, error) {
+	m := c.engine.NewMutation()
+	if err := p.mutateInto(m, x); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// current is the check the engine runs as it applies the write: the plan's
+// table definition must still be the current one.
+func (p *writePlan) current(c *Coordinator) func() error {
+	return func() error { return c.checkCurrent(p.t) }
 }
 
 // applied is the answer to a write the engine applied, or failed to.

@@ -240,9 +240,9 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 	start := time.Now()
 	req, err := protocol.DecodeRequest(h, body, cn.comp, s.opts.MaxFrameSize)
 	if err != nil {
-		resp := &protocol.Response{Message: &message.ProtocolError{ErrorMessage: err.Error()}}
-		s.observe(h.OpCode, resp.Message, start)
-		cn.reply(h, resp.Message)
+		msg := &message.ProtocolError{ErrorMessage: err.Error()}
+		s.observe(h.OpCode, msg, start)
+		cn.reply(h, msg)
 		return
 	}
 	req.Keyspace = cn.currentKeyspace()
@@ -264,14 +264,16 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 			return
 		}
 	}
-	if !s.pool.submit(func() { cn.execute(h, req, start) }) {
+	if !s.pool.submit(func() { cn.execute(req) }) {
 		cn.done()
 		s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
 	}
 }
 
-// Answer sends the answer to a request an Inliner took, from any goroutine.
+// Answer sends the answer to a request handed to a worker or taken by an
+// Inliner, from any goroutine. It is counted before it leaves, so a client
+// that has its answer sees it counted.
 func (cn *conn) Answer(req *protocol.Request, resp *protocol.Response) {
 	cn.s.observe(req.Message.GetOpCode(), resp.Message, req.Received)
 	cn.send(req.Stream, resp)
@@ -285,17 +287,13 @@ func (cn *conn) done() {
 }
 
 // execute runs on a worker: handle, answer.
-func (cn *conn) execute(h protocol.Header, req *protocol.Request, start time.Time) {
-	defer cn.done()
+func (cn *conn) execute(req *protocol.Request) {
 	resp := cn.s.handler.Handle(cn.s.baseCtx, req)
 	if sk, ok := resp.Message.(*message.SetKeyspaceResult); ok {
 		ks := sk.Keyspace
 		cn.keyspace.Store(&ks)
 	}
-	// Counted before the answer leaves, so a client that has its answer
-	// sees it counted.
-	cn.s.observe(h.OpCode, resp.Message, start)
-	cn.send(h.Stream, resp)
+	cn.Answer(req, resp)
 }
 
 // encode appends a response to dst as bytes ready for the socket: a frame,
