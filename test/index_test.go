@@ -1,12 +1,10 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/gocql/gocql"
 )
@@ -130,9 +128,7 @@ func TestSecondaryIndexGocql(t *testing.T) {
 	}
 
 	s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n1.Shutdown(ctx); err != nil {
+	if err := stopNode(n1); err != nil {
 		t.Fatal(err)
 	}
 	n2 := startNode(t, cfg)

@@ -29,7 +29,6 @@ package test
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"flag"
@@ -2313,9 +2312,7 @@ func (e *modelEnv) stop() {
 		e.s = nil
 	}
 	if e.node != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := e.node.Shutdown(ctx); err != nil {
+		if err := stopNode(e.node); err != nil {
 			e.t.Errorf("shutdown: %v", err)
 		}
 		e.node = nil

@@ -62,13 +62,18 @@ func startNode(t testing.TB, cfg config.Config) *server.Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := n.Shutdown(ctx); err != nil {
+		if err := stopNode(n); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
 	return n
+}
+
+// stopNode stops n as SIGTERM does, giving requests in flight 10 s.
+func stopNode(n *server.Node) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return n.Shutdown(ctx)
 }
 
 // newNode starts a node with a fresh data directory.

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -77,9 +76,7 @@ func TestPurgeTombstones(t *testing.T) {
 
 	want := read()
 	s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := node.Shutdown(ctx); err != nil {
+	if err := stopNode(node); err != nil {
 		t.Fatal(err)
 	}
 	node = startNode(t, cfg)

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"encoding/binary"
 	"reflect"
 	"strings"
@@ -165,9 +164,7 @@ func TestSchemaDurableAcrossRestart(t *testing.T) {
 	run(n1.Addr(), ddl)
 	v1, ks1 := version(n1.Addr())
 	hostID := n1.Info.HostID
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n1.Shutdown(ctx); err != nil {
+	if err := stopNode(n1); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,12 +1,10 @@
 package test
 
 import (
-	"context"
 	"encoding/binary"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gocql/gocql"
 )
@@ -205,9 +203,7 @@ func TestUDTDurableAcrossRestart(t *testing.T) {
 		map[string]any{"name": "Ann", "home": address{City: "Bergen"}}, address{Street: "Main"})
 	mustExec(t, s, `UPDATE t SET a.zip = 7 WHERE k = ?`, key)
 	s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n1.Shutdown(ctx); err != nil {
+	if err := stopNode(n1); err != nil {
 		t.Fatal(err)
 	}
 
