@@ -1,11 +1,13 @@
 package test
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -32,6 +34,7 @@ var (
 	// client's round trip 1.2 ms instead of 0.1 ms, and capped what
 	// gathering syncs can gain. cassandra-stress's Java driver waits for
 	// no timer, so the benchmark turns it off unless told otherwise.
+	clRounds   = flag.Int("cl.rounds", 1, "BenchmarkCommitLogModes: rounds of every row, each starting at another mode; the table shows each cell's median")
 	clCoalesce = flag.Duration("cl.coalesce", 0, "BenchmarkCommitLogModes: gocql's WriteCoalesceWaitTime (0 sends each request at once; gocql's default is 200us)")
 )
 
@@ -39,17 +42,21 @@ var (
 // against one in-process node per disk and commit log sync mode, at 1 to
 // 256 client goroutines:
 //
-//	disk=local    this machine's disk (vfs.Default)
-//	disk=slow5ms  the same with every fsync 5 ms longer (slowFS)
-//	threads=      1 to 256 client goroutines
-//	mode=         batch, group (10 ms window), adaptive, and periodic, the
-//	              non-durable ceiling
+//	disk=local       this machine's disk (vfs.Default)
+//	disk=slow5ms     the same with every fsync 5 ms longer (slowFS)
+//	disk=nosync      the same with no fsync at all (a diagnosis)
+//	disk=sleep150us  every fsync a 150 us sleep instead (a diagnosis)
+//	threads=         1 to 256 client goroutines
+//	mode=            batch, group (10 ms window), adaptive, and periodic,
+//	                 the non-durable ceiling
 //
 // The cells of one thread count run one after the other, so the modes of a
-// row are measured close together in time on this shared machine. Each
-// cell has a node of its own, started (and warmed up) before the cell and
-// stopped after it, so that no other node's flushes and compactions share
-// the disk with it. The statement is
+// row are measured close together in time on this shared machine; with
+// -cl.rounds N the row runs N times, each round starting at the next mode,
+// and the table shows each cell's median round and the spread of its
+// rounds. Each cell has a node of its own, started (and warmed up) before
+// the cell and stopped after it, so that no other node's flushes and
+// compactions share the disk with it. The statement is
 // UPDATE bench.cl SET v = ? WHERE k = ? with a random k among benchKeys and
 // a 100-byte v. The goroutines share one gocql session (clNumConns
 // connections, write coalescing off unless -cl.coalesce); each reuses one
@@ -67,12 +74,21 @@ func BenchmarkCommitLogModes(b *testing.B) {
 	}{
 		{"local", vfs.Default},
 		{"slow5ms", newSlowFS(vfs.Default, 5*time.Millisecond)},
+		// Two disks that are not disks, to tell the commit log's own cost
+		// from the fsync's: nosync skips every sync (a durable mode then
+		// costs only its bookkeeping and hand-offs); sleep150us replaces
+		// it with a 150 us sleep, about as long as this disk's fdatasync
+		// under load but holding neither a CPU nor a Go processor. (An
+		// idle Go runtime rounds a sleep up to a millisecond, so
+		// sleep150us means something only from a few threads up.)
+		{"nosync", &slowFS{FS: vfs.Default, skip: true}},
+		{"sleep150us", &slowFS{FS: vfs.Default, skip: true, lat: 150 * time.Microsecond}},
 	}
 	modes := []string{"batch", "group", "adaptive", "periodic"}
 	threads := []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
 	var mu sync.Mutex
-	results := map[string]clResult{} // "disk/mode/threads" -> latest run
+	results := map[string][]clResult{} // "disk/mode/threads" -> one per round
 	for _, disk := range disks {
 		b.Run("disk="+disk.name, func(diskB *testing.B) {
 			// A node per cell, kept through the cell's rounds and stopped
@@ -84,20 +100,29 @@ func BenchmarkCommitLogModes(b *testing.B) {
 			var curCell *testing.B
 			for _, t := range threads {
 				diskB.Run(fmt.Sprintf("threads=%d", t), func(b *testing.B) {
-					for _, mode := range modes {
-						b.Run("mode="+mode, func(sub *testing.B) {
-							if curCell != sub {
-								if cur != nil {
-									cur.stop()
+					// Round r starts the row at its r-th mode, so that no
+					// mode always runs first or right after another.
+					for r := range *clRounds {
+						for i := range modes {
+							mode := modes[(i+r)%len(modes)]
+							b.Run("mode="+mode, func(sub *testing.B) {
+								if curCell != sub {
+									if cur != nil {
+										cur.stop()
+									}
+									cur, curCell = newCLNode(parentTB{diskB, sub}, disk.fs, mode), sub
 								}
-								cur, curCell = newCLNode(parentTB{diskB, sub}, disk.fs, mode), sub
-							}
-							n := cur
-							r := n.run(sub, t)
-							mu.Lock()
-							results[fmt.Sprintf("%s/%s/%d", disk.name, mode, t)] = r
-							mu.Unlock()
-						})
+								res := cur.run(sub, t)
+								key := fmt.Sprintf("%s/%s/%d", disk.name, mode, t)
+								mu.Lock()
+								if len(results[key]) == r {
+									results[key] = append(results[key], res)
+								} else {
+									results[key][r] = res // testing.B's later, longer run
+								}
+								mu.Unlock()
+							})
+						}
 					}
 				})
 			}
@@ -108,9 +133,18 @@ func BenchmarkCommitLogModes(b *testing.B) {
 	}
 	var out strings.Builder
 	for _, disk := range disks {
-		fmt.Fprintf(&out, "\ndisk=%s: UPDATE ops/s p50/p99 (us)\n%-8s", disk.name, "threads")
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(results)), func(k string) bool {
+			return strings.HasPrefix(k, disk.name+"/")
+		}) {
+			continue
+		}
+		fmt.Fprintf(&out, "\ndisk=%s: UPDATE ops/s p50/p99 (us)", disk.name)
+		if *clRounds > 1 {
+			fmt.Fprintf(&out, ", the median of %d rounds and the spread of its rounds' ops/s", *clRounds)
+		}
+		fmt.Fprintf(&out, "\n%-8s", "threads")
 		for _, m := range modes {
-			fmt.Fprintf(&out, " %24s", m)
+			fmt.Fprintf(&out, " %30s", m)
 		}
 		for _, m := range modes {
 			if m != "adaptive" {
@@ -119,17 +153,22 @@ func BenchmarkCommitLogModes(b *testing.B) {
 		}
 		out.WriteByte('\n')
 		for _, t := range threads {
-			fmt.Fprintf(&out, "%-8d", t)
 			cell := func(m string) (clResult, bool) {
-				r, ok := results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)]
-				return r, ok
+				return clMedian(results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)])
 			}
+			if !slices.ContainsFunc(modes, func(m string) bool { _, ok := cell(m); return ok }) {
+				continue
+			}
+			fmt.Fprintf(&out, "%-8d", t)
 			for _, m := range modes {
 				text := "-"
 				if r, ok := cell(m); ok {
 					text = fmt.Sprintf("%.0f %.0f/%.0f", r.rate, r.p50, r.p99)
+					if r.spread > 0 {
+						text += fmt.Sprintf(" ±%.0f%%", 100*r.spread)
+					}
 				}
-				fmt.Fprintf(&out, " %24s", text)
+				fmt.Fprintf(&out, " %30s", text)
 			}
 			a, aok := cell("adaptive")
 			for _, m := range modes {
@@ -148,6 +187,22 @@ func BenchmarkCommitLogModes(b *testing.B) {
 	fmt.Print(out.String())
 }
 
+// clMedian is the round with the median ops/s (the lower of the middle two
+// for an even count), its spread set to half the range of the rounds'
+// ops/s over that median.
+func clMedian(rounds []clResult) (clResult, bool) {
+	if len(rounds) == 0 {
+		return clResult{}, false
+	}
+	sorted := slices.Clone(rounds)
+	slices.SortFunc(sorted, func(a, b clResult) int { return cmp.Compare(a.rate, b.rate) })
+	m := sorted[(len(sorted)-1)/2]
+	if m.rate > 0 && len(sorted) > 1 {
+		m.spread = (sorted[len(sorted)-1].rate - sorted[0].rate) / 2 / m.rate
+	}
+	return m, true
+}
+
 const (
 	clUpdate   = `UPDATE bench.cl SET v = ? WHERE k = ?`
 	clNumConns = 4
@@ -158,7 +213,8 @@ const (
 )
 
 // clResult is one cell: ops/s and latency percentiles in microseconds.
-type clResult struct{ rate, p50, p99 float64 }
+// spread is set only by clMedian.
+type clResult struct{ rate, p50, p99, spread float64 }
 
 // clNode is a node under test and the session its clients share.
 type clNode struct {

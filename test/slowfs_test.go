@@ -7,11 +7,14 @@ import (
 )
 
 // slowFS simulates a disk whose every fsync takes lat: each file it hands
-// out sleeps lat in Sync, SyncData and SyncTo before delegating. Everything
-// else, reads and writes included, goes straight to the wrapped FS.
+// out sleeps lat in Sync, SyncData and SyncTo before delegating, or, with
+// skip, instead of delegating (the sync then costs only the sleep).
+// Everything else, reads and writes included, goes straight to the wrapped
+// FS.
 type slowFS struct {
 	vfs.FS
-	lat time.Duration
+	lat  time.Duration
+	skip bool
 }
 
 // newSlowFS wraps fs (vfs.Default when nil) so every fsync takes lat more.
@@ -26,7 +29,7 @@ func (s *slowFS) wrap(f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return f, err
 	}
-	return &slowFile{File: f, lat: s.lat}, nil
+	return &slowFile{File: f, lat: s.lat, skip: s.skip}, nil
 }
 
 func (s *slowFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -52,26 +55,42 @@ func (s *slowFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCa
 // Unwrap is the wrapped FS (vfs's convention for wrapping filesystems).
 func (s *slowFS) Unwrap() vfs.FS { return s.FS }
 
-// slowFile is a vfs.File whose syncs take lat longer; the embedded File
-// supplies every other method.
+// slowFile is a vfs.File whose syncs take lat longer, or only lat with
+// skip; the embedded File supplies every other method.
 type slowFile struct {
 	vfs.File
-	lat time.Duration
+	lat  time.Duration
+	skip bool
 }
 
 func (f *slowFile) Sync() error {
-	time.Sleep(f.lat)
+	if f.wait() {
+		return nil
+	}
 	return f.File.Sync()
 }
 
 func (f *slowFile) SyncData() error {
-	time.Sleep(f.lat)
+	if f.wait() {
+		return nil
+	}
 	return f.File.SyncData()
 }
 
 func (f *slowFile) SyncTo(length int64) (bool, error) {
-	time.Sleep(f.lat)
+	if f.wait() {
+		return true, nil
+	}
 	return f.File.SyncTo(length)
+}
+
+// wait sleeps the added latency and says whether the sync itself is
+// skipped.
+func (f *slowFile) wait() (skip bool) {
+	if f.lat > 0 {
+		time.Sleep(f.lat)
+	}
+	return f.skip
 }
 
 var (
