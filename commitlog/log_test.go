@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -132,37 +133,39 @@ func TestOnFull(t *testing.T) {
 	l := mustOpen(t, opts)
 	defer l.Close()
 
-	var upTo Position
 	var pos []Position
-	for i := 0; ; i++ {
-		if i == 200 {
-			t.Fatal("OnFull never called")
-		}
-		at, err := l.Append([]byte(strings.Repeat("f", 100)))
-		mustf(t, err, "Append")
-		pos = append(pos, at)
-		select {
-		case upTo = <-calls:
-		default:
-			continue
-		}
-		break
-	}
-	cur := pos[len(pos)-1].Segment
+	cur := func() uint64 { return pos[len(pos)-1].Segment }
 	live := func() (n int) {
 		segs, _ := segmentFiles(t, fs)
 		for _, name := range segs {
-			if id, _, _ := parseFileName(name); id <= cur {
+			if id, _, _ := parseFileName(name); id <= cur() {
 				n++
 			}
 		}
 		return n
 	}
+	// Append until the live segments pass the cap, then append no more:
+	// OnFull is called from another goroutine, and the flush it asks for
+	// is computed against the segments live then.
+	for len(pos) == 0 || live() <= 3 {
+		if len(pos) == 200 {
+			t.Fatal("200 appends never passed the cap")
+		}
+		at, err := l.Append([]byte(strings.Repeat("f", 100)))
+		mustf(t, err, "Append")
+		pos = append(pos, at)
+	}
+	var upTo Position
+	select {
+	case upTo = <-calls:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("OnFull not called with %d live segments, cap 3", live())
+	}
 	if live() <= 3 {
 		t.Fatalf("OnFull(%v) with %d live segments, cap 3", upTo, live())
 	}
-	if upTo.Segment <= pos[0].Segment || upTo.Segment > cur || upTo.Offset != 0 {
-		t.Fatalf("OnFull(%v); segments %d..%d", upTo, pos[0].Segment, cur)
+	if upTo.Segment <= pos[0].Segment || upTo.Segment > cur() || upTo.Offset != 0 {
+		t.Fatalf("OnFull(%v); segments %d..%d", upTo, pos[0].Segment, cur())
 	}
 	mustf(t, l.MarkFlushed(upTo), "MarkFlushed")
 	if n := live(); n > 3 {
