@@ -2,6 +2,8 @@ package commitlog
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,4 +110,69 @@ func TestAppendAsyncSyncError(t *testing.T) {
 		t.Fatalf("AppendAsync on a stopped log: %v", err)
 	}
 	_ = l.Close()
+}
+
+// TestAppendAsyncCallbacksInOrder: AppendAsync callbacks run one at a time
+// and in position order, each once, over syncs that complete one writer
+// and syncs that complete many.
+func TestAppendAsyncCallbacksInOrder(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncBatch
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+
+	const writers, each = 8, 150
+	var running atomic.Int32
+	var mu sync.Mutex
+	var last Position
+	var delivered int
+	done := make(chan struct{}, writers*each)
+	then := func(pos Position, err error) {
+		if running.Add(1) > 1 {
+			t.Error("two callbacks ran at once")
+		}
+		defer running.Add(-1)
+		if err != nil {
+			t.Errorf("then: %v", err)
+		}
+		mu.Lock()
+		if pos.Less(last) {
+			t.Errorf("callback for %v after one for %v", pos, last)
+		}
+		last = pos
+		delivered++
+		mu.Unlock()
+		done <- struct{}{}
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if i%50 == 0 {
+					// Now and then a slow sync, so that many queue behind it.
+					ffs.syncDelay.Store(int64(2 * time.Millisecond))
+				} else if i%50 == 5 {
+					ffs.syncDelay.Store(0)
+				}
+				_, pending, err := l.AppendAsync([]byte(fmt.Sprint(w, "/", i)), then)
+				mustf(t, err, "AppendAsync")
+				if !pending {
+					t.Error("AppendAsync in batch mode did not wait for a sync")
+					return
+				}
+				if i%3 == 0 {
+					<-done // a closed-loop writer now and then
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for range writers*each - writers*((each+2)/3) {
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if delivered != writers*each {
+		t.Fatalf("%d callbacks, want %d", delivered, writers*each)
+	}
 }

@@ -115,12 +115,16 @@
 // what waiting may cost the writers already queued; a writer that misses
 // the sync would wait at least a whole fsync more. A writer alone is
 // expected alone, so its sync starts at once: adaptive adds no latency at
-// one client. When writers arrive steadily instead of in a burst (a busy
-// CPU spreads them out), the expected count is not met in time and waiting
+// one client. When the expected writers do not come in time (a busy CPU
+// spreads them out, or they come back only a sync or more later), waiting
 // only adds latency, so each gather that runs out its deadline halves the
-// next one (down to 1/32), and every 16th gather probes with the whole half
-// fsync again. Under load each sync then takes everyone who is coming, and
-// the estimate follows writers that come and go within a sync or two.
+// next one, and after three such gathers in a row the flusher stops
+// waiting (even a short wait costs a timer and a wake-up, hundreds of µs
+// under load), as batch mode does. Every 16th gather probes with the whole
+// half fsync again; a probe that misses doubles the interval to the next,
+// up to 64, and a gather that meets its writers resets it. Under load each
+// sync then takes everyone who is coming, and the estimate follows writers
+// that come and go within a sync or two.
 //
 // # Replay
 //

@@ -191,18 +191,13 @@ func (l *Log) waitWindow(last time.Time) {
 //
 // The deadline is half the fsync latency (EWMA): what waiting may cost the
 // writers already queued, where a writer that misses the sync waits at
-// least a whole fsync more. When writers arrive steadily rather than in
-// the burst that follows a sync (a busy CPU spreads them out), the
-// expected count is never met and waiting only adds latency; so each
-// gather that runs out its deadline halves the next one, down to 1/32,
-// and every 16th gather probes with the whole half fsync again.
+// least a whole fsync more. When the writers it expects do not come in
+// time (a busy CPU spreads them out, or they come back only after a sync
+// or more), waiting only adds latency; gatherPlan then shortens the wait
+// and soon stops waiting, and probes now and then (see there).
 func (l *Log) gather() {
 	target := l.entered.Load()
-	l.gathers++
-	if l.gathers%16 == 0 {
-		l.gatherMisses = 0
-	}
-	deadline := min(time.Duration(l.syncEWMA.Load())/2>>l.gatherMisses, l.opts.GroupWindow)
+	deadline, probe := l.plan.start(time.Duration(l.syncEWMA.Load()), l.opts.GroupWindow)
 	var t *time.Timer
 	for {
 		l.mu.Lock()
@@ -210,7 +205,7 @@ func (l *Log) gather() {
 		l.mu.Unlock()
 		if l.left.Load() >= target && queued >= expected {
 			if t != nil {
-				l.gatherMisses = 0
+				l.plan.met()
 			}
 			return
 		}
@@ -224,11 +219,66 @@ func (l *Log) gather() {
 		select {
 		case <-l.flushC:
 		case <-t.C:
-			l.gatherMisses = min(l.gatherMisses+1, 5)
+			l.plan.missed(probe)
 			return
 		case <-l.closeC:
 			return
 		}
+	}
+}
+
+// gatherPlan is what adaptive mode remembers of its gathers; only the
+// flusher uses it. A gather that runs out its deadline halves the next
+// one's; after gatherGiveUp such gathers in a row the flusher stops
+// waiting altogether, since even a short wait costs a timer and a wake-up
+// (under load the flusher's wake-up alone took hundreds of µs, on every
+// sync). Every probeEvery-th gather probes: it waits the whole half fsync
+// again, to notice writers that have become worth waiting for. A probe
+// that misses doubles the interval to the next, up to gatherProbeMax; one
+// gather that meets its writers brings the next probe back within
+// gatherProbeMin.
+type gatherPlan struct {
+	n          int // gathers so far
+	misses     int // gathers in a row that ran out their deadline
+	nextProbe  int // the gather that probes next
+	probeEvery int // gathers between probes; 0 means gatherProbeMin
+}
+
+const (
+	gatherGiveUp   = 3
+	gatherProbeMin = 16
+	gatherProbeMax = 64
+)
+
+// start begins a gather: how long it may wait for the writers it expects
+// (0: not at all), and whether it is a probe.
+func (g *gatherPlan) start(fsync, window time.Duration) (deadline time.Duration, probe bool) {
+	g.n++
+	if g.n >= g.nextProbe {
+		probe = true
+		g.misses = 0
+		g.nextProbe = g.n + max(g.probeEvery, gatherProbeMin)
+	}
+	if g.misses >= gatherGiveUp {
+		return 0, probe
+	}
+	return min(fsync/2>>g.misses, window), probe
+}
+
+// met records a gather whose writers all came before its deadline.
+func (g *gatherPlan) met() {
+	g.misses = 0
+	g.probeEvery = gatherProbeMin
+	g.nextProbe = min(g.nextProbe, g.n+gatherProbeMin)
+}
+
+// missed records a gather that ran out its deadline; a probe that did puts
+// the next probe twice as far.
+func (g *gatherPlan) missed(probe bool) {
+	g.misses++
+	if probe {
+		g.probeEvery = min(2*max(g.probeEvery, gatherProbeMin), gatherProbeMax)
+		g.nextProbe = g.n + g.probeEvery
 	}
 }
 

@@ -61,10 +61,9 @@ type Log struct {
 	// syncEWMA is the moving average of fdatasync latency in nanoseconds;
 	// only the flusher writes it.
 	syncEWMA atomic.Int64
-	// gathers counts adaptive gathers and gatherMisses those that ran out
-	// their deadline since the last that did not; only the flusher uses
-	// them.
-	gathers, gatherMisses int
+	// plan is adaptive mode's record of its gathers; only the flusher
+	// uses it.
+	plan gatherPlan
 
 	preallocWarned atomic.Bool
 

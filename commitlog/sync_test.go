@@ -332,3 +332,59 @@ func checkPerWriter(t *testing.T, got []replayed, acked func(w int) int, writers
 		}
 	}
 }
+
+// TestGatherPlan walks adaptive mode's gather plan through misses, a give-up,
+// failed probes and a met gather.
+func TestGatherPlan(t *testing.T) {
+	const fsync, window = 800 * time.Microsecond, time.Hour
+	var g gatherPlan
+	type want struct {
+		deadline time.Duration
+		probe    bool
+	}
+	step := func(what string, w want) {
+		t.Helper()
+		d, p := g.start(fsync, window)
+		if d != w.deadline || p != w.probe {
+			t.Fatalf("%s (gather %d): deadline %v probe %v, want %v %v", what, g.n, d, p, w.deadline, w.probe)
+		}
+	}
+
+	step("first gather", want{400 * time.Microsecond, true})
+	g.missed(true) // a failed probe: the next one 32 gathers on
+	step("after one miss", want{200 * time.Microsecond, false})
+	g.missed(false)
+	step("after two misses", want{100 * time.Microsecond, false})
+	g.missed(false)
+	for g.n < 32 {
+		step("given up", want{0, false})
+	}
+	step("probe at gather 33", want{400 * time.Microsecond, true})
+	g.missed(true) // the next one 64 gathers on
+	step("halving after the probe", want{200 * time.Microsecond, false})
+	g.missed(false)
+	step("halving after the probe", want{100 * time.Microsecond, false})
+	g.missed(false)
+	for g.n < 96 {
+		step("given up until gather 97", want{0, false})
+	}
+	step("probe at gather 97", want{400 * time.Microsecond, true})
+	g.missed(true) // the interval stays at its maximum, 64
+	if g.probeEvery != gatherProbeMax || g.nextProbe != 97+gatherProbeMax {
+		t.Fatalf("probe interval %d, next probe %d after failed probes, want %d, %d",
+			g.probeEvery, g.nextProbe, gatherProbeMax, 97+gatherProbeMax)
+	}
+	step("after the probe", want{200 * time.Microsecond, false})
+	g.met()
+	step("after a met gather", want{400 * time.Microsecond, false})
+	if g.probeEvery != gatherProbeMin || g.nextProbe != 98+gatherProbeMin {
+		t.Fatalf("probe interval %d, next probe %d after a met gather at 98, want %d, %d",
+			g.probeEvery, g.nextProbe, gatherProbeMin, 98+gatherProbeMin)
+	}
+	if _, p := (&gatherPlan{n: 10, nextProbe: 11}).start(fsync, 50*time.Microsecond); !p {
+		t.Fatal("gather 11 does not probe when its turn comes")
+	}
+	if d, _ := (&gatherPlan{}).start(fsync, 50*time.Microsecond); d != 50*time.Microsecond {
+		t.Fatalf("deadline %v, want the 50µs window", d)
+	}
+}
