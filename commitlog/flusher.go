@@ -265,7 +265,7 @@ func (g *gatherPlan) start(fsync, window time.Duration) (deadline time.Duration,
 	return min(fsync/2>>g.misses, window), probe
 }
 
-// met records a gather whose writers all came before its deadline.
+// met records a gather whose writers all came while it waited.
 func (g *gatherPlan) met() {
 	g.misses = 0
 	g.probeEvery = gatherProbeMin
