@@ -1,13 +1,13 @@
 package test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -133,9 +133,14 @@ func BenchmarkCommitLogModes(b *testing.B) {
 	}
 	var out strings.Builder
 	for _, disk := range disks {
-		if !slices.ContainsFunc(slices.Collect(maps.Keys(results)), func(k string) bool {
-			return strings.HasPrefix(k, disk.name+"/")
-		}) {
+		cell := func(m string, t int) (clResult, bool) {
+			return clMedian(results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)])
+		}
+		// The rows that ran (a -test.bench pattern may pick some).
+		rows := slices.DeleteFunc(slices.Clone(threads), func(t int) bool {
+			return !slices.ContainsFunc(modes, func(m string) bool { _, ok := cell(m, t); return ok })
+		})
+		if len(rows) == 0 {
 			continue
 		}
 		fmt.Fprintf(&out, "\ndisk=%s: UPDATE ops/s p50/p99 (us)", disk.name)
@@ -152,17 +157,11 @@ func BenchmarkCommitLogModes(b *testing.B) {
 			}
 		}
 		out.WriteByte('\n')
-		for _, t := range threads {
-			cell := func(m string) (clResult, bool) {
-				return clMedian(results[fmt.Sprintf("%s/%s/%d", disk.name, m, t)])
-			}
-			if !slices.ContainsFunc(modes, func(m string) bool { _, ok := cell(m); return ok }) {
-				continue
-			}
+		for _, t := range rows {
 			fmt.Fprintf(&out, "%-8d", t)
 			for _, m := range modes {
 				text := "-"
-				if r, ok := cell(m); ok {
+				if r, ok := cell(m, t); ok {
 					text = fmt.Sprintf("%.0f %.0f/%.0f", r.rate, r.p50, r.p99)
 					if r.spread > 0 {
 						text += fmt.Sprintf(" ±%.0f%%", 100*r.spread)
@@ -170,13 +169,13 @@ func BenchmarkCommitLogModes(b *testing.B) {
 				}
 				fmt.Fprintf(&out, " %30s", text)
 			}
-			a, aok := cell("adaptive")
+			a, aok := cell("adaptive", t)
 			for _, m := range modes {
 				if m == "adaptive" {
 					continue
 				}
 				text := "-"
-				if r, ok := cell(m); ok && aok && r.rate > 0 {
+				if r, ok := cell(m, t); ok && aok && r.rate > 0 {
 					text = fmt.Sprintf("%.2f", a.rate/r.rate)
 				}
 				fmt.Fprintf(&out, " %12s", text)
@@ -275,31 +274,11 @@ func newCLNode(tb testing.TB, fs vfs.FS, mode string) *clNode {
 			tb.Fatalf("%s: %v", q, err)
 		}
 	}
-	v := make([]byte, benchValueLen)
-	for i := range v {
-		v[i] = 'v'
-	}
+	v := bytes.Repeat([]byte{'v'}, benchValueLen)
 	// Warm up before the first cell: a new node prepares its commit log
 	// segments (zeros ahead, fsyncs) and its first memtable in the
 	// background, which a measured cell must not share its disk with.
-	var wg sync.WaitGroup
-	errs := make(chan error, clWarmWriters)
-	for w := range clWarmWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q := s.Query(clUpdate)
-			for k := w; k < clWarmWrites; k += clWarmWriters {
-				if err := q.Bind(v, k).Exec(); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := benchFill(s, clUpdate, clWarmWriters, clWarmWrites, func(k int) []any { return []any{v, k} }); err != nil {
 		tb.Fatalf("warm-up: %v", err)
 	}
 	return &clNode{s: s, reg: node.Registry, value: v, stop: stop}

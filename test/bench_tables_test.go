@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -139,29 +140,31 @@ func newBenchKV(tb testing.TB) *benchKV {
 	kv := &benchKV{s: s, value: bytes.Repeat([]byte{'v'}, benchValueLen)}
 
 	// Every key once, from 64 clients.
-	const writers = 64
+	if err := benchFill(s, benchInsert, 64, benchKeys, func(k int) []any { return []any{k, kv.value} }); err != nil {
+		tb.Fatalf("populate: %v", err)
+	}
+	return kv
+}
+
+// benchFill runs stmt once for every key k in [0, keys), from writers
+// goroutines each with its own *gocql.Query, bound to args(k); it returns
+// the first error.
+func benchFill(s *gocql.Session, stmt string, writers, keys int, args func(k int) []any) error {
 	errs := make([]error, writers)
 	var wg sync.WaitGroup
 	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q := s.Query(benchInsert)
-			for k := w; k < benchKeys; k += writers {
-				if err := q.Bind(k, kv.value).Exec(); err != nil {
-					errs[w] = fmt.Errorf("populate k=%d: %w", k, err)
+		wg.Go(func() {
+			q := s.Query(stmt)
+			for k := w; k < keys; k += writers {
+				if err := q.Bind(args(k)...).Exec(); err != nil {
+					errs[w] = fmt.Errorf("%s with k=%d: %w", stmt, k, err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return kv
+	return errors.Join(errs...)
 }
 
 // run splits b.N prepared statements of kind op over clients goroutines
