@@ -432,6 +432,16 @@ func termText(t statements.Term) string {
 		return "?"
 	case *statements.TypeHintTerm:
 		return "(" + v.Type + ")" + termText(v.Term)
+	case *statements.FunctionTerm:
+		args := make([]string, len(v.Args))
+		for i, a := range v.Args {
+			args[i] = termText(a)
+		}
+		name := v.Name
+		if v.Keyspace != "" {
+			name = v.Keyspace + "." + name
+		}
+		return name + "(" + strings.Join(args, ", ") + ")"
 	}
 	return "?"
 }
@@ -672,6 +682,8 @@ func argMatch(a selItem, p datatype.DataType) match {
 			if pt := preferredType(t); pt != nil && sameType(pt, p) {
 				return matchExact
 			}
+			return matchWeak
+		case *statements.FunctionTerm:
 			return matchWeak
 		}
 		return matchNone

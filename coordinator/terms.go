@@ -3,7 +3,6 @@ package coordinator
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"strings"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -303,9 +302,8 @@ func (t *tupleExpr) eval(x *execution) ([]byte, error) {
 
 // funcExpr is a native function evaluated per execution.
 type funcExpr struct {
-	name string
 	args []valueExpr
-	fn   func(x *execution, args [][]byte) ([]byte, error)
+	fn   scalarFn
 }
 
 func (f *funcExpr) eval(x *execution) ([]byte, error) {
@@ -317,104 +315,89 @@ func (f *funcExpr) eval(x *execution) ([]byte, error) {
 		}
 		args[i] = v
 	}
-	return f.fn(x, args)
+	return f.fn(&selCtx{x: x}, args)
 }
 
-// function compiles the native scalar functions usable as values.
+// function compiles a native function call used as a value for a receiver
+// of type typ named name. Its signature is resolved in the one registry the
+// selection uses too (nativeFunctions), as Cassandra's FunctionCall.Raw
+// does for terms; fromJson alone takes the receiver's type.
 func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, name string) (valueExpr, error) {
-	fe := &funcExpr{name: f.Name}
-	arg := func(t datatype.DataType) error {
+	if f.Name == "fromjson" && f.Keyspace == "" {
 		if len(f.Args) != 1 {
-			return invalidf("Invalid number of arguments in call to function %s: 1 required but %d provided", f.Name, len(f.Args))
+			return nil, invalidf("Invalid number of arguments in call to function system.fromjson: 1 required but %d provided", len(f.Args))
 		}
-		a, err := b.term(f.Args[0], t, name)
-		fe.args = append(fe.args, a)
-		return err
-	}
-	noArgs := func() error {
-		if len(f.Args) != 0 {
-			return invalidf("Invalid number of arguments in call to function %s: 0 required but %d provided", f.Name, len(f.Args))
+		a, err := b.term(f.Args[0], datatype.Varchar, name)
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	}
-	var out datatype.DataType
-	var err error
-	switch strings.ToLower(f.Name) {
-	case "now", "currenttimeuuid":
-		out, err = datatype.Timeuuid, noArgs()
-		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) { return newTimeUUID(x.now()), nil }
-	case "uuid":
-		out, err = datatype.Uuid, noArgs()
-		fe.fn = func(*execution, [][]byte) ([]byte, error) { return newRandomUUID(), nil }
-	case "currenttimestamp":
-		out, err = datatype.Timestamp, noArgs()
-		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) {
-			return binary.BigEndian.AppendUint64(nil, uint64(x.now().UnixMilli())), nil
-		}
-	case "currentdate":
-		out, err = datatype.Date, noArgs()
-		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) { return dateOf(x.now()), nil }
-	case "currenttime":
-		out, err = datatype.Time, noArgs()
-		fe.fn = func(x *execution, _ [][]byte) ([]byte, error) {
-			n := x.now().UTC()
-			d := n.Sub(time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC))
-			return binary.BigEndian.AppendUint64(nil, uint64(d.Nanoseconds())), nil
-		}
-	case "totimestamp", "tounixtimestamp", "todate":
-		err = arg(datatype.Timeuuid)
-		kind := strings.ToLower(f.Name)
-		switch kind {
-		case "totimestamp":
-			out = datatype.Timestamp
-		case "tounixtimestamp":
-			out = datatype.Bigint
-		default:
-			out = datatype.Date
-		}
-		fe.fn = func(_ *execution, a [][]byte) ([]byte, error) {
-			if a[0] == nil {
-				return nil, nil
-			}
-			ms, ok := timeUUIDMillis(a[0])
-			if !ok {
-				return nil, invalidf("Invalid timeuuid for %s", f.Name)
-			}
-			if kind == "todate" {
-				return dateOf(time.UnixMilli(ms)), nil
-			}
-			return binary.BigEndian.AppendUint64(nil, uint64(ms)), nil
-		}
-	case "mintimeuuid", "maxtimeuuid":
-		err = arg(datatype.Timestamp)
-		max := strings.ToLower(f.Name) == "maxtimeuuid"
-		out = datatype.Timeuuid
-		fe.fn = func(_ *execution, a [][]byte) ([]byte, error) {
-			if len(a[0]) != 8 {
-				return nil, nil
-			}
-			return boundTimeUUID(int64(binary.BigEndian.Uint64(a[0])), max), nil
-		}
-	case "fromjson":
-		err = arg(datatype.Varchar)
-		out = typ // fromJson takes the type of what receives it
-		fe.fn = func(_ *execution, a [][]byte) ([]byte, error) {
+		return &funcExpr{args: []valueExpr{a}, fn: func(_ *selCtx, a [][]byte) ([]byte, error) {
 			if a[0] == nil {
 				return nil, nil
 			}
 			return fromJSONText(typ, string(a[0]))
-		}
-	default:
-		return nil, invalidf("Unknown function '%s'", f.Name)
+		}}, nil
 	}
+	sig, err := b.resolve(f)
 	if err != nil {
 		return nil, err
 	}
-	if !assignable(out, typ) {
-		return nil, invalidf("Type error: cannot assign result of function %s (type %s) to %s (type %s)",
-			f.Name, statements.TypeString(out, false), name, statements.TypeString(typ, false))
+	if !sameType(typ, sig.ret) && !valueCompatible(typ, sig.ret) {
+		return nil, invalidf("Type error: cannot assign result of function system.%s (type %s) to %s (type %s)",
+			sig.name, typeName(sig.ret), name, typeName(typ))
+	}
+	fe := &funcExpr{args: make([]valueExpr, len(f.Args)), fn: sig.impl}
+	for i, a := range f.Args {
+		if fe.args[i], err = b.term(a, sig.params[i], name); err != nil {
+			return nil, err
+		}
 	}
 	return fe, nil
+}
+
+// resolve picks the native function a call used as a value names.
+func (b *binder) resolve(f *statements.FunctionTerm) (*fnSig, error) {
+	display := f.Name
+	if f.Keyspace != "" {
+		display = f.Keyspace + "." + f.Name
+	}
+	sigs := nativeFunctions[f.Name]
+	if len(sigs) == 0 || (f.Keyspace != "" && f.Keyspace != "system") {
+		return nil, invalidf("Unknown function '%s'", display)
+	}
+	args := make([]selItem, len(f.Args))
+	for i, a := range f.Args {
+		args[i] = b.argItem(a)
+	}
+	sig, err := resolveFunction(display, sigs, args)
+	if err != nil {
+		return nil, err
+	}
+	if sig.agg != aggNone {
+		return nil, invalidf("Aggregation function are not supported in the where clause")
+	}
+	return sig, nil
+}
+
+// argItem is a function's argument as the signature resolution sees it:
+// a nested call by its return type (Cassandra's FunctionCall.Raw
+// testAssignment: weakly assignable when it cannot be resolved, or is
+// fromJson, whose type is its receiver's), any other term untyped.
+func (b *binder) argItem(a statements.Term) selItem {
+	if th, ok := a.(*statements.TypeHintTerm); ok {
+		if typ, err := statements.ParseType(th.Type); err == nil {
+			return selItem{typ: typ, name: termText(a)}
+		}
+	}
+	f, ok := a.(*statements.FunctionTerm)
+	if !ok || f.Name == "fromjson" {
+		return selItem{raw: a, name: termText(a)}
+	}
+	sig, err := b.resolve(f)
+	if err != nil {
+		return selItem{raw: a, name: termText(a)}
+	}
+	return selItem{typ: sig.ret, name: termText(a)}
 }
 
 // assignable reports whether a value of type from may be stored as to.
