@@ -1,0 +1,313 @@
+package mutation
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/storage"
+)
+
+// An Update's encoding, version 1: what a replica receives from another
+// node and what a hint keeps on disk. Frozen once written anywhere durable;
+// a change is a new version byte.
+//
+//	version      1 byte, updateFormatV1
+//	table id     16 bytes
+//	key          bytes
+//	op count     uvarint
+//	ops          op count times:
+//	  kind       1 byte (Kind)
+//	  KindCell, KindCollectionDeletion:
+//	    flags    1 byte: 0x01 static, 0x02 has a path
+//	    clustering  values (absent when static)
+//	    column   bytes
+//	    path type   the native protocol v5 [option] of the path's type (with a path)
+//	    path     bytes (with a path)
+//	  KindRowMarker, KindRowDeletion:
+//	    clustering  values
+//	  KindRangeDeletion:
+//	    start, end  bound each
+//	  every kind:
+//	    cell     bytes: storage's cell encoding
+//
+// bytes is a uvarint length then that many bytes; values is a uvarint
+// count then that many bytes; a bound is one byte 0 (open) or 1 (closed),
+// then for a closed bound its prefix (values) and one byte, 1 when
+// inclusive.
+const updateFormatV1 = 1
+
+// Limits of a decoded Update, well above what the coordinator builds, so
+// that no length an attacker claims makes the decoder allocate.
+const (
+	maxClustering = 64
+	maxOps        = 1 << 20
+	// maxTypeLen bounds a path type's encoding, and so the depth the
+	// protocol's type decoder recurses to.
+	maxTypeLen = 4096
+)
+
+// ErrBadUpdate reports an encoded Update that Decode cannot read.
+var ErrBadUpdate = errors.New("mutation: malformed update")
+
+// ErrUnknownTable reports an Update for a table the replica does not know.
+var ErrUnknownTable = errors.New("mutation: unknown table")
+
+// Append appends u's encoding to dst.
+func Append(dst []byte, u *Update) ([]byte, error) {
+	dst = append(dst, updateFormatV1)
+	dst = append(dst, u.Table.Def.ID[:]...)
+	dst = appendBytes(dst, u.Key)
+	dst = binary.AppendUvarint(dst, uint64(len(u.Ops)))
+	var err error
+	for i := range u.Ops {
+		op := &u.Ops[i]
+		dst = append(dst, byte(op.Kind))
+		switch op.Kind {
+		case KindCell, KindCollectionDeletion:
+			tg := &op.Target
+			var flags byte
+			if tg.Static {
+				flags |= 0x01
+			}
+			if tg.Path != nil {
+				flags |= 0x02
+			}
+			dst = append(dst, flags)
+			if !tg.Static {
+				dst = appendValues(dst, tg.Clustering)
+			}
+			dst = appendBytes(dst, []byte(tg.Column))
+			if tg.Path != nil {
+				if dst, err = appendType(dst, tg.PathType); err != nil {
+					return nil, err
+				}
+				dst = appendBytes(dst, tg.Path)
+			}
+		case KindRowMarker, KindRowDeletion:
+			dst = appendValues(dst, op.Target.Clustering)
+		case KindRangeDeletion:
+			dst = appendBound(dst, op.Range.Start)
+			dst = appendBound(dst, op.Range.End)
+		case KindPartitionDeletion:
+		default:
+			return nil, fmt.Errorf("mutation: encoding op of unknown kind %d", op.Kind)
+		}
+		dst = appendBytes(dst, op.Cell.Append(nil))
+	}
+	return dst, nil
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+func appendValues(dst []byte, vs [][]byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(vs)))
+	for _, v := range vs {
+		dst = appendBytes(dst, v)
+	}
+	return dst
+}
+
+func appendBound(dst []byte, b *storage.Bound) []byte {
+	if b == nil {
+		return append(dst, 0)
+	}
+	dst = append(dst, 1)
+	dst = appendValues(dst, b.Prefix)
+	if b.Inclusive {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
+}
+
+func appendType(dst []byte, t datatype.DataType) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := datatype.WriteDataType(t, &buf, primitive.ProtocolVersion5); err != nil {
+		return nil, fmt.Errorf("mutation: encoding path type: %w", err)
+	}
+	return appendBytes(dst, buf.Bytes()), nil
+}
+
+// Decode reads one Update from the front of b and returns the bytes after
+// it. table resolves the table id; the Update's byte slices point into b.
+// It never panics on bad input: every length is checked against what is
+// left of b.
+func Decode(b []byte, table func(id [16]byte) (*storage.Table, bool)) (*Update, []byte, error) {
+	r := reader{b: b}
+	if v := r.byte(); r.err == nil && v != updateFormatV1 {
+		return nil, nil, fmt.Errorf("%w: unknown format version %d", ErrBadUpdate, v)
+	}
+	var id [16]byte
+	copy(id[:], r.next(16))
+	key := r.bytes()
+	n := r.uvarint(maxOps)
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	t, ok := table(id)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w %x", ErrUnknownTable, id)
+	}
+	u := &Update{Table: t, Key: key}
+	for i := 0; i < n && r.err == nil; i++ {
+		op := Op{Kind: Kind(r.byte())}
+		switch op.Kind {
+		case KindCell, KindCollectionDeletion:
+			flags := r.byte()
+			if flags&^0x03 != 0 {
+				r.fail("unknown op flags %#x", flags)
+			}
+			op.Target.Static = flags&0x01 != 0
+			if !op.Target.Static {
+				op.Target.Clustering = r.values()
+			}
+			op.Target.Column = string(r.bytes())
+			if flags&0x02 != 0 {
+				op.Target.PathType = r.dataType()
+				op.Target.Path = r.bytes()
+				if op.Target.Path == nil {
+					op.Target.Path = []byte{}
+				}
+			}
+		case KindRowMarker, KindRowDeletion:
+			op.Target.Clustering = r.values()
+		case KindRangeDeletion:
+			op.Range.Start = r.bound()
+			op.Range.End = r.bound()
+		case KindPartitionDeletion:
+		default:
+			r.fail("unknown op kind %d", op.Kind)
+		}
+		cell := r.bytes()
+		if r.err != nil {
+			break
+		}
+		c, err := storage.DecodeCell(cell)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: op %d: %w", ErrBadUpdate, i, err)
+		}
+		op.Cell = c
+		u.Ops = append(u.Ops, op)
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return u, r.b, nil
+}
+
+// reader consumes b; the first failure sticks in err and every later read
+// returns zero values.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: "+format, append([]any{ErrBadUpdate}, args...)...)
+	}
+}
+
+func (r *reader) next(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n > len(r.b) {
+		r.fail("%d bytes wanted, %d left", n, len(r.b))
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) byte() byte {
+	if b := r.next(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *reader) uvarint(max int) int {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	if v > uint64(max) {
+		r.fail("count %d over %d", v, max)
+		return 0
+	}
+	r.b = r.b[n:]
+	return int(v)
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint(len(r.b))
+	if n == 0 {
+		return nil
+	}
+	return r.next(n)
+}
+
+func (r *reader) values() [][]byte {
+	n := r.uvarint(maxClustering)
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	vs := make([][]byte, n)
+	for i := range vs {
+		vs[i] = r.bytes()
+		if vs[i] == nil {
+			vs[i] = []byte{}
+		}
+	}
+	return vs
+}
+
+func (r *reader) bound() *storage.Bound {
+	switch r.byte() {
+	case 0:
+		return nil
+	case 1:
+		b := &storage.Bound{Prefix: r.values()}
+		switch r.byte() {
+		case 0:
+		case 1:
+			b.Inclusive = true
+		default:
+			r.fail("bad inclusive flag")
+		}
+		return b
+	}
+	r.fail("bad bound flag")
+	return nil
+}
+
+func (r *reader) dataType() datatype.DataType {
+	raw := r.bytes()
+	if r.err != nil {
+		return nil
+	}
+	if len(raw) > maxTypeLen {
+		r.fail("path type of %d bytes", len(raw))
+		return nil
+	}
+	rd := bytes.NewReader(raw)
+	t, err := datatype.ReadDataType(rd, primitive.ProtocolVersion5)
+	if err != nil || rd.Len() != 0 {
+		r.fail("bad path type")
+		return nil
+	}
+	return t
+}

@@ -1,0 +1,147 @@
+package mutation
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/cqld/cqld/storage"
+)
+
+// Kind is what an Op does.
+type Kind uint8
+
+const (
+	// KindCell writes a cell (live or a tombstone) at Target.
+	KindCell Kind = iota + 1
+	// KindCollectionDeletion deletes every element of the collection at
+	// Target written at or before Cell's timestamp.
+	KindCollectionDeletion
+	// KindRowMarker writes the liveness of the row Target.Clustering.
+	KindRowMarker
+	// KindRowDeletion deletes the row Target.Clustering.
+	KindRowDeletion
+	// KindPartitionDeletion deletes the whole partition.
+	KindPartitionDeletion
+	// KindRangeDeletion deletes the rows within Range.
+	KindRangeDeletion
+
+	kindMax = KindRangeDeletion
+)
+
+// Op is one change to a partition.
+type Op struct {
+	Kind   Kind
+	Target storage.CellTarget // the row (Clustering) for row ops, the cell for cell ops
+	Range  storage.Slice      // KindRangeDeletion only
+	Cell   storage.Cell
+}
+
+// Update is the changes to one partition of one table.
+type Update struct {
+	Table *storage.Table
+	Key   []byte // the serialized partition key
+	Ops   []Op
+}
+
+// Mutation is a set of partition updates that a replica applies
+// atomically: all of them or none.
+type Mutation struct {
+	Updates []*Update
+
+	// spare keeps Updates between uses of a pooled Mutation.
+	spare []*Update
+}
+
+var pool = sync.Pool{New: func() any { return new(Mutation) }}
+
+// New returns an empty Mutation from a pool; Release gives it back.
+func New() *Mutation { return pool.Get().(*Mutation) }
+
+// Release empties m and returns it to the pool. m must not be used after,
+// nor anything taken from it.
+func (m *Mutation) Release() {
+	const maxOps = 256
+	for _, u := range m.Updates {
+		if cap(u.Ops) > maxOps {
+			continue
+		}
+		clear(u.Ops)
+		u.Table, u.Key, u.Ops = nil, nil, u.Ops[:0]
+		m.spare = append(m.spare, u)
+	}
+	clear(m.Updates)
+	m.Updates = m.Updates[:0]
+	pool.Put(m)
+}
+
+// Empty reports whether m changes nothing.
+func (m *Mutation) Empty() bool {
+	for _, u := range m.Updates {
+		if len(u.Ops) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// update is the Update of partition pk of t, added if m has none yet. A
+// write usually touches one partition many times, so the last one is
+// checked first.
+func (m *Mutation) update(t *storage.Table, pk []byte) *Update {
+	if n := len(m.Updates); n > 0 {
+		if u := m.Updates[n-1]; u.Table == t && bytes.Equal(u.Key, pk) {
+			return u
+		}
+	}
+	for _, u := range m.Updates {
+		if u.Table == t && bytes.Equal(u.Key, pk) {
+			return u
+		}
+	}
+	var u *Update
+	if n := len(m.spare); n > 0 {
+		u, m.spare = m.spare[n-1], m.spare[:n-1]
+	} else {
+		u = new(Update)
+	}
+	u.Table, u.Key = t, pk
+	m.Updates = append(m.Updates, u)
+	return u
+}
+
+func (m *Mutation) add(t *storage.Table, pk []byte, op Op) {
+	u := m.update(t, pk)
+	u.Ops = append(u.Ops, op)
+}
+
+// WriteCell writes a cell: live, or a tombstone.
+func (m *Mutation) WriteCell(t *storage.Table, pk []byte, tg storage.CellTarget, c storage.Cell) {
+	m.add(t, pk, Op{Kind: KindCell, Target: tg, Cell: c})
+}
+
+// DeleteCollection deletes every element of the collection cell tg
+// written at or before tombstone c.
+func (m *Mutation) DeleteCollection(t *storage.Table, pk []byte, tg storage.CellTarget, c storage.Cell) {
+	m.add(t, pk, Op{Kind: KindCollectionDeletion, Target: tg, Cell: c})
+}
+
+// WriteRowMarker writes the row's liveness: INSERT makes a row exist even
+// when all its regular columns are null.
+func (m *Mutation) WriteRowMarker(t *storage.Table, pk []byte, ck [][]byte, c storage.Cell) {
+	m.add(t, pk, Op{Kind: KindRowMarker, Target: storage.CellTarget{Clustering: ck}, Cell: c})
+}
+
+// DeleteRow deletes the row (pk, ck) as of tombstone c.
+func (m *Mutation) DeleteRow(t *storage.Table, pk []byte, ck [][]byte, c storage.Cell) {
+	m.add(t, pk, Op{Kind: KindRowDeletion, Target: storage.CellTarget{Clustering: ck}, Cell: c})
+}
+
+// DeletePartition deletes partition pk as of tombstone c.
+func (m *Mutation) DeletePartition(t *storage.Table, pk []byte, c storage.Cell) {
+	m.add(t, pk, Op{Kind: KindPartitionDeletion, Cell: c})
+}
+
+// DeleteRange deletes the rows of partition pk within s as of tombstone c.
+func (m *Mutation) DeleteRange(t *storage.Table, pk []byte, s storage.Slice, c storage.Cell) {
+	m.add(t, pk, Op{Kind: KindRangeDeletion, Range: s, Cell: c})
+}

@@ -1,0 +1,119 @@
+package replica
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+
+	"github.com/cqld/cqld/commitlog"
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/storage"
+)
+
+func openLocal(t *testing.T, sync string) (*Local, *storage.Table) {
+	t.Helper()
+	e, err := storage.OpenEngine(storage.EngineOptions{
+		FS: vfs.NewMem(), Dir: "data",
+		Log:    commitlog.Options{Dir: "commitlog", Sync: sync, SegmentSize: 1 << 20},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	def := &storage.TableDef{Keyspace: "ks", Name: "t", ID: [16]byte{9}, Columns: []storage.ColumnDef{
+		{Name: "k", Type: "int", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
+		{Name: "c", Type: "int", Kind: storage.KindClustering, Position: 0, Order: "asc"},
+		{Name: "v", Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
+	}}
+	tbl, err := storage.NewTable(def, func(s string) (datatype.DataType, error) {
+		if s == "int" {
+			return datatype.Int, nil
+		}
+		return datatype.Varchar, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewLocal(e), tbl
+}
+
+func i32(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+
+// rows reads partition k back as clustering value -> v.
+func rows(t *testing.T, l *Local, tbl *storage.Table, k int) map[int]string {
+	t.Helper()
+	out := map[int]string{}
+	err := l.ReadPartition(context.Background(), tbl, i32(k), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+		for _, c := range r.Cells {
+			out[int(binary.BigEndian.Uint32(r.Clustering[0]))] = string(c.Cell.Value)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestLocalApplyAndRead(t *testing.T) {
+	for _, sync := range []string{"periodic", "batch"} {
+		t.Run(sync, func(t *testing.T) {
+			l, tbl := openLocal(t, sync)
+			ctx := context.Background()
+			m := mutation.New()
+			for c := range 3 {
+				m.WriteCell(tbl, i32(1), storage.CellTarget{Clustering: [][]byte{i32(c)}, Column: "v"}, storage.Cell{Timestamp: 10, Value: []byte{'a' + byte(c)}})
+			}
+			m.WriteCell(tbl, i32(2), storage.CellTarget{Clustering: [][]byte{i32(0)}, Column: "v"}, storage.Cell{Timestamp: 10, Value: []byte("z")})
+			if err := l.Apply(ctx, m, nil); err != nil {
+				t.Fatal(err)
+			}
+			m.Release()
+
+			// A failing check applies nothing.
+			m = mutation.New()
+			m.DeletePartition(tbl, i32(1), storage.Cell{Timestamp: 20, Tombstone: true, LocalDeletionTime: 1})
+			stale := errors.New("stale")
+			if err := l.Apply(ctx, m, func() error { return stale }); !errors.Is(err, stale) {
+				t.Fatalf("Apply with a failing check: %v", err)
+			}
+			if got := rows(t, l, tbl, 1); len(got) != 3 || got[2] != "c" {
+				t.Fatalf("partition 1 after a refused delete: %v", got)
+			}
+
+			// The same delete through ApplyAsync lands, now or later.
+			done := make(chan error, 1)
+			pending, err := l.ApplyAsync(m, nil, func(err error) { done <- err })
+			m.Release()
+			if pending {
+				err = <-done
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pending != l.ApplyWaits() {
+				t.Fatalf("pending %v, but ApplyWaits %v", pending, l.ApplyWaits())
+			}
+			if got := rows(t, l, tbl, 1); len(got) != 0 {
+				t.Fatalf("partition 1 after its deletion: %v", got)
+			}
+			if got := rows(t, l, tbl, 2); got[0] != "z" {
+				t.Fatalf("partition 2: %v", got)
+			}
+
+			// A cancelled request reaches no data.
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := l.Apply(cancelled, mutation.New(), nil); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Apply on a cancelled context: %v", err)
+			}
+		})
+	}
+}
