@@ -6,6 +6,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
+	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
 )
@@ -116,13 +117,14 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 			break
 		}
 	}
-	m := c.engine.NewMutation()
+	m := mutation.New()
+	defer m.Release()
 	for _, w := range p.children {
 		if err := w.mutateInto(m, x); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.engine.ApplyIf(m, func() error { return c.checkAllCurrent(p.children) }); err != nil {
+	if err := c.replica.Apply(x.ctx, m, func() error { return c.checkAllCurrent(p.children) }); err != nil {
 		return nil, batchError(err)
 	}
 	return &message.VoidResult{}, nil
@@ -139,7 +141,7 @@ func batchError(err error) error {
 
 // batch executes a BATCH message: each child, prepared or not, with its own
 // values, in one atomic mutation.
-func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message.Batch) (message.Message, error) {
+func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *message.Batch) (message.Message, error) {
 	if len(b.Children) == 0 {
 		return &message.VoidResult{}, nil
 	}
@@ -148,7 +150,7 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	}
 	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace}
 	ks := keyspaceOf(req, b.Keyspace)
-	base := &execution{version: req.Version, opts: opts}
+	base := &execution{ctx: ctx, version: req.Version, opts: opts}
 	base.now()
 	var cas *casPlan
 	var casXs []*execution
@@ -172,7 +174,7 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 				return nil, err
 			}
 		}
-		x := &execution{version: req.Version, opts: opts, at: base.at}
+		x := &execution{ctx: ctx, version: req.Version, opts: opts, at: base.at}
 		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}
@@ -215,13 +217,14 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 		}
 		defer unlock()
 	}
-	m := c.engine.NewMutation()
+	m := mutation.New()
+	defer m.Release()
 	for i, w := range plainWs {
 		if err := w.mutateInto(m, plainXs[i]); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.engine.ApplyIf(m, func() error { return c.checkAllCurrent(plainWs) }); err != nil {
+	if err := c.replica.Apply(ctx, m, func() error { return c.checkAllCurrent(plainWs) }); err != nil {
 		return nil, batchError(err)
 	}
 	return &message.VoidResult{}, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -48,9 +49,12 @@ type Options struct {
 
 // Coordinator executes requests. It is safe for concurrent use.
 type Coordinator struct {
-	opts       Options
-	catalog    *storage.Catalog
-	engine     *storage.Engine
+	opts    Options
+	catalog *storage.Catalog
+	engine  *storage.Engine
+	// replica holds every partition: the coordinator reads and writes
+	// user data only through it.
+	replica    replica.Replica
 	node       storage.NodeInfo
 	generation int32
 	vt         vtables
@@ -80,6 +84,7 @@ func New(opts Options) (*Coordinator, error) {
 		opts:       opts,
 		catalog:    opts.Catalog,
 		engine:     opts.Engine,
+		replica:    replica.NewLocal(opts.Engine),
 		node:       opts.Node,
 		generation: int32(time.Now().Unix()),
 		vt:         vt,
@@ -158,7 +163,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err != nil {
 		return nil, err
 	}
-	x := &execution{version: req.Version, opts: opts}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts}
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
@@ -167,6 +172,9 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 
 // execution is one run of a plan.
 type execution struct {
+	// ctx is the request's: its deadline and cancellation reach every
+	// replica call the run makes.
+	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
 	values  [][]byte // positional, resolved from named values when needed
@@ -174,7 +182,7 @@ type execution struct {
 	at      time.Time
 	// counterRead reads a counter's current value and timestamp; set while
 	// a counter write holds the counter lock.
-	counterRead func(t *tableInfo, pk []byte, ck [][]byte, column string, now int32) (int64, int64, error)
+	counterRead func(ctx context.Context, t *tableInfo, pk []byte, ck [][]byte, column string, now int32) (int64, int64, error)
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt

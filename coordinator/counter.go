@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"encoding/binary"
 	"slices"
 
@@ -51,13 +52,13 @@ func (c *Coordinator) counterSection(ws []*writePlan, xs []*execution) (func(), 
 }
 
 // readCounter reads a counter's current total and timestamp.
-func (c *Coordinator) readCounter(t *tableInfo, pk []byte, ck [][]byte, column string, now int32) (int64, int64, error) {
+func (c *Coordinator) readCounter(ctx context.Context, t *tableInfo, pk []byte, ck [][]byte, column string, now int32) (int64, int64, error) {
 	o := storage.ReadOptions{Now: now}
 	if len(ck) > 0 {
 		o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 	}
 	var total, ts int64
-	err := c.engine.ReadPartition(t.st, pk, o, func(r *storage.Row) bool {
+	err := c.replica.ReadPartition(ctx, t.st, pk, o, func(r *storage.Row) bool {
 		for _, cc := range r.Cells {
 			if cc.Column == column && len(cc.Cell.Value) == 8 {
 				total = int64(binary.BigEndian.Uint64(cc.Cell.Value))

@@ -11,6 +11,8 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -67,9 +69,9 @@ type writePlan struct {
 	// counter: the write increments counters, which reads their current
 	// values (under the coordinator's counter lock).
 	counter bool
-	// engine reads the current list for list operations by index or
+	// lists reads the current list for list operations by index or
 	// value; nil when the write never reads.
-	engine *storage.Engine
+	lists replica.Replica
 }
 
 func (p *writePlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -281,7 +283,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 		case statements.AssignSet:
 			if l, ok := col.typ.(*datatype.List); ok && a.Key != nil && col.multiCell() {
 				op.kind = opSetIndex
-				p.engine = c.engine
+				p.lists = c.replica
 				if op.key, err = b.term(a.Key, datatype.Int, "idx("+a.Column+")"); err != nil {
 					return nil, err
 				}
@@ -310,7 +312,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 			}
 			op.kind = map[statements.AssignmentOp]opKind{statements.AssignAdd: opAdd, statements.AssignSubtract: opSubtract, statements.AssignPrepend: opPrepend}[a.Op]
 			if op.kind == opSubtract && col.typ.Code() == primitive.DataTypeCodeList {
-				p.engine = c.engine
+				p.lists = c.replica
 			}
 			if op.kind == opPrepend && col.typ.Code() != primitive.DataTypeCodeList {
 				return nil, invalidf("Invalid operation (%s = ? + %s) for non list column %s", a.Column, a.Column, a.Column)
@@ -378,7 +380,7 @@ func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string
 				kt, spec = ct.ElementType, "value("+d.Column+")"
 			case *datatype.List:
 				kt, spec, op.kind = datatype.Int, "idx("+d.Column+")", opDeleteIndex
-				p.engine = c.engine
+				p.lists = c.replica
 			}
 			if kt == nil || !col.multiCell() {
 				return nil, invalidf("Invalid element deletion on %s", d.Column)
@@ -528,7 +530,8 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err != nil {
 		return nil, err
 	}
-	return p.applied(c.engine.ApplyIf(m, p.current(c)))
+	defer m.Release()
+	return p.applied(c.replica.Apply(x.ctx, m, p.current(c)))
 }
 
 // start runs a write that must not block (on an event loop) as far as the
@@ -543,7 +546,8 @@ func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Messag
 	if err != nil {
 		return false, nil, err
 	}
-	pending, err = c.engine.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
+	pending, err = c.replica.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
+	m.Release()
 	if pending {
 		return true, nil, nil
 	}
@@ -561,8 +565,8 @@ func (p *writePlan) admit(c *Coordinator, x *execution) error {
 }
 
 // mutation is the write's changes, for the engine to apply.
-func (p *writePlan) mutation(c *Coordinator, x *execution) (*storage.Mutation, error) {
-	m := c.engine.NewMutation()
+func (p *writePlan) mutation(c *Coordinator, x *execution) (*mutation.Mutation, error) {
+	m := mutation.New()
 	if err := p.mutateInto(m, x); err != nil {
 		return nil, err
 	}
@@ -623,7 +627,7 @@ func (e *staleError) Error() string {
 }
 
 // mutateInto adds the write's changes to m.
-func (p *writePlan) mutateInto(m *storage.Mutation, x *execution) error {
+func (p *writePlan) mutateInto(m *mutation.Mutation, x *execution) error {
 	t := p.t
 	ts, ttl, err := p.writeTime(x)
 	if err != nil {
@@ -691,9 +695,7 @@ func (p *writePlan) mutateInto(m *storage.Mutation, x *execution) error {
 		}
 		for _, ck := range targets {
 			if p.kind == kindInsert {
-				if err := m.WriteRowMarker(t.st, pk, ck, live); err != nil {
-					return err
-				}
+				m.WriteRowMarker(t.st, pk, ck, live)
 			}
 			for _, op := range p.ops {
 				if t.cols[op.col].isStatic() {
@@ -724,11 +726,12 @@ func evalExprs(t *tableInfo, exprs []valueExpr, cols []int, x *execution) ([][]b
 }
 
 // deleteRows is DELETE of whole rows: a row, a range or a partition.
-func (p *writePlan) deleteRows(m *storage.Mutation, pk []byte, x *execution, dead storage.Cell) error {
+func (p *writePlan) deleteRows(m *mutation.Mutation, pk []byte, x *execution, dead storage.Cell) error {
 	t := p.t
 	k := p.keys
 	if len(k.ck) == 0 && k.lower == nil && k.upper == nil {
-		return m.DeletePartition(t.st, pk, dead)
+		m.DeletePartition(t.st, pk, dead)
+		return nil
 	}
 	if len(k.ck) == len(t.ck) {
 		cks, err := evalKeys(t, k.ck, t.ck, x)
@@ -736,9 +739,7 @@ func (p *writePlan) deleteRows(m *storage.Mutation, pk []byte, x *execution, dea
 			return err
 		}
 		for _, ck := range cks {
-			if err := m.DeleteRow(t.st, pk, ck, dead); err != nil {
-				return err
-			}
+			m.DeleteRow(t.st, pk, ck, dead)
 		}
 		return nil
 	}
@@ -747,16 +748,14 @@ func (p *writePlan) deleteRows(m *storage.Mutation, pk []byte, x *execution, dea
 		return err
 	}
 	for _, s := range slices {
-		if err := m.DeleteRange(t.st, pk, s, dead); err != nil {
-			return err
-		}
+		m.DeleteRange(t.st, pk, s, dead)
 	}
 	return nil
 }
 
 // apply writes one column operation to the row (pk, ck); ck is nil for a
 // static column.
-func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeOp, x *execution, live, dead storage.Cell) error {
+func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op writeOp, x *execution, live, dead storage.Cell) error {
 	t := p.t
 	col := &t.cols[op.col]
 	tg := storage.CellTarget{Clustering: ck, Static: col.isStatic(), Column: col.def.Name}
@@ -795,7 +794,7 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 		if op.negate {
 			delta = -delta
 		}
-		cur, ts, err := x.counterRead(t, pk, ck, col.def.Name, int32(x.now().Unix()))
+		cur, ts, err := x.counterRead(x.ctx, t, pk, ck, col.def.Name, int32(x.now().Unix()))
 		if err != nil {
 			return err
 		}
@@ -804,19 +803,23 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 			c.Timestamp = ts + 1
 		}
 		c.Value = binary.BigEndian.AppendUint64(nil, uint64(cur+delta))
-		return m.WriteCell(t.st, pk, tg, c)
+		m.WriteCell(t.st, pk, tg, c)
+		return nil
 	}
 	if !col.multiCell() {
 		switch op.kind {
 		case opSet:
 			if v == nil {
-				return m.WriteCell(t.st, pk, tg, dead)
+				m.WriteCell(t.st, pk, tg, dead)
+				return nil
 			}
 			c := live
 			c.Value = v
-			return m.WriteCell(t.st, pk, tg, c)
+			m.WriteCell(t.st, pk, tg, c)
+			return nil
 		case opDelete:
-			return m.WriteCell(t.st, pk, tg, dead)
+			m.WriteCell(t.st, pk, tg, dead)
+			return nil
 		}
 		return invalidf("Invalid operation on column %s", col.def.Name)
 	}
@@ -828,9 +831,7 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 		if op.kind == opSet {
 			del.Timestamp--
 		}
-		if err := m.DeleteCollection(t.st, pk, tg, del); err != nil {
-			return err
-		}
+		m.DeleteCollection(t.st, pk, tg, del)
 		if op.kind == opDelete || v == nil {
 			return nil
 		}
@@ -860,17 +861,20 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 		}
 		return walkCollection(v, func(e []byte) error {
 			tg.PathType, tg.Path = kt, e
-			return m.WriteCell(t.st, pk, tg, dead)
+			m.WriteCell(t.st, pk, tg, dead)
+			return nil
 		}, nil)
 	case opSetKey:
 		mt := col.typ.(*datatype.Map)
 		tg.PathType, tg.Path = mt.KeyType, key
 		if v == nil {
-			return m.WriteCell(t.st, pk, tg, dead)
+			m.WriteCell(t.st, pk, tg, dead)
+			return nil
 		}
 		c := live
 		c.Value = v
-		return m.WriteCell(t.st, pk, tg, c)
+		m.WriteCell(t.st, pk, tg, c)
+		return nil
 	case opDeleteKey:
 		switch ct := col.typ.(type) {
 		case *datatype.Map:
@@ -879,7 +883,8 @@ func (p *writePlan) apply(m *storage.Mutation, pk []byte, ck [][]byte, op writeO
 			tg.PathType = ct.ElementType
 		}
 		tg.Path = key
-		return m.WriteCell(t.st, pk, tg, dead)
+		m.WriteCell(t.st, pk, tg, dead)
+		return nil
 	}
 	return invalidf("Invalid operation on column %s", col.def.Name)
 }
@@ -946,7 +951,7 @@ func timeUUIDAt(ticks int64) []byte {
 const prependEpochMillis = 1262304000000
 
 // writeElements writes the elements of a serialized collection v as cells.
-func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.CellTarget, col *colInfo, v []byte, x *execution, live storage.Cell, prepend bool) error {
+func (p *writePlan) writeElements(m *mutation.Mutation, pk []byte, tg storage.CellTarget, col *colInfo, v []byte, x *execution, live storage.Cell, prepend bool) error {
 	t := p.t
 	switch ct := col.typ.(type) {
 	case *datatype.UserDefined:
@@ -956,7 +961,8 @@ func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.Cel
 			tg.PathType, tg.Path = ct.ElementType, e
 			c := live
 			c.Value = []byte{}
-			return m.WriteCell(t.st, pk, tg, c)
+			m.WriteCell(t.st, pk, tg, c)
+			return nil
 		}, nil)
 	case *datatype.Map:
 		var key []byte
@@ -964,7 +970,8 @@ func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.Cel
 			tg.PathType, tg.Path = ct.KeyType, key
 			c := live
 			c.Value = val
-			return m.WriteCell(t.st, pk, tg, c)
+			m.WriteCell(t.st, pk, tg, c)
+			return nil
 		})
 	case *datatype.List:
 		var elems [][]byte
@@ -976,9 +983,7 @@ func (p *writePlan) writeElements(m *storage.Mutation, pk []byte, tg storage.Cel
 			tg.PathType, tg.Path = datatype.Timeuuid, timeUUIDAt(ticks[i])
 			c := live
 			c.Value = e
-			if err := m.WriteCell(t.st, pk, tg, c); err != nil {
-				return err
-			}
+			m.WriteCell(t.st, pk, tg, c)
 		}
 		return nil
 	}

@@ -31,12 +31,12 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		return nil, false
 	}
 	w, ok := ps.plan.(*writePlan)
-	if !ok || !c.engine.ApplyWaits() {
+	if !ok || !c.replica.ApplyWaits() {
 		// A read, or a write the commit log acknowledges once buffered.
 		msg, err := c.executePrepared(ctx, req, m, ps)
 		return respond(msg, err, req.Version), true
 	}
-	x, err := bindExecute(req, m, ps)
+	x, err := bindExecute(ctx, req, m, ps)
 	if err != nil {
 		return respond(nil, err, req.Version), true
 	}
@@ -61,7 +61,7 @@ func inlines(p plan, opts *message.QueryOptions) bool {
 	case *tableSelectPlan:
 		return p.index.name == "" && p.keys.onePartition() && p.keys.oneRow(p.t) && p.sel == nil && p.json == nil
 	case *writePlan:
-		return !p.counter && p.engine == nil
+		return !p.counter && p.lists == nil
 	}
 	return false
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
+	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -25,7 +26,7 @@ func (p *writePlan) listCells(pk []byte, ck [][]byte, col *colInfo, x *execution
 		o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 	}
 	var out []storage.ColumnCell
-	err := p.engine.ReadPartition(p.t.st, pk, o, func(r *storage.Row) bool {
+	err := p.lists.ReadPartition(x.ctx, p.t.st, pk, o, func(r *storage.Row) bool {
 		if r.Static != static {
 			return !static // the static row comes first: past it, stop
 		}
@@ -40,7 +41,7 @@ func (p *writePlan) listCells(pk []byte, ck [][]byte, col *colInfo, x *execution
 }
 
 // applyListRead runs a list operation that reads the current list.
-func (p *writePlan) applyListRead(m *storage.Mutation, pk []byte, tg storage.CellTarget, op writeOp, col *colInfo, x *execution, live, dead storage.Cell) error {
+func (p *writePlan) applyListRead(m *mutation.Mutation, pk []byte, tg storage.CellTarget, op writeOp, col *colInfo, x *execution, live, dead storage.Cell) error {
 	var idx, v []byte
 	var err error
 	if op.key != nil {
@@ -85,9 +86,7 @@ func (p *writePlan) applyListRead(m *storage.Mutation, pk []byte, tg storage.Cel
 			if tg.Path, _, err = storage.DecodeKey(c.Path, datatype.Timeuuid, false); err != nil {
 				return err
 			}
-			if err := m.WriteCell(p.t.st, pk, tg, dead); err != nil {
-				return err
-			}
+			m.WriteCell(p.t.st, pk, tg, dead)
 		}
 		return nil
 	}
@@ -105,11 +104,13 @@ func (p *writePlan) applyListRead(m *storage.Mutation, pk []byte, tg storage.Cel
 		return err
 	}
 	if op.kind == opDeleteIndex || v == nil {
-		return m.WriteCell(p.t.st, pk, tg, dead)
+		m.WriteCell(p.t.st, pk, tg, dead)
+		return nil
 	}
 	c := live
 	c.Value = v
-	return m.WriteCell(p.t.st, pk, tg, c)
+	m.WriteCell(p.t.st, pk, tg, c)
+	return nil
 }
 
 func containsBytes(set [][]byte, b []byte) bool {

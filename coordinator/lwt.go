@@ -10,6 +10,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -222,7 +223,8 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		applied = applied && ok
 	}
 	if applied {
-		m := c.engine.NewMutation()
+		m := mutation.New()
+		defer m.Release()
 		for i, cw := range p.writes {
 			if err := cw.w.mutateInto(m, xs[i]); err != nil {
 				return nil, err
@@ -236,7 +238,7 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 			}
 			return nil
 		}
-		if err := c.engine.ApplyIf(m, check); err != nil {
+		if err := c.replica.Apply(xs[0].ctx, m, check); err != nil {
 			if isStale(err) || isDropped(err) {
 				return nil, err
 			}
@@ -293,7 +295,7 @@ func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execut
 			o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 		}
 	}
-	err = c.engine.ReadPartition(t.st, pk, o, func(r *storage.Row) bool {
+	err = c.replica.ReadPartition(x.ctx, t.st, pk, o, func(r *storage.Row) bool {
 		if r.Static {
 			static = r
 		} else if ck != nil || len(t.ck) == 0 {

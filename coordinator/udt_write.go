@@ -3,6 +3,7 @@ package coordinator
 import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
+	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -46,7 +47,7 @@ func fieldOp(col *colInfo, ci int, field, written string, b *binder, value state
 
 // writeFields writes the non-null fields of a whole user type value v
 // as cells (the column's earlier cells are deleted by the caller).
-func (p *writePlan) writeFields(m *storage.Mutation, pk []byte, tg storage.CellTarget, ut *datatype.UserDefined, v []byte, live storage.Cell) error {
+func (p *writePlan) writeFields(m *mutation.Mutation, pk []byte, tg storage.CellTarget, ut *datatype.UserDefined, v []byte, live storage.Cell) error {
 	rest := v
 	for i := 0; i < len(ut.FieldTypes) && len(rest) > 0; i++ {
 		f, r, ok := readBytes(rest)
@@ -60,22 +61,22 @@ func (p *writePlan) writeFields(m *storage.Mutation, pk []byte, tg storage.CellT
 		tg.PathType, tg.Path = datatype.Smallint, udtFieldPath(i)
 		c := live
 		c.Value = f
-		if err := m.WriteCell(p.t.st, pk, tg, c); err != nil {
-			return err
-		}
+		m.WriteCell(p.t.st, pk, tg, c)
 	}
 	return nil
 }
 
 // writeField is c.f = v and DELETE c.f; v is the evaluated value.
-func (p *writePlan) writeField(m *storage.Mutation, pk []byte, tg storage.CellTarget, op writeOp, v []byte, live, dead storage.Cell) error {
+func (p *writePlan) writeField(m *mutation.Mutation, pk []byte, tg storage.CellTarget, op writeOp, v []byte, live, dead storage.Cell) error {
 	tg.PathType, tg.Path = datatype.Smallint, udtFieldPath(op.field)
 	if op.kind == opFieldDel || v == nil {
-		return m.WriteCell(p.t.st, pk, tg, dead)
+		m.WriteCell(p.t.st, pk, tg, dead)
+		return nil
 	}
 	c := live
 	c.Value = v
-	return m.WriteCell(p.t.st, pk, tg, c)
+	m.WriteCell(p.t.st, pk, tg, c)
+	return nil
 }
 
 // assembleUDT serializes a non-frozen user type from its field cells,

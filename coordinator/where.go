@@ -3,9 +3,10 @@ package coordinator
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"sort"
 	"strings"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
