@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -42,65 +43,94 @@ import (
 //	objects       *jsonObject (LinkedHashMap: insertion ordered)
 
 // jsonObject is a decoded JSON object, keys in their order of appearance;
-// a repeated key keeps its first position and its last value.
+// a repeated key keeps its first position and its last value. Lookups go
+// through pos so that an object of n keys decodes in O(n).
 type jsonObject struct {
 	keys []string
 	vals []any
+	pos  map[string]int
 }
 
 func (o *jsonObject) index(k string) int {
-	for i, key := range o.keys {
-		if key == k {
-			return i
-		}
+	if i, ok := o.pos[k]; ok {
+		return i
 	}
 	return -1
 }
 
 func (o *jsonObject) put(k string, v any) {
-	if i := o.index(k); i >= 0 {
+	if i, ok := o.pos[k]; ok {
 		o.vals[i] = v
 		return
 	}
+	if o.pos == nil {
+		o.pos = make(map[string]int)
+	}
+	o.pos[k] = len(o.keys)
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, v)
-}
-
-func (o *jsonObject) remove(k string) any {
-	i := o.index(k)
-	if i < 0 {
-		return nil
-	}
-	v := o.vals[i]
-	o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
-	o.vals = append(o.vals[:i:i], o.vals[i+1:]...)
-	return v
 }
 
 // handleCaseSensitivity is Json.handleCaseSensitivity: a key quoted with
 // double quotes names a case-sensitive identifier and loses its quotes;
 // any other key is lower-cased. A changed key moves to the end, as
-// Java's LinkedHashMap remove and put do.
+// Java's LinkedHashMap remove and put do (onto a key already there, it
+// replaces that key's value in place).
 func (o *jsonObject) handleCaseSensitivity() {
-	for _, k := range append([]string(nil), o.keys...) {
-		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
-			v := o.remove(k)
-			o.put(k[1:len(k)-1], v)
+	// Removed entries are marked and dropped at the end, which keeps each
+	// remove and put O(1).
+	n := len(o.keys)
+	removed := make([]bool, n)
+	for i := 0; i < n; i++ {
+		k := o.keys[i]
+		var renamed string
+		switch {
+		case len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"':
+			renamed = k[1 : len(k)-1]
+		case strings.ToLower(k) != k:
+			renamed = strings.ToLower(k)
+		default:
 			continue
 		}
-		if lowered := strings.ToLower(k); lowered != k {
-			v := o.remove(k)
-			o.put(lowered, v)
+		v := o.vals[i]
+		removed[i] = true
+		delete(o.pos, k)
+		if j, ok := o.pos[renamed]; ok {
+			o.vals[j] = v
+			continue
 		}
+		o.pos[renamed] = len(o.keys)
+		o.keys = append(o.keys, renamed)
+		o.vals = append(o.vals, v)
+		removed = append(removed, false)
 	}
+	keys, vals := o.keys[:0], o.vals[:0]
+	for i := range o.keys {
+		if removed[i] {
+			continue
+		}
+		o.pos[o.keys[i]] = len(keys)
+		keys = append(keys, o.keys[i])
+		vals = append(vals, o.vals[i])
+	}
+	o.keys, o.vals = keys, vals
 }
+
+// The limits of Jackson's StreamReadConstraints (2.15 onwards, the
+// defaults Cassandra runs with). Without the depth bound a document of
+// brackets would recurse until the stack overflows; without the length
+// bound an integer's conversion is quadratic in its digits.
+const (
+	maxJSONDepth        = 1000
+	maxJSONNumberLength = 1000
+)
 
 // decodeJSON decodes the first JSON value of s (Jackson's readValue ignores
 // what follows it).
 func decodeJSON(s string) (any, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
-	v, err := readJSONValue(d)
+	v, err := readJSONValue(d, 0)
 	if err == io.EOF {
 		return nil, errors.New("no content to map due to end-of-input")
 	}
@@ -110,18 +140,23 @@ func decodeJSON(s string) (any, error) {
 	return v, err
 }
 
-func readJSONValue(d *json.Decoder) (any, error) {
+// readJSONValue reads one value whose enclosing arrays and objects number
+// depth.
+func readJSONValue(d *json.Decoder, depth int) (any, error) {
 	tok, err := d.Token()
 	if err != nil {
 		return nil, err
 	}
 	switch v := tok.(type) {
 	case json.Delim:
+		if depth++; depth > maxJSONDepth {
+			return nil, fmt.Errorf("Depth (%d) exceeds the maximum allowed nesting depth (%d)", depth, maxJSONDepth)
+		}
 		switch v {
 		case '[':
 			list := []any{}
 			for d.More() {
-				e, err := readJSONValue(d)
+				e, err := readJSONValue(d, depth)
 				if err != nil {
 					return nil, err
 				}
@@ -142,7 +177,7 @@ func readJSONValue(d *json.Decoder) (any, error) {
 				if !ok {
 					return nil, fmt.Errorf("unexpected object key %v", kt)
 				}
-				e, err := readJSONValue(d)
+				e, err := readJSONValue(d, depth)
 				if err != nil {
 					return nil, err
 				}
@@ -163,7 +198,15 @@ func readJSONValue(d *json.Decoder) (any, error) {
 
 // jsonNumber types a JSON number as Jackson does.
 func jsonNumber(s string) (any, error) {
-	if strings.ContainsAny(s, ".eE") {
+	fp := strings.ContainsAny(s, ".eE")
+	length := len(s)
+	if !fp {
+		length = len(strings.TrimPrefix(s, "-"))
+	}
+	if length > maxJSONNumberLength {
+		return nil, fmt.Errorf("Number length (%d) exceeds the maximum length (%d)", length, maxJSONNumberLength)
+	}
+	if fp {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, err
@@ -208,35 +251,52 @@ func javaClass(v any) string {
 
 // javaString is v's Java toString.
 func javaString(v any) string {
+	var b strings.Builder
+	appendJavaString(&b, v)
+	return b.String()
+}
+
+// appendJavaString writes v's Java toString to b: in one pass, so that a
+// deep value costs its size and not its size times its depth.
+func appendJavaString(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case nil:
-		return "null"
+		b.WriteString("null")
 	case string:
-		return x
+		b.WriteString(x)
 	case int32:
-		return strconv.FormatInt(int64(x), 10)
+		b.WriteString(strconv.FormatInt(int64(x), 10))
 	case int64:
-		return strconv.FormatInt(x, 10)
+		b.WriteString(strconv.FormatInt(x, 10))
 	case *big.Int:
-		return x.String()
+		b.WriteString(x.String())
 	case float64:
-		return javaFloatString(x, 64)
+		b.WriteString(javaFloatString(x, 64))
 	case bool:
-		return strconv.FormatBool(x)
+		b.WriteString(strconv.FormatBool(x))
 	case []any:
-		parts := make([]string, len(x))
+		b.WriteByte('[')
 		for i, e := range x {
-			parts[i] = javaString(e)
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			appendJavaString(b, e)
 		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		b.WriteByte(']')
 	case *jsonObject:
-		parts := make([]string, len(x.keys))
+		b.WriteByte('{')
 		for i, k := range x.keys {
-			parts[i] = k + "=" + javaString(x.vals[i])
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k)
+			b.WriteByte('=')
+			appendJavaString(b, x.vals[i])
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		b.WriteByte('}')
+	default:
+		fmt.Fprint(b, v)
 	}
-	return fmt.Sprint(v)
 }
 
 // marshalError is Cassandra's MarshalException: a value that does not fit
@@ -245,8 +305,32 @@ type marshalError struct{ msg string }
 
 func (e *marshalError) Error() string { return e.msg }
 
+// marshalf formats a marshalError, abbreviating the values it quotes.
 func marshalf(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = abbreviate(s)
+		}
+	}
 	return &marshalError{msg: fmt.Sprintf(format, args...)}
+}
+
+// maxQuoted bounds how much of a value or document an error message
+// quotes: Cassandra quotes it whole, but an error message is a [string]
+// of at most 65535 bytes.
+const maxQuoted = 1024
+
+// abbreviate is s, or its first maxQuoted bytes (whole UTF-8 sequences)
+// and how many bytes were left out.
+func abbreviate(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s...[%d bytes more]", s[:n], len(s)-n)
 }
 
 // expected is the "Expected a ..., but got a Class: value" error.
@@ -766,7 +850,7 @@ var (
 func parseDurationText(s string) (datacodec.CqlDuration, error) {
 	neg := strings.HasPrefix(s, "-")
 	source := strings.TrimPrefix(s, "-")
-	bad := invalidf("Unable to convert '%s' to a duration", source)
+	bad := invalidf("Unable to convert '%s' to a duration", abbreviate(source))
 	if !strings.HasPrefix(source, "P") {
 		d, err := parseDuration(s)
 		if err != nil {
@@ -827,14 +911,14 @@ type jsonRow struct {
 func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, text)
+		return nil, invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, abbreviate(text))
 	}
 	if v == nil {
 		return nil, invalidf("Got null for INSERT JSON values")
 	}
 	obj, ok := v.(*jsonObject)
 	if !ok {
-		return nil, invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), text)
+		return nil, invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), abbreviate(text))
 	}
 	obj.handleCaseSensitivity()
 	row := &jsonRow{present: make([]bool, len(cols)), vals: make([][]byte, len(cols))}
@@ -864,19 +948,18 @@ func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
 	}
 	for j, k := range obj.keys {
 		if !used[j] {
-			return nil, invalidf("JSON values map contains unrecognized column: %s", k)
+			return nil, invalidf("JSON values map contains unrecognized column: %s", abbreviate(k))
 		}
 	}
 	return row, nil
 }
 
 // fromJSONText is the conversion of fromJson(text) for a receiver of type
-// t: the JSON null is a null. (The function itself is not wired into the
-// function table here; Cassandra reports its errors as FUNCTION_FAILURE.)
+// t: the JSON null is a null.
 func fromJSONText(t datatype.DataType, text string) ([]byte, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, invalidf("Could not decode JSON string '%s': %v", text, err)
+		return nil, invalidf("Could not decode JSON string '%s': %v", abbreviate(text), err)
 	}
 	if v == nil {
 		return nil, nil

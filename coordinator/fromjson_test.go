@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"encoding/hex"
+	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -351,4 +353,162 @@ func TestInsertJSONPlan(t *testing.T) {
 			t.Errorf("%s: %v, want %q", q, resp, msg)
 		}
 	}
+}
+
+// TestJSONLimits is Jackson's StreamReadConstraints: 1000 levels of
+// arrays and objects, numbers of 1000 digits; a document past them is
+// refused at the first level too many, whatever its size.
+func TestJSONLimits(t *testing.T) {
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + strings.Repeat(close, n)
+	}
+	cols := []jsonReceiver{{"k", datatype.Int}, {"v", datatype.NewList(datatype.Int)}}
+	for _, tc := range []struct {
+		name, json, err string
+	}{
+		{name: "arrays at the limit", json: `{"k": 1, "v": ` + deep("[", "]", 999) + `}`,
+			err: "Error decoding JSON value for v: Expected an int value, but got a ArrayList: " + deep("[", "]", 998)[:1024] + "...[972 bytes more]"},
+		{name: "arrays past the limit", json: `{"k": 1, "v": ` + deep("[", "]", 1000) + `}`,
+			err: "Could not decode JSON string as a map: Depth (1001) exceeds the maximum allowed nesting depth (1000). (String was: "},
+		{name: "objects past the limit", json: `{"k": 1, "v": ` + strings.Repeat(`{"a":`, 1000) + `1` + strings.Repeat("}", 1000) + `}`,
+			err: "Depth (1001) exceeds the maximum allowed nesting depth (1000)"},
+		{name: "seven million brackets", json: `{"k": 1, "v": ` + deep("[", "]", 7_000_000) + `}`,
+			err: "Depth (1001) exceeds the maximum allowed nesting depth (1000)"},
+		{name: "unclosed brackets", json: `{"k": 1, "v": ` + strings.Repeat("[", 7_000_000),
+			err: "Depth (1001) exceeds the maximum allowed nesting depth (1000)"},
+		{name: "integer at the limit", json: `{"k": 1, "v": [-` + strings.Repeat("9", 1000) + `]}`,
+			err: "Expected an int value, but got a BigInteger: -999"},
+		{name: "integer past the limit", json: `{"k": 1, "v": [` + strings.Repeat("9", 1001) + `]}`,
+			err: "Could not decode JSON string as a map: Number length (1001) exceeds the maximum length (1000)"},
+		{name: "float past the limit", json: `{"k": 1, "v": [0.` + strings.Repeat("9", 999) + `]}`,
+			err: "Number length (1001) exceeds the maximum length (1000)"},
+	} {
+		_, err := parseJSONRow(tc.json, cols)
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: got %.300v; want error %q", tc.name, err, tc.err)
+		}
+	}
+	// The same bound for fromJson() and for a collection given as a
+	// string of JSON.
+	if _, err := fromJSONText(datatype.NewList(datatype.Int), deep("[", "]", 5000)); err == nil ||
+		!strings.Contains(err.Error(), "Depth (1001) exceeds the maximum allowed nesting depth (1000)") {
+		t.Errorf("fromJson: %.300v", err)
+	}
+	nested, _ := json.Marshal(deep("[", "]", 5000))
+	if _, err := fromJSONText(datatype.NewList(datatype.Int), string(nested)); err == nil ||
+		!strings.Contains(err.Error(), "Error decoding JSON string: Depth (1001) exceeds the maximum allowed nesting depth (1000)") {
+		t.Errorf("fromJson of a string: %.300v", err)
+	}
+}
+
+// TestAbbreviate: error messages quote at most 1 KiB of a value, cut
+// between UTF-8 sequences.
+func TestAbbreviate(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"abc", "abc"},
+		{strings.Repeat("x", 1024), strings.Repeat("x", 1024)},
+		{strings.Repeat("x", 1025), strings.Repeat("x", 1024) + "...[1 bytes more]"},
+		{strings.Repeat("x", 1023) + "é", strings.Repeat("x", 1023) + "...[2 bytes more]"},
+	} {
+		if got := abbreviate(tc.in); got != tc.want {
+			t.Errorf("abbreviate(%d bytes) = ...%s", len(tc.in), got[max(0, len(got)-30):])
+		}
+	}
+}
+
+// handleCaseSensitivityByRemoveAndPut is Json.handleCaseSensitivity
+// step by step (a remove and a put per changed key), the reference for
+// the linear version.
+func handleCaseSensitivityByRemoveAndPut(keys []string, vals []any) ([]string, []any) {
+	keys, vals = append([]string(nil), keys...), append([]any(nil), vals...)
+	find := func(k string) int {
+		for i, key := range keys {
+			if key == k {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, k := range append([]string(nil), keys...) {
+		renamed := strings.ToLower(k)
+		if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+			renamed = k[1 : len(k)-1]
+		} else if renamed == k {
+			continue
+		}
+		i := find(k)
+		v := vals[i]
+		keys = append(keys[:i:i], keys[i+1:]...)
+		vals = append(vals[:i:i], vals[i+1:]...)
+		if j := find(renamed); j >= 0 {
+			vals[j] = v
+			continue
+		}
+		keys, vals = append(keys, renamed), append(vals, v)
+	}
+	return keys, vals
+}
+
+func TestHandleCaseSensitivity(t *testing.T) {
+	alphabet := []string{"a", "A", `"a"`, `"A"`, "b", "B", `"B"`, `""`, `"`, `""a""`, `"b`, "ab", "aB"}
+	rng := rand.New(rand.NewPCG(16, 1))
+	for round := 0; round < 2000; round++ {
+		obj := &jsonObject{}
+		for n := rng.IntN(8); n > 0; n-- {
+			obj.put(alphabet[rng.IntN(len(alphabet))], int32(rng.IntN(100)))
+		}
+		wantKeys, wantVals := handleCaseSensitivityByRemoveAndPut(obj.keys, obj.vals)
+		before := javaString(obj)
+		obj.handleCaseSensitivity()
+		if !reflect.DeepEqual(obj.keys, wantKeys) || !reflect.DeepEqual(obj.vals, wantVals) {
+			t.Fatalf("%s: got %v %v, want %v %v", before, obj.keys, obj.vals, wantKeys, wantVals)
+		}
+		for i, k := range obj.keys {
+			if obj.index(k) != i {
+				t.Fatalf("%s: index(%q) = %d, want %d", before, k, obj.index(k), i)
+			}
+		}
+	}
+}
+
+// FuzzDecodeJSON: any text decodes to a value or an error, within the
+// depth bound, without a panic.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"k": 1, "v": [1, 2]}`, `[[[[]]]]`, `{"a": {"b": {"c": null}}}`, `"x"`, `1e400`, `-0`,
+		`{"A": 1, "\"A\"": 2, "a": 3}`, strings.Repeat("[", 1001), strings.Repeat(`{"a":`, 1001),
+		strings.Repeat("[", 1000) + strings.Repeat("]", 1000), strings.Repeat("7", 1001),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := decodeJSON(s)
+		if err != nil {
+			return
+		}
+		if d := jsonDepth(v); d > maxJSONDepth {
+			t.Fatalf("decoded a value %d deep", d)
+		}
+		if obj, ok := v.(*jsonObject); ok {
+			obj.handleCaseSensitivity()
+		}
+		_ = javaString(v)
+	})
+}
+
+func jsonDepth(v any) int {
+	var elems []any
+	switch x := v.(type) {
+	case []any:
+		elems = x
+	case *jsonObject:
+		elems = x.vals
+	default:
+		return 0
+	}
+	d := 0
+	for _, e := range elems {
+		d = max(d, jsonDepth(e))
+	}
+	return d + 1
 }
