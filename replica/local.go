@@ -76,6 +76,14 @@ func apply(sm *storage.Mutation, u *mutation.Update, op *mutation.Op) error {
 	return fmt.Errorf("operation of unknown kind %d", op.Kind)
 }
 
+// Read implements Replica.
+func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return l.engine.ReadRaw(t, pk, slice)
+}
+
 // ReadPartition implements Replica.
 func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	if err := ctx.Err(); err != nil {

@@ -107,6 +107,19 @@ func TestLocalApplyAndRead(t *testing.T) {
 			if got := rows(t, l, tbl, 2); got[0] != "z" {
 				t.Fatalf("partition 2: %v", got)
 			}
+			// Unresolved, partition 1 still has its cells, and the
+			// deletion that shadows them.
+			p, err := l.Read(ctx, tbl, i32(1), storage.Slice{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.KVs) != 4 {
+				t.Fatalf("partition 1 unresolved has %d keys, want the deletion and 3 cells", len(p.KVs))
+			}
+			n := 0
+			if err := tbl.Resolve(p, storage.ReadOptions{Now: 1}, func(*storage.Row) bool { n++; return true }); err != nil || n != 0 {
+				t.Fatalf("partition 1 resolved: %d rows, %v", n, err)
+			}
 
 			// A cancelled request reaches no data.
 			cancelled, cancel := context.WithCancel(ctx)

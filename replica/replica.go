@@ -26,6 +26,11 @@ type Replica interface {
 	// ApplyWaits reports whether an Apply waits for an fsync.
 	ApplyWaits() bool
 
+	// Read returns partition pk of t within slice unresolved: cells and
+	// tombstones with their timestamps, for the coordinator to reconcile
+	// with other replicas' answers (storage.ReconcilePartitions) and then
+	// resolve into live rows (Table.Resolve).
+	Read(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error)
 	// ReadPartition calls fn for each live row of partition pk of t within
 	// o, until fn returns false.
 	ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error

@@ -135,38 +135,9 @@ func (s *readScratch) release() {
 func (e *Engine) readPartition(t *Table, pk, prefix []byte, o ReadOptions, fn func(*Row) bool) (stopped bool, err error) {
 	s := readScratchPool.Get().(*readScratch)
 	defer s.release()
-	if prefix == nil {
-		if s.prefix, err = t.partitionPrefix(s.prefix[:0], pk); err != nil {
-			return false, err
-		}
-		prefix = s.prefix
-	}
-	// One iterator serves the whole partition: its deletions and static
-	// cells come first, then the rows. A forward read walks on from the
-	// head into the rows (one seek in all); a reverse read seeks again.
-	s.head = append(append(s.head[:0], prefix...), regionPartitionDeletion)
-	rows := append(append(s.headEnd[:0], prefix...), regionRow)
-	s.headEnd = rows
-	s.lower = append(s.lower[:0], rows...)
-	s.upper = append(append(s.upper[:0], prefix...), regionRow+1)
-	var skipPrefix []byte // rows with this encoded prefix are excluded (exclusive start)
-	if b := o.Slice.Start; b != nil {
-		if s.lower, err = t.appendClustering(s.lower, b.Prefix); err != nil {
-			return false, err
-		}
-		if !b.Inclusive {
-			skipPrefix = s.lower
-		}
-	}
-	if b := o.Slice.End; b != nil {
-		p, err := t.appendClustering(append(s.upper[:0], rows...), b.Prefix)
-		if err != nil {
-			return false, err
-		}
-		s.upper = p
-		if b.Inclusive {
-			s.upper = incrementPrefix(s.upper)
-		}
+	b, err := t.readBounds(s, pk, prefix, o.Slice)
+	if err != nil {
+		return false, err
 	}
 	s.opts = pebble.IterOptions{LowerBound: s.head, UpperBound: s.upper}
 	it, err := e.db.NewIter(&s.opts)
@@ -174,8 +145,81 @@ func (e *Engine) readPartition(t *Table, pk, prefix []byte, o ReadOptions, fn fu
 		return false, fmt.Errorf("storage: read: %w", err)
 	}
 	defer it.Close() // before s.release: the iterator holds s's bounds
+	return t.walkPartition(it, s, b, o, fn)
+}
+
+// partitionBounds are the keys that delimit a partition read: the
+// partition's prefix, where its rows start, and the rows a slice's
+// exclusive start leaves out. The bounds of the iteration are in the
+// scratch: s.head (the partition's first key), s.lower (the slice's first
+// row key) and s.upper (past its last).
+type partitionBounds struct {
+	prefix, rows []byte
+	skipPrefix   []byte // rows with this encoded prefix are excluded
+}
+
+// readBounds computes the bounds of a read of slice of partition pk (or of
+// the partition whose key prefix is prefix) into s.
+func (t *Table) readBounds(s *readScratch, pk, prefix []byte, slice Slice) (partitionBounds, error) {
+	var b partitionBounds
+	if prefix == nil {
+		var err error
+		if s.prefix, err = t.partitionPrefix(s.prefix[:0], pk); err != nil {
+			return b, err
+		}
+		prefix = s.prefix
+	}
+	b.prefix = prefix
+	s.head = append(append(s.head[:0], prefix...), regionPartitionDeletion)
+	b.rows = append(append(s.headEnd[:0], prefix...), regionRow)
+	s.headEnd = b.rows
+	s.lower = append(s.lower[:0], b.rows...)
+	s.upper = append(append(s.upper[:0], prefix...), regionRow+1)
+	if bd := slice.Start; bd != nil {
+		var err error
+		if s.lower, err = t.appendClustering(s.lower, bd.Prefix); err != nil {
+			return b, err
+		}
+		if !bd.Inclusive {
+			b.skipPrefix = s.lower
+		}
+	}
+	if bd := slice.End; bd != nil {
+		p, err := t.appendClustering(append(s.upper[:0], b.rows...), bd.Prefix)
+		if err != nil {
+			return b, err
+		}
+		s.upper = p
+		if bd.Inclusive {
+			s.upper = incrementPrefix(s.upper)
+		}
+	}
+	return b, nil
+}
+
+// kvIterator is what a partition read walks: pebble's iterator over the
+// store, or a sliceIter over a Partition's keys.
+type kvIterator interface {
+	SeekPrefixGE(key []byte) bool
+	Next() bool
+	Prev() bool
+	Last() bool
+	SetBounds(lower, upper []byte)
+	Key() []byte
+	ValueAndErr() ([]byte, error)
+	Error() error
+}
+
+var _ kvIterator = (*pebble.Iterator)(nil)
+
+// walkPartition passes fn the live rows of the partition read that b and s
+// delimit, from it, whose bounds are [s.head, s.upper).
+func (t *Table) walkPartition(it kvIterator, s *readScratch, b partitionBounds, o ReadOptions, fn func(*Row) bool) (stopped bool, err error) {
+	// One iterator serves the whole partition: its deletions and static
+	// cells come first, then the rows. A forward read walks on from the
+	// head into the rows (one seek in all); a reverse read seeks again.
 	dels := &s.dels
-	static, valid, err := t.readHead(it, prefix, s.head, o.Now, dels)
+	static, valid, err := t.readHead(it, b.prefix, s.head, o.Now, dels)
 	if err != nil {
 		return false, err
 	}
@@ -208,12 +252,12 @@ func (e *Engine) readPartition(t *Table, pk, prefix []byte, o ReadOptions, fn fu
 		return fn(row), nil
 	}
 	for ; valid; valid = advance() {
-		key := it.Key()[len(rows):]
+		key := it.Key()[len(b.rows):]
 		ck, rest, err := t.decodeClusteringBytes(key)
 		if err != nil {
 			return false, err
 		}
-		if skipPrefix != nil && bytes.HasPrefix(it.Key(), skipPrefix) {
+		if b.skipPrefix != nil && bytes.HasPrefix(it.Key(), b.skipPrefix) {
 			continue
 		}
 		if have && !bytes.Equal(s.cur, ck) {
@@ -495,7 +539,7 @@ func sortCells(cs []ColumnCell) {
 // tombstones) and its static row, which come first in key order.
 // head is the partition's first possible key. It stops at the first row
 // key, reporting whether there is one.
-func (t *Table) readHead(it *pebble.Iterator, prefix, head []byte, now int32, d *deletions) (*Row, bool, error) {
+func (t *Table) readHead(it kvIterator, prefix, head []byte, now int32, d *deletions) (*Row, bool, error) {
 	*d = deletions{partition: minTimestamp, ranges: d.ranges[:0]}
 	var statics []kv
 	// A prefix seek: the bloom filters skip files without the partition.
