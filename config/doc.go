@@ -92,22 +92,25 @@
 // PasswordAuthenticator, and org.apache.cassandra.locator.SimpleSnitch
 // becomes SimpleSnitch. seed_provider's class_name is kept as written.
 //
-// # What takes effect today
+// # What the node reads
 //
-// Read by the running node: cluster_name, listen_address, rpc_address,
-// broadcast_rpc_address, native_transport_port, storage_port (reported in
-// system.local), data_file_directories (the first one), commitlog_directory
-// (created), num_tokens, data_center, rack, authenticator (only
-// AllowAllAuthenticator starts; PasswordAuthenticator is refused with an
-// error until authentication exists), native_transport_max_frame_size,
-// native_transport_max_threads, native_transport_max_requests_per_connection,
-// native_transport_max_queued_requests, native_transport_event_loops,
-// native_transport_idle_timeout, prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
-// max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
-// prometheus_port.
+// Every key is validated; these are used by the running node:
+// cluster_name (checked against the name saved with the data), rpc_address,
+// broadcast_rpc_address and native_transport_port (where clients connect
+// and what they are told), listen_address and storage_port (reported in
+// system.local only: there is no inter-node traffic), data_file_directories
+// (the first one), commitlog_directory, the commitlog_* sync, segment,
+// space and replay keys, commit_failure_policy, num_tokens (at the first
+// start: the tokens are saved with the data), data_center, rack,
+// authenticator (only AllowAllAuthenticator starts; PasswordAuthenticator
+// is refused at start-up, as cqld has no authentication), the
+// native_transport_* keys, prepared_statements_cache_size (default a fixed
+// 10MiB: Cassandra's max(10MiB, heap/256) has no heap to divide in Go),
+// prometheus_address and prometheus_port.
 //
-// Checked and kept for the parts being built (commit log, storage engine,
-// statement cache, cluster): the commitlog_* sync, segment and space keys,
-// commit_failure_policy, disk_failure_policy, the request timeouts, saved_caches_directory, hints_directory,
-// endpoint_snitch, authorizer and seed_provider.
+// Validated and not used: the request timeouts (read_request_timeout,
+// write_request_timeout, request_timeout: no request times out),
+// saved_caches_directory, hints_directory, disk_failure_policy,
+// endpoint_snitch, authorizer (only AllowAllAuthorizer is accepted) and
+// seed_provider.
 package config

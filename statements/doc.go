@@ -18,32 +18,40 @@
 //     over the token slice, with one parse function per grammar rule and
 //     a small set of peek/next/accept/expect helpers. Errors are reported
 //     with Cassandra's wording and positions ("line 1:9 mismatched input
-//     'FROMM' expecting K_FROM") as *SyntaxError. parser_dml.go holds
-//     INSERT, UPDATE, DELETE, BATCH and TRUNCATE, parser_ddl.go the schema
-//     statements besides CREATE/DROP KEYSPACE. Statement kinds that are
-//     not implemented yet (roles, users, permissions, custom indexes, materialized
-//     views, triggers, aggregates, DROP FUNCTION, DESCRIBE) are recognised
-//     by their leading keywords and reported as *UnsupportedError. Parsers and their token buffers are
-//     pooled, so parsing an unprepared query allocates little more than
-//     the resulting tree.
+//     'FROMM' expecting K_FROM") as *SyntaxError. parser.go holds SELECT,
+//     USE, CREATE/DROP KEYSPACE and the dispatch on the leading keywords;
+//     parser_dml.go INSERT, UPDATE, DELETE, BATCH and TRUNCATE;
+//     parser_ddl.go CREATE/ALTER/DROP TABLE and TYPE, ALTER KEYSPACE and
+//     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX. Statement kinds
+//     cqld does not implement (roles, users, permissions, custom indexes,
+//     materialized views, triggers, aggregates, DROP FUNCTION, identities,
+//     DESCRIBE) are recognised by their leading keywords and reported as
+//     *UnsupportedError, which names the statement, so that the server can
+//     refuse them as invalid requests rather than as syntax errors.
+//     Parsers and their token buffers are pooled, so parsing an unprepared
+//     query allocates little more than the resulting tree.
 //
 //  3. The result is an AST (ast.go): Statement values (*Select, *Insert,
-//     *Update, *Delete, *Batch, *Truncate, *Use, keyspace, table and type
-//     DDL, *CreateFunction), selectors, relations, assignments, conditions
-//     and terms.
-//     The AST is purely syntactic: names are not checked against a schema
-//     and values are not typed. Bind markers are numbered in order of
-//     appearance and Parse returns their count.
+//     *Update, *Delete, *Batch, *Truncate, *Use, *CreateKeyspace,
+//     *AlterKeyspace, *DropKeyspace, table, index and type DDL,
+//     *CreateFunction), selectors, relations, assignments, conditions and
+//     terms. The AST is purely syntactic: names are not checked against a
+//     schema and values are not typed. Bind markers are numbered in order
+//     of appearance and Parse returns their count.
 //
-// A later analysis step (not in this package yet) resolves the AST against
-// the schema: it checks that tables and columns exist, types literals and
-// bind markers (producing the prepared metadata), and validates restrictions.
+// Nothing here knows the schema. The coordinator resolves an AST against
+// it (package coordinator, analyze): it checks that tables and columns
+// exist, types literals and bind markers (producing the prepared
+// metadata), validates restrictions, and builds the plan it executes.
 //
 // types.go converts CQL type strings, as written in DDL and stored in
 // system_schema, to and from the protocol data types of
-// github.com/datastax/go-cassandra-native-protocol/datatype. usertypes.go
-// resolves user-defined type names against a keyspace's types (ParseTypeIn,
-// through a lookup the caller provides), applies Cassandra's rules on types
-// nested in collections and tuples, and normalises type strings as
-// system_schema shows them (NormalizeType).
+// github.com/datastax/go-cassandra-native-protocol/datatype; a name that
+// is not a native type is an *UnknownTypeError (a user type, which needs a
+// schema), and a type cqld cannot represent (vector) an
+// *UnsupportedTypeError. usertypes.go resolves user-defined type names
+// against a keyspace's types (ParseTypeIn, through a lookup the caller
+// provides), applies Cassandra's rules on types nested in collections and
+// tuples, and normalises type strings as system_schema shows them
+// (NormalizeType).
 package statements

@@ -6,12 +6,14 @@
 // Engine keeps every table's cells in one pebble LSM with pebble's own WAL
 // off. A write is a Mutation (a pebble batch) that Engine.Apply first
 // appends to the commit log (package commitlog) and, once the log's sync
-// mode says it is durable, applies to pebble's memtable. When pebble
-// flushes, the commit log segments the flush covered are released, and the
-// position of the newest record the flush holds is stored with it. At
-// start-up the commit log is replayed into pebble from past that position;
-// replay is idempotent because every cell write is a pebble Merge
-// reconciled last-write-wins.
+// mode says it is durable, applies to pebble's memtable; ApplyAsync does
+// the same for a caller that must not block (a network event loop) and
+// reports the outcome through a callback. Engine.Flush, run when the commit
+// log passes its space cap, after replay and at Close, flushes the
+// memtables with the position of the newest record they hold and releases
+// the commit log segments before it. At start-up the commit log is replayed
+// into pebble from past that position; replay is idempotent because every
+// cell write is a pebble Merge reconciled last-write-wins.
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's
