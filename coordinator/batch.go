@@ -62,6 +62,9 @@ func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (
 		}
 		if spec.ifExists || spec.ifNotExists || len(spec.conds) > 0 {
 			conditional = true
+			if wp.t.isCounter() {
+				return nil, errConditionalCounter
+			}
 		}
 		switch {
 		case wp.counter && s.Type != statements.BatchCounter:

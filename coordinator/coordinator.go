@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -110,11 +111,12 @@ func (c *Coordinator) SchemaVersion() [16]byte {
 }
 
 // Handle executes one QUERY, PREPARE, EXECUTE, BATCH or PREPARE_BATCH.
-func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protocol.Response {
+func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) (resp *protocol.Response) {
 	var (
 		msg message.Message
 		err error
 	)
+	defer c.recoverRequest(req, &resp)
 	switch m := req.Message.(type) {
 	case *message.Query:
 		msg, err = c.query(ctx, req, m)
@@ -130,6 +132,23 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) *protoc
 		err = protocolErrorf("Unexpected message %T", req.Message)
 	}
 	return respond(msg, err, req.Version)
+}
+
+// recoverRequest turns a panic while running req into a SERVER_ERROR
+// answer, as Cassandra answers an unexpected exception: the bug is logged
+// with its stack, and one request does not take the node down.
+func (c *Coordinator) recoverRequest(req *protocol.Request, resp **protocol.Response) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	*resp = c.internalError(req, r)
+}
+
+// internalError logs the panic r of request req and is its answer.
+func (c *Coordinator) internalError(req *protocol.Request, r any) *protocol.Response {
+	c.log.Error("request failed with an internal error", "message", fmt.Sprintf("%T", req.Message), "error", r, "stack", string(debug.Stack()))
+	return respond(nil, fmt.Errorf("internal error: %v", r), req.Version)
 }
 
 // respond is the response carrying msg, or err as an ERROR message.

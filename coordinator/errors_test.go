@@ -3,11 +3,15 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
 )
 
@@ -83,4 +87,31 @@ func TestValidateReplication(t *testing.T) {
 			t.Errorf("%v: got %v %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
+}
+
+// A panic while running a request is answered as a SERVER_ERROR on its
+// stream, on a worker and on the event loop alike, instead of ending the
+// process.
+func TestPanicAnswersServerError(t *testing.T) {
+	c := &Coordinator{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := &protocol.Request{Version: primitive.ProtocolVersion4, Message: &message.Query{Query: "SELECT"}}
+	check := func(name string, resp *protocol.Response) {
+		t.Helper()
+		se, ok := resp.Message.(*message.ServerError)
+		if !ok || !strings.Contains(se.ErrorMessage, "boom") {
+			t.Fatalf("%s: answered %#v, want a SERVER_ERROR naming the panic", name, resp.Message)
+		}
+	}
+	check("worker", func() (resp *protocol.Response) {
+		defer c.recoverRequest(req, &resp)
+		panic("boom")
+	}())
+	resp, taken := func() (resp *protocol.Response, taken bool) {
+		defer c.recoverInline(req, &resp, &taken)
+		panic("boom")
+	}()
+	if !taken {
+		t.Fatal("a request that panicked inline was not taken")
+	}
+	check("inline", resp)
 }

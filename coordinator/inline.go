@@ -22,6 +22,7 @@ import (
 // read or the write itself, and a write waiting for its fsync holds no
 // goroutine.
 func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later protocol.Later) (resp *protocol.Response, taken bool) {
+	defer c.recoverInline(req, &resp, &taken)
 	m, ok := req.Message.(*message.Execute)
 	if !ok {
 		return nil, false
@@ -64,4 +65,14 @@ func inlines(p plan, opts *message.QueryOptions) bool {
 		return !p.counter && p.lists == nil
 	}
 	return false
+}
+
+// recoverInline is recoverRequest for Inline: a request that panicked was
+// taken, and is answered with the error.
+func (c *Coordinator) recoverInline(req *protocol.Request, resp **protocol.Response, taken *bool) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	*resp, *taken = c.internalError(req, r), true
 }

@@ -60,9 +60,14 @@ func (p *casPlan) pkIndices() []uint16                { return p.pk }
 // depend on whether it applied, so it always carries its own metadata.
 func (p *casPlan) resultColumns() []*message.ColumnMetadata { return nil }
 
+var errConditionalCounter = invalidf("Conditional updates are not supported on counter tables")
+
 func (c *Coordinator) casWrite(w *writePlan, b *binder, spec casSpec) (casWrite, error) {
 	t := w.t
 	cw := casWrite{w: w, ifNotExists: spec.ifNotExists, ifExists: spec.ifExists}
+	if t.isCounter() {
+		return cw, errConditionalCounter
+	}
 	if w.ts != nil {
 		return cw, invalidf("Cannot provide custom timestamp for conditional updates")
 	}

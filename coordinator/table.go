@@ -154,6 +154,17 @@ func (t *tableInfo) partitionKey(vals [][]byte) []byte {
 	return storage.CompositeKey(vals...)
 }
 
+// isCounter reports whether t is a counter table: its non-key columns are
+// counters.
+func (t *tableInfo) isCounter() bool {
+	for _, c := range t.cols {
+		if !c.isKey() && c.typ.Code() == primitive.DataTypeCodeCounter {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *tableInfo) hasStatic() bool {
 	for i := range t.cols {
 		if t.cols[i].isStatic() {
