@@ -35,6 +35,14 @@
 // placement on random multi-dc, multi-rack vnode rings against the DataStax
 // Python driver's make_token_replica_map (testdata/replicas.py).
 //
+// # Topology changes
+//
+// A joining node is not a member until it has streamed its data; until
+// then writes must also reach it, and when a node leaves, writes must also
+// reach the nodes that take over its ranges. PendingRanges computes these
+// pending endpoints as Cassandra's TokenMetadata.calculatePendingRanges
+// does; reads and consistency levels keep counting natural replicas only.
+//
 // Ring.Ownership and Placement.Ownership are nodetool status's "Owns" and
 // "Owns (effective)".
 //
