@@ -1,0 +1,223 @@
+package messaging
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestTCPSizesAndCompression(t *testing.T) {
+	for _, lz4 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lz4=%v", lz4), func(t *testing.T) {
+			withLZ4 := func(o *Options) { o.LZ4 = lz4 }
+			a := listenTCP(t, "127.0.0.1:0", withLZ4)
+			b := listenTCP(t, "127.0.0.2:0", withLZ4)
+			var got Inbound
+			b.Handle(VerbRead, func(_ context.Context, m Inbound) ([]byte, error) {
+				got = m
+				return append([]byte("read:"), m.Payload...), nil
+			})
+			a.Handle(VerbEcho, echo)
+
+			resp, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbRead, []byte("k1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(resp) != "read:k1" {
+				t.Fatalf("response %q, want %q", resp, "read:k1")
+			}
+			if got.From != a.Addr() || got.HostID != a.opts.HostID || got.Verb != VerbRead || got.OneWay {
+				t.Fatalf("handler saw %+v, want from %s", got, a.Addr())
+			}
+
+			// The other way, and messages of every size class: empty,
+			// several segments (over 128 KiB), the large connection.
+			for _, size := range []int{0, 1000, 200 << 10, 3 << 20} {
+				payload := bytes.Repeat([]byte("abcdefgh"), size/8)
+				resp, err := b.Request(ctxTimeout(t, 10*time.Second), a.Addr(), VerbEcho, payload)
+				if err != nil {
+					t.Fatalf("%d bytes: %v", size, err)
+				}
+				if !bytes.Equal(resp, payload) {
+					t.Fatalf("%d bytes: echo differs (%d bytes back)", size, len(resp))
+				}
+			}
+			b.mu.Lock()
+			p := b.peers[a.Addr()]
+			small, large := p.conns[0] != nil, p.conns[1] != nil
+			b.mu.Unlock()
+			if !small || !large {
+				t.Fatalf("small connection %v, large %v: want both used", small, large)
+			}
+		})
+	}
+}
+
+// TestTCPConcurrentRequests proves requests are multiplexed on one
+// connection: every handler waits until all of them run at once.
+func TestTCPConcurrentRequests(t *testing.T) {
+	const callers, rounds = 16, 20
+	a := listenTCP(t, "127.0.0.1:0", nil)
+	b := listenTCP(t, "127.0.0.2:0", nil)
+	var (
+		mu      sync.Mutex
+		running int
+		all     = make(chan struct{})
+	)
+	b.Handle(VerbMutation, func(ctx context.Context, m Inbound) ([]byte, error) {
+		if bytes.HasPrefix(m.Payload, []byte("round 0 ")) {
+			mu.Lock()
+			running++
+			if running == callers {
+				close(all)
+			}
+			mu.Unlock()
+			select {
+			case <-all:
+			case <-ctx.Done():
+				return nil, errors.New("the first requests never all ran at once")
+			}
+		}
+		return append([]byte("ack "), m.Payload...), nil
+	})
+
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for i := range callers {
+		wg.Go(func() {
+			for r := range rounds {
+				req := fmt.Sprintf("round %d caller %d", r, i)
+				resp, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbMutation, []byte(req))
+				if err == nil && string(resp) != "ack "+req {
+					err = fmt.Errorf("request %q got response %q", req, resp)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	conns := len(b.accepted)
+	b.mu.Unlock()
+	if conns != 1 {
+		t.Fatalf("%d connections accepted, want 1", conns)
+	}
+}
+
+
+func TestTCPReconnect(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.2:%d", freePort(t, "127.0.0.2"))
+	a := listenTCP(t, "127.0.0.1:0", nil)
+	b := listenTCP(t, addr, nil)
+	b.Handle(VerbEcho, echo)
+	if _, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if _, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, []byte("2")); err == nil {
+		t.Fatal("request to a closed peer succeeded")
+	}
+	b2 := listenTCP(t, addr, nil)
+	b2.Handle(VerbEcho, echo)
+	resp, err := a.Request(ctxTimeout(t, 10*time.Second), b2.Addr(), VerbEcho, []byte("3"))
+	if err != nil || string(resp) != "3" {
+		t.Fatalf("after the peer restarted: %q, %v", resp, err)
+	}
+}
+
+func TestTCPGarbageOnThePort(t *testing.T) {
+	a := listenTCP(t, "127.0.0.1:0", nil)
+	b := listenTCP(t, "127.0.0.2:0", nil)
+	b.Handle(VerbEcho, echo)
+
+	// expectClosed reads from nc until the peer closes it.
+	expectClosed := func(nc net.Conn) {
+		t.Helper()
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.Copy(io.Discard, nc)
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			t.Fatalf("connection not closed by the peer: %v", err)
+		}
+	}
+	dial := func() net.Conn {
+		t.Helper()
+		nc, err := net.Dial("tcp", b.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		return nc
+	}
+
+	// Garbage instead of a hello, such as an HTTP client.
+	nc := dial()
+	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	expectClosed(nc)
+	if got := counter(b.metrics.ConnectionErrors.WithLabelValues("handshake")); got != 1 {
+		t.Fatalf("handshake errors %v, want 1", got)
+	}
+
+	// A good handshake, then bytes that are not segments.
+	nc = dial()
+	h := hello{version: wireVersion, kind: helloInitiate, cluster: "Test Cluster", addr: netip.MustParseAddrPort("127.0.0.9:7000")}
+	nc.Write(appendHello(nil, &h))
+	if r, err := readHello(nc); err != nil || r.kind != helloAccept {
+		t.Fatalf("handshake: %+v, %v", r, err)
+	}
+	nc.Write(bytes.Repeat([]byte{0xff}, 64))
+	expectClosed(nc)
+	if got := counter(b.metrics.ConnectionErrors.WithLabelValues("stream")); got != 1 {
+		t.Fatalf("stream errors %v, want 1", got)
+	}
+
+	// The node keeps serving.
+	if resp, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, []byte("still")); err != nil || string(resp) != "still" {
+		t.Fatalf("after garbage: %q, %v", resp, err)
+	}
+}
+
+func TestTCPForeignClusterRefused(t *testing.T) {
+	a := listenTCP(t, "127.0.0.1:0", func(o *Options) { o.ClusterName = "alpha" })
+	b := listenTCP(t, "127.0.0.2:0", func(o *Options) { o.ClusterName = "beta" })
+	b.Handle(VerbEcho, echo)
+	_, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, nil)
+	if !errors.Is(err, ErrClusterMismatch) {
+		t.Fatalf("request to a foreign node: %v, want ErrClusterMismatch", err)
+	}
+	for _, name := range []string{`"alpha"`, `"beta"`} {
+		if !strings.Contains(err.Error(), name) {
+			t.Fatalf("error %q does not name cluster %s", err, name)
+		}
+	}
+	if got := counter(b.metrics.ConnectionErrors.WithLabelValues("foreign")); got != 1 {
+		t.Fatalf("foreign connections refused %v, want 1", got)
+	}
+	if got := counter(a.metrics.ConnectionErrors.WithLabelValues("refused")); got != 1 {
+		t.Fatalf("connections refused by the peer %v, want 1", got)
+	}
+	if got := received(b.metrics, VerbEcho, a.Addr()); got != 0 {
+		t.Fatalf("the foreign node's message was received (%v)", got)
+	}
+}
+
+
+
+
+
+
+

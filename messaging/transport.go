@@ -1,0 +1,61 @@
+package messaging
+
+import (
+	"context"
+	"net/netip"
+)
+
+// Transport carries messages between this node and its peers, each named by
+// its internode address (broadcast_address:storage_port). TCPTransport and
+// InmemTransport implement it.
+//
+// Every method is safe for concurrent use. Request and Send copy payload
+// before they return, so the caller may reuse it at once.
+type Transport interface {
+	// Request sends payload to the peer under verb and returns the
+	// response's payload, which the caller owns. The request's deadline is
+	// ctx's, or Options.RequestTimeout from now when ctx has none; the
+	// receiver sees it too and drops the request if it expires before its
+	// handler starts. A full queue toward the peer fails at once with
+	// ErrQueueFull, a deadline with ErrTimeout, a broken connection with
+	// ErrConnectionLost, a handler's error as a *RemoteError.
+	Request(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte) ([]byte, error)
+	// Send queues a one-way message and returns without waiting for it to
+	// be written. It fails only when the message cannot be queued; a
+	// message lost later (connection failure, deadline) is counted in
+	// Metrics.Dropped.
+	Send(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte) error
+	// Handle registers h for messages of verb, replacing any handler
+	// before; a nil h removes it. Register before peers send: a request
+	// for a verb without a handler gets a FailureNoHandler response.
+	Handle(verb Verb, h Handler)
+	// Addr is the address this node gives its peers.
+	Addr() netip.AddrPort
+	// Close stops the transport: pending requests fail with ErrClosed,
+	// connections close, handler contexts are cancelled, and Close
+	// returns once every goroutine of the transport (handlers included)
+	// has returned.
+	Close() error
+}
+
+// Handler serves one inbound message. It runs on its own goroutine, so
+// handlers run concurrently, at most Options.MaxConcurrentHandlers at a
+// time per transport; while all are busy the transport stops reading from
+// peers, which pushes back on their queues. ctx carries the message's
+// deadline and is cancelled when the transport closes. The returned
+// payload is the response of a request (ignored for a one-way message); an
+// error becomes a failure response (see RemoteError). A Handler owns
+// m.Payload and may keep it; the transport does not keep the returned
+// slice after the response is queued.
+type Handler func(ctx context.Context, m Inbound) ([]byte, error)
+
+// Inbound is a message as its handler receives it.
+type Inbound struct {
+	// From is the sender's internode address and HostID its host id, as
+	// its handshake named them.
+	From    netip.AddrPort
+	HostID  [16]byte
+	Verb    Verb
+	OneWay  bool
+	Payload []byte
+}
