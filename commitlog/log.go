@@ -121,7 +121,10 @@ func Open(opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.lastSyncDone = time.Now()
-	l.wg.Add(2)
+	// NB: Close waits for all four: flushLoop, prepareLoop and fullLoop on
+	// wg, completeLoop on thenDone (it outlives the flusher, whose last
+	// results it delivers). A failure hook is counted on wg too.
+	l.wg.Add(3)
 	go l.flushLoop()
 	go l.prepareLoop()
 	go l.fullLoop()
@@ -444,7 +447,9 @@ func (l *Log) sealingBefore(id uint64) bool {
 }
 
 // Close syncs everything appended, seals the current segment and closes the
-// log. It returns the error that stopped the log, if one did.
+// log. It returns once every goroutine of the log has returned, including
+// a call of OnFull or OnFailure in progress (which therefore must not wait
+// for Close). It returns the error that stopped the log, if one did.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closing {
@@ -550,6 +555,7 @@ func (l *Log) checkSpaceLocked() {
 
 // fullLoop calls OnFull, one call at a time, with the newest request.
 func (l *Log) fullLoop() {
+	defer l.wg.Done()
 	for {
 		select {
 		case <-l.closeC:
@@ -589,7 +595,13 @@ func (l *Log) failLocked(seg *segment, op string, cause error) error {
 			l.err = fmt.Errorf("%w (commit_failure_policy %s): %w", ErrStopped, l.opts.FailurePolicy, err)
 			l.log.Error("commit log stopped accepting writes", "policy", l.opts.FailurePolicy, "err", err)
 			stopErr := l.err
-			l.failOnce.Do(func() { go l.runFailureHooks(stopErr) })
+			l.failOnce.Do(func() {
+				// NB: one of the log's goroutines is still counted on wg
+				// (an append only gets here before Close starts), so
+				// this Add never races Close's Wait from zero.
+				l.wg.Add(1)
+				go l.runFailureHooks(stopErr)
+			})
 		}
 		err = l.err
 	} else {
@@ -606,6 +618,7 @@ func (l *Log) failLocked(seg *segment, op string, cause error) error {
 }
 
 func (l *Log) runFailureHooks(err error) {
+	defer l.wg.Done()
 	if l.opts.OnFailure != nil {
 		l.opts.OnFailure(err)
 	}

@@ -47,6 +47,15 @@ type Engine struct {
 	posMu   sync.Mutex
 	last    commitlog.Position // end of the newest appended record
 	flushMu sync.Mutex
+
+	// bg counts the engine's goroutines: flushLoop, and the ApplyIf calls
+	// ApplyAsync hands to goroutines of their own. Close waits for them
+	// before it closes the log and the LSM.
+	bg       sync.WaitGroup
+	closeMu  sync.Mutex
+	closed   bool          // guarded by closeMu; no goroutine starts once set
+	flushReq chan struct{} // wakes flushLoop
+	stop     chan struct{} // closed by Close: flushLoop returns
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -83,7 +92,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}
-	e := &Engine{db: db, lg: o.Logger}
+	e := &Engine{db: db, lg: o.Logger, flushReq: make(chan struct{}, 1), stop: make(chan struct{})}
 	lo := o.Log
 	if lo.FS == nil {
 		lo.FS = o.FS
@@ -91,7 +100,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if lo.Logger == nil {
 		lo.Logger = o.Logger
 	}
-	lo.OnFull = func(commitlog.Position) { e.flushAsync() }
+	lo.OnFull = func(commitlog.Position) { e.requestFlush() }
 	if e.log, err = commitlog.Open(lo); err != nil {
 		db.Close()
 		return nil, err
@@ -122,6 +131,8 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	// Make the replayed state durable in the LSM so the replayed segments
 	// can go.
+	e.bg.Add(1)
+	go e.flushLoop()
 	if err := e.Flush(); err != nil {
 		e.Close()
 		return nil, err
@@ -377,7 +388,11 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 		return false, e.ApplyIf(m, check)
 	}
 	if !e.applyMu.TryRLock() {
-		go func() { then(e.ApplyIf(m, check)) }()
+		if !e.goOwned(func() { then(e.ApplyIf(m, check)) }) {
+			err := errors.Join(commitlog.ErrClosed, m.b.Close())
+			m.release()
+			return false, err
+		}
 		return true, nil
 	}
 	if check != nil {
@@ -463,17 +478,56 @@ func (e *Engine) Flush() error {
 	return e.log.MarkFlushed(upTo)
 }
 
-func (e *Engine) flushAsync() {
-	go func() {
+// requestFlush asks flushLoop for a flush, without waiting for it.
+func (e *Engine) requestFlush() {
+	select {
+	case e.flushReq <- struct{}{}:
+	default:
+	}
+}
+
+// flushLoop runs the flushes the commit log asks for when it outgrows
+// commitlog_total_space, one at a time, until Close.
+func (e *Engine) flushLoop() {
+	defer e.bg.Done()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-e.flushReq:
+		}
 		if err := e.Flush(); err != nil {
 			e.lg.Error("flush for commit log space failed", "err", err)
 		}
+	}
+}
+
+// goOwned runs f on a goroutine that Close waits for, unless Close has
+// begun; it reports whether f runs.
+func (e *Engine) goOwned(f func()) bool {
+	e.closeMu.Lock()
+	defer e.closeMu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		f()
 	}()
+	return true
 }
 
 // Close syncs the commit log and closes everything. The LSM is flushed
-// first so the next start has little to replay.
+// first so the next start has little to replay. Close waits for the
+// engine's goroutines first, so none touches the log or the LSM after
+// them; it must be called once, after the last Apply has returned.
 func (e *Engine) Close() error {
+	e.closeMu.Lock()
+	e.closed = true
+	e.closeMu.Unlock()
+	close(e.stop)
+	e.bg.Wait()
 	ferr := e.Flush()
 	lerr := e.log.Close()
 	derr := e.db.Close()
