@@ -26,9 +26,10 @@
 // When the live segments exceed commitlog_total_space, OnFull asks the
 // storage engine to flush up to the oldest segment that keeps the rest under
 // the cap. MarkFlushed then frees every whole segment before the flushed
-// position: up to two freed files are renamed CommitLog-<id>.recycle and
-// reused (no file creation or allocation on rotation), the rest are
-// deleted.
+// position (End, the position after the last record, frees all but the
+// current segment, and after a restart every segment Replay read): up to
+// two freed files are renamed CommitLog-<id>.recycle and reused (no file
+// creation or allocation on rotation), the rest are deleted.
 //
 // # On-disk format
 //

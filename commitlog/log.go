@@ -376,20 +376,38 @@ func (l *Log) Sync() error {
 	return err
 }
 
+// End returns the position just past every record appended so far: a
+// record appended later is at End or after it. Before the first append
+// it is the start of the segment after the newest one found at Open, so
+// MarkFlushed(End()) then frees every segment that Replay read.
+func (l *Log) End() Position {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.endLocked()
+}
+
+// endLocked is End. REQUIRES: l.mu held.
+func (l *Log) endLocked() Position {
+	if l.cur != nil {
+		return l.cur.pos()
+	}
+	// Every segment made from now on gets an id above lastID.
+	return Position{Segment: l.lastID + 1}
+}
+
 // MarkFlushed tells the log that everything before pos is durable elsewhere.
 // Whole segments before pos's segment are then recycled or deleted; it
-// waits for a segment still being sealed. It is safe for concurrent use,
-// including from OnFull.
+// waits for a segment still being sealed. pos may be at most End(). It is
+// safe for concurrent use, including from OnFull.
 func (l *Log) MarkFlushed(pos Position) error {
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	if pos.Segment > l.lastID || (l.cur != nil && l.cur.pos().Less(pos)) {
-		last := l.lastID
+	if end := l.endLocked(); end.Less(pos) {
 		l.mu.Unlock()
-		return fmt.Errorf("%w: %v (newest segment %d)", ErrBadPosition, pos, last)
+		return fmt.Errorf("%w: %v (the log ends at %v)", ErrBadPosition, pos, end)
 	}
 	if !l.flushed.Less(pos) {
 		l.mu.Unlock()

@@ -8,10 +8,11 @@
 // appends to the commit log (package commitlog) and, once the log's sync
 // mode says it is durable, applies to pebble's memtable. When pebble
 // flushes, the commit log segments the flush covered are released, and the
-// position of the newest record the flush holds is stored with it. At
-// start-up the commit log is replayed into pebble from past that position;
-// replay is idempotent because every cell write is a pebble Merge
-// reconciled last-write-wins.
+// commit log position the flush covers (the log's end when it began) is
+// stored with it. At start-up the commit log is replayed into pebble from
+// that position, and the flush that follows releases every replayed
+// segment, so restarts never pile segments up; replay is idempotent
+// because every cell write is a pebble Merge reconciled last-write-wins.
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's
