@@ -19,16 +19,17 @@
 // (a megabyte at a time), so that a sync is a flush of data alone: writing
 // into unwritten (fallocated) extents, or past the end of the file, makes
 // each fdatasync also commit extent and size changes to the file system's
-// journal (about 1.4x slower per sync on this machine's ext4). The old segment goes to the flusher, which gives it a
-// final sync and an end record. After a restart, appends always start a new
+// journal, which costs more than the data. The old segment goes to the
+// flusher, which gives it a final sync and an end record. After a restart, appends always start a new
 // segment; old segments are read only by Replay.
 //
 // When the live segments exceed commitlog_total_space, OnFull asks the
 // storage engine to flush up to the oldest segment that keeps the rest under
 // the cap. MarkFlushed then frees every whole segment before the flushed
-// position: up to two freed files are renamed CommitLog-<id>.recycle and
-// reused (no file creation or allocation on rotation), the rest are
-// deleted.
+// position (End, the position after the last record, frees all but the
+// current segment, and after a restart every segment Replay read): up to
+// two freed files are renamed CommitLog-<id>.recycle and reused (no file
+// creation or allocation on rotation), the rest are deleted.
 //
 // # On-disk format
 //
@@ -119,8 +120,8 @@
 // spreads them out, or they come back only a sync or more later), waiting
 // only adds latency, so each gather that runs out its deadline halves the
 // next one, and after three such gathers in a row the flusher stops
-// waiting (even a short wait costs a timer and a wake-up, hundreds of µs
-// under load), as batch mode does. Every 16th gather probes with the whole
+// waiting (even a short wait costs a timer and a wake-up, which under load
+// is more than a gather saves), as batch mode does. Every 16th gather probes with the whole
 // half fsync again; a probe that misses doubles the interval to the next,
 // up to 64, and a gather that meets its writers resets it. Under load each
 // sync then takes everyone who is coming, and the estimate follows writers
@@ -164,6 +165,9 @@
 //   - A segment's synced offset only grows, and only after an fdatasync
 //     covering it returned; it is the only source of claims on disk.
 //   - Nothing is written to a segment after an I/O error hit it.
+//   - The log runs four goroutines (flusher, preparer, OnFull notifier,
+//     completion) and one for the failure hooks after a failure; Close
+//     returns only once every one of them has.
 //   - All file I/O goes through vfs.FS (Options.FS), so tests run the log on
 //     vfs.NewCrashableMem and inject faults with vfs/errorfs.
 package commitlog

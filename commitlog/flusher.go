@@ -231,8 +231,7 @@ func (l *Log) gather() {
 // flusher uses it. A gather that runs out its deadline halves the next
 // one's; after gatherGiveUp such gathers in a row the flusher stops
 // waiting altogether, since even a short wait costs a timer and a wake-up
-// (under load the flusher's wake-up alone took hundreds of µs, on every
-// sync). Every probeEvery-th gather probes: it waits the whole half fsync
+// of the flusher on every sync. Every probeEvery-th gather probes: it waits the whole half fsync
 // again, to notice writers that have become worth waiting for. A probe
 // that misses doubles the interval to the next, up to gatherProbeMax; one
 // gather that meets its writers brings the next probe back within

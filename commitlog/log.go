@@ -121,7 +121,10 @@ func Open(opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.lastSyncDone = time.Now()
-	l.wg.Add(2)
+	// NB: Close waits for all four: flushLoop, prepareLoop and fullLoop on
+	// wg, completeLoop on thenDone (it outlives the flusher, whose last
+	// results it delivers). A failure hook is counted on wg too.
+	l.wg.Add(3)
 	go l.flushLoop()
 	go l.prepareLoop()
 	go l.fullLoop()
@@ -373,20 +376,38 @@ func (l *Log) Sync() error {
 	return err
 }
 
+// End returns the position just past every record appended so far: a
+// record appended later is at End or after it. Before the first append
+// it is the start of the segment after the newest one found at Open, so
+// MarkFlushed(End()) then frees every segment that Replay read.
+func (l *Log) End() Position {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.endLocked()
+}
+
+// endLocked is End. REQUIRES: l.mu held.
+func (l *Log) endLocked() Position {
+	if l.cur != nil {
+		return l.cur.pos()
+	}
+	// Every segment made from now on gets an id above lastID.
+	return Position{Segment: l.lastID + 1}
+}
+
 // MarkFlushed tells the log that everything before pos is durable elsewhere.
 // Whole segments before pos's segment are then recycled or deleted; it
-// waits for a segment still being sealed. It is safe for concurrent use,
-// including from OnFull.
+// waits for a segment still being sealed. pos may be at most End(). It is
+// safe for concurrent use, including from OnFull.
 func (l *Log) MarkFlushed(pos Position) error {
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
 		return ErrClosed
 	}
-	if pos.Segment > l.lastID || (l.cur != nil && l.cur.pos().Less(pos)) {
-		last := l.lastID
+	if end := l.endLocked(); end.Less(pos) {
 		l.mu.Unlock()
-		return fmt.Errorf("%w: %v (newest segment %d)", ErrBadPosition, pos, last)
+		return fmt.Errorf("%w: %v (the log ends at %v)", ErrBadPosition, pos, end)
 	}
 	if !l.flushed.Less(pos) {
 		l.mu.Unlock()
@@ -444,7 +465,9 @@ func (l *Log) sealingBefore(id uint64) bool {
 }
 
 // Close syncs everything appended, seals the current segment and closes the
-// log. It returns the error that stopped the log, if one did.
+// log. It returns once every goroutine of the log has returned, including
+// a call of OnFull or OnFailure in progress (which therefore must not wait
+// for Close). It returns the error that stopped the log, if one did.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closing {
@@ -550,6 +573,7 @@ func (l *Log) checkSpaceLocked() {
 
 // fullLoop calls OnFull, one call at a time, with the newest request.
 func (l *Log) fullLoop() {
+	defer l.wg.Done()
 	for {
 		select {
 		case <-l.closeC:
@@ -589,7 +613,13 @@ func (l *Log) failLocked(seg *segment, op string, cause error) error {
 			l.err = fmt.Errorf("%w (commit_failure_policy %s): %w", ErrStopped, l.opts.FailurePolicy, err)
 			l.log.Error("commit log stopped accepting writes", "policy", l.opts.FailurePolicy, "err", err)
 			stopErr := l.err
-			l.failOnce.Do(func() { go l.runFailureHooks(stopErr) })
+			l.failOnce.Do(func() {
+				// NB: one of the log's goroutines is still counted on wg
+				// (an append only gets here before Close starts), so
+				// this Add never races Close's Wait from zero.
+				l.wg.Add(1)
+				go l.runFailureHooks(stopErr)
+			})
 		}
 		err = l.err
 	} else {
@@ -606,6 +636,7 @@ func (l *Log) failLocked(seg *segment, op string, cause error) error {
 }
 
 func (l *Log) runFailureHooks(err error) {
+	defer l.wg.Done()
 	if l.opts.OnFailure != nil {
 		l.opts.OnFailure(err)
 	}

@@ -76,11 +76,13 @@ type Options struct {
 	// OnFull is called when the live segments exceed TotalSpace, with the
 	// position the storage engine must flush up to; the engine flushes and
 	// then calls MarkFlushed. It is called from a goroutine of the log, at
-	// most one call at a time, and may call any method of the Log.
+	// most one call at a time, and may call any method of the Log but
+	// Close, which waits for it to return.
 	OnFull func(upTo Position)
 	// OnFailure is called once, from its own goroutine, when an I/O error
 	// stops the log under PolicyStop, PolicyStopCommit or PolicyDie (before
-	// Die). The node uses it to stop its transports under PolicyStop.
+	// Die). The node uses it to stop its transports under PolicyStop. Close
+	// waits for it to return, so it must not wait for Close.
 	OnFailure func(err error)
 	// Die is called under PolicyDie after OnFailure; nil means os.Exit(1).
 	Die func(err error)

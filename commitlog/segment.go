@@ -267,11 +267,10 @@ func (l *Log) syncDir() error {
 // Segments are zero-filled a chunk ahead of their records. Into fallocated
 // (unwritten) space, or past the end of the file, every fdatasync would
 // also commit extent and size changes to the file system's journal; over
-// zeros already written it is a flush of data alone. On this machine's ext4
-// a 3 KB fdatasync took 116-119 µs over zeros against 157-193 µs into
-// fallocated space. Writing the zeros as the records come, a chunk at a
-// time, spreads the cost: one sync per chunk flushes the chunk. (Zeroing
-// whole segments when they are created made every restart write 64 MiB.)
+// zeros already written it is a flush of data alone (docs/commitlog.md has
+// the measurement). Writing the zeros as the records come, a chunk at a
+// time, spreads the cost over the segment's life instead of paying it
+// whole when the segment is created.
 const (
 	zeroChunk = 1 << 20
 	zeroAhead = 256 << 10 // a new chunk once the records come this close

@@ -24,8 +24,9 @@ func NewRegistry() *prometheus.Registry {
 
 // Server serves /metrics over HTTP.
 type Server struct {
-	ln  net.Listener
-	srv *http.Server
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{} // closed when the serving goroutine returns
 }
 
 // Serve listens on addr and serves g's metrics on /metrics until Close.
@@ -36,8 +37,9 @@ func Serve(addr string, g prometheus.Gatherer) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
-	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
+		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			slog.Error("metrics endpoint stopped", "addr", s.Addr(), "err", err)
 		}
@@ -48,5 +50,10 @@ func Serve(addr string, g prometheus.Gatherer) (*Server, error) {
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server, waiting up to ctx for scrapes in progress.
-func (s *Server) Close(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+// Close stops the server, waiting up to ctx for scrapes in progress, and
+// returns once its serving goroutine has.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	return err
+}

@@ -13,14 +13,11 @@ var spareOnce sync.Once
 // by default, once per process, unless the GOMAXPROCS environment variable
 // sets the count. The commit log's flusher spends most of its time in
 // fdatasync and the network event loops in epoll_wait: blocking system
-// calls that keep their P until the runtime takes it back, tens to
-// hundreds of microseconds later. With a P per CPU, runnable goroutines
-// (the writers a sync just completed, their clients) wait meanwhile while a
-// CPU idles: a runtime trace of 64 writers in adaptive mode on 2 CPUs found
-// a P held by fdatasync with work waiting 24% of the time, by epoll_wait
-// 21%. With one spare P, the same benchmark (BenchmarkCommitLogModes, 64
-// threads, two 2 s runs each) did 53-55k durable writes/s against 40-46k,
-// and 79-84k periodic-mode writes/s against 68-74k.
+// calls that keep their P until the runtime takes it back. With a P per
+// CPU, the goroutines such a call makes runnable (the writers a sync just
+// completed, their clients) wait for a P while a CPU idles; one spare P
+// lets them run at once. BenchmarkCommitLogModes measures the difference
+// (docs/commitlog.md).
 func spareProc(log *slog.Logger) {
 	spareOnce.Do(func() {
 		if os.Getenv("GOMAXPROCS") != "" {

@@ -8,12 +8,13 @@
 // appends to the commit log (package commitlog) and, once the log's sync
 // mode says it is durable, applies to pebble's memtable; ApplyAsync does
 // the same for a caller that must not block (a network event loop) and
-// reports the outcome through a callback. Engine.Flush, run when the commit
-// log passes its space cap, after replay and at Close, flushes the
-// memtables with the position of the newest record they hold and releases
-// the commit log segments before it. At start-up the commit log is replayed
-// into pebble from past that position; replay is idempotent because every
-// cell write is a pebble Merge reconciled last-write-wins.
+// reports the outcome through a callback. When pebble flushes, the commit
+// log segments the flush covered are released, and the commit log position
+// the flush covers (the log's end when it began) is stored with it. At
+// start-up the commit log is replayed into pebble from that position, and
+// the flush that follows releases every replayed segment, so restarts never
+// pile segments up; replay is idempotent because every cell write is a
+// pebble Merge reconciled last-write-wins.
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's

@@ -44,9 +44,16 @@ type Engine struct {
 	// pebble apply; flush takes it for writing, so the position it reads
 	// covers only records already in the memtable.
 	applyMu sync.RWMutex
-	posMu   sync.Mutex
-	last    commitlog.Position // end of the newest appended record
 	flushMu sync.Mutex
+
+	// bg counts the engine's goroutines: flushLoop, and the ApplyIf calls
+	// ApplyAsync hands to goroutines of their own. Close waits for them
+	// before it closes the log and the LSM.
+	bg       sync.WaitGroup
+	closeMu  sync.Mutex
+	closed   bool          // guarded by closeMu; no goroutine starts once set
+	flushReq chan struct{} // wakes flushLoop
+	stop     chan struct{} // closed by Close: flushLoop returns
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -83,7 +90,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}
-	e := &Engine{db: db, lg: o.Logger}
+	e := &Engine{db: db, lg: o.Logger, flushReq: make(chan struct{}, 1), stop: make(chan struct{})}
 	lo := o.Log
 	if lo.FS == nil {
 		lo.FS = o.FS
@@ -91,7 +98,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if lo.Logger == nil {
 		lo.Logger = o.Logger
 	}
-	lo.OnFull = func(commitlog.Position) { e.flushAsync() }
+	lo.OnFull = func(commitlog.Position) { e.requestFlush() }
 	if e.log, err = commitlog.Open(lo); err != nil {
 		db.Close()
 		return nil, err
@@ -103,7 +110,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	stats, err := e.log.Replay(func(payload []byte, pos commitlog.Position) error {
-		if !flushed.Less(pos) {
+		if pos.Less(flushed) {
 			return nil // already in the LSM: replaying it could undo a purge
 		}
 		b := db.NewBatch()
@@ -120,11 +127,15 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if stats.Records > 0 {
 		o.Logger.Info("commit log replayed", "records", stats.Records, "bytes", stats.Bytes, "took", stats.Duration)
 	}
-	// Make the replayed state durable in the LSM so the replayed segments
-	// can go.
-	if err := e.Flush(); err != nil {
-		e.Close()
-		return nil, err
+	e.bg.Add(1)
+	go e.flushLoop()
+	if stats.Segments > 0 {
+		// Make the replayed state durable in the LSM so that the replayed
+		// segments go now, not at the next flush.
+		if err := e.Flush(); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -353,11 +364,10 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 			return err
 		}
 	}
-	pos, err := e.log.Append(m.b.Repr())
-	if err != nil {
+	if _, err := e.log.Append(m.b.Repr()); err != nil {
 		return err
 	}
-	return e.applyAppended(m, pos)
+	return e.applyAppended(m)
 }
 
 // ApplyAsync is ApplyIf for a caller that must not block, such as an event
@@ -377,7 +387,11 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 		return false, e.ApplyIf(m, check)
 	}
 	if !e.applyMu.TryRLock() {
-		go func() { then(e.ApplyIf(m, check)) }()
+		if !e.goOwned(func() { then(e.ApplyIf(m, check)) }) {
+			err := errors.Join(commitlog.ErrClosed, m.b.Close())
+			m.release()
+			return false, err
+		}
 		return true, nil
 	}
 	if check != nil {
@@ -388,10 +402,9 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	}
 	// NB: the read lock is held until m is in the memtable, as in ApplyIf;
 	// the completion releases it on the log's goroutine.
-	var pos commitlog.Position
-	pos, pending, err = e.log.AppendAsync(m.b.Repr(), func(pos commitlog.Position, err error) {
+	_, pending, err = e.log.AppendAsync(m.b.Repr(), func(_ commitlog.Position, err error) {
 		if err == nil {
-			err = e.applyAppended(m, pos)
+			err = e.applyAppended(m)
 		} else {
 			err = errors.Join(err, m.b.Close())
 			m.release()
@@ -407,17 +420,12 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 		return true, nil
 	}
 	defer e.applyMu.RUnlock()
-	return false, e.applyAppended(m, pos)
+	return false, e.applyAppended(m)
 }
 
-// applyAppended makes m, appended to the commit log at pos, visible and
-// gives it back to its pool. REQUIRES: applyMu held for reading.
-func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
-	e.posMu.Lock()
-	if e.last.Less(pos) {
-		e.last = pos
-	}
-	e.posMu.Unlock()
+// applyAppended makes m, appended to the commit log, visible and gives it
+// back to its pool. REQUIRES: applyMu held for reading.
+func (e *Engine) applyAppended(m *Mutation) error {
 	if err := e.db.Apply(m.b, pebble.NoSync); err != nil {
 		return fmt.Errorf("storage: apply: %w", err)
 	}
@@ -445,17 +453,16 @@ func (e *Engine) Truncate(t *Table) error {
 func (e *Engine) Flush() error {
 	e.flushMu.Lock()
 	defer e.flushMu.Unlock()
+	// NB: with applyMu held for writing no record is between the commit log
+	// and the memtable, so everything before the log's end is in the
+	// memtables (or, after a restart, replayed into them).
 	e.applyMu.Lock()
-	e.posMu.Lock()
-	upTo := e.last
-	e.posMu.Unlock()
+	upTo := e.log.End()
 	e.applyMu.Unlock()
-	if upTo != (commitlog.Position{}) {
-		// Flushed with the data, the position tells the next replay which
-		// records the LSM already holds.
-		if err := e.db.Set(flushedKey, appendPosition(nil, upTo), pebble.NoSync); err != nil {
-			return fmt.Errorf("storage: flush: %w", err)
-		}
+	// Flushed with the data, the position tells the next replay which
+	// records the LSM already holds.
+	if err := e.db.Set(flushedKey, appendPosition(nil, upTo), pebble.NoSync); err != nil {
+		return fmt.Errorf("storage: flush: %w", err)
 	}
 	if err := e.db.Flush(); err != nil {
 		return fmt.Errorf("storage: flush: %w", err)
@@ -463,17 +470,56 @@ func (e *Engine) Flush() error {
 	return e.log.MarkFlushed(upTo)
 }
 
-func (e *Engine) flushAsync() {
-	go func() {
+// requestFlush asks flushLoop for a flush, without waiting for it.
+func (e *Engine) requestFlush() {
+	select {
+	case e.flushReq <- struct{}{}:
+	default:
+	}
+}
+
+// flushLoop runs the flushes the commit log asks for when it outgrows
+// commitlog_total_space, one at a time, until Close.
+func (e *Engine) flushLoop() {
+	defer e.bg.Done()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-e.flushReq:
+		}
 		if err := e.Flush(); err != nil {
 			e.lg.Error("flush for commit log space failed", "err", err)
 		}
+	}
+}
+
+// goOwned runs f on a goroutine that Close waits for, unless Close has
+// begun; it reports whether f runs.
+func (e *Engine) goOwned(f func()) bool {
+	e.closeMu.Lock()
+	defer e.closeMu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		f()
 	}()
+	return true
 }
 
 // Close syncs the commit log and closes everything. The LSM is flushed
-// first so the next start has little to replay.
+// first so the next start has little to replay. Close waits for the
+// engine's goroutines first, so none touches the log or the LSM after
+// them; it must be called once, after the last Apply has returned.
 func (e *Engine) Close() error {
+	e.closeMu.Lock()
+	e.closed = true
+	e.closeMu.Unlock()
+	close(e.stop)
+	e.bg.Wait()
 	ferr := e.Flush()
 	lerr := e.log.Close()
 	derr := e.db.Close()
@@ -499,9 +545,9 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-// flushedKey holds the position of the newest commit log record whose
-// mutation was in the LSM at its last flush. It is shorter than a table id,
-// so no table's key range contains it.
+// flushedKey holds the commit log position that the LSM's last flush
+// covered: every record before it was in the flushed memtables. It is
+// shorter than a table id, so no table's key range contains it.
 var flushedKey = []byte("cqld.flushed")
 
 func appendPosition(dst []byte, p commitlog.Position) []byte {
