@@ -32,7 +32,10 @@
 // version, bad v5 CRC, oversized frame) gets a PROTOCOL_ERROR (or, for the
 // version, the error drivers parse to downgrade) and the connection is
 // closed; a bad request gets an ERROR on its own stream and the connection
-// stays open.
+// stays open. An answer that cannot be encoded is answered SERVER_ERROR on
+// its stream; one for which not even that can be framed closes the
+// connection (logged, and counted in cqld_native_connections_closed_total),
+// since its client would otherwise wait for it forever.
 //
 // Extensions are opt-in per connection (prepare_batch.go): SUPPORTED lists
 // CQLD_PREPARE_BATCH, and only a connection whose STARTUP asked for it may

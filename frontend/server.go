@@ -39,9 +39,7 @@ type Options struct {
 	// (GOMAXPROCS), at least one. The loops answer most reads and writes
 	// themselves (Inliner); the other half of the CPUs is left to workers,
 	// the commit log, flushes and compactions, the garbage collector and,
-	// on a shared machine, the clients. On this 2-core machine with gocql
-	// clients beside the node, one loop served 64 clients' single-row
-	// SELECTs about 1.3x, and INSERTs about 1.1x, faster than two.
+	// on a shared machine, the clients.
 	EventLoops int
 	// IdleTimeout closes connections that have sent nothing and have no
 	// request in flight for this long (native_transport_idle_timeout); 0
@@ -103,10 +101,14 @@ type Server struct {
 	// supported holds the SUPPORTED frame per protocol version, encoded
 	// once: OPTIONS is the drivers' heartbeat.
 	supported [protocol.MaxVersion + 1][]byte
+	// appendResponse is protocol.AppendResponse; tests inject failures.
+	appendResponse func(dst []byte, v primitive.ProtocolVersion, stream int16, resp *protocol.Response, comp protocol.Compressor) ([]byte, error)
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
 }
+
+var _ gnet.EventHandler = (*Server)(nil)
 
 // New returns a server that sends requests to h. Call Start to listen.
 func New(h Handler, opts Options) *Server {
@@ -126,6 +128,8 @@ func New(h Handler, opts Options) *Server {
 		conns:   make(map[*conn]struct{}),
 		baseCtx: ctx,
 		cancel:  cancel,
+
+		appendResponse: protocol.AppendResponse,
 	}
 	s.inliner, _ = h.(Inliner)
 	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
@@ -243,7 +247,7 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	}
 	s.mu.Unlock()
 	for _, cn := range idle {
-		s.log.Debug("closing idle connection", "remote", cn.gc.RemoteAddr())
+		s.closing(cn, reasonIdle, nil)
 		_ = cn.gc.Close()
 	}
 	tick := s.opts.IdleTimeout / 4
@@ -307,6 +311,18 @@ wait:
 	<-s.stopped
 	s.pool.close()
 	return err
+}
+
+// closing logs and counts a connection the server is closing. A failure
+// to frame an answer is the server's fault and logged as an error; the
+// other reasons are the client's and logged at debug level.
+func (s *Server) closing(cn *conn, reason string, err error) {
+	s.m.Closed.WithLabelValues(reason).Inc()
+	level := slog.LevelDebug
+	if reason == reasonEncode {
+		level = slog.LevelError
+	}
+	s.log.Log(context.Background(), level, "closing client connection", "remote", cn.remote, "reason", reason, "err", err)
 }
 
 // Stats reports the server's live counters, for tests and diagnostics.

@@ -24,6 +24,9 @@ type Native struct {
 	Overloaded *prometheus.CounterVec
 	// ProtocolErrors counts connections closed for a broken byte stream.
 	ProtocolErrors prometheus.Counter
+	// Closed counts connections the server closed, by reason
+	// ("protocol_error", "encode_error", ...).
+	Closed *prometheus.CounterVec
 	// Startups counts completed handshakes by protocol version and
 	// compression ("none", "lz4", "snappy").
 	Startups *prometheus.CounterVec
@@ -78,12 +81,16 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "protocol_errors_total",
 			Help: "Connections closed because their byte stream was not valid CQL protocol.",
 		}),
+		Closed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_closed_total",
+			Help: "Client connections the server closed, by reason.",
+		}, []string{"reason"}),
 		Startups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "startups_total",
 			Help: "Connections that completed STARTUP, by protocol version and compression.",
 		}, []string{"version", "compression"}),
 	}
 	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
-		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors)
+		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors, m.Closed)
 	return m
 }
