@@ -102,7 +102,9 @@
 // error until authentication exists), native_transport_max_frame_size,
 // native_transport_max_threads, native_transport_max_requests_per_connection,
 // native_transport_max_queued_requests, native_transport_event_loops,
-// native_transport_idle_timeout, prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
+// native_transport_idle_timeout, native_transport_max_concurrent_connections,
+// native_transport_max_concurrent_connections_per_ip,
+// prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
 // prometheus_port.
 //

@@ -29,6 +29,9 @@ type client struct {
 	dec    *protocol.SegmentDecoder
 	buf    []byte   // v5 bytes read and not yet decoded
 	envs   [][]byte // v5 envelopes decoded and not yet returned
+
+	// deadline, when set, bounds reads instead of readTimeout.
+	deadline time.Time
 }
 
 // readTimeout bounds every read, so a test that waits for an answer that
@@ -99,7 +102,11 @@ func (c *client) query(stream int16, q string) {
 
 // recv reads the next answer.
 func (c *client) recv() (protocol.Header, message.Message, error) {
-	c.nc.SetReadDeadline(time.Now().Add(readTimeout))
+	if c.deadline.IsZero() {
+		c.nc.SetReadDeadline(time.Now().Add(readTimeout))
+	} else {
+		c.nc.SetReadDeadline(c.deadline)
+	}
 	var (
 		h    protocol.Header
 		body []byte

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,7 @@ type conn struct {
 	s      *Server
 	gc     gnet.Conn
 	remote net.Addr
+	ip     netip.Addr // the client's, for the per-address caps
 
 	state   connState
 	version primitive.ProtocolVersion // 0 until STARTUP
@@ -82,8 +84,8 @@ type conn struct {
 	closed     atomic.Bool
 }
 
-func newConn(s *Server, gc gnet.Conn) *conn {
-	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr()}
+func newConn(s *Server, gc gnet.Conn, ip netip.Addr) *conn {
+	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: ip}
 	cn.lastActive.Store(time.Now().UnixNano())
 	return cn
 }

@@ -1,5 +1,9 @@
 // Package frontend is cqld's network server for the CQL native protocol.
 //
+// One goroutine owns the listening socket (listener.go): it accepts, backs
+// off while accept fails (out of descriptors, say) instead of giving up,
+// closes at once a connection over native_transport_max_concurrent_connections
+// or its per-address cap, as Cassandra does, and hands the others to gnet.
 // A gnet engine runs a few event loops (half the cores by default) that own
 // every client socket. An event loop reads, cuts frames and writes: for each
 // whole frame it answers the handshake at once (OPTIONS, STARTUP, REGISTER:
