@@ -188,4 +188,3 @@ func TestAcceptBackoff(t *testing.T) {
 		t.Fatalf("backoff %v", got)
 	}
 }
-
