@@ -84,8 +84,13 @@ type Config struct {
 	// loops; 0 means half the CPUs (at least one).
 	NativeTransportEventLoops int `yaml:"native_transport_event_loops"`
 	// NativeTransportIdleTimeout closes connections idle this long; 0 never.
-	NativeTransportIdleTimeout  Duration `yaml:"native_transport_idle_timeout"`
-	PreparedStatementsCacheSize DataSize `yaml:"prepared_statements_cache_size"`
+	NativeTransportIdleTimeout Duration `yaml:"native_transport_idle_timeout"`
+	// NativeTransportMaxConcurrentConnections and
+	// NativeTransportMaxConcurrentConnectionsPerIP cap the client
+	// connections open at once, in all and from one address; -1 is no cap.
+	NativeTransportMaxConcurrentConnections      int      `yaml:"native_transport_max_concurrent_connections"`
+	NativeTransportMaxConcurrentConnectionsPerIP int      `yaml:"native_transport_max_concurrent_connections_per_ip"`
+	PreparedStatementsCacheSize                  DataSize `yaml:"prepared_statements_cache_size"`
 
 	ReadRequestTimeout  Duration `yaml:"read_request_timeout"`
 	WriteRequestTimeout Duration `yaml:"write_request_timeout"`
@@ -141,16 +146,18 @@ func Default() Config {
 			ClassName:  "org.apache.cassandra.locator.SimpleSeedProvider",
 			Parameters: map[string]string{"seeds": "127.0.0.1:7000"},
 		},
-		NativeTransportMaxFrameSize:             16 * MiB,
-		NativeTransportMaxThreads:               128,
-		NativeTransportMaxRequestsPerConnection: 1024,
-		NativeTransportMaxQueuedRequests:        8192,
-		PreparedStatementsCacheSize:             10 * MiB,
-		ReadRequestTimeout:                      Duration{5 * time.Second},
-		WriteRequestTimeout:                     Duration{2 * time.Second},
-		RequestTimeout:                          Duration{10 * time.Second},
-		PrometheusAddress:                       "127.0.0.1",
-		PrometheusPort:                          9180,
+		NativeTransportMaxFrameSize:                  16 * MiB,
+		NativeTransportMaxThreads:                    128,
+		NativeTransportMaxRequestsPerConnection:      1024,
+		NativeTransportMaxQueuedRequests:             8192,
+		NativeTransportMaxConcurrentConnections:      -1,
+		NativeTransportMaxConcurrentConnectionsPerIP: -1,
+		PreparedStatementsCacheSize:                  10 * MiB,
+		ReadRequestTimeout:                           Duration{5 * time.Second},
+		WriteRequestTimeout:                          Duration{2 * time.Second},
+		RequestTimeout:                               Duration{10 * time.Second},
+		PrometheusAddress:                            "127.0.0.1",
+		PrometheusPort:                               9180,
 	}
 }
 
@@ -267,6 +274,8 @@ func keys() []key {
 		{name: "native_transport_max_queued_requests", usage: "requests queued or running on the node before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxQueuedRequests }},
 		{name: "native_transport_event_loops", usage: "network event loops (0: half the CPUs, at least one)", field: func(c *Config) any { return &c.NativeTransportEventLoops }},
 		{name: "native_transport_idle_timeout", usage: "close connections idle this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportIdleTimeout }},
+		{name: "native_transport_max_concurrent_connections", usage: "client connections open at once (-1: no cap)", field: func(c *Config) any { return &c.NativeTransportMaxConcurrentConnections }},
+		{name: "native_transport_max_concurrent_connections_per_ip", usage: "client connections open at once from one address (-1: no cap)", field: func(c *Config) any { return &c.NativeTransportMaxConcurrentConnectionsPerIP }},
 		{name: "prepared_statements_cache_size", usage: "prepared statement cache size, e.g. 10MiB", field: func(c *Config) any { return &c.PreparedStatementsCacheSize }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
@@ -781,6 +790,13 @@ func (c *Config) problems() []*keyError {
 	if c.NativeTransportIdleTimeout.Duration < 0 {
 		bad("native_transport_idle_timeout", "%s is negative", c.NativeTransportIdleTimeout)
 	}
+	capOrNone := func(key string, v int) {
+		if v != -1 && v < 1 {
+			bad(key, "%d must be -1 (no cap) or at least 1", v)
+		}
+	}
+	capOrNone("native_transport_max_concurrent_connections", c.NativeTransportMaxConcurrentConnections)
+	capOrNone("native_transport_max_concurrent_connections_per_ip", c.NativeTransportMaxConcurrentConnectionsPerIP)
 	if c.PreparedStatementsCacheSize <= 0 {
 		bad("prepared_statements_cache_size", "%s must be greater than 0", c.PreparedStatementsCacheSize)
 	}

@@ -104,7 +104,8 @@
 // start: the tokens are saved with the data), data_center, rack,
 // authenticator (only AllowAllAuthenticator starts; PasswordAuthenticator
 // is refused at start-up, as cqld has no authentication), the
-// native_transport_* keys, prepared_statements_cache_size (default a fixed
+// native_transport_* keys (native_transport_max_concurrent_connections and
+// _per_ip among them), prepared_statements_cache_size (default a fixed
 // 10MiB: Cassandra's max(10MiB, heap/256) has no heap to divide in Go),
 // prometheus_address and prometheus_port.
 //

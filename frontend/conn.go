@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,14 +36,25 @@ const (
 	evSchema
 )
 
+var _ protocol.Later = (*conn)(nil)
+
+// Reasons the server closes a connection: the Closed metric's label.
+const (
+	reasonProtocol = "protocol_error" // the byte stream is not the protocol
+	reasonEncode   = "encode_error"   // an answer could not be framed
+	reasonIdle     = "idle_timeout"
+)
+
 // conn is one client connection.
 //
 // NB: the event loop owns every field but the atomics. Workers read
 // version, comp, framed and segLZ4 only for requests submitted after
 // STARTUP set them, and the submission orders those writes before the reads.
 type conn struct {
-	s  *Server
-	gc gnet.Conn
+	s      *Server
+	gc     gnet.Conn
+	remote net.Addr
+	ip     netip.Addr // the client's, for the per-address caps
 
 	state   connState
 	version primitive.ProtocolVersion // 0 until STARTUP
@@ -50,6 +63,9 @@ type conn struct {
 	segLZ4  bool                      // v5 segments are LZ4-compressed
 	segDec  *protocol.SegmentDecoder
 	out     []byte // answers made on the event loop, not yet written
+	// broken is the first answer made on the event loop that could not be
+	// framed; the connection closes once the answers before it are out.
+	broken error
 	// prepareBatch: the client turned on PREPARE_BATCH in STARTUP.
 	prepareBatch bool
 
@@ -68,8 +84,8 @@ type conn struct {
 	closed     atomic.Bool
 }
 
-func newConn(s *Server, gc gnet.Conn) *conn {
-	cn := &conn{s: s, gc: gc}
+func newConn(s *Server, gc gnet.Conn, ip netip.Addr) *conn {
+	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: ip}
 	cn.lastActive.Store(time.Now().UnixNano())
 	return cn
 }
@@ -106,6 +122,10 @@ func (cn *conn) onTraffic() gnet.Action {
 	}
 	act := cn.cut()
 	cn.flush()
+	if cn.broken != nil && act == gnet.None {
+		cn.s.closing(cn, reasonEncode, cn.broken)
+		return gnet.Close
+	}
 	return act
 }
 
@@ -154,7 +174,7 @@ func (cn *conn) cut() gnet.Action {
 		copy(body, whole[protocol.HeaderLen:])
 		_, _ = cn.gc.Discard(n)
 		cn.s.m.BytesIn.Add(float64(n))
-		if act := cn.dispatch(h, body); act != gnet.None {
+		if act := cn.dispatch(h, body); act != gnet.None || cn.broken != nil {
 			return act
 		}
 		if len(cn.out) > maxPendingOut {
@@ -179,7 +199,7 @@ func (cn *conn) readSegments() gnet.Action {
 		if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
 			return cn.fatal(h, err)
 		}
-		if act := cn.dispatch(h, env[protocol.HeaderLen:]); act != gnet.None {
+		if act := cn.dispatch(h, env[protocol.HeaderLen:]); act != gnet.None || cn.broken != nil {
 			return act
 		}
 	}
@@ -258,7 +278,7 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 			s.m.Inline.Inc()
 			if resp != nil {
 				s.observe(h.OpCode, resp.Message, start)
-				cn.out = cn.encode(cn.out, cn.version, h.Stream, resp)
+				cn.emit(cn.version, h.Stream, resp)
 				cn.done()
 			}
 			return
@@ -297,38 +317,57 @@ func (cn *conn) execute(req *protocol.Request) {
 }
 
 // encode appends a response to dst as bytes ready for the socket: a frame,
-// wrapped in segments once the connection is framed. On failure dst comes
-// back as it was.
-func (cn *conn) encode(dst []byte, version primitive.ProtocolVersion, stream int16, resp *protocol.Response) []byte {
-	comp := cn.comp
+// wrapped in segments once the connection is framed. An answer that cannot
+// be encoded is answered SERVER_ERROR on its stream instead. err != nil
+// means not even that could be framed: dst comes back as it was, and the
+// connection must close, or its client would wait on the stream forever.
+func (cn *conn) encode(dst []byte, version primitive.ProtocolVersion, stream int16, resp *protocol.Response) ([]byte, error) {
 	frameDst := dst
 	if cn.framed {
 		frameDst = nil // the frame goes into segments appended to dst
 	}
-	out, err := protocol.AppendResponse(frameDst, version, stream, resp, comp)
+	out, err := cn.s.appendResponse(frameDst, version, stream, resp, cn.comp)
 	if err != nil {
-		cn.s.log.Error("cannot encode response", "err", err)
-		out, _ = protocol.AppendResponse(frameDst, version, stream,
-			&protocol.Response{Message: &message.ServerError{ErrorMessage: err.Error()}}, comp)
+		cn.s.log.Error("cannot encode response", "stream", stream, "err", err)
+		out, err = cn.s.appendResponse(frameDst, version, stream,
+			&protocol.Response{Message: &message.ServerError{ErrorMessage: err.Error()}}, cn.comp)
+		if err != nil {
+			return dst, fmt.Errorf("frontend: encode SERVER_ERROR for stream %d: %w", stream, err)
+		}
 	}
 	if !cn.framed {
-		return out
+		return out, nil
 	}
 	framed, err := protocol.AppendSegments(dst, cn.segLZ4, out)
 	if err != nil {
-		cn.s.log.Error("cannot frame response", "err", err)
-		return dst
+		return dst, fmt.Errorf("frontend: frame response on stream %d: %w", stream, err)
 	}
-	return framed
+	return framed, nil
 }
 
-// send writes a response from any goroutine.
+// emit encodes an answer made on the event loop into cn.out. A failure
+// breaks the connection, which onTraffic then closes.
+func (cn *conn) emit(version primitive.ProtocolVersion, stream int16, resp *protocol.Response) {
+	out, err := cn.encode(cn.out, version, stream, resp)
+	if err != nil {
+		if cn.broken == nil {
+			cn.broken = err
+		}
+		return
+	}
+	cn.out = out
+}
+
+// send writes a response from any goroutine; one that cannot be framed
+// closes the connection.
 func (cn *conn) send(stream int16, resp *protocol.Response) {
 	if cn.closed.Load() {
 		return
 	}
-	out := cn.encode(nil, cn.version, stream, resp)
-	if len(out) == 0 {
+	out, err := cn.encode(nil, cn.version, stream, resp)
+	if err != nil {
+		cn.s.closing(cn, reasonEncode, err)
+		_ = cn.gc.Close()
 		return
 	}
 	cn.wmu.Lock()
@@ -352,7 +391,7 @@ func (cn *conn) versionFor(h protocol.Header) primitive.ProtocolVersion {
 
 // reply answers a frame from the event loop.
 func (cn *conn) reply(h protocol.Header, msg message.Message) {
-	cn.out = cn.encode(cn.out, cn.versionFor(h), h.Stream, &protocol.Response{Message: msg})
+	cn.emit(cn.versionFor(h), h.Stream, &protocol.Response{Message: msg})
 }
 
 // replyFrame answers h with a pre-encoded, uncompressed frame, stream id
@@ -366,9 +405,12 @@ func (cn *conn) replyFrame(h protocol.Header, frame []byte) {
 	}
 	env := append([]byte(nil), frame...)
 	binary.BigEndian.PutUint16(env[2:], uint16(h.Stream))
-	if out, err := protocol.AppendSegments(cn.out, cn.segLZ4, env); err == nil {
-		cn.out = out
+	out, err := protocol.AppendSegments(cn.out, cn.segLZ4, env)
+	if err != nil && cn.broken == nil {
+		cn.broken = fmt.Errorf("frontend: frame answer on stream %d: %w", h.Stream, err)
+		return
 	}
+	cn.out = out
 }
 
 func (cn *conn) replyError(h protocol.Header, msg string) {
@@ -400,7 +442,7 @@ func (cn *conn) fatal(h protocol.Header, err error) gnet.Action {
 	if ve == nil && tb == nil {
 		msg = strings.TrimPrefix(msg, "protocol: ")
 	}
-	cn.out = cn.encode(cn.out, v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}})
-	cn.s.log.Debug("closing connection", "remote", cn.gc.RemoteAddr(), "err", err)
+	cn.emit(v, stream, &protocol.Response{Message: &message.ProtocolError{ErrorMessage: msg}})
+	cn.s.closing(cn, reasonProtocol, err)
 	return gnet.Close
 }

@@ -1,5 +1,9 @@
 // Package frontend is cqld's network server for the CQL native protocol.
 //
+// One goroutine owns the listening socket (listener.go): it accepts, backs
+// off while accept fails (out of descriptors, say) instead of giving up,
+// closes at once a connection over native_transport_max_concurrent_connections
+// or its per-address cap, as Cassandra does, and hands the others to gnet.
 // A gnet engine runs a few event loops (half the cores by default) that own
 // every client socket. An event loop reads, cuts frames and writes: for each
 // whole frame it answers the handshake at once (OPTIONS, STARTUP, REGISTER:
@@ -32,7 +36,10 @@
 // version, bad v5 CRC, oversized frame) gets a PROTOCOL_ERROR (or, for the
 // version, the error drivers parse to downgrade) and the connection is
 // closed; a bad request gets an ERROR on its own stream and the connection
-// stays open.
+// stays open. An answer that cannot be encoded is answered SERVER_ERROR on
+// its stream; one for which not even that can be framed closes the
+// connection (logged, and counted in cqld_native_connections_closed_total),
+// since its client would otherwise wait for it forever.
 //
 // Extensions are opt-in per connection (prepare_batch.go): SUPPORTED lists
 // CQLD_PREPARE_BATCH, and only a connection whose STARTUP asked for it may

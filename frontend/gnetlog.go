@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/panjf2000/gnet/v2/pkg/logging"
 )
 
 // gnetLogger sends gnet's own log lines to the server's logger, one level
 // down: gnet's INFO (start-up chatter) becomes DEBUG.
 type gnetLogger struct{ l *slog.Logger }
+
+var _ logging.Logger = gnetLogger{}
 
 func (g gnetLogger) log(level slog.Level, format string, args ...any) {
 	if g.l.Enabled(context.Background(), level) {

@@ -2,12 +2,11 @@ package frontend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sys/unix"
 
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
@@ -39,16 +37,23 @@ type Options struct {
 	// (GOMAXPROCS), at least one. The loops answer most reads and writes
 	// themselves (Inliner); the other half of the CPUs is left to workers,
 	// the commit log, flushes and compactions, the garbage collector and,
-	// on a shared machine, the clients. On this 2-core machine with gocql
-	// clients beside the node, one loop served 64 clients' single-row
-	// SELECTs about 1.3x, and INSERTs about 1.1x, faster than two.
+	// on a shared machine, the clients.
 	EventLoops int
 	// IdleTimeout closes connections that have sent nothing and have no
 	// request in flight for this long (native_transport_idle_timeout); 0
 	// keeps them forever.
 	IdleTimeout time.Duration
-	Metrics     *metrics.Native
-	Logger      *slog.Logger
+	// MaxConnections and MaxConnectionsPerIP cap the connections open at
+	// once, in all and from one client address
+	// (native_transport_max_concurrent_connections and _per_ip); 0 or
+	// less is no cap. A connection past a cap is closed as soon as it is
+	// accepted.
+	MaxConnections      int
+	MaxConnectionsPerIP int
+	Metrics             *metrics.Native
+	Logger              *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
 func (o *Options) setDefaults() {
@@ -70,6 +75,9 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 }
 
 // Server is a CQL native protocol server. Its methods are safe for
@@ -84,16 +92,27 @@ type Server struct {
 	log     *slog.Logger
 	pool    *pool
 
-	eng      gnet.Engine
-	addr     string
-	booted   chan struct{}
-	stopped  chan error
+	// ln is the listening socket, served by acceptLoop; cli runs the
+	// event loops that serve the accepted connections (listener.go).
+	ln         net.Listener
+	cli        *gnet.Client
+	addr       string
+	stopAccept chan struct{}
+	stopOnce   sync.Once
+	acceptDone sync.WaitGroup
+	acceptWarn logGuard
+	refuseWarn logGuard
+
 	draining atomic.Bool
 	// inflight counts requests handed to the pool and not yet answered.
 	inflight atomic.Int64
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
+	// admitted and perIP count the connections accepted and not yet
+	// closed, for the connection caps.
+	admitted int
+	perIP    map[netip.Addr]int
 
 	// okRequests and latency are the metric series of each known opcode,
 	// looked up once rather than by label on every request.
@@ -103,10 +122,14 @@ type Server struct {
 	// supported holds the SUPPORTED frame per protocol version, encoded
 	// once: OPTIONS is the drivers' heartbeat.
 	supported [protocol.MaxVersion + 1][]byte
+	// appendResponse is protocol.AppendResponse; tests inject failures.
+	appendResponse func(dst []byte, v primitive.ProtocolVersion, stream int16, resp *protocol.Response, comp protocol.Compressor) ([]byte, error)
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
 }
+
+var _ gnet.EventHandler = (*Server)(nil)
 
 // New returns a server that sends requests to h. Call Start to listen.
 func New(h Handler, opts Options) *Server {
@@ -121,11 +144,14 @@ func New(h Handler, opts Options) *Server {
 		handler: h,
 		m:       m,
 		log:     opts.Logger,
-		booted:  make(chan struct{}),
-		stopped: make(chan error, 1),
 		conns:   make(map[*conn]struct{}),
+		perIP:   make(map[netip.Addr]int),
 		baseCtx: ctx,
 		cancel:  cancel,
+
+		stopAccept: make(chan struct{}),
+
+		appendResponse: protocol.AppendResponse,
 	}
 	s.inliner, _ = h.(Inliner)
 	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
@@ -146,64 +172,54 @@ func New(h Handler, opts Options) *Server {
 // Start listens and serves in the background. It returns once the listener
 // is bound, or with the error that prevented it.
 func (s *Server) Start() error {
-	go func() {
-		err := gnet.Run(s, "tcp://"+s.opts.Addr,
-			gnet.WithMulticore(true),
-			gnet.WithNumEventLoop(s.opts.EventLoops),
-			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-			gnet.WithReuseAddr(true),
-			gnet.WithLogger(gnetLogger{s.log}),
-			gnet.WithTicker(s.opts.IdleTimeout > 0),
-		)
-		s.stopped <- err
-	}()
-	select {
-	case <-s.booted:
-		return nil
-	case err := <-s.stopped:
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
 		s.pool.close()
-		if err == nil {
-			err = errors.New("engine stopped before boot")
-		}
 		return fmt.Errorf("frontend: listen %s: %w", s.opts.Addr, err)
 	}
+	cli, err := gnet.NewClient(s,
+		gnet.WithMulticore(true),
+		gnet.WithNumEventLoop(s.opts.EventLoops),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithLogger(gnetLogger{s.log}),
+		gnet.WithTicker(s.opts.IdleTimeout > 0),
+	)
+	if err == nil {
+		err = cli.Start()
+	}
+	if err != nil {
+		ln.Close()
+		s.pool.close()
+		return fmt.Errorf("frontend: start event loops: %w", err)
+	}
+	s.ln, s.cli, s.addr = ln, cli, ln.Addr().String()
+	s.acceptDone.Add(1)
+	go s.acceptLoop()
+	return nil
 }
 
 // Addr is the address the server listens on, with the real port when
 // Options.Addr asked for port 0.
 func (s *Server) Addr() string { return s.addr }
 
-// OnBoot records the engine and the bound address.
-func (s *Server) OnBoot(eng gnet.Engine) gnet.Action {
-	s.eng = eng
-	s.addr = s.opts.Addr
-	if fd, err := eng.Dup(); err == nil {
-		if sa, err := unix.Getsockname(fd); err == nil {
-			if in4, ok := sa.(*unix.SockaddrInet4); ok {
-				s.addr = net.JoinHostPort(net.IP(in4.Addr[:]).String(), strconv.Itoa(in4.Port))
-			} else if in6, ok := sa.(*unix.SockaddrInet6); ok {
-				s.addr = net.JoinHostPort(net.IP(in6.Addr[:]).String(), strconv.Itoa(in6.Port))
-			}
-		}
-		unix.Close(fd)
-	}
-	close(s.booted)
-	return gnet.None
-}
-
 // OnOpen sets up a connection's state; while draining, new connections are
 // closed at once.
 func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if s.draining.Load() {
-		return nil, gnet.Close
+	a, ok := c.Context().(*admission)
+	if !ok {
+		return nil, gnet.Close // not accepted by acceptLoop
 	}
-	cn := newConn(s, c)
+	a.opened = true
+	cn := newConn(s, c, a.ip)
 	c.SetContext(cn)
 	s.mu.Lock()
 	s.conns[cn] = struct{}{}
 	s.mu.Unlock()
 	s.m.ConnectionsOpen.Inc()
 	s.m.ConnectionsTotal.Inc()
+	if s.draining.Load() {
+		return nil, gnet.Close
+	}
 	return nil, gnet.None
 }
 
@@ -218,6 +234,7 @@ func (s *Server) OnClose(c gnet.Conn, err error) gnet.Action {
 	s.mu.Lock()
 	delete(s.conns, cn)
 	s.mu.Unlock()
+	s.releaseSlot(cn.ip)
 	s.m.ConnectionsOpen.Dec()
 	return gnet.None
 }
@@ -243,7 +260,7 @@ func (s *Server) OnTick() (time.Duration, gnet.Action) {
 	}
 	s.mu.Unlock()
 	for _, cn := range idle {
-		s.log.Debug("closing idle connection", "remote", cn.gc.RemoteAddr())
+		s.closing(cn, reasonIdle, nil)
 		_ = cn.gc.Close()
 	}
 	tick := s.opts.IdleTimeout / 4
@@ -283,9 +300,10 @@ func (s *Server) Publish(ev message.Message) {
 
 // Shutdown stops taking new connections and new requests (they get
 // OVERLOADED), waits for requests in flight to finish or ctx to end, then
-// closes every connection and stops the engine.
+// closes every connection and stops the event loops and the workers.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	s.stopAccepting()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	var err error
@@ -299,14 +317,23 @@ wait:
 		}
 	}
 	s.cancel()
-	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if e := s.eng.Stop(stopCtx); e != nil && err == nil {
-		err = fmt.Errorf("frontend: stop engine: %w", e)
+	if e := s.cli.Stop(); e != nil && err == nil {
+		err = fmt.Errorf("frontend: stop event loops: %w", e)
 	}
-	<-s.stopped
 	s.pool.close()
 	return err
+}
+
+// closing logs and counts a connection the server is closing. A failure
+// to frame an answer is the server's fault and logged as an error; the
+// other reasons are the client's and logged at debug level.
+func (s *Server) closing(cn *conn, reason string, err error) {
+	s.m.Closed.WithLabelValues(reason).Inc()
+	level := slog.LevelDebug
+	if reason == reasonEncode {
+		level = slog.LevelError
+	}
+	s.log.Log(context.Background(), level, "closing client connection", "remote", cn.remote, "reason", reason, "err", err)
 }
 
 // Stats reports the server's live counters, for tests and diagnostics.

@@ -24,6 +24,15 @@ type Native struct {
 	Overloaded *prometheus.CounterVec
 	// ProtocolErrors counts connections closed for a broken byte stream.
 	ProtocolErrors prometheus.Counter
+	// Closed counts connections the server closed, by reason
+	// ("protocol_error", "encode_error", ...).
+	Closed *prometheus.CounterVec
+	// Refused counts connections closed as soon as they were accepted,
+	// by reason ("max_connections", "max_connections_per_ip", "error").
+	Refused *prometheus.CounterVec
+	// AcceptErrors counts failed accept calls (EMFILE and the like), after
+	// each of which the server backs off and tries again.
+	AcceptErrors prometheus.Counter
 	// Startups counts completed handshakes by protocol version and
 	// compression ("none", "lz4", "snappy").
 	Startups *prometheus.CounterVec
@@ -78,12 +87,24 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "protocol_errors_total",
 			Help: "Connections closed because their byte stream was not valid CQL protocol.",
 		}),
+		Closed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_closed_total",
+			Help: "Client connections the server closed, by reason.",
+		}, []string{"reason"}),
+		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
+			Help: "Client connections closed as soon as they were accepted, by reason.",
+		}, []string{"reason"}),
+		AcceptErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "accept_errors_total",
+			Help: "Failed accepts of client connections (such as EMFILE); the server backs off and retries.",
+		}),
 		Startups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "startups_total",
 			Help: "Connections that completed STARTUP, by protocol version and compression.",
 		}, []string{"version", "compression"}),
 	}
 	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
-		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors)
+		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors, m.Closed, m.Refused, m.AcceptErrors)
 	return m
 }
