@@ -148,7 +148,7 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 	}
 	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace}
 	ks := keyspaceOf(req, b.Keyspace)
-	base := &execution{version: req.Version, opts: opts}
+	base := &execution{version: req.Version, opts: opts, clock: c.opts.Now}
 	base.now()
 	var cas *casPlan
 	var casXs []*execution
@@ -172,7 +172,7 @@ func (c *Coordinator) batch(_ context.Context, req *protocol.Request, b *message
 				return nil, err
 			}
 		}
-		x := &execution{version: req.Version, opts: opts, at: base.at}
+		x := &execution{version: req.Version, opts: opts, clock: c.opts.Now, at: base.at}
 		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}

@@ -36,7 +36,7 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		msg, err := c.executePrepared(ctx, req, m, ps)
 		return respond(msg, err, req.Version), true
 	}
-	x, err := bindExecute(req, m, ps)
+	x, err := c.bindExecute(req, m, ps)
 	if err != nil {
 		return respond(nil, err, req.Version), true
 	}
