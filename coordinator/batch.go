@@ -153,7 +153,7 @@ func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *messa
 	}
 	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace}
 	ks := keyspaceOf(req, b.Keyspace)
-	base := &execution{ctx: ctx, version: req.Version, opts: opts}
+	base := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now}
 	base.now()
 	var cas *casPlan
 	var casXs []*execution
@@ -177,7 +177,7 @@ func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *messa
 				return nil, err
 			}
 		}
-		x := &execution{ctx: ctx, version: req.Version, opts: opts, at: base.at}
+		x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, at: base.at}
 		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}

@@ -46,6 +46,11 @@ type Options struct {
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared
+	// Now is the clock behind server-side write timestamps, now() and the
+	// other current-time functions, and TTL expiry on reads and writes;
+	// nil means time.Now. It is called concurrently. Tests pass a clock
+	// they advance, so TTLs run out without sleeping.
+	Now func() time.Time
 }
 
 // Coordinator executes requests. It is safe for concurrent use.
@@ -81,13 +86,16 @@ func New(opts Options) (*Coordinator, error) {
 	if opts.Publish == nil {
 		opts.Publish = func(message.Message) {}
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	c := &Coordinator{
 		opts:       opts,
 		catalog:    opts.Catalog,
 		engine:     opts.Engine,
 		replica:    replica.NewLocal(opts.Engine),
 		node:       opts.Node,
-		generation: int32(time.Now().Unix()),
+		generation: int32(opts.Now().Unix()),
 		vt:         vt,
 		log:        opts.Logger,
 	}
@@ -182,7 +190,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err != nil {
 		return nil, err
 	}
-	x := &execution{ctx: ctx, version: req.Version, opts: opts}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now}
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
@@ -196,8 +204,9 @@ type execution struct {
 	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
-	values  [][]byte // positional, resolved from named values when needed
-	unset   []bool   // values[i] was bound as unset (v4+)
+	values  [][]byte         // positional, resolved from named values when needed
+	unset   []bool           // values[i] was bound as unset (v4+)
+	clock   func() time.Time // Options.Now
 	at      time.Time
 	// counterRead reads a counter's current value and timestamp; set while
 	// a counter write holds the counter lock.
@@ -216,7 +225,7 @@ type execution struct {
 // now() and every server-side timestamp of one statement agree.
 func (x *execution) now() time.Time {
 	if x.at.IsZero() {
-		x.at = time.Now()
+		x.at = x.clock()
 	}
 	return x.at
 }

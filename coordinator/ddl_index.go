@@ -320,7 +320,7 @@ func (c *Coordinator) finishIndexBuilds() error {
 					continue
 				}
 				c.log.Info("building an index a restart interrupted", "index", k.Name+"."+ix.Name)
-				if err := c.buildIndex(c.catalog.Current().Table(k.Name, t.Name), ix.Name, time.Now()); err != nil {
+				if err := c.buildIndex(c.catalog.Current().Table(k.Name, t.Name), ix.Name, c.opts.Now()); err != nil {
 					return err
 				}
 			}

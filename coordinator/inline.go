@@ -37,7 +37,7 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		msg, err := c.executePrepared(ctx, req, m, ps)
 		return respond(msg, err, req.Version), true
 	}
-	x, err := bindExecute(ctx, req, m, ps)
+	x, err := c.bindExecute(ctx, req, m, ps)
 	if err != nil {
 		return respond(nil, err, req.Version), true
 	}

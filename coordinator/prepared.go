@@ -169,7 +169,7 @@ func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *mes
 
 // executePrepared runs ps, the statement m names.
 func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request, m *message.Execute, ps *preparedStmt) (message.Message, error) {
-	x, err := bindExecute(ctx, req, m, ps)
+	x, err := c.bindExecute(ctx, req, m, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -178,12 +178,12 @@ func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request
 }
 
 // bindExecute is the execution of ps that m asks for, its values bound.
-func bindExecute(ctx context.Context, req *protocol.Request, m *message.Execute, ps *preparedStmt) (*execution, error) {
+func (c *Coordinator) bindExecute(ctx context.Context, req *protocol.Request, m *message.Execute, ps *preparedStmt) (*execution, error) {
 	opts := m.Options
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	x := &execution{ctx: ctx, version: req.Version, opts: opts, prepared: ps, reqMetaID: m.ResultMetadataId}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, prepared: ps, reqMetaID: m.ResultMetadataId}
 	if err := bindValues(ps.plan, opts, x); err != nil {
 		return nil, err
 	}

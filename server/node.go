@@ -48,6 +48,9 @@ type Options struct {
 	// FS does all of the node's file I/O (data, schema, commit log); nil
 	// means vfs.Default. Tests use it to inject faults or latency.
 	FS vfs.FS
+	// Now is the coordinator's clock (coordinator.Options.Now); nil means
+	// time.Now. Tests advance a fake one to run TTLs out.
+	Now func() time.Time
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -123,6 +126,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
 		PreparedMetrics:   metrics.NewPrepared(reg),
+		Now:               o.Now,
 	})
 	if err != nil {
 		engine.Close()

@@ -13,6 +13,8 @@
 //     each statement with the answer Cassandra 4.0 gives, run through gocql;
 //     known_differences.cql records what cqld still answers differently and
 //     is not run. -rewrite regenerates the expectations from cqld's answers.
+//   - TTL tests run the node on a fake clock (server.Options.Now) that
+//     they advance instead of sleeping.
 //   - A model-based randomized test (model_test.go): random writes,
 //     deletes, TTLs and reads on random schemas, compared byte for byte
 //     with an in-memory model of Cassandra's reconciliation, shrunk to the

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/server"
 )
 
 // TestInlineRequests checks which requests the node takes on its event
@@ -19,7 +21,8 @@ func TestInlineRequests(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t, t.TempDir())
 			cfg.CommitlogSync = mode
-			node := startNode(t, cfg)
+			clock := newFakeClock()
+			node := startNodeWith(t, cfg, server.Options{Now: clock.Now})
 			c := gocqlCluster(node.Addr())
 			c.NumConns = 1
 			s, err := c.CreateSession()
@@ -42,7 +45,6 @@ func TestInlineRequests(t *testing.T) {
 			if mode == "periodic" {
 				writeWaits = 0
 			}
-			var expires time.Time
 			steps := []struct {
 				name   string
 				run    func() error
@@ -53,7 +55,6 @@ func TestInlineRequests(t *testing.T) {
 					return s.Query(`INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?)`, 1, 1, "a").Exec()
 				}, 1, writeWaits},
 				{"insert with TTL", func() error {
-					expires = time.Now().Add(1100 * time.Millisecond)
 					return s.Query(`INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?) USING TTL 1`, 1, 2, "gone").Exec()
 				}, 1, writeWaits},
 				{"update", func() error {
@@ -70,7 +71,7 @@ func TestInlineRequests(t *testing.T) {
 					return nil
 				}, 1, 0},
 				{"select an expired row", func() error {
-					time.Sleep(time.Until(expires)) // the TTL of 1 s has passed
+					clock.Advance(time.Second) // past the TTL of 1 s
 					err := s.Query(`SELECT v FROM ks.t WHERE k = ? AND c = ?`, 1, 2).Scan(new(string))
 					if err != gocql.ErrNotFound {
 						t.Errorf("expired row k=1 c=2: %v, want not found", err)

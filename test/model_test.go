@@ -2772,10 +2772,10 @@ func TestModel(t *testing.T) {
 	}
 }
 
-// TestModelShortTTL is the deterministic expiry case: short TTLs with a
-// bounded wait for the expected final state, never asserting timings.
+// TestModelShortTTL is the deterministic expiry case: short TTLs, then
+// the node's clock moved past them.
 func TestModelShortTTL(t *testing.T) {
-	node, _ := newNode(t)
+	node, clock := newClockedNode(t)
 	s := tableSession(t, node.Addr(), "model_ttl")
 	mustExec(t, s, `CREATE TABLE t (k int, c int, v text, w text, s int static, PRIMARY KEY (k, c))`)
 	// Row 1: the marker and v expire; w (no TTL) keeps the row.
@@ -2791,7 +2791,7 @@ func TestModelShortTTL(t *testing.T) {
 	mustExec(t, s, `INSERT INTO t (k, s) VALUES (2, 7) USING TTL 1 AND TIMESTAMP 10`)
 	// Partition 3: a long TTL stays, with ttl() in range.
 	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (3, 1, 'long') USING TTL 3600 AND TIMESTAMP 10`)
-	longAt := time.Now()
+	clock.Advance(time.Second)
 
 	read := func() ([]string, error) {
 		iter := s.Query(`SELECT k, c, v, w, s FROM t`).PageSize(2).Iter()
@@ -2818,26 +2818,16 @@ func TestModelShortTTL(t *testing.T) {
 		return out, iter.Close()
 	}
 	want := []string{"1/1/null/stays/null", "1/2/null/null/null", "3/1/long/null/null"}
-	deadline := time.Now().Add(8 * time.Second)
-	var got []string
-	for {
-		var err error
-		if got, err = read(); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Join(got, " ") == strings.Join(want, " ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the short TTLs ran out: %v, want %v", got, want)
-		}
-		time.Sleep(200 * time.Millisecond)
+	got, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("after the short TTLs ran out: %v, want %v", got, want)
 	}
 	var ttl int
-	// At most the seconds since the write (and one for the boundary) gone.
-	low := 3600 - int(time.Since(longAt).Seconds()) - 1
-	if err := s.Query(`SELECT ttl(v) FROM t WHERE k = 3 AND c = 1`).Scan(&ttl); err != nil || ttl < low || ttl > 3600 {
-		t.Fatalf("ttl(v) = %d, %v; want %d..3600", ttl, err, low)
+	if err := s.Query(`SELECT ttl(v) FROM t WHERE k = 3 AND c = 1`).Scan(&ttl); err != nil || ttl != 3599 {
+		t.Fatalf("ttl(v) = %d, %v; want 3599", ttl, err)
 	}
 	var wt int64
 	if err := s.Query(`SELECT writetime(w) FROM t WHERE k = 1 AND c = 1`).Scan(&wt); err != nil || wt != 10 {

@@ -50,6 +50,12 @@ func testConfig(t testing.TB, dir string) config.Config {
 // startNode starts a node and stops it when the test ends.
 func startNode(t testing.TB, cfg config.Config) *server.Node {
 	t.Helper()
+	return startNodeWith(t, cfg, server.Options{})
+}
+
+// startNodeWith is startNode with server options (a fake clock, an FS).
+func startNodeWith(t testing.TB, cfg config.Config, o server.Options) *server.Node {
+	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +63,7 @@ func startNode(t testing.TB, cfg config.Config) *server.Node {
 	if testing.Verbose() {
 		log = slog.Default()
 	}
-	n, err := server.Start(cfg, log)
+	n, err := server.StartWith(cfg, log, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +88,13 @@ func newNode(t testing.TB) (*server.Node, config.Config) {
 	return startNode(t, cfg), cfg
 }
 
+// newClockedNode is newNode on a fake clock the test advances, for TTLs
+// that run out without sleeping.
+func newClockedNode(t testing.TB) (*server.Node, *fakeClock) {
+	clock := newFakeClock()
+	return startNodeWith(t, testConfig(t, t.TempDir()), server.Options{Now: clock.Now}), clock
+}
+
 func hostPort(addr string) (string, int) {
 	h, p, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(p)
@@ -92,7 +105,13 @@ func hostPort(addr string) (string, int) {
 // same data).
 func startStoppable(t testing.TB, cfg config.Config) (*server.Node, error) {
 	t.Helper()
-	return server.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return startStoppableWith(t, cfg, server.Options{})
+}
+
+// startStoppableWith is startStoppable with server options.
+func startStoppableWith(t testing.TB, cfg config.Config, o server.Options) (*server.Node, error) {
+	t.Helper()
+	return server.StartWith(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), o)
 }
 
 func sleep(ms int) { time.Sleep(time.Duration(ms) * time.Millisecond) }
