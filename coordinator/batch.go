@@ -106,20 +106,6 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 			return nil, err
 		}
 	}
-	for _, w := range p.children {
-		if w.counter {
-			xs := make([]*execution, len(p.children))
-			for i := range xs {
-				xs[i] = x
-			}
-			unlock, err := c.counterSection(p.children, xs)
-			if err != nil {
-				return nil, err
-			}
-			defer unlock()
-			break
-		}
-	}
 	m := mutation.New()
 	defer m.Release()
 	for _, w := range p.children {
@@ -203,6 +189,9 @@ func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *messa
 		}
 	}
 	if len(cas.writes) > len(plainWs) {
+		if counter {
+			return nil, errConditionalCounter
+		}
 		return cas.runWith(c, casXs)
 	}
 	if err := checkWriteConsistency(base); err != nil {
@@ -212,13 +201,6 @@ func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *messa
 		if err := c.checkAvailable(w.t.def.Keyspace, opts.Consistency); err != nil {
 			return nil, err
 		}
-	}
-	if counter {
-		unlock, err := c.counterSection(plainWs, plainXs)
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
 	}
 	m := mutation.New()
 	defer m.Release()

@@ -69,8 +69,6 @@ type Coordinator struct {
 	// schemaMu serialises schema changes so each event follows its change.
 	schemaMu sync.Mutex
 
-	locks partitionLocks
-
 	prep *prepCache
 }
 
@@ -208,9 +206,6 @@ type execution struct {
 	unset   []bool           // values[i] was bound as unset (v4+)
 	clock   func() time.Time // Options.Now
 	at      time.Time
-	// counterRead reads a counter's current value and timestamp; set while
-	// a counter write holds the counter lock.
-	counterRead func(ctx context.Context, t *tableInfo, pk []byte, ck [][]byte, column string, now int32) (int64, int64, error)
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt

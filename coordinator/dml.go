@@ -519,13 +519,6 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := p.admit(c, x); err != nil {
 		return nil, err
 	}
-	if p.counter {
-		unlock, err := c.counterSection([]*writePlan{p}, []*execution{x})
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-	}
 	m, err := p.mutation(c, x)
 	if err != nil {
 		return nil, err
@@ -794,16 +787,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 		if op.negate {
 			delta = -delta
 		}
-		cur, ts, err := x.counterRead(x.ctx, t, pk, ck, col.def.Name, int32(x.now().Unix()))
-		if err != nil {
-			return err
-		}
-		c := live
-		if c.Timestamp <= ts {
-			c.Timestamp = ts + 1
-		}
-		c.Value = binary.BigEndian.AppendUint64(nil, uint64(cur+delta))
-		m.WriteCell(t.st, pk, tg, c)
+		m.AddCounter(t.st, pk, tg, delta, live.Timestamp)
 		return nil
 	}
 	if !col.multiCell() {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -152,16 +151,6 @@ func (c *Coordinator) casWrap(w *writePlan, b *binder, spec casSpec) (plan, erro
 	return &casPlan{writes: []casWrite{cw}, binds: b.specs, pk: w.pk}, nil
 }
 
-// partitionLocks serialise conditional writes, and counter writes, per
-// partition.
-type partitionLocks [1024]sync.Mutex
-
-func (l *partitionLocks) lock(token int64) *sync.Mutex {
-	return &l[l.stripe(token)]
-}
-
-func (l *partitionLocks) stripe(token int64) int { return int(uint64(token) % uint64(len(l))) }
-
 func (p *casPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	xs := make([]*execution, len(p.writes))
 	for i := range xs {
@@ -207,48 +196,53 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		}
 	}
 	t0 := p.writes[0].w.t
-	mu := c.locks.lock(storage.Token(pk))
-	mu.Lock()
-	defer mu.Unlock()
-
 	applied := true
 	var current []*storage.Row // per write: the row it conditions on, or nil
 	var static *storage.Row
-	for i, cw := range p.writes {
-		row, st, err := c.currentRow(cw.w.t, pk, targets[i].ck, xs[i])
-		if err != nil {
-			return nil, err
+	var m *mutation.Mutation
+	defer func() {
+		if m != nil {
+			m.Release()
 		}
-		static = st
-		current = append(current, row)
-		ok, err := cw.holds(row, st, xs[i])
-		if err != nil {
-			return nil, err
+	}()
+	decide := func() (*mutation.Mutation, error) {
+		for i, cw := range p.writes {
+			row, st, err := c.currentRow(cw.w.t, pk, targets[i].ck, xs[i])
+			if err != nil {
+				return nil, err
+			}
+			static = st
+			current = append(current, row)
+			ok, err := cw.holds(row, st, xs[i])
+			if err != nil {
+				return nil, err
+			}
+			applied = applied && ok
 		}
-		applied = applied && ok
-	}
-	if applied {
-		m := mutation.New()
-		defer m.Release()
+		if !applied {
+			return nil, nil
+		}
+		m = mutation.New()
 		for i, cw := range p.writes {
 			if err := cw.w.mutateInto(m, xs[i]); err != nil {
 				return nil, err
 			}
 		}
-		check := func() error {
-			for _, cw := range p.writes {
-				if err := c.checkCurrent(cw.w.t); err != nil {
-					return err
-				}
+		return m, nil
+	}
+	check := func() error {
+		for _, cw := range p.writes {
+			if err := c.checkCurrent(cw.w.t); err != nil {
+				return err
 			}
-			return nil
 		}
-		if err := c.replica.Apply(xs[0].ctx, m, check); err != nil {
-			if isStale(err) || isDropped(err) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("conditional write: %w", err)
+		return nil
+	}
+	if err := c.replica.Conditional(xs[0].ctx, t0.st, pk, decide, check); err != nil {
+		if isStale(err) || isDropped(err) {
+			return nil, err
 		}
+		return nil, fmt.Errorf("conditional write: %w", err)
 	}
 	return p.result(t0, applied, current, static, pk)
 }

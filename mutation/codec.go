@@ -22,7 +22,7 @@ import (
 //	op count     uvarint
 //	ops          op count times:
 //	  kind       1 byte (Kind)
-//	  KindCell, KindCollectionDeletion:
+//	  KindCell, KindCollectionDeletion, KindCounterAdd:
 //	    flags    1 byte: 0x01 static, 0x02 has a path
 //	    clustering  values (absent when static)
 //	    column   bytes
@@ -68,7 +68,7 @@ func Append(dst []byte, u *Update) ([]byte, error) {
 		op := &u.Ops[i]
 		dst = append(dst, byte(op.Kind))
 		switch op.Kind {
-		case KindCell, KindCollectionDeletion:
+		case KindCell, KindCollectionDeletion, KindCounterAdd:
 			tg := &op.Target
 			var flags byte
 			if tg.Static {
@@ -159,7 +159,7 @@ func Decode(b []byte, table func(id [16]byte) (*storage.Table, bool)) (*Update, 
 	for i := 0; i < n && r.err == nil; i++ {
 		op := Op{Kind: Kind(r.byte())}
 		switch op.Kind {
-		case KindCell, KindCollectionDeletion:
+		case KindCell, KindCollectionDeletion, KindCounterAdd:
 			flags := r.byte()
 			if flags&^0x03 != 0 {
 				r.fail("unknown op flags %#x", flags)

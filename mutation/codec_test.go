@@ -45,6 +45,7 @@ func sample(tbl *storage.Table) *Update {
 	m.DeleteRange(tbl, pk, storage.Slice{Start: &storage.Bound{Prefix: [][]byte{[]byte("c")}, Inclusive: true}}, dead)
 	m.DeleteRange(tbl, pk, storage.Slice{End: &storage.Bound{Prefix: [][]byte{[]byte("d")}}}, dead)
 	m.DeletePartition(tbl, pk, dead)
+	m.AddCounter(tbl, pk, storage.CellTarget{Clustering: ck, Column: "n"}, -3, 12)
 	if len(m.Updates) != 1 {
 		panic("one partition, one update")
 	}

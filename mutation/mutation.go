@@ -2,6 +2,7 @@ package mutation
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync"
 
 	"github.com/cqld/cqld/storage"
@@ -24,8 +25,10 @@ const (
 	KindPartitionDeletion
 	// KindRangeDeletion deletes the rows within Range.
 	KindRangeDeletion
-
-	kindMax = KindRangeDeletion
+	// KindCounterAdd adds the 8-byte delta in Cell.Value to the counter at
+	// Target. The replica turns it into a KindCell write of the new total
+	// (Replica.Apply), so counters are read and written where they live.
+	KindCounterAdd
 )
 
 // Op is one change to a partition.
@@ -117,6 +120,23 @@ func (m *Mutation) add(t *storage.Table, pk []byte, op Op) {
 // WriteCell writes a cell: live, or a tombstone.
 func (m *Mutation) WriteCell(t *storage.Table, pk []byte, tg storage.CellTarget, c storage.Cell) {
 	m.add(t, pk, Op{Kind: KindCell, Target: tg, Cell: c})
+}
+
+// AddCounter adds delta to the counter cell tg, as of timestamp ts.
+func (m *Mutation) AddCounter(t *storage.Table, pk []byte, tg storage.CellTarget, delta int64, ts int64) {
+	m.add(t, pk, Op{Kind: KindCounterAdd, Target: tg, Cell: storage.Cell{Timestamp: ts, Value: binary.BigEndian.AppendUint64(nil, uint64(delta))}})
+}
+
+// HasCounters reports whether m adds to counters.
+func (m *Mutation) HasCounters() bool {
+	for _, u := range m.Updates {
+		for i := range u.Ops {
+			if u.Ops[i].Kind == KindCounterAdd {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // DeleteCollection deletes every element of the collection cell tg

@@ -11,4 +11,19 @@
 // Writes are values (package mutation): the coordinator builds them without
 // touching storage, so the same mutation can be sent to several replicas,
 // kept as a hint, or replayed.
+//
+// The writes that read first run on the replica, where the data is, under
+// the replica's lock of the partition (locks.go): a counter update carries
+// deltas, which the replica adds to its current totals and writes as
+// ordinary cells with a newer timestamp (as a Cassandra counter leader
+// does; replaying the commit log replays totals, so it stays idempotent),
+// and a lightweight transaction's read, condition and write run inside
+// Conditional. Blind writes take no lock.
+//
+// Reads come in two forms: resolved (ReadPartition, Scan: live rows,
+// deletions and expiry applied), which is all one replica needs, and
+// unresolved (Read: cells and tombstones with their timestamps), which the
+// coordinator reconciles across replicas with storage.ReconcilePartitions
+// before resolving, so a deletion one replica has shadows the data another
+// still holds.
 package replica

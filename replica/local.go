@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/cqld/cqld/mutation"
@@ -11,6 +12,7 @@ import (
 // Local is this node's own data: the storage engine.
 type Local struct {
 	engine *storage.Engine
+	locks  partitionLocks
 }
 
 var _ Replica = (*Local)(nil)
@@ -23,6 +25,16 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if m.HasCounters() {
+		defer l.locks.lockPartitions(m)()
+		if err := l.addCounters(ctx, m); err != nil {
+			return err
+		}
+	}
+	return l.apply(m, check)
+}
+
+func (l *Local) apply(m *mutation.Mutation, check func() error) error {
 	sm, err := l.batch(m)
 	if err != nil {
 		return err
@@ -30,8 +42,103 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 	return l.engine.ApplyIf(sm, check)
 }
 
+// Conditional implements Replica.
+func (l *Local) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mu := &l.locks[l.locks.stripe(pk)]
+	mu.Lock()
+	defer mu.Unlock()
+	m, err := decide()
+	if err != nil || m == nil {
+		return err
+	}
+	if m.HasCounters() {
+		return fmt.Errorf("replica: a conditional write to %s.%s adds to counters", t.Def.Keyspace, t.Def.Name)
+	}
+	return l.apply(m, check)
+}
+
+// addCounters turns m's counter deltas into writes of the new totals:
+// the current total plus the delta, at a timestamp newer than the total
+// it replaces. Deltas to one counter within m add up. REQUIRES: the
+// partitions of m locked.
+func (l *Local) addCounters(ctx context.Context, m *mutation.Mutation) error {
+	type counter struct {
+		total, ts int64
+	}
+	seen := map[string]counter{}
+	for _, u := range m.Updates {
+		for i := range u.Ops {
+			op := &u.Ops[i]
+			if op.Kind != mutation.KindCounterAdd {
+				continue
+			}
+			if len(op.Cell.Value) != 8 {
+				return fmt.Errorf("replica: counter delta of %d bytes", len(op.Cell.Value))
+			}
+			key := counterKey(u, op)
+			cur, ok := seen[key]
+			if !ok {
+				var err error
+				if cur.total, cur.ts, err = l.readCounter(ctx, u, op); err != nil {
+					return err
+				}
+			}
+			cur.total += int64(binary.BigEndian.Uint64(op.Cell.Value))
+			if ts := op.Cell.Timestamp; ts > cur.ts {
+				cur.ts = ts
+			} else {
+				cur.ts++
+			}
+			seen[key] = cur
+			op.Kind = mutation.KindCell
+			op.Cell.Timestamp, op.Cell.Value = cur.ts, binary.BigEndian.AppendUint64(nil, uint64(cur.total))
+		}
+	}
+	return nil
+}
+
+func counterKey(u *mutation.Update, op *mutation.Op) string {
+	k := append(append([]byte(nil), u.Table.Def.ID[:]...), u.Key...)
+	for _, c := range op.Target.Clustering {
+		k = binary.AppendUvarint(k, uint64(len(c)))
+		k = append(k, c...)
+	}
+	return string(append(k, op.Target.Column...))
+}
+
+// readCounter reads the counter op adds to: its total and timestamp, zero
+// when it has none.
+func (l *Local) readCounter(ctx context.Context, u *mutation.Update, op *mutation.Op) (total, ts int64, err error) {
+	tg := &op.Target
+	var o storage.ReadOptions
+	switch {
+	case tg.Static:
+		o.Slice = storage.Slice{End: &storage.Bound{}}
+	case len(tg.Clustering) > 0:
+		o.Slice = storage.Slice{Start: &storage.Bound{Prefix: tg.Clustering, Inclusive: true}, End: &storage.Bound{Prefix: tg.Clustering, Inclusive: true}}
+	}
+	err = l.ReadPartition(ctx, u.Table, u.Key, o, func(r *storage.Row) bool {
+		if r.Static != tg.Static {
+			return true
+		}
+		for _, cc := range r.Cells {
+			if cc.Column == tg.Column && len(cc.Cell.Value) == 8 {
+				total, ts = int64(binary.BigEndian.Uint64(cc.Cell.Value)), cc.Cell.Timestamp
+			}
+		}
+		return true
+	})
+	return total, ts, err
+}
+
 // ApplyAsync implements Replica.
 func (l *Local) ApplyAsync(m *mutation.Mutation, check func() error, then func(error)) (bool, error) {
+	if m.HasCounters() {
+		return false, l.Apply(context.Background(), m, check)
+	}
 	sm, err := l.batch(m)
 	if err != nil {
 		return false, err
@@ -72,6 +179,8 @@ func apply(sm *storage.Mutation, u *mutation.Update, op *mutation.Op) error {
 		return sm.DeletePartition(u.Table, u.Key, op.Cell)
 	case mutation.KindRangeDeletion:
 		return sm.DeleteRange(u.Table, u.Key, op.Range, op.Cell)
+	case mutation.KindCounterAdd:
+		return fmt.Errorf("counter delta applied unresolved")
 	}
 	return fmt.Errorf("operation of unknown kind %d", op.Kind)
 }

@@ -14,10 +14,19 @@ type Replica interface {
 	// Apply makes m durable and visible, all of it or none. check, when
 	// not nil, runs as m applies, in the same critical section as schema
 	// changes take: a write planned against a table definition that has
-	// changed since must fail rather than land after the change.
+	// changed since must fail rather than land after the change. Counter
+	// deltas (mutation.KindCounterAdd) are added to the replica's current
+	// totals, which it reads and writes under its partition's lock, and m
+	// holds the totals written when Apply returns.
 	Apply(ctx context.Context, m *mutation.Mutation, check func() error) error
+	// Conditional runs a read-decide-write on partition pk of t with no
+	// other conditional write or counter update of the partition running
+	// on this replica meanwhile: decide reads what it needs (through this
+	// replica) and returns the mutation to apply, or nil to apply nothing.
+	// It is what a lightweight transaction does on a single replica.
+	Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error
 	// ApplyAsync is Apply for a caller that must not block, such as an
-	// event loop. When the write has to wait (for a commit log sync),
+	// event loop; a mutation with counters is applied before it returns. When the write has to wait (for a commit log sync),
 	// pending is true and then is called exactly once, later and from
 	// another goroutine, with Apply's result; otherwise the result is
 	// returned and then is never called. m may be released as soon as

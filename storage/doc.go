@@ -40,8 +40,14 @@
 // ScanIndex follows them to the base rows, whose current values the caller
 // checks, so stale entries cost a read but never a wrong answer.
 //
-// Counters are ordinary cells here: the coordinator serialises increments
-// per partition.
+// Counters are ordinary cells here: the replica (package replica) adds
+// deltas to totals under its partition lock.
+//
+// Partition reads come resolved (ReadPartition, Scan: live rows only) or
+// unresolved (ReadRaw, partition.go: every key with its cell, tombstones
+// included), which ReconcilePartitions merges across replicas by cell
+// timestamp and Table.Resolve turns into live rows through the same row
+// assembly as ReadPartition.
 //
 // # Schema and identity
 //
