@@ -317,9 +317,9 @@ func (p *createTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (
 		if p.ifNotExists {
 			return &message.VoidResult{}, nil
 		}
-		return nil, &cqlError{code: primitive.ErrorCodeAlreadyExists,
-			msg:      fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", p.def.Name, p.def.Keyspace),
-			keyspace: p.def.Keyspace, table: p.def.Name}
+		return nil, &cqlError{Code: primitive.ErrorCodeAlreadyExists,
+			Msg:      fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", p.def.Name, p.def.Keyspace),
+			Keyspace: p.def.Keyspace, Table: p.def.Name}
 	case err != nil:
 		return nil, fmt.Errorf("create table %s.%s: %w", p.def.Keyspace, p.def.Name, err)
 	}

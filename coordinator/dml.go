@@ -14,6 +14,7 @@ import (
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -843,7 +844,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 		case *datatype.Map:
 			kt = ct.KeyType
 		}
-		return walkCollection(v, func(e []byte) error {
+		return types.WalkCollection(v, func(e []byte) error {
 			tg.PathType, tg.Path = kt, e
 			m.WriteCell(t.st, pk, tg, dead)
 			return nil
@@ -941,7 +942,7 @@ func (p *writePlan) writeElements(m *mutation.Mutation, pk []byte, tg storage.Ce
 	case *datatype.UserDefined:
 		return p.writeFields(m, pk, tg, ct, v, live)
 	case *datatype.Set:
-		return walkCollection(v, func(e []byte) error {
+		return types.WalkCollection(v, func(e []byte) error {
 			tg.PathType, tg.Path = ct.ElementType, e
 			c := live
 			c.Value = []byte{}
@@ -950,7 +951,7 @@ func (p *writePlan) writeElements(m *mutation.Mutation, pk []byte, tg storage.Ce
 		}, nil)
 	case *datatype.Map:
 		var key []byte
-		return walkCollection(v, func(k []byte) error { key = k; return nil }, func(val []byte) error {
+		return types.WalkCollection(v, func(k []byte) error { key = k; return nil }, func(val []byte) error {
 			tg.PathType, tg.Path = ct.KeyType, key
 			c := live
 			c.Value = val
@@ -959,7 +960,7 @@ func (p *writePlan) writeElements(m *mutation.Mutation, pk []byte, tg storage.Ce
 		})
 	case *datatype.List:
 		var elems [][]byte
-		if err := walkCollection(v, func(e []byte) error { elems = append(elems, e); return nil }, nil); err != nil {
+		if err := types.WalkCollection(v, func(e []byte) error { elems = append(elems, e); return nil }, nil); err != nil {
 			return err
 		}
 		ticks := listTimes(x.now(), len(elems), prepend)

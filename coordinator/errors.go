@@ -7,34 +7,27 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
 )
 
-// cqlError is an error with the CQL error code a client must see.
-type cqlError struct {
-	code     primitive.ErrorCode
-	msg      string
-	keyspace string // ALREADY_EXISTS
-	table    string // ALREADY_EXISTS
-	id       []byte // UNPREPARED
-}
-
-func (e *cqlError) Error() string { return e.msg }
+// cqlError is the error a client sees, with its CQL error code.
+type cqlError = cqlerr.Error
 
 func invalidf(format string, args ...any) error {
-	return &cqlError{code: primitive.ErrorCodeInvalid, msg: fmt.Sprintf(format, args...)}
+	return cqlerr.Invalidf(format, args...)
 }
 
 func configErrorf(format string, args ...any) error {
-	return &cqlError{code: primitive.ErrorCodeConfigError, msg: fmt.Sprintf(format, args...)}
+	return cqlerr.ConfigErrorf(format, args...)
 }
 
 func unauthorizedf(format string, args ...any) error {
-	return &cqlError{code: primitive.ErrorCodeUnauthorized, msg: fmt.Sprintf(format, args...)}
+	return cqlerr.Unauthorizedf(format, args...)
 }
 
 func protocolErrorf(format string, args ...any) error {
-	return &cqlError{code: primitive.ErrorCodeProtocolError, msg: fmt.Sprintf(format, args...)}
+	return cqlerr.ProtocolErrorf(format, args...)
 }
 
 // userModifiable refuses a schema or data change in a system keyspace with
@@ -47,14 +40,14 @@ func userModifiable(ks string) error {
 }
 
 func keyspaceExists(ks string) error {
-	return &cqlError{code: primitive.ErrorCodeAlreadyExists,
-		msg: fmt.Sprintf("Cannot add existing keyspace \"%s\"", ks), keyspace: ks}
+	return &cqlError{Code: primitive.ErrorCodeAlreadyExists,
+		Msg: fmt.Sprintf("Cannot add existing keyspace \"%s\"", ks), Keyspace: ks}
 }
 
 func unprepared(id []byte) error {
-	return &cqlError{code: primitive.ErrorCodeUnprepared,
-		msg: fmt.Sprintf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id),
-		id:  id}
+	return &cqlError{Code: primitive.ErrorCodeUnprepared,
+		Msg: fmt.Sprintf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", id),
+		ID:  id}
 }
 
 // errorMessage converts an error from any layer below into the ERROR
@@ -86,23 +79,23 @@ func errorMessage(err error) message.Error {
 	if !errors.As(err, &ce) {
 		return &message.ServerError{ErrorMessage: err.Error()}
 	}
-	switch ce.code {
+	switch ce.Code {
 	case primitive.ErrorCodeSyntaxError:
-		return &message.SyntaxError{ErrorMessage: ce.msg}
+		return &message.SyntaxError{ErrorMessage: ce.Msg}
 	case primitive.ErrorCodeInvalid:
-		return &message.Invalid{ErrorMessage: ce.msg}
+		return &message.Invalid{ErrorMessage: ce.Msg}
 	case primitive.ErrorCodeConfigError:
-		return &message.ConfigError{ErrorMessage: ce.msg}
+		return &message.ConfigError{ErrorMessage: ce.Msg}
 	case primitive.ErrorCodeUnauthorized:
-		return &message.Unauthorized{ErrorMessage: ce.msg}
+		return &message.Unauthorized{ErrorMessage: ce.Msg}
 	case primitive.ErrorCodeProtocolError:
-		return &message.ProtocolError{ErrorMessage: ce.msg}
+		return &message.ProtocolError{ErrorMessage: ce.Msg}
 	case primitive.ErrorCodeAlreadyExists:
-		return &message.AlreadyExists{ErrorMessage: ce.msg, Keyspace: ce.keyspace, Table: ce.table}
+		return &message.AlreadyExists{ErrorMessage: ce.Msg, Keyspace: ce.Keyspace, Table: ce.Table}
 	case primitive.ErrorCodeUnprepared:
-		return &message.Unprepared{ErrorMessage: ce.msg, Id: ce.id}
+		return &message.Unprepared{ErrorMessage: ce.Msg, Id: ce.ID}
 	case primitive.ErrorCodeOverloaded:
-		return &message.Overloaded{ErrorMessage: ce.msg}
+		return &message.Overloaded{ErrorMessage: ce.Msg}
 	}
-	return &message.ServerError{ErrorMessage: ce.msg}
+	return &message.ServerError{ErrorMessage: ce.Msg}
 }

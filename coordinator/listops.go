@@ -7,6 +7,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -76,7 +77,7 @@ func (p *writePlan) applyListRead(m *mutation.Mutation, pk []byte, tg storage.Ce
 	tg.PathType = datatype.Timeuuid
 	if op.kind == opSubtract {
 		var drop [][]byte
-		if err := walkCollection(v, func(e []byte) error { drop = append(drop, e); return nil }, nil); err != nil {
+		if err := types.WalkCollection(v, func(e []byte) error { drop = append(drop, e); return nil }, nil); err != nil {
 			return err
 		}
 		for _, c := range cells {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -341,7 +342,7 @@ func (cw *casWrite) holds(row, static *storage.Row, x *execution) (bool, error) 
 			ut := col.typ.(*datatype.UserDefined)
 			typ = ut.FieldTypes[cd.field-1]
 			if v != nil {
-				v = splitFields(v, len(ut.FieldTypes))[cd.field-1]
+				v = types.SplitFields(v, len(ut.FieldTypes))[cd.field-1]
 			}
 		}
 		if !condHolds(typ, cd.op, v, allowed) {

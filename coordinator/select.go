@@ -11,6 +11,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 )
 
 // valueSrc is where a restriction's value comes from: a literal serialized
@@ -240,7 +241,7 @@ func (p *selectPlan) term(t statements.Term, typ datatype.DataType, name string,
 		if list {
 			return valueSrc{}, invalidf("Invalid value for IN on %s", name)
 		}
-		b, err := literalBytes(typ, v, name)
+		b, err := types.LiteralBytes(typ, v, name)
 		if err != nil {
 			return valueSrc{}, err
 		}
@@ -340,7 +341,7 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 		}
 		cells := make([][]byte, len(p.proj))
 		for j, col := range p.proj {
-			b, err := encodeValue(p.t.types[col], r[p.t.def.cols[col].name], x.version)
+			b, err := types.EncodeValue(p.t.types[col], r[p.t.def.cols[col].name], x.version)
 			if err != nil {
 				return nil, err
 			}
@@ -356,7 +357,7 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 		out = append(out, cells)
 	}
 	if p.count {
-		b, _ := encodeValue(datatype.Bigint, int64(matched), x.version)
+		b, _ := types.EncodeValue(datatype.Bigint, int64(matched), x.version)
 		out = [][][]byte{{b}}
 	}
 	if limit >= 0 && len(out) > limit {
@@ -391,7 +392,7 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 
 func (p *selectPlan) matches(r row, allowed [][][]byte, v primitive.ProtocolVersion) (bool, error) {
 	for i, f := range p.filters {
-		b, err := encodeValue(p.t.types[f.col], r[p.t.def.cols[f.col].name], v)
+		b, err := types.EncodeValue(p.t.types[f.col], r[p.t.def.cols[f.col].name], v)
 		if err != nil {
 			return false, err
 		}

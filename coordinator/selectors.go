@@ -12,6 +12,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -291,7 +292,7 @@ func (s *elemSel) eval(c *selCtx, in [][]byte) ([]byte, error) {
 	if s.isMap {
 		n = 2
 	}
-	elems, ok := splitCollection(v, n)
+	elems, ok := types.SplitCollection(v, n)
 	if !ok {
 		return nil, nil
 	}
@@ -345,7 +346,7 @@ func (s *elemSel) eval(c *selCtx, in [][]byte) ([]byte, error) {
 	}
 	out := binary.BigEndian.AppendUint32(nil, uint32(len(kept)/n))
 	for _, e := range kept {
-		out = appendBytes(out, e)
+		out = types.AppendBytes(out, e)
 	}
 	return out, nil
 }
@@ -385,7 +386,7 @@ func (c *selCompiler) field(f *statements.FieldSelector) (selItem, error) {
 		if a[0] == nil {
 			return nil, nil
 		}
-		return splitFields(a[0], nf)[idx], nil
+		return types.SplitFields(a[0], nf)[idx], nil
 	}
 	return selItem{e: &fnSel{args: []selExpr{in.e}, fn: fn}, typ: ut.FieldTypes[idx], name: in.name + "." + f.Field, agg: in.agg}, nil
 }
@@ -575,7 +576,7 @@ func (c *selCompiler) toJSON(f *statements.FunctionCall) (selItem, error) {
 		if args[0] == nil {
 			return []byte("null"), nil
 		}
-		return appendJSONValue(nil, typ, args[0]), nil
+		return types.AppendJSONValue(nil, typ, args[0]), nil
 	}
 	return selItem{e: &fnSel{args: []selExpr{a.e}, fn: fn}, typ: datatype.Varchar, name: "system.tojson(" + a.name + ")", agg: a.agg}, nil
 }
@@ -676,7 +677,7 @@ func argMatch(a selItem, p datatype.DataType) match {
 			if t.Kind == statements.LiteralNull {
 				return matchWeak
 			}
-			if _, err := literalBytes(p, t, ""); err != nil {
+			if _, err := types.LiteralBytes(p, t, ""); err != nil {
 				return matchNone
 			}
 			if pt := preferredType(t); pt != nil && sameType(pt, p) {
@@ -851,7 +852,7 @@ func init() {
 	regFn("currenttimestamp", datatype.Timestamp, func(c *selCtx, _ [][]byte) ([]byte, error) {
 		return binary.BigEndian.AppendUint64(nil, uint64(c.x.now().UnixMilli())), nil
 	})
-	regFn("currentdate", datatype.Date, func(c *selCtx, _ [][]byte) ([]byte, error) { return dateOf(c.x.now()), nil })
+	regFn("currentdate", datatype.Date, func(c *selCtx, _ [][]byte) ([]byte, error) { return types.DateOf(c.x.now()), nil })
 	regFn("currenttime", datatype.Time, func(c *selCtx, _ [][]byte) ([]byte, error) {
 		n := c.x.now().UTC()
 		d := n.Sub(time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC))
@@ -888,7 +889,7 @@ func regBlobConversions(name string, t datatype.DataType) {
 	from := "blobas" + name
 	regFn(from, t, func(_ *selCtx, a [][]byte) ([]byte, error) {
 		if a[0] != nil {
-			if err := validateValue(t, a[0], from); err != nil {
+			if err := types.ValidateValue(t, a[0], from); err != nil {
 				return nil, invalidf("In call to function %s, value 0x%x is not a valid binary representation for type %s", from, a[0], typeName(t))
 			}
 		}
@@ -918,7 +919,7 @@ func toMillis(from, to datatype.DataType) scalarFn {
 		case primitive.DataTypeCodeTimeuuid:
 			m, ok := timeUUIDMillis(v)
 			if !ok {
-				return nil, invalidf("Invalid timeuuid %s", valueString(from, v))
+				return nil, invalidf("Invalid timeuuid %s", types.ValueString(from, v))
 			}
 			ms = m
 		case primitive.DataTypeCodeTimestamp:
@@ -1000,7 +1001,7 @@ func castToText(from datatype.DataType) scalarFn {
 		case len(a[0]) == 0:
 			return []byte("null"), nil
 		}
-		return []byte(valueString(from, a[0])), nil
+		return []byte(types.ValueString(from, a[0])), nil
 	}
 }
 
@@ -1018,15 +1019,15 @@ func decodeNumber(t datatype.DataType, v []byte) (number, bool) {
 	switch t.Code() {
 	case primitive.DataTypeCodeTinyint, primitive.DataTypeCodeSmallint, primitive.DataTypeCodeInt,
 		primitive.DataTypeCodeBigint, primitive.DataTypeCodeCounter:
-		i, ok := intValue(v)
+		i, ok := types.IntValue(v)
 		return number{kind: 'i', i: i}, ok
 	case primitive.DataTypeCodeFloat, primitive.DataTypeCodeDouble:
-		f, ok := floatValue(t, v)
+		f, ok := types.FloatValue(t, v)
 		return number{kind: 'f', f: f}, ok
 	case primitive.DataTypeCodeVarint:
-		return number{kind: 'v', b: decodeVarint(v)}, true
+		return number{kind: 'v', b: types.DecodeVarint(v)}, true
 	case primitive.DataTypeCodeDecimal:
-		u, s, ok := decodeDecimal(v)
+		u, s, ok := types.DecodeDecimal(v)
 		return number{kind: 'd', b: u, scale: s}, ok
 	}
 	return number{}, false
@@ -1149,14 +1150,14 @@ func (n number) convert(t datatype.DataType) ([]byte, error) {
 	case primitive.DataTypeCodeDouble:
 		return binary.BigEndian.AppendUint64(nil, math.Float64bits(n.doubleValue())), nil
 	case primitive.DataTypeCodeVarint:
-		return varintBytes(big.NewInt(n.longValue())), nil
+		return types.VarintBytes(big.NewInt(n.longValue())), nil
 	case primitive.DataTypeCodeDecimal:
 		// BigDecimal.valueOf(doubleValue()): the decimal of Double.toString.
 		d := n.doubleValue()
 		if math.IsNaN(d) || math.IsInf(d, 0) {
-			return nil, invalidf("Cannot convert %s to a decimal", javaFloatString(d, 64))
+			return nil, invalidf("Cannot convert %s to a decimal", types.JavaFloatString(d, 64))
 		}
-		return decimalBytes(javaFloatString(d, 64))
+		return types.DecimalBytes(types.JavaFloatString(d, 64))
 	}
 	return nil, invalidf("Cannot cast to %s", typeName(t))
 }
@@ -1234,7 +1235,7 @@ func (a *aggSpec) accumulate(st *aggState, v []byte) {
 	avg := a.kind == aggAvg
 	switch a.typ.Code() {
 	case primitive.DataTypeCodeTinyint, primitive.DataTypeCodeSmallint, primitive.DataTypeCodeInt, primitive.DataTypeCodeBigint:
-		x, ok := intValue(v)
+		x, ok := types.IntValue(v)
 		if !ok {
 			return
 		}
@@ -1255,7 +1256,7 @@ func (a *aggSpec) accumulate(st *aggState, v []byte) {
 			st.big = new(big.Int).Add(big.NewInt(prev), big.NewInt(x))
 		}
 	case primitive.DataTypeCodeFloat, primitive.DataTypeCodeDouble:
-		x, ok := floatValue(a.typ, v)
+		x, ok := types.FloatValue(a.typ, v)
 		if !ok {
 			return
 		}
@@ -1281,10 +1282,10 @@ func (a *aggSpec) accumulate(st *aggState, v []byte) {
 		if st.big == nil {
 			st.big = new(big.Int)
 		}
-		st.big.Add(st.big, decodeVarint(v))
+		st.big.Add(st.big, types.DecodeVarint(v))
 		st.n++
 	case primitive.DataTypeCodeDecimal:
-		u, s, ok := decodeDecimal(v)
+		u, s, ok := types.DecodeDecimal(v)
 		if !ok {
 			return
 		}
@@ -1353,8 +1354,8 @@ func (a *aggSpec) result(st *aggState) []byte {
 				x /= st.n
 			}
 		}
-		bits, _ := intWidth(a.typ.Code())
-		return fixedInt(x, bits)
+		bits, _ := types.IntWidth(a.typ.Code())
+		return types.FixedInt(x, bits)
 	case primitive.DataTypeCodeFloat, primitive.DataTypeCodeDouble:
 		var f float64
 		switch {
@@ -1376,17 +1377,17 @@ func (a *aggSpec) result(st *aggState) []byte {
 		return binary.BigEndian.AppendUint64(nil, math.Float64bits(f))
 	case primitive.DataTypeCodeVarint:
 		if st.big == nil {
-			return varintBytes(new(big.Int))
+			return types.VarintBytes(new(big.Int))
 		}
 		if avg {
-			return varintBytes(new(big.Int).Quo(st.big, big.NewInt(st.n)))
+			return types.VarintBytes(new(big.Int).Quo(st.big, big.NewInt(st.n)))
 		}
-		return varintBytes(st.big)
+		return types.VarintBytes(st.big)
 	case primitive.DataTypeCodeDecimal:
 		if st.dec == nil {
-			return encodeDecimal(new(big.Int), 0)
+			return types.EncodeDecimal(new(big.Int), 0)
 		}
-		return encodeDecimal(st.dec, st.scale)
+		return types.EncodeDecimal(st.dec, st.scale)
 	}
 	return nil
 }

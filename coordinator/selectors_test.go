@@ -15,6 +15,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/statements/types"
 )
 
 // selTestCoord is a test coordinator with keyspace ks.
@@ -108,8 +109,8 @@ func TestJavaNumberFormatting(t *testing.T) {
 		{123456.789, 64, "123456.789"}, {0.001, 64, "0.001"}, {0.0001, 64, "1.0E-4"}, {0, 64, "0.0"},
 		{math.Inf(1), 64, "Infinity"}, {math.NaN(), 64, "NaN"}, {float64(float32(1.1)), 32, "1.1"}, {1e10, 32, "1.0E10"},
 	} {
-		if got := javaFloatString(tc.f, tc.bits); got != tc.want {
-			t.Errorf("javaFloatString(%v, %d) = %q, want %q", tc.f, tc.bits, got, tc.want)
+		if got := types.JavaFloatString(tc.f, tc.bits); got != tc.want {
+			t.Errorf("JavaFloatString(%v, %d) = %q, want %q", tc.f, tc.bits, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -126,10 +127,10 @@ func TestJavaNumberFormatting(t *testing.T) {
 		{0, 2, "0.00", "0.00", ""},
 	} {
 		u := big.NewInt(tc.u)
-		if got := bigDecimalString(u, tc.scale, true); got != tc.plain {
+		if got := types.BigDecimalString(u, tc.scale, true); got != tc.plain {
 			t.Errorf("plain %d/%d = %q, want %q", tc.u, tc.scale, got, tc.plain)
 		}
-		if got := bigDecimalString(u, tc.scale, false); got != tc.sci {
+		if got := types.BigDecimalString(u, tc.scale, false); got != tc.sci {
 			t.Errorf("toString %d/%d = %q, want %q", tc.u, tc.scale, got, tc.sci)
 		}
 	}
@@ -140,7 +141,7 @@ func TestJSONValues(t *testing.T) {
 	coll := func(elems ...[]byte) []byte {
 		b := binary.BigEndian.AppendUint32(nil, uint32(len(elems)))
 		for _, e := range elems {
-			b = appendBytes(b, e)
+			b = types.AppendBytes(b, e)
 		}
 		return b
 	}
@@ -172,28 +173,28 @@ func TestJSONValues(t *testing.T) {
 		{datatype.NewMap(datatype.Varchar, datatype.Int), mapOf([]byte("a"), i32(1)), `{"a": 1}`},
 		{datatype.NewMap(datatype.Int, datatype.Varchar), mapOf(i32(1), []byte("a"), i32(2), []byte("b")), `{"1": "a", "2": "b"}`},
 		{datatype.NewMap(datatype.NewList(datatype.Int), datatype.Int), mapOf(coll(i32(1), i32(2)), i32(3)), `{"[1, 2]": 3}`},
-		{datatype.NewTuple(datatype.Int, datatype.Varchar), append(appendBytes(nil, i32(1)), 0xff, 0xff, 0xff, 0xff), `[1, null]`},
+		{datatype.NewTuple(datatype.Int, datatype.Varchar), append(types.AppendBytes(nil, i32(1)), 0xff, 0xff, 0xff, 0xff), `[1, null]`},
 	} {
-		if got := string(appendJSONValue(nil, tc.t, tc.v)); got != tc.want {
+		if got := string(types.AppendJSONValue(nil, tc.t, tc.v)); got != tc.want {
 			t.Errorf("JSON of %v = %s, want %s", typeName(tc.t), got, tc.want)
 		}
 	}
-	d, _ := decimalBytes("-1.50")
-	if got := string(appendJSONValue(nil, datatype.Decimal, d)); got != "-1.50" {
+	d, _ := types.DecimalBytes("-1.50")
+	if got := string(types.AppendJSONValue(nil, datatype.Decimal, d)); got != "-1.50" {
 		t.Errorf("decimal JSON = %s", got)
 	}
-	dur, _ := encodeValue(datatype.Duration, selDuration(t, "1y2mo3d4h5m6s"), primitive.ProtocolVersion5)
-	if got := string(appendJSONValue(nil, datatype.Duration, dur)); got != `"1y2mo3d4h5m6s"` {
+	dur, _ := types.EncodeValue(datatype.Duration, selDuration(t, "1y2mo3d4h5m6s"), primitive.ProtocolVersion5)
+	if got := string(types.AppendJSONValue(nil, datatype.Duration, dur)); got != `"1y2mo3d4h5m6s"` {
 		t.Errorf("duration JSON = %s", got)
 	}
-	j := newJSONColumns([]*message.ColumnMetadata{{Name: "k", Type: datatype.Int}, {Name: "Name", Type: datatype.Varchar}, {Name: "e", Type: datatype.Varchar}})
-	if got := string(j.row([][]byte{i32(1), nil, {}})); got != `{"k": 1, "\"Name\"": null, "e": ""}` {
+	j := types.NewJSONColumns([]*message.ColumnMetadata{{Name: "k", Type: datatype.Int}, {Name: "Name", Type: datatype.Varchar}, {Name: "e", Type: datatype.Varchar}})
+	if got := string(j.Row([][]byte{i32(1), nil, {}})); got != `{"k": 1, "\"Name\"": null, "e": ""}` {
 		t.Errorf("json row = %s", got)
 	}
 }
 
 func selDuration(t *testing.T, s string) any {
-	d, err := parseDuration(s)
+	d, err := types.ParseDuration(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestAggregateArithmetic(t *testing.T) {
 		return a.result(&st)
 	}
 	i32 := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
-	dec := func(s string) []byte { b, _ := decimalBytes(s); return b }
+	dec := func(s string) []byte { b, _ := types.DecimalBytes(s); return b }
 	// int sum wraps like Java's int; avg uses a long sum and truncates.
 	if got := int32(binary.BigEndian.Uint32(run(aggSum, datatype.Int, i32(math.MaxInt32), i32(1)))); got != math.MinInt32 {
 		t.Errorf("int sum overflow = %d", got)
@@ -233,16 +234,16 @@ func TestAggregateArithmetic(t *testing.T) {
 		t.Errorf("min = %d", got)
 	}
 	// decimal: exact sums, incremental HALF_EVEN average.
-	u, s, _ := decodeDecimal(run(aggSum, datatype.Decimal, dec("1.5"), dec("2.25")))
-	if got := bigDecimalString(u, s, false); got != "3.75" {
+	u, s, _ := types.DecodeDecimal(run(aggSum, datatype.Decimal, dec("1.5"), dec("2.25")))
+	if got := types.BigDecimalString(u, s, false); got != "3.75" {
 		t.Errorf("decimal sum = %s", got)
 	}
-	u, s, _ = decodeDecimal(run(aggAvg, datatype.Decimal, dec("1"), dec("2")))
-	if got := bigDecimalString(u, s, false); got != "1" {
+	u, s, _ = types.DecodeDecimal(run(aggAvg, datatype.Decimal, dec("1"), dec("2")))
+	if got := types.BigDecimalString(u, s, false); got != "1" {
 		t.Errorf("decimal avg(1, 2) = %s (Cassandra: 1 + (2-1)/2 rounded half even at scale 0)", got)
 	}
-	u, s, _ = decodeDecimal(run(aggAvg, datatype.Decimal, dec("1.0"), dec("2.0")))
-	if got := bigDecimalString(u, s, false); got != "1.5" {
+	u, s, _ = types.DecodeDecimal(run(aggAvg, datatype.Decimal, dec("1.0"), dec("2.0")))
+	if got := types.BigDecimalString(u, s, false); got != "1.5" {
 		t.Errorf("decimal avg(1.0, 2.0) = %s", got)
 	}
 	d := math.Float64frombits(binary.BigEndian.Uint64(run(aggAvg, datatype.Double,
@@ -250,7 +251,7 @@ func TestAggregateArithmetic(t *testing.T) {
 	if d != 1.5 {
 		t.Errorf("double avg = %v", d)
 	}
-	vi := decodeVarint(run(aggAvg, datatype.Varint, varintBytes(big.NewInt(7)), varintBytes(big.NewInt(-2))))
+	vi := types.DecodeVarint(run(aggAvg, datatype.Varint, types.VarintBytes(big.NewInt(7)), types.VarintBytes(big.NewInt(-2))))
 	if vi.Int64() != 2 {
 		t.Errorf("varint avg = %v", vi)
 	}
@@ -285,8 +286,8 @@ func TestCastConversions(t *testing.T) {
 	if got := cast(datatype.Int, datatype.Tinyint, i32(300)); got[0] != 44 {
 		t.Errorf("int as tinyint wraps: %d", got[0])
 	}
-	u, s, _ := decodeDecimal(cast(datatype.Int, datatype.Decimal, i32(5)))
-	if got := bigDecimalString(u, s, false); got != "5.0" {
+	u, s, _ := types.DecodeDecimal(cast(datatype.Int, datatype.Decimal, i32(5)))
+	if got := types.BigDecimalString(u, s, false); got != "5.0" {
 		t.Errorf("int as decimal = %s (BigDecimal.valueOf(5.0))", got)
 	}
 	ts := binary.BigEndian.AppendUint64(nil, uint64(time.Date(2011, 2, 3, 4, 5, 0, 0, time.UTC).UnixMilli()))
@@ -296,7 +297,7 @@ func TestCastConversions(t *testing.T) {
 	if castFunc(datatype.Blob, datatype.Varchar) != nil || castFunc(datatype.Varchar, datatype.Int) != nil {
 		t.Error("casts Cassandra does not have")
 	}
-	if !strings.HasPrefix(javaFloatString(1e-10, 64), "1.0E-10") {
-		t.Error("javaFloatString")
+	if !strings.HasPrefix(types.JavaFloatString(1e-10, 64), "1.0E-10") {
+		t.Error("JavaFloatString")
 	}
 }

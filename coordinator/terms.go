@@ -10,6 +10,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 )
 
 // valueExpr yields a serialized value when a statement runs: a literal
@@ -36,11 +37,11 @@ func (m markerExpr) eval(x *execution) ([]byte, error) {
 		return nil, errUnset
 	}
 	v := x.values[m.index]
-	if err := validateValue(m.typ, v, m.name); err != nil {
+	if err := types.ValidateValue(m.typ, v, m.name); err != nil {
 		return nil, err
 	}
 	if m.unordered {
-		return normalizeValue(m.typ, v)
+		return types.NormalizeValue(m.typ, v)
 	}
 	return v, nil
 }
@@ -68,7 +69,7 @@ func (b *binder) bind(m *statements.BindMarker, t datatype.DataType, name string
 		name = m.Name
 	}
 	b.specs[m.Index] = &message.ColumnMetadata{Keyspace: b.keyspace, Table: b.table, Name: name, Index: int32(m.Index), Type: t}
-	return markerExpr{index: m.Index, typ: t, name: name, unordered: hasUnordered(t)}, nil
+	return markerExpr{index: m.Index, typ: t, name: name, unordered: types.HasUnordered(t)}, nil
 }
 
 // check fails if a marker was left unbound (used where cqld cannot bind).
@@ -87,7 +88,7 @@ func (b *binder) term(t statements.Term, typ datatype.DataType, name string) (va
 	case *statements.BindMarker:
 		return b.bind(v, typ, name)
 	case *statements.Literal:
-		bs, err := literalBytes(typ, v, name)
+		bs, err := types.LiteralBytes(typ, v, name)
 		if err != nil {
 			return nil, err
 		}
@@ -243,41 +244,24 @@ func (b *binder) collection(keys, values []statements.Term, kt, vt datatype.Data
 }
 
 func (c *collectionExpr) eval(x *execution) ([]byte, error) {
-	buf := binary.BigEndian.AppendUint32(nil, uint32(len(c.keys)))
+	keys := make([][]byte, len(c.keys))
+	var values [][]byte
+	if c.values != nil {
+		values = make([][]byte, len(c.values))
+	}
 	for i, ke := range c.keys {
 		k, err := ke.eval(x)
 		if err != nil {
 			return nil, err
 		}
-		if k == nil {
-			return nil, invalidf("null is not supported inside collections")
-		}
-		buf = appendBytes(buf, k)
+		keys[i] = k
 		if c.values != nil {
-			v, err := c.values[i].eval(x)
-			if err != nil {
+			if values[i], err = c.values[i].eval(x); err != nil {
 				return nil, err
 			}
-			if v == nil {
-				return nil, invalidf("null is not supported inside collections")
-			}
-			buf = appendBytes(buf, v)
 		}
 	}
-	if !c.sorted {
-		return buf, nil
-	}
-	// Sets and maps are stored sorted and deduplicated, the later of two
-	// equal map keys winning, as in Cassandra.
-	return normalizeEntries(buf, c.keyType, c.valueType)
-}
-
-func appendBytes(dst, b []byte) []byte {
-	if b == nil {
-		return binary.BigEndian.AppendUint32(dst, 0xffffffff)
-	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
-	return append(dst, b...)
+	return types.EncodeCollection(keys, values, c.keyType, c.valueType, c.sorted)
 }
 
 type tupleExpr struct{ elems []valueExpr }
@@ -292,7 +276,7 @@ func (t *tupleExpr) eval(x *execution) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		buf = appendBytes(buf, v)
+		buf = types.AppendBytes(buf, v)
 	}
 	if buf == nil {
 		buf = []byte{}
@@ -335,7 +319,7 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 			if a[0] == nil {
 				return nil, nil
 			}
-			return fromJSONText(typ, string(a[0]))
+			return types.FromJSONText(typ, string(a[0]))
 		}}, nil
 	}
 	sig, err := b.resolve(f)

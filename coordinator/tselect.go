@@ -12,6 +12,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -36,8 +37,8 @@ type tableSelectPlan struct {
 	// are the result row itself (the hot path: no per-row work beyond
 	// fetching them).
 	proj      []projection
-	sel       *selection   // functions, terms, aggregates, GROUP BY; nil when none
-	json      *jsonColumns // SELECT JSON: turns result rows into one "[json]" text
+	sel       *selection         // functions, terms, aggregates, GROUP BY; nil when none
+	json      *types.JSONColumns // SELECT JSON: turns result rows into one "[json]" text
 	distinct  bool
 	reverse   bool
 	meta      []*message.ColumnMetadata
@@ -125,7 +126,7 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	}
 	p.meta = cols
 	if s.Json {
-		p.json = newJSONColumns(cols)
+		p.json = types.NewJSONColumns(cols)
 		p.meta = []*message.ColumnMetadata{spec("[json]", datatype.Varchar)}
 	}
 	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil || len(k.gapFilters) > 0
@@ -236,7 +237,7 @@ func (s *pageState) encode() []byte {
 		b[len(b)-1] = 0xff
 	}
 	for _, v := range s.ck {
-		b = appendBytes(b, v)
+		b = types.AppendBytes(b, v)
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(s.remaining))
 	return binary.BigEndian.AppendUint32(b, uint32(s.pRemaining))
@@ -245,7 +246,7 @@ func (s *pageState) encode() []byte {
 func decodePageState(b []byte) (*pageState, error) {
 	bad := protocolErrorf("Invalid value for the paging state")
 	s := &pageState{}
-	v, rest, ok := readBytes(b)
+	v, rest, ok := types.ReadBytes(b)
 	if !ok || v == nil || len(rest) < 1 {
 		return nil, bad
 	}
@@ -255,7 +256,7 @@ func decodePageState(b []byte) (*pageState, error) {
 	if n != 0xff {
 		s.ck = make([][]byte, 0, n)
 		for i := 0; i < n; i++ {
-			if v, rest, ok = readBytes(rest); !ok {
+			if v, rest, ok = types.ReadBytes(rest); !ok {
 				return nil, bad
 			}
 			s.ck = append(s.ck, v)
@@ -653,7 +654,7 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 		vals = out
 	}
 	if p.json != nil {
-		vals = [][]byte{p.json.row(vals)}
+		vals = [][]byte{p.json.Row(vals)}
 	}
 	r.inPart++
 	if r.limit > 0 {
@@ -713,7 +714,7 @@ func (r *selectRun) flushGroup() bool {
 		return false
 	}
 	if r.p.json != nil {
-		out = [][]byte{r.p.json.row(out)}
+		out = [][]byte{r.p.json.Row(out)}
 	}
 	r.rows = append(r.rows, out)
 	if r.limit > 0 {
@@ -817,15 +818,15 @@ func (t *tableInfo) assembleCollection(col *colInfo, cells []storage.ColumnCell)
 	for _, cc := range cells {
 		switch col.typ.Code() {
 		case primitive.DataTypeCodeList:
-			buf = appendBytes(buf, cc.Cell.Value)
+			buf = types.AppendBytes(buf, cc.Cell.Value)
 		case primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
 			k, _, err := storage.DecodeKey(cc.Path, kt, false)
 			if err != nil {
 				continue
 			}
-			buf = appendBytes(buf, k)
+			buf = types.AppendBytes(buf, k)
 			if col.typ.Code() == primitive.DataTypeCodeMap {
-				buf = appendBytes(buf, cc.Cell.Value)
+				buf = types.AppendBytes(buf, cc.Cell.Value)
 			}
 		}
 	}

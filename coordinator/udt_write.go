@@ -5,6 +5,7 @@ import (
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -50,7 +51,7 @@ func fieldOp(col *colInfo, ci int, field, written string, b *binder, value state
 func (p *writePlan) writeFields(m *mutation.Mutation, pk []byte, tg storage.CellTarget, ut *datatype.UserDefined, v []byte, live storage.Cell) error {
 	rest := v
 	for i := 0; i < len(ut.FieldTypes) && len(rest) > 0; i++ {
-		f, r, ok := readBytes(rest)
+		f, r, ok := types.ReadBytes(rest)
 		if !ok {
 			break // REQUIRES: validated, so never
 		}
@@ -96,13 +97,13 @@ func assembleUDT(ut *datatype.UserDefined, cells []storage.ColumnCell) []byte {
 			continue
 		}
 		for ; next < i; next++ {
-			out = appendBytes(out, nil)
+			out = types.AppendBytes(out, nil)
 		}
-		out = appendBytes(out, cc.Cell.Value)
+		out = types.AppendBytes(out, cc.Cell.Value)
 		next++
 	}
 	for ; next < n; next++ {
-		out = appendBytes(out, nil)
+		out = types.AppendBytes(out, nil)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -36,11 +37,11 @@ func TestAssembleUDT(t *testing.T) {
 		return storage.ColumnCell{Path: enc, Cell: storage.Cell{Value: []byte(v)}}
 	}
 	got := assembleUDT(ut, []storage.ColumnCell{cell(1, "x"), cell(2, ""), cell(7, "gone")})
-	want := append(appendBytes(appendBytes(appendBytes(nil, nil), []byte("x")), []byte{}), 0xff, 0xff, 0xff, 0xff)
+	want := append(types.AppendBytes(types.AppendBytes(types.AppendBytes(nil, nil), []byte("x")), []byte{}), 0xff, 0xff, 0xff, 0xff)
 	if string(got) != string(want) {
 		t.Fatalf("assembleUDT = %x, want %x", got, want)
 	}
-	if fields := splitFields(got, 4); fields[0] != nil || string(fields[1]) != "x" || fields[2] == nil || len(fields[2]) != 0 || fields[3] != nil {
+	if fields := types.SplitFields(got, 4); fields[0] != nil || string(fields[1]) != "x" || fields[2] == nil || len(fields[2]) != 0 || fields[3] != nil {
 		t.Fatalf("fields %q", fields)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -684,7 +685,7 @@ func (e tupleElemExpr) eval(x *execution) ([]byte, error) {
 	}
 	rest := v
 	for j := 0; ; j++ {
-		b, r, ok := readBytes(rest)
+		b, r, ok := types.ReadBytes(rest)
 		if !ok {
 			return nil, nil // a missing trailing element is null
 		}

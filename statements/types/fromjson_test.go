@@ -1,4 +1,4 @@
-package coordinator
+package types
 
 import (
 	"encoding/hex"
@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
-	"github.com/datastax/go-cassandra-native-protocol/message"
-	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
 )
@@ -183,7 +181,7 @@ func TestFromJSONValues(t *testing.T) {
 		{typ: "list<int>", json: `null`, want: "null"},
 	} {
 		name := tc.typ + " " + tc.json
-		got, err := fromJSONText(mustType(t, tc.typ), tc.json)
+		got, err := FromJSONText(mustType(t, tc.typ), tc.json)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: got %x, %v; want error %q", name, got, err, tc.err)
@@ -219,7 +217,7 @@ func TestFromJSONUserType(t *testing.T) {
 		{json: `{"a": "foobar"}`, err: "Unable to make int from 'foobar'"},
 		{json: `[1]`, err: "Expected a map, but got a ArrayList: [1]"},
 	} {
-		got, err := fromJSONText(ut, tc.json)
+		got, err := FromJSONText(ut, tc.json)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: got %x, %v; want error %q", tc.json, got, err, tc.err)
@@ -235,7 +233,7 @@ func TestFromJSONUserType(t *testing.T) {
 // TestParseJSONRow is Json.parseJson: keys to columns, case, unknown keys,
 // explicit nulls and the errors about the object itself.
 func TestParseJSONRow(t *testing.T) {
-	cols := []jsonReceiver{{"k", datatype.Int}, {"Foo", datatype.Int}, {"v", datatype.Varchar}}
+	cols := []JSONReceiver{{"k", datatype.Int}, {"Foo", datatype.Int}, {"v", datatype.Varchar}}
 	type want struct {
 		present []bool
 		vals    []string // hex, "" for none
@@ -259,7 +257,7 @@ func TestParseJSONRow(t *testing.T) {
 		{json: `{"k": `, err: "Could not decode JSON string as a map: "},
 		{json: ``, err: "Could not decode JSON string as a map: "},
 	} {
-		row, err := parseJSONRow(tc.json, cols)
+		row, err := ParseJSONRow(tc.json, cols)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: got %v; want error %q", tc.json, err, tc.err)
@@ -271,11 +269,11 @@ func TestParseJSONRow(t *testing.T) {
 			continue
 		}
 		var vals []string
-		for _, v := range row.vals {
+		for _, v := range row.Vals {
 			vals = append(vals, hex.EncodeToString(v))
 		}
-		if !reflect.DeepEqual(row.present, tc.want.present) || !reflect.DeepEqual(vals, tc.want.vals) {
-			t.Errorf("%s: got %v %v, want %v %v", tc.json, row.present, vals, tc.want.present, tc.want.vals)
+		if !reflect.DeepEqual(row.Present, tc.want.present) || !reflect.DeepEqual(vals, tc.want.vals) {
+			t.Errorf("%s: got %v %v, want %v %v", tc.json, row.Present, vals, tc.want.present, tc.want.vals)
 		}
 	}
 }
@@ -297,64 +295,6 @@ func TestJSONDecodeJacksonTypes(t *testing.T) {
 	}
 }
 
-// TestInsertJSONPlan runs INSERT JSON through the coordinator: the
-// prepared [json] marker, DEFAULT UNSET and NULL, and a SELECT JSON round
-// trip.
-func TestInsertJSONPlan(t *testing.T) {
-	c := selTestCoord(t)
-	runQuery(t, c, `CREATE TABLE ks.j (k int, c text, v int, w int, l list<int>, s int static, PRIMARY KEY (k, c))`)
-
-	prep := selHandle(c, &message.Prepare{Query: `INSERT INTO ks.j JSON ? DEFAULT UNSET USING TTL ?`})
-	pr, ok := prep.(*message.PreparedResult)
-	if !ok {
-		t.Fatalf("PREPARE: %v", prep)
-	}
-	if got := selColNames(pr.VariablesMetadata.Columns); !reflect.DeepEqual(got, []string{"[json] text", "[ttl] int"}) {
-		t.Errorf("variables = %q", got)
-	}
-	if col := pr.VariablesMetadata.Columns[0]; col.Keyspace != "ks" || col.Table != "j" {
-		t.Errorf("[json] marker of %s.%s", col.Keyspace, col.Table)
-	}
-	exec := func(json string) message.Message {
-		return selHandle(c, &message.Execute{QueryId: pr.PreparedQueryId, Options: &message.QueryOptions{
-			Consistency:      primitive.ConsistencyLevelOne,
-			PositionalValues: []*primitive.Value{primitive.NewValue([]byte(json)), primitive.NewValue([]byte{0, 0, 0, 0})},
-		}})
-	}
-	if r := exec(`{"k": 1, "c": "a", "v": 1, "w": 2, "l": [1, 2], "s": 9}`); r == nil {
-		t.Fatal("no result")
-	} else if e, ok := r.(message.Error); ok {
-		t.Fatal(e)
-	}
-	if e, ok := exec(`{"k": 1, "c": "a", "v": 5}`).(message.Error); ok {
-		t.Fatal(e)
-	}
-	runQuery(t, c, `INSERT INTO ks.j JSON '{"k": 1, "c": "b"}'`)
-	rows := runQuery(t, c, `SELECT JSON * FROM ks.j WHERE k = 1`).(*message.RowsResult)
-	var got []string
-	for _, r := range rows.Data {
-		got = append(got, string(r[0]))
-	}
-	want := []string{
-		`{"k": 1, "c": "a", "s": null, "l": [1, 2], "v": 5, "w": 2}`,
-		`{"k": 1, "c": "b", "s": null, "l": null, "v": null, "w": null}`,
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	for q, msg := range map[string]string{
-		`INSERT INTO ks.j JSON '{"c": "a"}'`:                     "Invalid null value in condition for column k",
-		`INSERT INTO ks.j JSON '{"k": 1}'`:                       "Invalid null value in condition for column c",
-		`INSERT INTO ks.j JSON '{"k": 1, "s": 1}' DEFAULT UNSET`: "Invalid unset value for column c",
-		`INSERT INTO ks.j JSON '{"k": 1, "c": "a", "x": 1}'`:     "JSON values map contains unrecognized column: x",
-	} {
-		resp := selHandle(c, &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}})
-		if e, ok := resp.(*message.Invalid); !ok || e.ErrorMessage != msg {
-			t.Errorf("%s: %v, want %q", q, resp, msg)
-		}
-	}
-}
-
 // TestJSONLimits is Jackson's StreamReadConstraints: 1000 levels of
 // arrays and objects, numbers of 1000 digits; a document past them is
 // refused at the first level too many, whatever its size.
@@ -362,7 +302,7 @@ func TestJSONLimits(t *testing.T) {
 	deep := func(open, close string, n int) string {
 		return strings.Repeat(open, n) + strings.Repeat(close, n)
 	}
-	cols := []jsonReceiver{{"k", datatype.Int}, {"v", datatype.NewList(datatype.Int)}}
+	cols := []JSONReceiver{{"k", datatype.Int}, {"v", datatype.NewList(datatype.Int)}}
 	for _, tc := range []struct {
 		name, json, err string
 	}{
@@ -383,19 +323,19 @@ func TestJSONLimits(t *testing.T) {
 		{name: "float past the limit", json: `{"k": 1, "v": [0.` + strings.Repeat("9", 999) + `]}`,
 			err: "Number length (1001) exceeds the maximum length (1000)"},
 	} {
-		_, err := parseJSONRow(tc.json, cols)
+		_, err := ParseJSONRow(tc.json, cols)
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: got %.300v; want error %q", tc.name, err, tc.err)
 		}
 	}
 	// The same bound for fromJson() and for a collection given as a
 	// string of JSON.
-	if _, err := fromJSONText(datatype.NewList(datatype.Int), deep("[", "]", 5000)); err == nil ||
+	if _, err := FromJSONText(datatype.NewList(datatype.Int), deep("[", "]", 5000)); err == nil ||
 		!strings.Contains(err.Error(), "Depth (1001) exceeds the maximum allowed nesting depth (1000)") {
 		t.Errorf("fromJson: %.300v", err)
 	}
 	nested, _ := json.Marshal(deep("[", "]", 5000))
-	if _, err := fromJSONText(datatype.NewList(datatype.Int), string(nested)); err == nil ||
+	if _, err := FromJSONText(datatype.NewList(datatype.Int), string(nested)); err == nil ||
 		!strings.Contains(err.Error(), "Error decoding JSON string: Depth (1001) exceeds the maximum allowed nesting depth (1000)") {
 		t.Errorf("fromJson of a string: %.300v", err)
 	}

@@ -1,4 +1,4 @@
-package coordinator
+package types
 
 import (
 	"encoding/binary"
@@ -14,11 +14,12 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
 )
 
-// encodeValue serializes a Go value as a cell of type t. nil is a null cell.
-func encodeValue(t datatype.DataType, v any, version primitive.ProtocolVersion) ([]byte, error) {
+// EncodeValue serializes a Go value as a cell of type t. nil is a null cell.
+func EncodeValue(t datatype.DataType, v any, version primitive.ProtocolVersion) ([]byte, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -37,14 +38,14 @@ func encodeValue(t datatype.DataType, v any, version primitive.ProtocolVersion) 
 	return b, nil
 }
 
-// literalBytes serializes a CQL literal as a value of type t, with
+// LiteralBytes serializes a CQL literal as a value of type t, with
 // Cassandra's wording when the literal does not fit the type.
-func literalBytes(t datatype.DataType, lit *statements.Literal, column string) ([]byte, error) {
+func LiteralBytes(t datatype.DataType, lit *statements.Literal, column string) ([]byte, error) {
 	if lit.Kind == statements.LiteralNull {
 		return nil, nil
 	}
 	bad := func() error {
-		return invalidf("Invalid %s constant (%s) for \"%s\" of type %s",
+		return cqlerr.Invalidf("Invalid %s constant (%s) for \"%s\" of type %s",
 			literalKindName(lit.Kind), lit.Text, column, statements.TypeString(t, false))
 	}
 	var v any
@@ -56,11 +57,11 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if t.Code() == primitive.DataTypeCodeAscii {
 			for i := 0; i < len(lit.Text); i++ {
 				if lit.Text[i] > 0x7f {
-					return nil, invalidf("Invalid ASCII character in string literal: %s", lit.Text)
+					return nil, cqlerr.Invalidf("Invalid ASCII character in string literal: %s", lit.Text)
 				}
 			}
 		}
-		if err := validateValue(t, []byte(lit.Text), column); err != nil {
+		if err := ValidateValue(t, []byte(lit.Text), column); err != nil {
 			return nil, err
 		}
 		return []byte(lit.Text), nil
@@ -75,7 +76,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		case statements.LiteralString:
 			ts, err := parseTimestamp(lit.Text)
 			if err != nil {
-				return nil, invalidf("Unable to coerce '%s' to a formatted date (long)", lit.Text)
+				return nil, cqlerr.Invalidf("Unable to coerce '%s' to a formatted date (long)", lit.Text)
 			}
 			return binary.BigEndian.AppendUint64(nil, uint64(ts.UnixMilli())), nil
 		}
@@ -91,9 +92,9 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		case statements.LiteralString:
 			d, err := time.Parse("2006-01-02", lit.Text)
 			if err != nil {
-				return nil, invalidf("Unable to coerce '%s' to a formatted date (long)", lit.Text)
+				return nil, cqlerr.Invalidf("Unable to coerce '%s' to a formatted date (long)", lit.Text)
 			}
-			return dateOf(d), nil
+			return DateOf(d), nil
 		}
 		return nil, bad()
 	case primitive.DataTypeCodeTime:
@@ -107,7 +108,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		case statements.LiteralString:
 			n, err := parseTimeOfDay(lit.Text)
 			if err != nil {
-				return nil, invalidf("Unable to coerce '%s' to a formatted time (long)", lit.Text)
+				return nil, cqlerr.Invalidf("Unable to coerce '%s' to a formatted time (long)", lit.Text)
 			}
 			return binary.BigEndian.AppendUint64(nil, uint64(n)), nil
 		}
@@ -116,7 +117,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralInteger && lit.Kind != statements.LiteralFloat {
 			return nil, bad()
 		}
-		b, err := decimalBytes(lit.Text)
+		b, err := DecimalBytes(lit.Text)
 		if err != nil {
 			return nil, bad()
 		}
@@ -129,19 +130,19 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if err != nil {
 			return nil, err
 		}
-		return encodeValue(t, d, primitive.ProtocolVersion5)
+		return EncodeValue(t, d, primitive.ProtocolVersion5)
 	case primitive.DataTypeCodeInt, primitive.DataTypeCodeBigint, primitive.DataTypeCodeSmallint,
 		primitive.DataTypeCodeTinyint, primitive.DataTypeCodeCounter:
 		if lit.Kind != statements.LiteralInteger {
 			return nil, bad()
 		}
 		// Out of range is Cassandra's "Unable to make <java type> from".
-		bits, java := intWidth(t.Code())
+		bits, java := IntWidth(t.Code())
 		n, err := strconv.ParseInt(lit.Text, 10, bits)
 		if err != nil {
-			return nil, invalidf("Unable to make %s from '%s'", java, lit.Text)
+			return nil, cqlerr.Invalidf("Unable to make %s from '%s'", java, lit.Text)
 		}
-		return fixedInt(n, bits), nil
+		return FixedInt(n, bits), nil
 	case primitive.DataTypeCodeVarint:
 		if lit.Kind != statements.LiteralInteger {
 			return nil, bad()
@@ -150,7 +151,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if !ok {
 			return nil, bad()
 		}
-		return varintBytes(n), nil
+		return VarintBytes(n), nil
 	case primitive.DataTypeCodeDouble, primitive.DataTypeCodeFloat:
 		if lit.Kind != statements.LiteralInteger && lit.Kind != statements.LiteralFloat {
 			return nil, bad()
@@ -178,7 +179,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 			return nil, bad()
 		}
 		if t.Code() == primitive.DataTypeCodeTimeuuid && u[6]>>4 != 1 {
-			return nil, invalidf("TimeUUID supports only version 1 UUIDs")
+			return nil, cqlerr.Invalidf("TimeUUID supports only version 1 UUIDs")
 		}
 		v = u
 	case primitive.DataTypeCodeInet:
@@ -187,7 +188,7 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		}
 		ip := net.ParseIP(lit.Text)
 		if ip == nil {
-			return nil, invalidf("Unable to make inet address from '%s'", lit.Text)
+			return nil, cqlerr.Invalidf("Unable to make inet address from '%s'", lit.Text)
 		}
 		v = ip
 	case primitive.DataTypeCodeBlob:
@@ -203,9 +204,40 @@ func literalBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
 		return nil, bad()
 	default:
-		return nil, invalidf("Literals of type %s are not supported here yet", statements.TypeString(t, false))
+		return nil, cqlerr.Invalidf("Literals of type %s are not supported here yet", statements.TypeString(t, false))
 	}
-	return encodeValue(t, v, primitive.ProtocolVersion4)
+	return EncodeValue(t, v, primitive.ProtocolVersion4)
+}
+
+// EncodeCollection serializes a list, set or map from its elements: keys,
+// and values for a map (nil for lists and sets). Sets and maps are stored
+// sorted and deduplicated, the later of two equal map keys winning, as in
+// Cassandra.
+func EncodeCollection(keys, values [][]byte, keyType, valueType datatype.DataType, sorted bool) ([]byte, error) {
+	buf := binary.BigEndian.AppendUint32(nil, uint32(len(keys)))
+	for i, k := range keys {
+		if k == nil || (values != nil && values[i] == nil) {
+			return nil, cqlerr.Invalidf("null is not supported inside collections")
+		}
+		buf = AppendBytes(buf, k)
+		if values != nil {
+			buf = AppendBytes(buf, values[i])
+		}
+	}
+	if !sorted {
+		return buf, nil
+	}
+	return normalizeEntries(buf, keyType, valueType)
+}
+
+// AppendBytes appends b as a [bytes]: its length then its bytes, or -1
+// for a null.
+func AppendBytes(dst, b []byte) []byte {
+	if b == nil {
+		return binary.BigEndian.AppendUint32(dst, 0xffffffff)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
 }
 
 func literalKindName(k statements.LiteralKind) string {

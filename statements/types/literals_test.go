@@ -1,4 +1,4 @@
-package coordinator
+package types
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestVarintBytes(t *testing.T) {
 		{"18446744073709551616", []byte{1, 0, 0, 0, 0, 0, 0, 0, 0}},
 	} {
 		n, _ := new(big.Int).SetString(tc.n, 10)
-		if got := varintBytes(n); !bytes.Equal(got, tc.want) {
+		if got := VarintBytes(n); !bytes.Equal(got, tc.want) {
 			t.Errorf("%s: % x, want % x", tc.n, got, tc.want)
 		}
 	}
@@ -38,7 +38,7 @@ func TestParseDuration(t *testing.T) {
 		{in: "-3us", nanos: -3000},
 		{in: "5x", wantErr: true},
 	} {
-		d, err := parseDuration(tc.in)
+		d, err := ParseDuration(tc.in)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: err %v", tc.in, err)
 			continue

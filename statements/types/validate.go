@@ -1,4 +1,4 @@
-package coordinator
+package types
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -31,19 +32,19 @@ var fixedSizes = map[primitive.DataTypeCode]int{
 	primitive.DataTypeCodeTimeuuid:  16,
 }
 
-// validateValue checks that v is a well-formed serialized value of type t,
+// ValidateValue checks that v is a well-formed serialized value of type t,
 // so that nothing malformed is ever stored. nil (null) is always valid.
-func validateValue(t datatype.DataType, v []byte, name string) error {
+func ValidateValue(t datatype.DataType, v []byte, name string) error {
 	if v == nil {
 		return nil
 	}
 	bad := func(what string) error {
-		return invalidf("Invalid value for column %s of type %s: %s", name, statements.TypeString(t, false), what)
+		return cqlerr.Invalidf("Invalid value for column %s of type %s: %s", name, statements.TypeString(t, false), what)
 	}
 	code := t.Code()
 	if size, ok := fixedSizes[code]; ok {
 		if len(v) != size && !(len(v) == 0 && code != primitive.DataTypeCodeTinyint && code != primitive.DataTypeCodeSmallint) {
-			return invalidf("Expected %d or 0 byte %s (%d)", size, statements.TypeString(t, false), len(v))
+			return cqlerr.Invalidf("Expected %d or 0 byte %s (%d)", size, statements.TypeString(t, false), len(v))
 		}
 		if code == primitive.DataTypeCodeTimeuuid && len(v) == 16 && v[6]>>4 != 1 {
 			return bad("Unsupported UUID version for timeuuid")
@@ -76,10 +77,10 @@ func validateValue(t datatype.DataType, v []byte, name string) error {
 		} else {
 			elem = t.(*datatype.Set).ElementType
 		}
-		return walkCollection(v, func(b []byte) error { return validateElem(elem, b, name) }, nil)
+		return WalkCollection(v, func(b []byte) error { return validateElem(elem, b, name) }, nil)
 	case primitive.DataTypeCodeMap:
 		m := t.(*datatype.Map)
-		return walkCollection(v,
+		return WalkCollection(v,
 			func(b []byte) error { return validateElem(m.KeyType, b, name) },
 			func(b []byte) error { return validateElem(m.ValueType, b, name) })
 	case primitive.DataTypeCodeTuple:
@@ -89,11 +90,11 @@ func validateValue(t datatype.DataType, v []byte, name string) error {
 			if i >= len(tt.FieldTypes) {
 				return bad("too many tuple fields")
 			}
-			b, r, ok := readBytes(rest)
+			b, r, ok := ReadBytes(rest)
 			if !ok {
 				return bad("truncated tuple")
 			}
-			if err := validateValue(tt.FieldTypes[i], b, name); err != nil {
+			if err := ValidateValue(tt.FieldTypes[i], b, name); err != nil {
 				return err
 			}
 			rest = r
@@ -115,19 +116,19 @@ func validateUDT(ut *datatype.UserDefined, v []byte, name string) error {
 			return nil
 		}
 		if len(rest) < 4 {
-			return invalidf("Not enough bytes to read size of %dth field %s", i, fname)
+			return cqlerr.Invalidf("Not enough bytes to read size of %dth field %s", i, fname)
 		}
-		b, r, ok := readBytes(rest)
+		b, r, ok := ReadBytes(rest)
 		if !ok {
-			return invalidf("Not enough bytes to read %dth field %s", i, fname)
+			return cqlerr.Invalidf("Not enough bytes to read %dth field %s", i, fname)
 		}
-		if err := validateValue(ut.FieldTypes[i], b, name+"."+fname); err != nil {
+		if err := ValidateValue(ut.FieldTypes[i], b, name+"."+fname); err != nil {
 			return err
 		}
 		rest = r
 	}
 	if len(rest) != 0 {
-		return invalidf("Invalid remaining data after end of UDT value")
+		return cqlerr.Invalidf("Invalid remaining data after end of UDT value")
 	}
 	return nil
 }
@@ -146,35 +147,35 @@ func fieldTypesOf(t datatype.DataType) []datatype.DataType {
 
 func validateElem(t datatype.DataType, b []byte, name string) error {
 	if b == nil {
-		return invalidf("null is not supported inside collections")
+		return cqlerr.Invalidf("null is not supported inside collections")
 	}
-	return validateValue(t, b, name)
+	return ValidateValue(t, b, name)
 }
 
-// walkCollection visits the elements (or keys and values) of a serialized
+// WalkCollection visits the elements (or keys and values) of a serialized
 // v3+ collection, failing on truncation.
-func walkCollection(v []byte, key, value func([]byte) error) error {
+func WalkCollection(v []byte, key, value func([]byte) error) error {
 	if len(v) < 4 {
-		return invalidf("Not enough bytes to read a collection")
+		return cqlerr.Invalidf("Not enough bytes to read a collection")
 	}
 	n := int(int32(binary.BigEndian.Uint32(v)))
 	rest := v[4:]
 	if n < 0 {
-		return invalidf("Invalid negative collection size %d", n)
+		return cqlerr.Invalidf("Invalid negative collection size %d", n)
 	}
 	for i := 0; i < n; i++ {
-		b, r, ok := readBytes(rest)
+		b, r, ok := ReadBytes(rest)
 		if !ok {
-			return invalidf("Not enough bytes to read a collection element")
+			return cqlerr.Invalidf("Not enough bytes to read a collection element")
 		}
 		if err := key(b); err != nil {
 			return err
 		}
 		rest = r
 		if value != nil {
-			b, r, ok = readBytes(rest)
+			b, r, ok = ReadBytes(rest)
 			if !ok {
-				return invalidf("Not enough bytes to read a map value")
+				return cqlerr.Invalidf("Not enough bytes to read a map value")
 			}
 			if err := value(b); err != nil {
 				return err
@@ -183,13 +184,13 @@ func walkCollection(v []byte, key, value func([]byte) error) error {
 		}
 	}
 	if len(rest) != 0 {
-		return invalidf("Unexpected extraneous bytes after collection value")
+		return cqlerr.Invalidf("Unexpected extraneous bytes after collection value")
 	}
 	return nil
 }
 
-// readBytes reads an [int]-prefixed value (negative length: null).
-func readBytes(b []byte) (v, rest []byte, ok bool) {
+// ReadBytes reads an [int]-prefixed value (negative length: null).
+func ReadBytes(b []byte) (v, rest []byte, ok bool) {
 	if len(b) < 4 {
 		return nil, nil, false
 	}
@@ -204,18 +205,18 @@ func readBytes(b []byte) (v, rest []byte, ok bool) {
 	return b[:n], b[n:], true
 }
 
-// hasUnordered reports whether values of t contain a set or a map, whose
+// HasUnordered reports whether values of t contain a set or a map, whose
 // serialized form Cassandra normalises (elements sorted, duplicates
 // dropped) before storing it.
-func hasUnordered(t datatype.DataType) bool {
+func HasUnordered(t datatype.DataType) bool {
 	switch x := t.(type) {
 	case *datatype.Set, *datatype.Map:
 		return true
 	case *datatype.List:
-		return hasUnordered(x.ElementType)
+		return HasUnordered(x.ElementType)
 	case *datatype.Tuple, *datatype.UserDefined:
 		for _, f := range fieldTypesOf(x) {
-			if hasUnordered(f) {
+			if HasUnordered(f) {
 				return true
 			}
 		}
@@ -223,18 +224,18 @@ func hasUnordered(t datatype.DataType) bool {
 	return false
 }
 
-// normalizeValue returns v with every set and map inside it sorted by
+// NormalizeValue returns v with every set and map inside it sorted by
 // element order and deduplicated (the last duplicate wins for maps), as
-// Cassandra stores frozen collections. REQUIRES: validateValue(t, v) passed.
-func normalizeValue(t datatype.DataType, v []byte) ([]byte, error) {
-	if v == nil || !hasUnordered(t) {
+// Cassandra stores frozen collections. REQUIRES: ValidateValue(t, v) passed.
+func NormalizeValue(t datatype.DataType, v []byte) ([]byte, error) {
+	if v == nil || !HasUnordered(t) {
 		return v, nil
 	}
 	switch x := t.(type) {
 	case *datatype.List:
 		var elems [][]byte
-		if err := walkCollection(v, func(e []byte) error {
-			n, err := normalizeValue(x.ElementType, e)
+		if err := WalkCollection(v, func(e []byte) error {
+			n, err := NormalizeValue(x.ElementType, e)
 			elems = append(elems, n)
 			return err
 		}, nil); err != nil {
@@ -242,7 +243,7 @@ func normalizeValue(t datatype.DataType, v []byte) ([]byte, error) {
 		}
 		out := binary.BigEndian.AppendUint32(nil, uint32(len(elems)))
 		for _, e := range elems {
-			out = appendBytes(out, e)
+			out = AppendBytes(out, e)
 		}
 		return out, nil
 	case *datatype.Tuple, *datatype.UserDefined:
@@ -250,12 +251,12 @@ func normalizeValue(t datatype.DataType, v []byte) ([]byte, error) {
 		var out []byte
 		rest := v
 		for i := 0; len(rest) > 0; i++ {
-			b, r, _ := readBytes(rest)
-			n, err := normalizeValue(fts[i], b)
+			b, r, _ := ReadBytes(rest)
+			n, err := NormalizeValue(fts[i], b)
 			if err != nil {
 				return nil, err
 			}
-			out = appendBytes(out, n)
+			out = AppendBytes(out, n)
 			rest = r
 		}
 		if out == nil {
@@ -277,19 +278,19 @@ func normalizeEntries(v []byte, kt, vt datatype.DataType) ([]byte, error) {
 	var valueFn func([]byte) error
 	if vt != nil {
 		valueFn = func(val []byte) error {
-			nv, err := normalizeValue(vt, val)
+			nv, err := NormalizeValue(vt, val)
 			cur.v = nv
 			return err
 		}
 	}
-	err := walkCollection(v, func(k []byte) error {
-		nk, err := normalizeValue(kt, k)
+	err := WalkCollection(v, func(k []byte) error {
+		nk, err := NormalizeValue(kt, k)
 		if err != nil {
 			return err
 		}
 		order, err := storage.AppendKey(nil, kt, nk, false)
 		if err != nil {
-			return invalidf("%v", err)
+			return cqlerr.Invalidf("%v", err)
 		}
 		entries = append(entries, entry{k: nk, order: order})
 		cur = &entries[len(entries)-1]
@@ -309,9 +310,9 @@ func normalizeEntries(v []byte, kt, vt datatype.DataType) ([]byte, error) {
 	}
 	buf := binary.BigEndian.AppendUint32(nil, uint32(len(out)))
 	for _, e := range out {
-		buf = appendBytes(buf, e.k)
+		buf = AppendBytes(buf, e.k)
 		if vt != nil {
-			buf = appendBytes(buf, e.v)
+			buf = AppendBytes(buf, e.v)
 		}
 	}
 	return buf, nil

@@ -1,4 +1,4 @@
-package coordinator
+package types
 
 import (
 	"encoding/binary"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
@@ -53,14 +54,14 @@ func parseTimeOfDay(s string) (int64, error) {
 	return (int64(h)*3600+int64(mi)*60+int64(sec))*1e9 + ns, nil
 }
 
-// decimalBytes serializes a decimal literal: [int scale][varint unscaled].
-func decimalBytes(text string) ([]byte, error) {
+// DecimalBytes serializes a decimal literal: [int scale][varint unscaled].
+func DecimalBytes(text string) ([]byte, error) {
 	s := strings.ToLower(text)
 	exp := 0
 	if i := strings.IndexByte(s, 'e'); i >= 0 {
 		e, err := strconv.Atoi(s[i+1:])
 		if err != nil {
-			return nil, invalidf("Invalid decimal %s", text)
+			return nil, cqlerr.Invalidf("Invalid decimal %s", text)
 		}
 		exp, s = e, s[:i]
 	}
@@ -71,17 +72,17 @@ func decimalBytes(text string) ([]byte, error) {
 	}
 	unscaled, ok := new(big.Int).SetString(s, 10)
 	if !ok {
-		return nil, invalidf("Invalid decimal %s", text)
+		return nil, cqlerr.Invalidf("Invalid decimal %s", text)
 	}
 	scale -= exp
 	out := binary.BigEndian.AppendUint32(nil, uint32(int32(scale)))
-	return append(out, varintBytes(unscaled)...), nil
+	return append(out, VarintBytes(unscaled)...), nil
 }
 
-// varintBytes is a big.Int as a minimal two's-complement big-endian value,
+// VarintBytes is a big.Int as a minimal two's-complement big-endian value,
 // as Java's BigInteger.toByteArray writes it. (The protocol library's
 // varint codec gets negative numbers and 128 wrong.)
-func varintBytes(n *big.Int) []byte {
+func VarintBytes(n *big.Int) []byte {
 	switch n.Sign() {
 	case 0:
 		return []byte{0}
@@ -108,9 +109,9 @@ func varintBytes(n *big.Int) []byte {
 
 var durationRE = regexp.MustCompile(`(?i)(\d+)(y|mo|w|d|h|ms|m|s|us|µs|ns)`)
 
-// parseDuration parses the 1h30m form of a duration literal (ISO 8601
+// ParseDuration parses the 1h30m form of a duration literal (ISO 8601
 // forms are left for later) into months, days and nanoseconds.
-func parseDuration(s string) (datacodec.CqlDuration, error) {
+func ParseDuration(s string) (datacodec.CqlDuration, error) {
 	var d datacodec.CqlDuration
 	neg := strings.HasPrefix(s, "-")
 	body := strings.TrimPrefix(s, "-")
@@ -157,8 +158,8 @@ func parseDuration(s string) (datacodec.CqlDuration, error) {
 	return d, nil
 }
 
-// dateOf is a CQL date: days since the epoch, offset by 2^31.
-func dateOf(t time.Time) []byte {
+// DateOf is a CQL date: days since the epoch, offset by 2^31.
+func DateOf(t time.Time) []byte {
 	days := t.UTC().Unix() / 86400
 	if t.UTC().Unix() < 0 && t.UTC().Unix()%86400 != 0 {
 		days--
@@ -166,9 +167,9 @@ func dateOf(t time.Time) []byte {
 	return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31))
 }
 
-// intWidth is an integer type's size in bits and the Java type Cassandra
+// IntWidth is an integer type's size in bits and the Java type Cassandra
 // names in its errors about it.
-func intWidth(code primitive.DataTypeCode) (int, string) {
+func IntWidth(code primitive.DataTypeCode) (int, string) {
 	switch code {
 	case primitive.DataTypeCodeTinyint:
 		return 8, "byte"
@@ -180,8 +181,8 @@ func intWidth(code primitive.DataTypeCode) (int, string) {
 	return 64, "long"
 }
 
-// fixedInt serializes n as a big-endian integer of bits bits.
-func fixedInt(n int64, bits int) []byte {
+// FixedInt serializes n as a big-endian integer of bits bits.
+func FixedInt(n int64, bits int) []byte {
 	switch bits {
 	case 8:
 		return []byte{byte(n)}

@@ -1,7 +1,6 @@
-package coordinator
+package types
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
 )
 
@@ -271,7 +270,7 @@ func appendJavaString(b *strings.Builder, v any) {
 	case *big.Int:
 		b.WriteString(x.String())
 	case float64:
-		b.WriteString(javaFloatString(x, 64))
+		b.WriteString(JavaFloatString(x, 64))
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case []any:
@@ -397,13 +396,13 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 		if !ok {
 			return nil, marshalf("Value '%s' is not a valid representation of a varint value", s)
 		}
-		return varintBytes(n), nil
+		return VarintBytes(n), nil
 	case primitive.DataTypeCodeDecimal:
 		s := javaString(v)
 		if !javaDecimalRE.MatchString(s) {
 			return nil, marshalf("Value '%s' is not a valid representation of a decimal value", s)
 		}
-		b, err := decimalBytes(s)
+		b, err := DecimalBytes(s)
 		if err != nil {
 			return nil, marshalf("Value '%s' is not a valid representation of a decimal value", s)
 		}
@@ -522,7 +521,7 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return encodeValue(datatype.Duration, d, primitive.ProtocolVersion5)
+		return EncodeValue(datatype.Duration, d, primitive.ProtocolVersion5)
 	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet:
 		v, err := decodeNested(v)
 		if err != nil {
@@ -538,7 +537,7 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 		if !ok {
 			return nil, expected(want, v)
 		}
-		c := &collectionExpr{keyType: elem, sorted: sorted}
+		keys := make([][]byte, 0, len(list))
 		for _, e := range list {
 			if e == nil {
 				return nil, marshalf("Invalid null element in %s", kind)
@@ -547,9 +546,9 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.keys = append(c.keys, constExpr(b))
+			keys = append(keys, b)
 		}
-		return c.eval(nil)
+		return EncodeCollection(keys, nil, elem, nil, sorted)
 	case primitive.DataTypeCodeMap:
 		mt := t.(*datatype.Map)
 		v, err := decodeNested(v)
@@ -560,7 +559,7 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 		if !ok {
 			return nil, expected("a map", v)
 		}
-		c := &collectionExpr{keyType: mt.KeyType, valueType: mt.ValueType, sorted: true, values: []valueExpr{}}
+		keys, values := make([][]byte, 0, len(obj.keys)), make([][]byte, 0, len(obj.keys))
 		for i, k := range obj.keys {
 			if obj.vals[i] == nil {
 				return nil, marshalf("Invalid null value in map")
@@ -573,10 +572,9 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.keys = append(c.keys, constExpr(kb))
-			c.values = append(c.values, constExpr(vb))
+			keys, values = append(keys, kb), append(values, vb)
 		}
-		return c.eval(nil)
+		return EncodeCollection(keys, values, mt.KeyType, mt.ValueType, true)
 	case primitive.DataTypeCodeTuple:
 		tt := t.(*datatype.Tuple)
 		v, err := decodeNested(v)
@@ -601,7 +599,7 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 					return nil, err
 				}
 			}
-			buf = appendBytes(buf, b)
+			buf = AppendBytes(buf, b)
 		}
 		return buf, nil
 	case primitive.DataTypeCodeUdt:
@@ -625,7 +623,7 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 				}
 				found++
 			}
-			buf = appendBytes(buf, b)
+			buf = AppendBytes(buf, b)
 		}
 		if found != len(obj.keys) {
 			for _, k := range obj.keys {
@@ -670,7 +668,7 @@ func intFromString(s string, bits int, name string) ([]byte, error) {
 	if err != nil {
 		return nil, marshalf("Unable to make %s from '%s'", name, s)
 	}
-	return fixedInt(n, bits), nil
+	return FixedInt(n, bits), nil
 }
 
 var javaBigIntegerRE = regexp.MustCompile(`^[+-]?[0-9]+$`)
@@ -791,7 +789,7 @@ func dateFromString(s string) ([]byte, error) {
 		d, _ := strconv.Atoi(m[3])
 		t := time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC)
 		if mo >= 1 && mo <= 12 && d >= 1 && t.Day() == d {
-			return dateOf(t), nil
+			return DateOf(t), nil
 		}
 	}
 	return nil, marshalf("Unable to coerce '%s' to a formatted date (long)", s)
@@ -850,9 +848,9 @@ var (
 func parseDurationText(s string) (datacodec.CqlDuration, error) {
 	neg := strings.HasPrefix(s, "-")
 	source := strings.TrimPrefix(s, "-")
-	bad := invalidf("Unable to convert '%s' to a duration", abbreviate(source))
+	bad := cqlerr.Invalidf("Unable to convert '%s' to a duration", abbreviate(source))
 	if !strings.HasPrefix(source, "P") {
-		d, err := parseDuration(s)
+		d, err := ParseDuration(s)
 		if err != nil {
 			return d, bad
 		}
@@ -893,73 +891,73 @@ func parseDurationText(s string) (datacodec.CqlDuration, error) {
 	return d, nil
 }
 
-// jsonReceiver is a column INSERT JSON may set.
-type jsonReceiver struct {
-	name string
-	typ  datatype.DataType
+// JSONReceiver is a column INSERT JSON may set.
+type JSONReceiver struct {
+	Name string
+	Type datatype.DataType
 }
 
-// jsonRow is the values an INSERT JSON object gives its columns: for each
+// JSONRow is the values an INSERT JSON object gives its columns: for each
 // receiver, whether the object names it and the value (nil for null).
-type jsonRow struct {
-	present []bool
-	vals    [][]byte
+type JSONRow struct {
+	Present []bool
+	Vals    [][]byte
 }
 
-// parseJSONRow is Json.parseJson: the object's keys are column names,
+// ParseJSONRow is Json.parseJson: the object's keys are column names,
 // case-insensitive unless quoted; unknown keys are an error.
-func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
+func ParseJSONRow(text string, cols []JSONReceiver) (*JSONRow, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, abbreviate(text))
+		return nil, cqlerr.Invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, abbreviate(text))
 	}
 	if v == nil {
-		return nil, invalidf("Got null for INSERT JSON values")
+		return nil, cqlerr.Invalidf("Got null for INSERT JSON values")
 	}
 	obj, ok := v.(*jsonObject)
 	if !ok {
-		return nil, invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), abbreviate(text))
+		return nil, cqlerr.Invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), abbreviate(text))
 	}
 	obj.handleCaseSensitivity()
-	row := &jsonRow{present: make([]bool, len(cols)), vals: make([][]byte, len(cols))}
+	row := &JSONRow{Present: make([]bool, len(cols)), Vals: make([][]byte, len(cols))}
 	used := make([]bool, len(obj.keys))
 	for i, c := range cols {
-		j := obj.index(c.name)
+		j := obj.index(c.Name)
 		if j < 0 {
 			continue
 		}
 		used[j] = true
-		row.present[i] = true
+		row.Present[i] = true
 		if obj.vals[j] == nil {
 			continue // an explicit null
 		}
-		b, err := fromJSONObject(c.typ, obj.vals[j])
+		b, err := fromJSONObject(c.Type, obj.vals[j])
 		if err != nil {
 			var me *marshalError
 			if errors.As(err, &me) {
-				return nil, invalidf("Error decoding JSON value for %s: %s", c.name, me.msg)
+				return nil, cqlerr.Invalidf("Error decoding JSON value for %s: %s", c.Name, me.msg)
 			}
 			return nil, err
 		}
 		if b == nil {
 			b = []byte{}
 		}
-		row.vals[i] = b
+		row.Vals[i] = b
 	}
 	for j, k := range obj.keys {
 		if !used[j] {
-			return nil, invalidf("JSON values map contains unrecognized column: %s", abbreviate(k))
+			return nil, cqlerr.Invalidf("JSON values map contains unrecognized column: %s", abbreviate(k))
 		}
 	}
 	return row, nil
 }
 
-// fromJSONText is the conversion of fromJson(text) for a receiver of type
+// FromJSONText is the conversion of fromJson(text) for a receiver of type
 // t: the JSON null is a null.
-func fromJSONText(t datatype.DataType, text string) ([]byte, error) {
+func FromJSONText(t datatype.DataType, text string) ([]byte, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, invalidf("Could not decode JSON string '%s': %v", abbreviate(text), err)
+		return nil, cqlerr.Invalidf("Could not decode JSON string '%s': %v", abbreviate(text), err)
 	}
 	if v == nil {
 		return nil, nil
@@ -972,130 +970,4 @@ func fromJSONText(t datatype.DataType, text string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
-}
-
-// jsonMarker is the bound JSON of INSERT ... JSON ?, decoded once per
-// distinct text (the columns of one execution all ask for it).
-type jsonMarker struct {
-	index int
-	cols  []jsonReceiver
-
-	mu   sync.Mutex
-	text []byte
-	row  *jsonRow
-	err  error
-	ok   bool
-}
-
-func (m *jsonMarker) get(x *execution) (*jsonRow, error) {
-	var text []byte
-	if !x.unset[m.index] {
-		text = x.values[m.index]
-		if text == nil {
-			return nil, invalidf("Got null for INSERT JSON values")
-		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ok && bytes.Equal(m.text, text) {
-		return m.row, m.err
-	}
-	m.row, m.err = parseJSONRow(string(text), m.cols)
-	m.text, m.ok = append(m.text[:0], text...), true
-	return m.row, m.err
-}
-
-// jsonColumnExpr is one column's value from INSERT JSON: from the bound
-// JSON (src), or fixed at analysis (row, for a JSON literal).
-type jsonColumnExpr struct {
-	src *jsonMarker
-	row *jsonRow
-	col int
-	// unset: DEFAULT UNSET leaves a column the JSON does not name as it
-	// is; a key column cannot be unset.
-	unset, key bool
-	name       string
-}
-
-func (e *jsonColumnExpr) eval(x *execution) ([]byte, error) {
-	row := e.row
-	if e.src != nil {
-		var err error
-		if row, err = e.src.get(x); err != nil {
-			return nil, err
-		}
-	}
-	if row.present[e.col] {
-		return row.vals[e.col], nil
-	}
-	switch {
-	case !e.unset:
-		return nil, nil
-	case e.key:
-		return nil, invalidf("Invalid unset value for column %s", e.name)
-	}
-	return nil, errUnset
-}
-
-// insertJSONPlan is INSERT ... JSON: the write an INSERT naming every
-// column of the table would be, each column's value taken from the JSON
-// object, or null (DEFAULT NULL) or left unset (DEFAULT UNSET) when the
-// object does not name it.
-func (c *Coordinator) insertJSONPlan(s *statements.Insert, b *binder, session string) (*writePlan, error) {
-	t, err := c.writeTable(s.Keyspace, s.Table, session)
-	if err != nil {
-		return nil, err
-	}
-	b.keyspace, b.table = t.def.Keyspace, t.def.Name
-	for i := range t.cols {
-		if t.cols[i].typ.Code() == primitive.DataTypeCodeCounter {
-			return nil, invalidf("INSERT statements are not allowed on counter tables, use UPDATE instead")
-		}
-	}
-	p := &writePlan{t: t, kind: kindInsert, insertPK: make([]valueExpr, len(t.pk)), insertCK: make([]valueExpr, len(t.ck))}
-	if err := p.using(s.Using, b); err != nil {
-		return nil, err
-	}
-	cols := make([]jsonReceiver, len(t.cols))
-	for i := range t.cols {
-		cols[i] = jsonReceiver{name: t.cols[i].def.Name, typ: t.cols[i].typ}
-	}
-	var src *jsonMarker
-	var row *jsonRow
-	switch j := s.Json.(type) {
-	case *statements.Literal:
-		if j.Kind != statements.LiteralString {
-			return nil, invalidf("Invalid JSON value: expected a string literal")
-		}
-		if row, err = parseJSONRow(j.Text, cols); err != nil {
-			return nil, err
-		}
-	case *statements.BindMarker:
-		m, err := b.bind(j, datatype.Varchar, "[json]")
-		if err != nil {
-			return nil, err
-		}
-		src = &jsonMarker{index: m.index, cols: cols}
-	default:
-		return nil, invalidf("Invalid JSON value")
-	}
-	pkPos, ckPos := positions(t.pk), positions(t.ck)
-	for i := range t.cols {
-		col := &t.cols[i]
-		e := &jsonColumnExpr{src: src, row: row, col: i, unset: s.DefaultUnset, key: col.isKey(), name: col.def.Name}
-		var v valueExpr = e
-		if row != nil && (row.present[i] || !s.DefaultUnset) {
-			v = constExpr(row.vals[i])
-		}
-		if pos, ok := pkPos[i]; ok {
-			p.insertPK[pos] = v
-			continue
-		}
-		if pos, ok := ckPos[i]; ok {
-			p.insertCK[pos] = v
-			continue
-		}
-		p.ops = append(p.ops, writeOp{col: i, kind: opSet, value: v})
-	}
-	return p, nil
 }

@@ -1,4 +1,4 @@
-package coordinator
+package types
 
 import (
 	"encoding/binary"
@@ -19,15 +19,15 @@ import (
 // toJson() (AbstractType.toJSONString) and for CAST(... AS text)
 // (TypeSerializer.toCQLLiteral), including Java's number formatting.
 
-// jsonColumns turns a result row into the single "[json]" column of SELECT
+// JSONColumns turns a result row into the single "[json]" column of SELECT
 // JSON: Selection.rowToJson.
-type jsonColumns struct {
+type JSONColumns struct {
 	keys  [][]byte // `"name": ` per column, with Cassandra's quoting
 	types []datatype.DataType
 }
 
-func newJSONColumns(cols []*message.ColumnMetadata) *jsonColumns {
-	j := &jsonColumns{}
+func NewJSONColumns(cols []*message.ColumnMetadata) *JSONColumns {
+	j := &JSONColumns{}
 	for _, c := range cols {
 		name := c.Name
 		// Names that are not all lower case are quoted as CQL identifiers.
@@ -42,7 +42,7 @@ func newJSONColumns(cols []*message.ColumnMetadata) *jsonColumns {
 	return j
 }
 
-func (j *jsonColumns) row(vals [][]byte) []byte {
+func (j *JSONColumns) Row(vals [][]byte) []byte {
 	b := make([]byte, 0, 64)
 	b = append(b, '{')
 	for i, v := range vals {
@@ -56,7 +56,7 @@ func (j *jsonColumns) row(vals [][]byte) []byte {
 		case len(v) == 0:
 			b = append(b, `""`...)
 		default:
-			b = appendJSONValue(b, j.types[i], v)
+			b = AppendJSONValue(b, j.types[i], v)
 		}
 	}
 	return append(b, '}')
@@ -91,8 +91,8 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendJSONValue appends the JSON form of a non-null serialized value.
-func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
+// AppendJSONValue appends the JSON form of a non-null serialized value.
+func AppendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 	if len(v) == 0 {
 		switch t.Code() {
 		case primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar, primitive.DataTypeCodeText:
@@ -108,20 +108,20 @@ func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 	case primitive.DataTypeCodeBoolean, primitive.DataTypeCodeTinyint, primitive.DataTypeCodeSmallint,
 		primitive.DataTypeCodeInt, primitive.DataTypeCodeBigint, primitive.DataTypeCodeCounter,
 		primitive.DataTypeCodeVarint:
-		return append(b, valueString(t, v)...)
+		return append(b, ValueString(t, v)...)
 	case primitive.DataTypeCodeFloat, primitive.DataTypeCodeDouble:
 		// JSON has no NaN or infinities: Cassandra writes null.
-		f, ok := floatValue(t, v)
+		f, ok := FloatValue(t, v)
 		if ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 			return append(b, "null"...)
 		}
-		return append(b, valueString(t, v)...)
+		return append(b, ValueString(t, v)...)
 	case primitive.DataTypeCodeDecimal:
-		unscaled, scale, ok := decodeDecimal(v)
+		unscaled, scale, ok := DecodeDecimal(v)
 		if !ok {
 			return append(b, `""`...)
 		}
-		return append(b, bigDecimalString(unscaled, scale, false)...)
+		return append(b, BigDecimalString(unscaled, scale, false)...)
 	case primitive.DataTypeCodeTimestamp:
 		if len(v) != 8 {
 			return append(b, `""`...)
@@ -135,7 +135,7 @@ func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 		} else if s, ok := t.(*datatype.Set); ok {
 			et = s.ElementType
 		}
-		elems, ok := splitCollection(v, 1)
+		elems, ok := SplitCollection(v, 1)
 		if !ok || et == nil {
 			return append(b, "[]"...)
 		}
@@ -149,7 +149,7 @@ func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 		return append(b, ']')
 	case primitive.DataTypeCodeMap:
 		m, _ := t.(*datatype.Map)
-		elems, ok := splitCollection(v, 2)
+		elems, ok := SplitCollection(v, 2)
 		if !ok || m == nil {
 			return append(b, "{}"...)
 		}
@@ -175,7 +175,7 @@ func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 		if tt == nil {
 			return append(b, "[]"...)
 		}
-		fields := splitFields(v, len(tt.FieldTypes))
+		fields := SplitFields(v, len(tt.FieldTypes))
 		b = append(b, '[')
 		for i, f := range fields {
 			if i > 0 {
@@ -189,7 +189,7 @@ func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 		if ut == nil {
 			return append(b, "{}"...)
 		}
-		fields := splitFields(v, len(ut.FieldTypes))
+		fields := SplitFields(v, len(ut.FieldTypes))
 		b = append(b, '{')
 		for i, f := range fields {
 			if i > 0 {
@@ -206,21 +206,21 @@ func appendJSONValue(b []byte, t datatype.DataType, v []byte) []byte {
 		return append(b, '}')
 	}
 	// uuid, timeuuid, inet, date, time, duration, blob: strings.
-	return appendJSONString(b, valueString(t, v))
+	return appendJSONString(b, ValueString(t, v))
 }
 
-// appendJSONElem is appendJSONValue for a collection element or field,
+// appendJSONElem is AppendJSONValue for a collection element or field,
 // where null is possible (tuple and user type fields).
 func appendJSONElem(b []byte, t datatype.DataType, v []byte) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
-	return appendJSONValue(b, t, v)
+	return AppendJSONValue(b, t, v)
 }
 
-// splitCollection splits a serialized collection into its elements (per
+// SplitCollection splits a serialized collection into its elements (per
 // entries of n values: 1 for lists and sets, 2 for maps).
-func splitCollection(v []byte, n int) ([][]byte, bool) {
+func SplitCollection(v []byte, n int) ([][]byte, bool) {
 	if len(v) < 4 {
 		return nil, false
 	}
@@ -231,7 +231,7 @@ func splitCollection(v []byte, n int) ([][]byte, bool) {
 	}
 	out := make([][]byte, 0, count*n)
 	for i := 0; i < count*n; i++ {
-		e, r, ok := readBytes(rest)
+		e, r, ok := ReadBytes(rest)
 		if !ok {
 			return nil, false
 		}
@@ -241,13 +241,13 @@ func splitCollection(v []byte, n int) ([][]byte, bool) {
 	return out, true
 }
 
-// splitFields splits a serialized tuple or user type value into n fields;
+// SplitFields splits a serialized tuple or user type value into n fields;
 // missing trailing fields are null.
-func splitFields(v []byte, n int) [][]byte {
+func SplitFields(v []byte, n int) [][]byte {
 	out := make([][]byte, n)
 	rest := v
 	for i := 0; i < n && len(rest) > 0; i++ {
-		e, r, ok := readBytes(rest)
+		e, r, ok := ReadBytes(rest)
 		if !ok {
 			break
 		}
@@ -257,10 +257,10 @@ func splitFields(v []byte, n int) [][]byte {
 	return out
 }
 
-// valueString is a value as TypeSerializer.toString renders it (what CAST
+// ValueString is a value as TypeSerializer.toString renders it (what CAST
 // to text returns): numbers as Java prints them, timestamps as
 // yyyy-MM-dd'T'HH:mm:ss.SSSZ, blobs as 0x..., and so on.
-func valueString(t datatype.DataType, v []byte) string {
+func ValueString(t datatype.DataType, v []byte) string {
 	switch t.Code() {
 	case primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar, primitive.DataTypeCodeText:
 		return string(v)
@@ -271,21 +271,21 @@ func valueString(t datatype.DataType, v []byte) string {
 		return "false"
 	case primitive.DataTypeCodeTinyint, primitive.DataTypeCodeSmallint, primitive.DataTypeCodeInt,
 		primitive.DataTypeCodeBigint, primitive.DataTypeCodeCounter:
-		n, _ := intValue(v)
+		n, _ := IntValue(v)
 		return strconv.FormatInt(n, 10)
 	case primitive.DataTypeCodeVarint:
-		return decodeVarint(v).String()
+		return DecodeVarint(v).String()
 	case primitive.DataTypeCodeFloat:
 		if len(v) == 4 {
-			return javaFloatString(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 32)
+			return JavaFloatString(float64(math.Float32frombits(binary.BigEndian.Uint32(v))), 32)
 		}
 	case primitive.DataTypeCodeDouble:
 		if len(v) == 8 {
-			return javaFloatString(math.Float64frombits(binary.BigEndian.Uint64(v)), 64)
+			return JavaFloatString(math.Float64frombits(binary.BigEndian.Uint64(v)), 64)
 		}
 	case primitive.DataTypeCodeDecimal:
-		if unscaled, scale, ok := decodeDecimal(v); ok {
-			return bigDecimalString(unscaled, scale, true)
+		if unscaled, scale, ok := DecodeDecimal(v); ok {
+			return BigDecimalString(unscaled, scale, true)
 		}
 	case primitive.DataTypeCodeTimestamp:
 		if len(v) == 8 {
@@ -322,8 +322,8 @@ func uuidString(v []byte) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", v[0:4], v[4:6], v[6:8], v[8:10], v[10:16])
 }
 
-// intValue decodes a tinyint, smallint, int or bigint (by its length).
-func intValue(v []byte) (int64, bool) {
+// IntValue decodes a tinyint, smallint, int or bigint (by its length).
+func IntValue(v []byte) (int64, bool) {
 	switch len(v) {
 	case 1:
 		return int64(int8(v[0])), true
@@ -337,7 +337,7 @@ func intValue(v []byte) (int64, bool) {
 	return 0, false
 }
 
-func floatValue(t datatype.DataType, v []byte) (float64, bool) {
+func FloatValue(t datatype.DataType, v []byte) (float64, bool) {
 	switch {
 	case t.Code() == primitive.DataTypeCodeFloat && len(v) == 4:
 		return float64(math.Float32frombits(binary.BigEndian.Uint32(v))), true
@@ -347,8 +347,8 @@ func floatValue(t datatype.DataType, v []byte) (float64, bool) {
 	return 0, false
 }
 
-// decodeVarint decodes a two's-complement big-endian integer.
-func decodeVarint(v []byte) *big.Int {
+// DecodeVarint decodes a two's-complement big-endian integer.
+func DecodeVarint(v []byte) *big.Int {
 	n := new(big.Int).SetBytes(v)
 	if len(v) > 0 && v[0]&0x80 != 0 {
 		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(v))))
@@ -356,21 +356,21 @@ func decodeVarint(v []byte) *big.Int {
 	return n
 }
 
-func decodeDecimal(v []byte) (*big.Int, int32, bool) {
+func DecodeDecimal(v []byte) (*big.Int, int32, bool) {
 	if len(v) < 4 {
 		return nil, 0, false
 	}
-	return decodeVarint(v[4:]), int32(binary.BigEndian.Uint32(v)), true
+	return DecodeVarint(v[4:]), int32(binary.BigEndian.Uint32(v)), true
 }
 
-func encodeDecimal(unscaled *big.Int, scale int32) []byte {
+func EncodeDecimal(unscaled *big.Int, scale int32) []byte {
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 8), uint32(scale))
-	return append(out, varintBytes(unscaled)...)
+	return append(out, VarintBytes(unscaled)...)
 }
 
-// bigDecimalString is Java's BigDecimal.toPlainString (plain) or
+// BigDecimalString is Java's BigDecimal.toPlainString (plain) or
 // BigDecimal.toString.
-func bigDecimalString(unscaled *big.Int, scale int32, plain bool) string {
+func BigDecimalString(unscaled *big.Int, scale int32, plain bool) string {
 	digits := new(big.Int).Abs(unscaled).String()
 	sign := ""
 	if unscaled.Sign() < 0 {
@@ -394,7 +394,7 @@ func bigDecimalString(unscaled *big.Int, scale int32, plain bool) string {
 	}
 	adjusted := -sc + len(digits) - 1
 	if sc >= 0 && adjusted >= -6 {
-		return bigDecimalString(unscaled, scale, true)
+		return BigDecimalString(unscaled, scale, true)
 	}
 	s := sign + digits[:1]
 	if len(digits) > 1 {
@@ -407,10 +407,10 @@ func bigDecimalString(unscaled *big.Int, scale int32, plain bool) string {
 	return s + strconv.Itoa(adjusted)
 }
 
-// javaFloatString is Java's Float.toString (bits 32) or Double.toString
+// JavaFloatString is Java's Float.toString (bits 32) or Double.toString
 // (bits 64): plain between 10^-3 and 10^7, computerized scientific
 // notation otherwise, always with a fractional part.
-func javaFloatString(f float64, bits int) string {
+func JavaFloatString(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"

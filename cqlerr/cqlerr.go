@@ -1,0 +1,43 @@
+package cqlerr
+
+import (
+	"fmt"
+
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+)
+
+// Error is an error with the CQL error code a client must see.
+type Error struct {
+	Code primitive.ErrorCode
+	Msg  string
+	// Keyspace and Table name what exists, for ALREADY_EXISTS.
+	Keyspace, Table string
+	// ID is the unknown statement, for UNPREPARED.
+	ID []byte
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func newf(code primitive.ErrorCode, format string, args []any) error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Invalidf is an INVALID (InvalidRequestException) error.
+func Invalidf(format string, args ...any) error {
+	return newf(primitive.ErrorCodeInvalid, format, args)
+}
+
+// ConfigErrorf is a CONFIG_ERROR (ConfigurationException) error.
+func ConfigErrorf(format string, args ...any) error {
+	return newf(primitive.ErrorCodeConfigError, format, args)
+}
+
+// Unauthorizedf is an UNAUTHORIZED error.
+func Unauthorizedf(format string, args ...any) error {
+	return newf(primitive.ErrorCodeUnauthorized, format, args)
+}
+
+// ProtocolErrorf is a PROTOCOL_ERROR error.
+func ProtocolErrorf(format string, args ...any) error {
+	return newf(primitive.ErrorCodeProtocolError, format, args)
+}
