@@ -298,20 +298,20 @@ func appendJavaString(b *strings.Builder, v any) {
 	}
 }
 
-// marshalError is Cassandra's MarshalException: a value that does not fit
+// MarshalError is Cassandra's MarshalException: a value that does not fit
 // its type. INSERT JSON reports it for the column it belongs to.
-type marshalError struct{ msg string }
+type MarshalError struct{ msg string }
 
-func (e *marshalError) Error() string { return e.msg }
+func (e *MarshalError) Error() string { return e.msg }
 
-// marshalf formats a marshalError, abbreviating the values it quotes.
+// marshalf formats a MarshalError, abbreviating the values it quotes.
 func marshalf(format string, args ...any) error {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
 			args[i] = abbreviate(s)
 		}
 	}
-	return &marshalError{msg: fmt.Sprintf(format, args...)}
+	return &MarshalError{msg: fmt.Sprintf(format, args...)}
 }
 
 // maxQuoted bounds how much of a value or document an error message
@@ -339,7 +339,7 @@ func expected(what string, v any) error {
 
 // fromJSONObject converts a decoded non-null JSON value to a serialized
 // value of type t, as t's AbstractType.fromJSONObject does. A value that
-// does not fit the type is a *marshalError; other errors are returned as
+// does not fit the type is a *MarshalError; other errors are returned as
 // Cassandra raises them.
 func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 	switch t.Code() {
@@ -933,7 +933,7 @@ func ParseJSONRow(text string, cols []JSONReceiver) (*JSONRow, error) {
 		}
 		b, err := fromJSONObject(c.Type, obj.vals[j])
 		if err != nil {
-			var me *marshalError
+			var me *MarshalError
 			if errors.As(err, &me) {
 				return nil, cqlerr.Invalidf("Error decoding JSON value for %s: %s", c.Name, me.msg)
 			}
