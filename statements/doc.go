@@ -15,8 +15,13 @@
 //     (identifiers containing upper case, strings containing escapes).
 //
 //  2. The parser (parser.go) is a hand-written recursive-descent parser
-//     over the token slice, with one parse function per grammar rule and
-//     a small set of peek/next/accept/expect helpers. Errors are reported
+//     over tokens it has the lexer produce as it reaches them (held in
+//     fixed chunks, tokens.go), with one parse function per grammar rule
+//     and a small set of peek/next/accept/expect helpers. Hostile input
+//     is bounded: nesting, and operator and field chains, stop at
+//     maxDepth; tokens past the point where parsing fails are lexed (a
+//     lexing error anywhere still comes first, as in Cassandra) but not
+//     kept, so a refused query costs next to nothing however long it is. Errors are reported
 //     with Cassandra's wording and positions ("line 1:9 mismatched input
 //     'FROMM' expecting K_FROM") as *SyntaxError. parser.go holds SELECT,
 //     USE, CREATE/DROP KEYSPACE and the dispatch on the leading keywords;

@@ -3,6 +3,7 @@ package statements
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,48 @@ var fuzzSeeds = []string{
 	"ALTER TYPE ks.addr RENAME IF EXISTS zip TO code AND street TO road",
 	"DROP TYPE IF EXISTS addr",
 	"CREATE OR REPLACE FUNCTION ks.f(a int, b text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;'",
+	// Deep and long inputs: each nesting construct just under and over
+	// the bound.
+	"SELECT * FROM t WHERE a = " + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1),
+	"SELECT * FROM t WHERE a = " + strings.Repeat("(", 4*maxDepth),
+	"SELECT * FROM t WHERE a = " + strings.Repeat("{1:", 4*maxDepth) + "1",
+	"SELECT * FROM t WHERE a = " + strings.Repeat("f(", 4*maxDepth),
+	"SELECT * FROM t WHERE a = " + strings.Repeat("CAST(", 4*maxDepth),
+	"SELECT * FROM t WHERE a = " + strings.Repeat("(int)", 4*maxDepth) + "1",
+	"SELECT * FROM t WHERE a = " + strings.Repeat("1+", 4*maxDepth) + "1",
+	"SELECT * FROM t WHERE a = " + strings.Repeat("-(", 4*maxDepth),
+	"SELECT " + strings.Repeat("(int)", 4*maxDepth) + "a FROM t",
+	"SELECT " + strings.Repeat("a*", 4*maxDepth) + "a FROM t",
+	"SELECT a" + strings.Repeat(".f[1]", 2*maxDepth) + " FROM t",
+	"SELECT * FROM t WHERE " + strings.Repeat("(", 4*maxDepth) + "a = 1",
+	"UPDATE t SET a = " + strings.Repeat("1-", 4*maxDepth) + "1 WHERE k = 1",
+	"CREATE TABLE t (k int PRIMARY KEY, v " + strings.Repeat("frozen<list<", maxDepth) + "int)",
+	"SELECT * FROM t WHERE a = " + strings.Repeat("(", 4*maxDepth) + "'",
+}
+
+// treeDepth is the most Terms and SelectorExprs nested in one another in
+// the tree v.
+func treeDepth(v reflect.Value) int {
+	d := 0
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return 0
+		}
+		if v.Kind() == reflect.Interface && (v.Type() == reflect.TypeFor[Term]() || v.Type() == reflect.TypeFor[SelectorExpr]()) {
+			d = 1
+		}
+		return d + treeDepth(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			d = max(d, treeDepth(v.Field(i)))
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			d = max(d, treeDepth(v.Index(i)))
+		}
+	}
+	return d
 }
 
 func FuzzParse(f *testing.F) {
@@ -65,6 +108,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if st == nil || n < 0 {
 			t.Fatalf("Parse(%q) = %v, %d", query, st, n)
+		}
+		// The tree is as shallow as the nesting bound says: whatever walks
+		// it recursively has a bounded stack.
+		if d := treeDepth(reflect.ValueOf(st)); d > 2*maxDepth+2 {
+			t.Fatalf("Parse(%.100q): a tree %d deep", query, d)
 		}
 		// The bind markers in the tree are numbered 0..n-1 in order.
 		var idx []int

@@ -106,12 +106,14 @@ func (k tokenKind) String() string {
 // isKeyword reports whether k is a keyword kind.
 func (k tokenKind) isKeyword() bool { return k >= kwFirst && k < kwLast }
 
-// token is one lexical token. It holds no pointers besides its value string,
-// which for most tokens is a substring of the query (no allocation).
+// token is one lexical token, 32 bytes: a query is held as one token per
+// few bytes of input, so a token keeps only what the parser needs often.
+// Its position is computed from start when an error needs it (position).
+// It holds no pointers besides its value string, which for most tokens is
+// a substring of the query (no allocation).
 type token struct {
 	kind       tokenKind
-	start, end int    // byte offsets of the token's source text
-	line, col  int    // 1-based line, 0-based column (in UTF-16 code units, like ANTLR)
+	start, end int32  // byte offsets of the token's source text (queries are under 2 GiB, see run)
 	val        string // processed value for names, strings and booleans; "" otherwise
 }
 
@@ -131,22 +133,33 @@ func (l *lexer) init(src string) {
 
 // sync brings line/col up to date with pos.
 func (l *lexer) sync() {
-	s := l.src
-	for i := l.mark; i < l.pos; i++ {
+	l.line, l.col = advance(l.src[l.mark:l.pos], l.line, l.col)
+	l.mark = l.pos
+}
+
+// position is the line (1-based) and column (0-based, UTF-16 code units)
+// of byte offset off of s.
+func position(s string, off int) (line, col int) {
+	return advance(s[:off], 1, 0)
+}
+
+// advance moves line and col past s.
+func advance(s string, line, col int) (int, int) {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '\n':
-			l.line++
-			l.col = 0
+			line++
+			col = 0
 		case c < 0x80 || c >= 0xC0 && c < 0xF0:
 			// ASCII or the lead byte of a BMP rune: one UTF-16 unit.
-			l.col++
+			col++
 		case c >= 0xF0:
 			// Lead byte of a supplementary rune: a surrogate pair in Java.
-			l.col += 2
+			col += 2
 		}
 	}
-	l.mark = l.pos
+	return line, col
 }
 
 // errorHere builds the lexer error for the character at l.pos.
@@ -233,12 +246,11 @@ func (l *lexer) next(t *token) *SyntaxError {
 	if err := l.skipSpace(); err != nil {
 		return err
 	}
-	l.sync()
-	*t = token{start: l.pos, line: l.line, col: l.col}
+	*t = token{start: int32(l.pos)}
 	s := l.src
 	if l.pos >= len(s) {
 		t.kind = tokEOF
-		t.end = l.pos
+		t.end = int32(l.pos)
 		return nil
 	}
 	i := l.pos
@@ -367,7 +379,7 @@ func (l *lexer) next(t *token) *SyntaxError {
 			return l.errorHere(func(ch string) string { return "no viable alternative at character " + ch })
 		}
 	}
-	t.kind, t.end = kind, end
+	t.kind, t.end = kind, int32(end)
 	l.pos = end
 	return nil
 }
@@ -611,8 +623,8 @@ func (l *lexer) scanString(t *token) *SyntaxError {
 	if escaped {
 		t.val = strings.ReplaceAll(t.val, "''", "'")
 	}
-	t.end = j + 1
-	l.pos = t.end
+	t.end = int32(j + 1)
+	l.pos = j + 1
 	return nil
 }
 
@@ -627,8 +639,8 @@ func (l *lexer) scanDollarString(t *token) *SyntaxError {
 	}
 	t.kind = tokString
 	t.val = s[start : start+k]
-	t.end = start + k + 2
-	l.pos = t.end
+	t.end = int32(start + k + 2)
+	l.pos = start + k + 2
 	return nil
 }
 
@@ -639,8 +651,8 @@ func (l *lexer) scanQuotedName(t *token) *SyntaxError {
 	start := l.pos + 1
 	if byteAt(s, start) == '"' && byteAt(s, start+1) != '"' {
 		t.kind = tokEmptyQuotedName
-		t.end = start + 1
-		l.pos = t.end
+		t.end = int32(start + 1)
+		l.pos = start + 1
 		return nil
 	}
 	escaped := false
@@ -664,8 +676,8 @@ func (l *lexer) scanQuotedName(t *token) *SyntaxError {
 	if escaped {
 		t.val = strings.ReplaceAll(t.val, `""`, `"`)
 	}
-	t.end = j + 1
-	l.pos = t.end
+	t.end = int32(j + 1)
+	l.pos = j + 1
 	return nil
 }
 
@@ -683,24 +695,6 @@ func lowerASCII(s string) string {
 		}
 	}
 	return s
-}
-
-// tokenize lexes all of src into toks (reusing its storage), ending with a
-// tokEOF token.
-func tokenize(src string, toks []token) ([]token, *SyntaxError) {
-	var l lexer
-	l.init(src)
-	toks = toks[:0]
-	for {
-		toks = append(toks, token{})
-		t := &toks[len(toks)-1]
-		if err := l.next(t); err != nil {
-			return toks, err
-		}
-		if t.kind == tokEOF {
-			return toks, nil
-		}
-	}
 }
 
 // maxKeywordLen is the length of the longest keyword spelling (columnfamilies).

@@ -1,6 +1,7 @@
 package statements
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,60 +59,94 @@ func Parse(query string) (Statement, int, error) {
 	return st, p.nbind, nil
 }
 
-// maxDepth bounds the nesting of expressions, types and relations so that
-// hostile input cannot exhaust the stack.
+// maxDepth bounds the nesting of expressions, types and relations, and
+// the length of operator and field/element chains (which nest in the
+// tree), so that hostile input can exhaust neither the parser's stack nor
+// that of whatever walks the tree.
 const maxDepth = 200
 
-// parser is a recursive-descent parser over the fully lexed token slice.
-// Parse functions return AST values directly; errors unwind with a bailout
-// panic that run recovers. Parsers are pooled so that the token slice is
-// reused: parsing allocates the AST and the strings it holds, not tokens.
+// parser is a recursive-descent parser over tokens lexed on demand: input
+// past the point where parsing fails is never held as tokens, so a query
+// of 10 MB of '(' costs 200 tokens, not ten million. Parse functions
+// return AST values directly; errors unwind with a bailout panic that run
+// recovers. Parsers are pooled so that the token slice is reused: parsing
+// allocates the AST and the strings it holds, not tokens.
 type parser struct {
 	src   string
-	toks  []token
-	pos   int // index in toks of the current token
-	nbind int // bind markers seen so far
-	depth int // nesting depth, see enter
-	spec  int // > 0 while speculating: errors are not built
+	lex   lexer
+	toks  tokenBuf // lexed so far; toks.at(pos) is the current token
+	lexed bool     // toks ends with the tokEOF token
+	pos   int      // index in toks of the current token
+	nbind int      // bind markers seen so far
+	depth int      // nesting depth, see enter
+	spec  int      // > 0 while speculating: errors are not built
 }
 
 // bailout is the panic value used to abort parsing; err is nil while speculating.
 type bailout struct{ err error }
+
+// lexFailure is the panic value for a lexing error. Speculation does not
+// catch it: a lexing error is the query's error wherever it occurs.
+type lexFailure struct{ err *SyntaxError }
 
 var parserPool = sync.Pool{New: func() any { return new(parser) }}
 
 func getParser() *parser { return parserPool.Get().(*parser) }
 
 func putParser(p *parser) {
-	if cap(p.toks) > 4096 {
-		p.toks = nil
-	} else {
-		clear(p.toks) // drop references to the strings of the query
-		p.toks = p.toks[:0]
-	}
-	p.src = ""
+	p.toks.reset()
+	p.src, p.lex = "", lexer{}
 	parserPool.Put(p)
 }
 
-// run lexes src and runs f, converting a bailout into its error.
+// run parses src with f, converting a bailout into its error. As when the
+// whole query was lexed before parsing (and as in Cassandra), a lexing
+// error anywhere in src comes before a parsing error: after a parsing
+// error the rest of src is lexed, without keeping the tokens.
 func (p *parser) run(src string, f func()) (err error) {
-	toks, lerr := tokenize(src, p.toks)
-	p.toks = toks
-	if lerr != nil {
-		return lerr
+	if len(src) > math.MaxInt32 {
+		return &SyntaxError{Msg: "Query of " + strconv.Itoa(len(src)) + " bytes is too long"}
 	}
-	p.src, p.pos, p.nbind, p.depth, p.spec = src, 0, 0, 0, 0
+	p.src, p.lexed = src, false
+	p.toks.reset()
+	p.lex.init(src)
+	p.pos, p.nbind, p.depth, p.spec = 0, 0, 0, 0
 	defer func() {
-		if r := recover(); r != nil {
-			b, ok := r.(bailout)
-			if !ok || b.err == nil {
+		switch r := recover().(type) {
+		case nil:
+		case lexFailure:
+			err = r.err
+		case bailout:
+			if r.err == nil {
 				panic(r)
 			}
-			err = b.err
+			err = r.err
+			if lerr := p.lexRest(); lerr != nil {
+				err = lerr
+			}
+		default:
+			panic(r)
 		}
 	}()
 	f()
 	return nil
+}
+
+// lexRest lexes what is left of the query and returns its first lexing
+// error, if any.
+func (p *parser) lexRest() *SyntaxError {
+	if p.lexed {
+		return nil
+	}
+	var t token
+	for {
+		if err := p.lex.next(&t); err != nil {
+			return err
+		}
+		if t.kind == tokEOF {
+			return nil
+		}
+	}
 }
 
 // speculate runs f and reports whether it parsed without error. The parser
@@ -136,22 +171,40 @@ func (p *parser) speculate(f func()) (ok bool) {
 
 // ---- token helpers ----
 
-func (p *parser) peek() *token { return &p.toks[p.pos] }
-
-// peekN returns the token n positions ahead (the EOF token past the end).
-func (p *parser) peekN(n int) *token {
-	i := p.pos + n
-	if i >= len(p.toks) {
-		i = len(p.toks) - 1
+// tok returns the token at index i, lexing up to it (the EOF token past
+// the end). The token is never modified: a pointer to it stays valid
+// when later tokens are lexed.
+func (p *parser) tok(i int) *token {
+	if i < p.toks.n {
+		return p.toks.at(i)
 	}
-	return &p.toks[i]
+	return p.lexTo(i)
 }
 
-func (p *parser) kind() tokenKind { return p.toks[p.pos].kind }
+// lexTo lexes tokens until token i exists or the input ends, and returns
+// token i (the EOF token past the end).
+func (p *parser) lexTo(i int) *token {
+	for p.toks.len() <= i && !p.lexed {
+		t := p.toks.add()
+		if err := p.lex.next(t); err != nil {
+			p.toks.drop()
+			panic(lexFailure{err})
+		}
+		p.lexed = t.kind == tokEOF
+	}
+	return p.toks.at(min(i, p.toks.len()-1))
+}
+
+func (p *parser) peek() *token { return p.tok(p.pos) }
+
+// peekN returns the token n positions ahead (the EOF token past the end).
+func (p *parser) peekN(n int) *token { return p.tok(p.pos + n) }
+
+func (p *parser) kind() tokenKind { return p.tok(p.pos).kind }
 
 // next consumes and returns the current token (EOF is never consumed).
 func (p *parser) next() *token {
-	t := &p.toks[p.pos]
+	t := p.peek()
 	if t.kind != tokEOF {
 		p.pos++
 	}
@@ -160,7 +213,7 @@ func (p *parser) next() *token {
 
 // accept consumes the current token if it is of kind k.
 func (p *parser) accept(k tokenKind) bool {
-	if p.toks[p.pos].kind == k {
+	if p.peek().kind == k {
 		p.pos++
 		return true
 	}
@@ -169,7 +222,7 @@ func (p *parser) accept(k tokenKind) bool {
 
 // expect consumes a token of kind k or fails with "mismatched input".
 func (p *parser) expect(k tokenKind) *token {
-	t := &p.toks[p.pos]
+	t := p.peek()
 	if t.kind != k {
 		p.mismatch(k)
 	}
@@ -185,6 +238,10 @@ func (p *parser) enter() {
 }
 
 func (p *parser) leave() { p.depth-- }
+
+// Operator chains (1+1+...) and modifier chains (a.f[1].g...) are loops in
+// the grammar but nest in the tree: each link enters one level, and the
+// chain's parse function restores the depth it started at when it returns.
 
 // ---- errors ----
 
@@ -210,7 +267,8 @@ func (p *parser) failAt(t *token, msg string) {
 	if p.spec > 0 {
 		panic(bailout{})
 	}
-	e := &SyntaxError{Line: t.line, Col: t.col, Token: p.display(t), Msg: msg}
+	line, col := position(p.src, int(t.start))
+	e := &SyntaxError{Line: line, Col: col, Token: p.display(t), Msg: msg}
 	if t.kind == tokEOF { // Cassandra's EOF token has no position
 		e.Line, e.Col = 0, -1
 	}
@@ -715,7 +773,7 @@ func (p *parser) parseSelectors() []Selector {
 		if p.accept(kwAs) {
 			sel.Alias = p.ident(identName)
 		}
-		sels = append(sels, sel)
+		sels = add(sels, sel)
 		if !p.accept(tokComma) {
 			return sels
 		}
@@ -768,20 +826,26 @@ func arithOp(k tokenKind) string {
 
 // parseSelectorExpr parses an unaliased selector: sums of products of groups.
 func (p *parser) parseSelectorExpr() SelectorExpr {
+	depth := p.depth
 	e := p.parseSelectorProduct()
 	for k := p.kind(); k == tokPlus || k == tokMinus; k = p.kind() {
 		p.next()
+		p.enter()
 		e = &ArithmeticSelector{Op: arithOp(k), Left: e, Right: p.parseSelectorProduct()}
 	}
+	p.depth = depth
 	return e
 }
 
 func (p *parser) parseSelectorProduct() SelectorExpr {
+	depth := p.depth
 	e := p.parseSelectorGroup()
 	for k := p.kind(); k == tokStar || k == tokSlash || k == tokPercent; k = p.kind() {
 		p.next()
+		p.enter()
 		e = &ArithmeticSelector{Op: arithOp(k), Left: e, Right: p.parseSelectorGroup()}
 	}
+	p.depth = depth
 	return e
 }
 
@@ -797,13 +861,16 @@ func (p *parser) parseSelectorGroup() SelectorExpr {
 
 // parseSelectorModifiers parses ('.' field | '[' element-or-slice ']')*.
 func (p *parser) parseSelectorModifiers(e SelectorExpr) SelectorExpr {
+	depth := p.depth
 	for {
 		switch p.kind() {
 		case tokDot:
 			p.next()
+			p.enter()
 			e = &FieldSelector{Expr: e, Field: p.ident(identName)}
 		case tokLBracket:
 			p.next()
+			p.enter()
 			if p.accept(tokRange) {
 				e = &SliceSelector{Expr: e, To: p.parseTerm()}
 			} else {
@@ -820,6 +887,7 @@ func (p *parser) parseSelectorModifiers(e SelectorExpr) SelectorExpr {
 			}
 			p.expect(tokRBracket)
 		default:
+			p.depth = depth
 			return e
 		}
 	}
@@ -833,6 +901,8 @@ func (p *parser) parseSelectorPrimary() SelectorExpr {
 			p.next()
 			typ := p.parseType()
 			p.expect(tokRParen)
+			p.enter()
+			defer p.leave()
 			return &TypeHintSelector{Type: typ.String(), Expr: p.parseSelectorPrimary()}
 		}
 		p.next()
@@ -842,7 +912,7 @@ func (p *parser) parseSelectorPrimary() SelectorExpr {
 		}
 		elems := []SelectorExpr{first}
 		for p.accept(tokComma) {
-			elems = append(elems, p.parseSelectorExpr())
+			elems = add(elems, p.parseSelectorExpr())
 		}
 		p.expect(tokRParen)
 		return &TupleSelector{Elems: elems}
@@ -851,7 +921,7 @@ func (p *parser) parseSelectorPrimary() SelectorExpr {
 		l := &ListSelector{}
 		if !p.accept(tokRBracket) {
 			for {
-				l.Elems = append(l.Elems, p.parseSelectorExpr())
+				l.Elems = add(l.Elems, p.parseSelectorExpr())
 				if !p.accept(tokComma) {
 					break
 				}
@@ -868,16 +938,16 @@ func (p *parser) parseSelectorPrimary() SelectorExpr {
 		if p.accept(tokColon) {
 			m := &MapSelector{Keys: []SelectorExpr{first}, Values: []SelectorExpr{p.parseSelectorExpr()}}
 			for p.accept(tokComma) {
-				m.Keys = append(m.Keys, p.parseSelectorExpr())
+				m.Keys = add(m.Keys, p.parseSelectorExpr())
 				p.expect(tokColon)
-				m.Values = append(m.Values, p.parseSelectorExpr())
+				m.Values = add(m.Values, p.parseSelectorExpr())
 			}
 			p.expect(tokRBrace)
 			return m
 		}
 		s := &SetSelector{Elems: []SelectorExpr{first}}
 		for p.accept(tokComma) {
-			s.Elems = append(s.Elems, p.parseSelectorExpr())
+			s.Elems = add(s.Elems, p.parseSelectorExpr())
 		}
 		p.expect(tokRBrace)
 		return s
@@ -914,7 +984,7 @@ func (p *parser) parseSimpleSelector() SelectorExpr {
 		p.expect(tokLParen)
 		if !p.accept(tokRParen) {
 			for {
-				f.Args = append(f.Args, p.parseSelectorExpr())
+				f.Args = add(f.Args, p.parseSelectorExpr())
 				if !p.accept(tokComma) {
 					break
 				}
@@ -933,13 +1003,13 @@ func (p *parser) parseSimpleSelector() SelectorExpr {
 // startsSelectorPrimary reports whether the token at index i can start a
 // selector without modifiers (used to recognise (type) hints).
 func (p *parser) startsSelectorPrimary(i int) bool {
-	t := &p.toks[i]
+	t := p.tok(i)
 	switch t.kind {
 	case tokLParen, tokLBracket, tokLBrace, tokQMark, tokColon, kwNull:
 		return true
 	case kwAs:
 		// (c) AS alias: an alias, not a hint applied to a column named "as".
-		return i+1 < len(p.toks) && !isIdentTok(&p.toks[i+1], identName)
+		return !isIdentTok(p.tok(i+1), identName)
 	}
 	return isConstant(t.kind) || isIdentTok(t, identName) || isIdentTok(t, identFunction)
 }
@@ -1027,10 +1097,10 @@ func (p *parser) parseRelation(rels []Relation) []Relation {
 			r.Op = p.parseRelationType()
 			r.Value = p.parseTerm()
 		}
-		return append(rels, r)
+		return add(rels, r)
 	case t.kind == tokLParen:
 		if isCident(p.peekN(1)) && (p.peekN(2).kind == tokComma || p.peekN(2).kind == tokRParen) {
-			return append(rels, p.parseMultiColumnRelation())
+			return add(rels, p.parseMultiColumnRelation())
 		}
 		p.next()
 		rels = p.parseRelation(rels)
@@ -1045,7 +1115,7 @@ func (p *parser) parseRelation(rels []Relation) []Relation {
 		p.expect(tokComma)
 		r.Value = p.parseTerm()
 		p.expect(tokRParen)
-		return append(rels, r)
+		return add(rels, r)
 	case !isCident(t):
 		p.noViable()
 	}
@@ -1106,7 +1176,7 @@ func (p *parser) parseRelation(rels []Relation) []Relation {
 	default:
 		p.noViable()
 	}
-	return append(rels, r)
+	return add(rels, r)
 }
 
 // parseTupleOfIdentifiers parses '(' cident (',' cident)* ')'.
@@ -1130,7 +1200,7 @@ func (p *parser) parseInValues() Term {
 		l := &ListLiteral{}
 		if !p.accept(tokRParen) {
 			for {
-				l.Elems = append(l.Elems, p.parseTerm())
+				l.Elems = add(l.Elems, p.parseTerm())
 				if !p.accept(tokComma) {
 					break
 				}
@@ -1198,9 +1268,9 @@ func (p *parser) parseMultiColumnInValues() Term {
 	for {
 		switch p.kind() {
 		case tokLParen:
-			l.Elems = append(l.Elems, p.parseTupleLiteral())
+			l.Elems = add[Term](l.Elems, p.parseTupleLiteral())
 		case tokQMark, tokColon:
-			l.Elems = append(l.Elems, p.parseMarker())
+			l.Elems = add[Term](l.Elems, p.parseMarker())
 		default:
 			p.noViable()
 		}
@@ -1282,20 +1352,26 @@ func (p *parser) parseValue() Term {
 
 // parseTerm parses a term: sums of products of (possibly negated) simple terms.
 func (p *parser) parseTerm() Term {
+	depth := p.depth
 	t := p.parseTermProduct()
 	for k := p.kind(); k == tokPlus || k == tokMinus; k = p.kind() {
 		p.next()
+		p.enter()
 		t = &ArithmeticTerm{Op: arithOp(k), Left: t, Right: p.parseTermProduct()}
 	}
+	p.depth = depth
 	return t
 }
 
 func (p *parser) parseTermProduct() Term {
+	depth := p.depth
 	t := p.parseTermGroup()
 	for k := p.kind(); k == tokStar || k == tokSlash || k == tokPercent; k = p.kind() {
 		p.next()
+		p.enter()
 		t = &ArithmeticTerm{Op: arithOp(k), Left: t, Right: p.parseTermGroup()}
 	}
+	p.depth = depth
 	return t
 }
 
@@ -1319,7 +1395,7 @@ func (p *parser) parseSimpleTerm() Term {
 		l := &ListLiteral{}
 		if !p.accept(tokRBracket) {
 			for {
-				l.Elems = append(l.Elems, p.parseTerm())
+				l.Elems = add(l.Elems, p.parseTerm())
 				if !p.accept(tokComma) {
 					break
 				}
@@ -1356,7 +1432,7 @@ func (p *parser) parseSimpleTerm() Term {
 		p.expect(tokLParen)
 		if !p.accept(tokRParen) {
 			for {
-				f.Args = append(f.Args, p.parseTerm())
+				f.Args = add(f.Args, p.parseTerm())
 				if !p.accept(tokComma) {
 					break
 				}
@@ -1371,7 +1447,7 @@ func (p *parser) parseSimpleTerm() Term {
 
 // startsSimpleTerm reports whether the token at index i can start a simple term.
 func (p *parser) startsSimpleTerm(i int) bool {
-	t := &p.toks[i]
+	t := p.tok(i)
 	switch t.kind {
 	case tokLParen, tokLBracket, tokLBrace, tokQMark, tokColon, kwNull, kwCast:
 		return true
@@ -1384,7 +1460,7 @@ func (p *parser) parseTupleLiteral() *TupleLiteral {
 	p.expect(tokLParen)
 	tl := &TupleLiteral{Elems: []Term{p.parseTerm()}}
 	for p.accept(tokComma) {
-		tl.Elems = append(tl.Elems, p.parseTerm())
+		tl.Elems = add(tl.Elems, p.parseTerm())
 	}
 	p.expect(tokRParen)
 	return tl
@@ -1399,9 +1475,9 @@ func (p *parser) parseBraceLiteral() Term {
 	if isIdentTok(p.peek(), identName) && p.peekN(1).kind == tokColon {
 		u := &UserTypeLiteral{}
 		for {
-			u.Fields = append(u.Fields, p.ident(identName))
+			u.Fields = add(u.Fields, p.ident(identName))
 			p.expect(tokColon)
-			u.Values = append(u.Values, p.parseTerm())
+			u.Values = add(u.Values, p.parseTerm())
 			if !p.accept(tokComma) {
 				break
 			}
@@ -1413,16 +1489,16 @@ func (p *parser) parseBraceLiteral() Term {
 	if p.accept(tokColon) {
 		m := &MapLiteral{Keys: []Term{first}, Values: []Term{p.parseTerm()}}
 		for p.accept(tokComma) {
-			m.Keys = append(m.Keys, p.parseTerm())
+			m.Keys = add(m.Keys, p.parseTerm())
 			p.expect(tokColon)
-			m.Values = append(m.Values, p.parseTerm())
+			m.Values = add(m.Values, p.parseTerm())
 		}
 		p.expect(tokRBrace)
 		return m
 	}
 	s := &SetLiteral{Elems: []Term{first}}
 	for p.accept(tokComma) {
-		s.Elems = append(s.Elems, p.parseTerm())
+		s.Elems = add(s.Elems, p.parseTerm())
 	}
 	p.expect(tokRBrace)
 	return s

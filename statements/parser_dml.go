@@ -17,8 +17,12 @@ func (p *parser) parseInsert() *Insert {
 		p.next()
 		// Size both lists from the column list, which holds only names.
 		n := 1
-		for i := p.pos; i < len(p.toks) && p.toks[i].kind != tokRParen && p.toks[i].kind != tokEOF; i++ {
-			if p.toks[i].kind == tokComma {
+		for i := p.pos; ; i++ {
+			k := p.tok(i).kind
+			if k == tokRParen || k == tokEOF {
+				break
+			}
+			if k == tokComma {
 				n++
 			}
 		}
@@ -203,14 +207,17 @@ func (p *parser) parseAssignmentValue(a *Assignment) {
 		return
 	}
 	// A term, stopping before "+ c" (a prepend) where c is not a function call.
+	depth := p.depth
 	t := p.parseTermProduct()
 	for k := p.kind(); k == tokPlus || k == tokMinus; k = p.kind() {
 		if k == tokPlus && isCident(p.peekN(1)) && !p.functionAt(1) {
 			break
 		}
 		p.next()
+		p.enter()
 		t = &ArithmeticTerm{Op: arithOp(k), Left: t, Right: p.parseTermProduct()}
 	}
+	p.depth = depth
 	a.Op, a.Value = AssignSet, t
 	if p.accept(tokPlus) {
 		a.Op = AssignPrepend
@@ -231,7 +238,7 @@ func (p *parser) parseIfClause() (ifExists bool, conds []Condition) {
 		return true, nil
 	}
 	for {
-		conds = append(conds, p.parseCondition())
+		conds = add(conds, p.parseCondition())
 		if !p.accept(kwAnd) {
 			return false, conds
 		}
@@ -349,7 +356,7 @@ func (p *parser) parseBatch() *Batch {
 		if s == nil {
 			break
 		}
-		st.Statements = append(st.Statements, s)
+		st.Statements = add(st.Statements, s)
 		p.accept(tokSemicolon)
 	}
 	p.expect(kwApply)

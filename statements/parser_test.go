@@ -539,6 +539,33 @@ func TestParseDeepNesting(t *testing.T) {
 	if _, _, err := Parse(q); err != nil {
 		t.Errorf("moderate nesting: %v", err)
 	}
+	// Every construct that nests in the tree, at a depth well under the
+	// bound and past it, where it is refused at the token that goes too
+	// deep.
+	for _, tc := range []struct {
+		name         string
+		build        func(n int) string
+		refusedAtCol int
+	}{
+		{"sums", func(n int) string { return "SELECT * FROM t WHERE a = " + strings.Repeat("1+", n) + "1" }, 26 + 2*maxDepth},
+		{"products", func(n int) string { return "SELECT * FROM t WHERE a = " + strings.Repeat("1*", n) + "1" }, 26 + 2*maxDepth},
+		{"assignment", func(n int) string { return "UPDATE t SET a = " + strings.Repeat("1+", n) + "1 WHERE k = 1" }, 17 + 2*maxDepth},
+		{"selector sums", func(n int) string { return "SELECT " + strings.Repeat("a-", n) + "a FROM t" }, 7 + 2*maxDepth},
+		{"field chain", func(n int) string { return "SELECT a" + strings.Repeat(".f", n) + " FROM t" }, 8 + 2*maxDepth},
+		{"element chain", func(n int) string { return "SELECT a" + strings.Repeat("[1]", n) + " FROM t" }, 8 + 3*maxDepth},
+		{"selector hints", func(n int) string { return "SELECT " + strings.Repeat("(int)", n) + "a FROM t" }, 7 + 5*maxDepth},
+		{"term hints", func(n int) string { return "SELECT * FROM t WHERE a = " + strings.Repeat("(int)", n) + "1" }, 26 + 5*maxDepth - 5},
+	} {
+		if _, _, err := Parse(tc.build(maxDepth / 2)); err != nil {
+			t.Errorf("%s of %d: %v", tc.name, maxDepth/2, err)
+		}
+		_, _, err := Parse(tc.build(4 * maxDepth))
+		if !errors.As(err, &se) || se.Msg != "expression nesting too deep" {
+			t.Errorf("%s of %d: got %v", tc.name, 4*maxDepth, err)
+		} else if se.Line != 1 || se.Col > tc.refusedAtCol {
+			t.Errorf("%s of %d: refused at %d:%d, want 1:%d or before", tc.name, 4*maxDepth, se.Line, se.Col, tc.refusedAtCol)
+		}
+	}
 }
 
 func TestParseAllocations(t *testing.T) {
