@@ -197,9 +197,10 @@ func (c *core) finishCall(t *callTable, from netip.AddrPort, peer string, m mess
 
 // peerInfo names the sender of inbound messages.
 type peerInfo struct {
-	addr   netip.AddrPort
-	hostID [hostIDLen]byte
-	label  string // addr as a metrics label
+	addr     netip.AddrPort
+	hostID   [hostIDLen]byte
+	label    string // addr as a metrics label
+	counters *peerCounters
 }
 
 // serve starts the handler of inbound request or one-way message m. It

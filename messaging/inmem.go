@@ -64,6 +64,7 @@ func (n *InmemNetwork) NewTransport(opts Options) (*InmemTransport, error) {
 		net:   n,
 		info:  peerInfo{addr: opts.Addr, hostID: opts.HostID, label: opts.Addr.String()},
 		links: make(map[linkKey]*inmemLink),
+		from:  make(map[netip.AddrPort]*peerCounters),
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -174,9 +175,10 @@ type InmemTransport struct {
 	net    *InmemNetwork
 	info   peerInfo   // this node, as receivers see it
 	calls  callTable  // requests sent, waiting for responses
-	mu     sync.Mutex // guards closed and links
+	mu     sync.Mutex // guards closed, links and from
 	closed bool
 	links  map[linkKey]*inmemLink
+	from   map[netip.AddrPort]*peerCounters // counters of messages received, by sender
 }
 
 var _ Transport = (*InmemTransport)(nil)
@@ -188,10 +190,11 @@ type linkKey struct {
 
 // inmemLink is the queue of messages toward one peer, and its goroutine.
 type inmemLink struct {
-	q      *outQueue
-	budget budget
-	stop   chan struct{}
-	label  string
+	q        *outQueue
+	budget   budget
+	stop     chan struct{}
+	label    string
+	counters *peerCounters
 }
 
 // Request implements Transport.
@@ -274,7 +277,8 @@ func (t *InmemTransport) link(to netip.AddrPort, responses bool) (*inmemLink, er
 	if l := t.links[k]; l != nil {
 		return l, nil
 	}
-	l := &inmemLink{q: newOutQueue(), budget: budget{limit: int64(t.opts.MaxQueueBytes)}, stop: make(chan struct{}), label: to.String()}
+	l := &inmemLink{q: newOutQueue(), budget: budget{limit: int64(t.opts.MaxQueueBytes)}, stop: make(chan struct{}),
+		label: to.String(), counters: t.metrics.forPeer(to.String())}
 	t.links[k] = l
 	t.wg.Add(1)
 	go func() {
@@ -301,7 +305,7 @@ func (t *InmemTransport) deliver(to netip.AddrPort, l *inmemLink, m *outMsg) {
 		t.metrics.dropped(m.verb, l.label, reason)
 		return
 	}
-	t.metrics.sent(m.verb, l.label, len(m.env))
+	l.counters.count(dirSent, m.verb, len(m.env))
 	dst.receive(&t.info, m.env, l.stop)
 }
 
@@ -314,6 +318,11 @@ func (t *InmemTransport) receive(from *peerInfo, env []byte, abort <-chan struct
 		return
 	}
 	t.wg.Add(1)
+	counters := t.from[from.addr]
+	if counters == nil {
+		counters = t.metrics.forPeer(from.label)
+		t.from[from.addr] = counters
+	}
 	t.mu.Unlock()
 	defer t.wg.Done()
 
@@ -322,7 +331,7 @@ func (t *InmemTransport) receive(from *peerInfo, env []byte, abort <-chan struct
 		t.log.Error("messaging: in-memory message does not decode", "from", from.addr, "err", err)
 		return
 	}
-	t.metrics.received(m.verb, from.label, len(env))
+	counters.count(dirReceived, m.verb, len(env))
 	if m.isResponse() {
 		t.finishCall(&t.calls, from.addr, from.label, m)
 		return

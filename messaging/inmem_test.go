@@ -119,7 +119,6 @@ func TestInmemFaults(t *testing.T) {
 	network.SetFault(nil)
 }
 
-
 func TestInmemAddressInUse(t *testing.T) {
 	network := NewInmemNetwork()
 	inmemNodes(t, network, 1, nil)

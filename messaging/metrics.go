@@ -1,6 +1,10 @@
 package messaging
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Reasons a message is dropped, the values of Metrics.Dropped's reason
 // label.
@@ -56,14 +60,42 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-func (m *Metrics) sent(verb Verb, peer string, bytes int) {
-	m.Messages.WithLabelValues("sent", verb.String(), peer).Inc()
-	m.Bytes.WithLabelValues("sent", verb.String(), peer).Add(float64(bytes))
+const (
+	dirSent = iota
+	dirReceived
+)
+
+var directions = [...]string{dirSent: "sent", dirReceived: "received"}
+
+// peerCounters caches one peer's Messages and Bytes counters by direction
+// and verb, so that counting a message looks up no labels. Safe for
+// concurrent use.
+type peerCounters struct {
+	m     *Metrics
+	peer  string
+	known [len(directions)][len(verbNames)]atomic.Pointer[verbCounters]
 }
 
-func (m *Metrics) received(verb Verb, peer string, bytes int) {
-	m.Messages.WithLabelValues("received", verb.String(), peer).Inc()
-	m.Bytes.WithLabelValues("received", verb.String(), peer).Add(float64(bytes))
+type verbCounters struct{ messages, bytes prometheus.Counter }
+
+func (m *Metrics) forPeer(peer string) *peerCounters { return &peerCounters{m: m, peer: peer} }
+
+func (p *peerCounters) count(dir int, verb Verb, bytes int) {
+	var vc *verbCounters
+	if int(verb) < len(verbNames) {
+		vc = p.known[dir][verb].Load()
+	}
+	if vc == nil {
+		vc = &verbCounters{
+			messages: p.m.Messages.WithLabelValues(directions[dir], verb.String(), p.peer),
+			bytes:    p.m.Bytes.WithLabelValues(directions[dir], verb.String(), p.peer),
+		}
+		if int(verb) < len(verbNames) {
+			p.known[dir][verb].Store(vc)
+		}
+	}
+	vc.messages.Inc()
+	vc.bytes.Add(float64(bytes))
 }
 
 func (m *Metrics) dropped(verb Verb, peer, reason string) {

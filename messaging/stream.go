@@ -79,12 +79,11 @@ const maxKeptWriteBuf = 2 * maxBatchBytes
 
 // wire writes batches of messages to a connection as v5 segments.
 type wire struct {
-	nc      net.Conn
-	lz4     bool
-	peer    string
-	metrics *Metrics
-	envs    [][]byte
-	buf     []byte
+	nc       net.Conn
+	lz4      bool
+	counters *peerCounters
+	envs     [][]byte
+	buf      []byte
 }
 
 func (w *wire) write(batch []*outMsg) error {
@@ -105,7 +104,7 @@ func (w *wire) write(batch []*outMsg) error {
 		return err
 	}
 	for _, m := range batch {
-		w.metrics.sent(m.verb, w.peer, len(m.env))
+		w.counters.count(dirSent, m.verb, len(m.env))
 	}
 	return nil
 }

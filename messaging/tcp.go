@@ -32,9 +32,10 @@ var _ Transport = (*TCPTransport)(nil)
 
 // peer is what the transport keeps per peer it sends to.
 type peer struct {
-	addr   netip.AddrPort
-	label  string
-	budget budget
+	addr     netip.AddrPort
+	label    string
+	counters *peerCounters
+	budget   budget
 	// conns are the small and large message connections, started on
 	// first use and replaced once failed; guarded by TCPTransport.mu.
 	conns [2]*outConn
@@ -120,6 +121,7 @@ func (t *TCPTransport) enqueue(to netip.AddrPort, m *outMsg) error {
 	p := t.peers[to]
 	if p == nil {
 		p = &peer{addr: to, label: to.String(), budget: budget{limit: int64(t.opts.MaxQueueBytes)}}
+		p.counters = t.metrics.forPeer(p.label)
 		t.peers[to] = p
 	}
 	t.mu.Unlock()
@@ -385,7 +387,7 @@ func (c *outConn) run() {
 		return
 	}
 
-	w := &wire{nc: nc, lz4: c.t.opts.LZ4, peer: c.p.label, metrics: c.t.metrics}
+	w := &wire{nc: nc, lz4: c.t.opts.LZ4, counters: c.p.counters}
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -394,7 +396,7 @@ func (c *outConn) run() {
 			if !m.isResponse() {
 				return fmt.Errorf("%w: %s request on a connection this node dialed", ErrBadMessage, m.verb)
 			}
-			c.t.metrics.received(m.verb, c.p.label, messageHeaderLen+len(m.payload))
+			c.p.counters.count(dirReceived, m.verb, messageHeaderLen+len(m.payload))
 			c.t.finishCall(&c.calls, c.p.addr, c.p.label, m)
 			return nil
 		}))
@@ -461,14 +463,14 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 	lz4 := h.flags&helloLZ4 != 0
 	c := &inConn{
 		t:      t,
-		from:   peerInfo{addr: h.addr, hostID: h.hostID, label: h.addr.String()},
+		from:   peerInfo{addr: h.addr, hostID: h.hostID, label: h.addr.String(), counters: t.metrics.forPeer(h.addr.String())},
 		nc:     nc,
 		q:      newOutQueue(),
 		budget: budget{limit: int64(t.opts.MaxQueueBytes)},
 		stop:   make(chan struct{}),
 	}
 
-	w := &wire{nc: nc, lz4: lz4, peer: c.from.label, metrics: t.metrics}
+	w := &wire{nc: nc, lz4: lz4, counters: c.from.counters}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -481,7 +483,7 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 		if m.isResponse() {
 			return fmt.Errorf("%w: %s response on a connection this node accepted", ErrBadMessage, m.verb)
 		}
-		t.metrics.received(m.verb, c.from.label, messageHeaderLen+len(m.payload))
+		c.from.counters.count(dirReceived, m.verb, messageHeaderLen+len(m.payload))
 		t.serve(&c.from, m, c.reply, c.stop)
 		return nil
 	})

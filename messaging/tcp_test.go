@@ -119,7 +119,6 @@ func TestTCPConcurrentRequests(t *testing.T) {
 	}
 }
 
-
 func TestTCPReconnect(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.2:%d", freePort(t, "127.0.0.2"))
 	a := listenTCP(t, "127.0.0.1:0", nil)
@@ -214,10 +213,3 @@ func TestTCPForeignClusterRefused(t *testing.T) {
 		t.Fatalf("the foreign node's message was received (%v)", got)
 	}
 }
-
-
-
-
-
-
-

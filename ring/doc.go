@@ -43,8 +43,15 @@
 // pending endpoints as Cassandra's TokenMetadata.calculatePendingRanges
 // does; reads and consistency levels keep counting natural replicas only.
 //
+// # Ownership and token allocation
+//
 // Ring.Ownership and Placement.Ownership are nodetool status's "Owns" and
-// "Owns (effective)".
+// "Owns (effective)". With 16 random tokens per node some nodes own far
+// more than others (docs/benchmarks/ring-ownership.txt), so AllocateTokens
+// chooses a joining node's tokens to balance the replicated ownership of
+// its data center (allocate_tokens_for_local_replication_factor),
+// greedily, token by token; randomness is injected so a seed replays an
+// allocation.
 //
 // Everything here is computation on immutable values: no goroutines, no
 // I/O, no clock.

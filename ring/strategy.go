@@ -32,7 +32,8 @@ type Strategy interface {
 
 	// place appends to dst the indexes (in r.nodes) of the replicas of the
 	// range that ends at r.tokens[start]. sc, when not nil, is scratch
-	// space reused between calls.
+	// space reused between calls, and place sets sc.walked to the number
+	// of ring tokens it looked at.
 	place(r *Ring, start int, dst []int, sc *scratch) []int
 }
 
@@ -70,13 +71,17 @@ func (s SimpleStrategy) Options() map[string]string {
 	return map[string]string{"class": classPrefix + "SimpleStrategy", "replication_factor": strconv.Itoa(s.RF)}
 }
 
-func (s SimpleStrategy) place(r *Ring, start int, dst []int, _ *scratch) []int {
+func (s SimpleStrategy) place(r *Ring, start int, dst []int, sc *scratch) []int {
 	base := len(dst)
-	for j := 0; j < len(r.tokens) && len(dst)-base < s.RF; j++ {
+	j := 0
+	for ; j < len(r.tokens) && len(dst)-base < s.RF; j++ {
 		n := r.owner[(start+j)%len(r.tokens)]
 		if !slices.Contains(dst[base:], n) {
 			dst = append(dst, n)
 		}
+	}
+	if sc != nil {
+		sc.walked = j
 	}
 	return dst
 }
@@ -130,7 +135,8 @@ func (s NetworkTopologyStrategy) place(r *Ring, start int, dst []int, sc *scratc
 		toFill++
 	}
 	base := len(dst)
-	for j := 0; j < len(r.tokens) && toFill > 0; j++ {
+	j := 0
+	for ; j < len(r.tokens) && toFill > 0; j++ {
 		n := r.owner[(start+j)%len(r.tokens)]
 		d := r.nodeDC[n]
 		if rfLeft[d] == 0 || slices.Contains(dst[base:], n) {
@@ -148,13 +154,15 @@ func (s NetworkTopologyStrategy) place(r *Ring, start int, dst []int, sc *scratc
 			toFill--
 		}
 	}
+	sc.walked = j
 	return dst
 }
 
-// scratch is the working space of NetworkTopologyStrategy.place.
+// scratch is the working space of Strategy.place.
 type scratch struct {
 	rfLeft, repeats []int
 	seenRack        []bool
+	walked          int
 }
 
 // resize makes *buf n zero values long, reusing its array when it can.
