@@ -13,6 +13,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -54,7 +55,7 @@ func (c *Coordinator) analyzeCreateTable(s *statements.CreateTable, session stri
 		return nil, invalidf("Multiple PRIMARY KEY specified for table '%s' (exactly one required)", s.Table)
 	}
 	def := &storage.TableDef{Keyspace: ks, Name: s.Table, Options: storage.DefaultTableOptions()}
-	copy(def.ID[:], newTimeUUID(time.Now()))
+	copy(def.ID[:], functions.NewTimeUUID(time.Now()))
 	k := c.catalog.Current().Keyspace(ks)
 	if k == nil {
 		return nil, invalidf("Keyspace '%s' doesn't exist", ks)

@@ -14,6 +14,7 @@ import (
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
@@ -886,7 +887,7 @@ var lastAppendTicks, lastPrependTicks atomic.Int64
 func listTimes(now time.Time, n int, prepend bool) []int64 {
 	out := make([]int64, n)
 	if !prepend {
-		t := now.UnixNano()/100 + gregorianOffset
+		t := now.UnixNano()/100 + functions.GregorianOffset
 		for {
 			last := lastAppendTicks.Load()
 			first := t
@@ -901,8 +902,8 @@ func listTimes(now time.Time, n int, prepend bool) []int64 {
 			}
 		}
 	}
-	ref := int64(prependEpochMillis*10000 + gregorianOffset)
-	t := ref - (now.UnixNano()/100 + gregorianOffset - ref)
+	ref := int64(prependEpochMillis*10000 + functions.GregorianOffset)
+	t := ref - (now.UnixNano()/100 + functions.GregorianOffset - ref)
 	for {
 		last := lastPrependTicks.Load()
 		top := t // the highest time this prepend may use
@@ -922,7 +923,7 @@ func listTimes(now time.Time, n int, prepend bool) []int64 {
 // timeUUIDAt makes a version 1 UUID with the given time and a random clock
 // sequence and node.
 func timeUUIDAt(ticks int64) []byte {
-	u := newTimeUUID(time.Unix(0, 0))
+	u := functions.NewTimeUUID(time.Unix(0, 0))
 	ts := uint64(ticks)
 	binary.BigEndian.PutUint32(u[0:], uint32(ts))
 	binary.BigEndian.PutUint16(u[4:], uint16(ts>>32))

@@ -1,15 +1,12 @@
 package coordinator
 
 import (
-	"crypto/rand"
-	"encoding/binary"
-	"time"
-
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
 )
 
@@ -304,7 +301,7 @@ func (f *funcExpr) eval(x *execution) ([]byte, error) {
 
 // function compiles a native function call used as a value for a receiver
 // of type typ named name. Its signature is resolved in the one registry the
-// selection uses too (nativeFunctions), as Cassandra's FunctionCall.Raw
+// selection uses too (functions.Lookup), as Cassandra's FunctionCall.Raw
 // does for terms; fromJson alone takes the receiver's type.
 func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, name string) (valueExpr, error) {
 	if f.Name == "fromjson" && f.Keyspace == "" {
@@ -315,7 +312,7 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 		if err != nil {
 			return nil, err
 		}
-		return &funcExpr{args: []valueExpr{a}, fn: func(_ *selCtx, a [][]byte) ([]byte, error) {
+		return &funcExpr{args: []valueExpr{a}, fn: func(_ functions.Context, a [][]byte) ([]byte, error) {
 			if a[0] == nil {
 				return nil, nil
 			}
@@ -326,13 +323,13 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 	if err != nil {
 		return nil, err
 	}
-	if !sameType(typ, sig.ret) && !valueCompatible(typ, sig.ret) {
+	if !functions.SameType(typ, sig.Ret) && !functions.ValueCompatible(typ, sig.Ret) {
 		return nil, invalidf("Type error: cannot assign result of function system.%s (type %s) to %s (type %s)",
-			sig.name, typeName(sig.ret), name, typeName(typ))
+			sig.Name, typeName(sig.Ret), name, typeName(typ))
 	}
-	fe := &funcExpr{args: make([]valueExpr, len(f.Args)), fn: sig.impl}
+	fe := &funcExpr{args: make([]valueExpr, len(f.Args)), fn: sig.Impl}
 	for i, a := range f.Args {
-		if fe.args[i], err = b.term(a, sig.params[i], name); err != nil {
+		if fe.args[i], err = b.term(a, sig.Params[i], name); err != nil {
 			return nil, err
 		}
 	}
@@ -340,12 +337,12 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 }
 
 // resolve picks the native function a call used as a value names.
-func (b *binder) resolve(f *statements.FunctionTerm) (*fnSig, error) {
+func (b *binder) resolve(f *statements.FunctionTerm) (*functions.Sig, error) {
 	display := f.Name
 	if f.Keyspace != "" {
 		display = f.Keyspace + "." + f.Name
 	}
-	sigs := nativeFunctions[f.Name]
+	sigs := functions.Lookup(f.Name)
 	if len(sigs) == 0 || (f.Keyspace != "" && f.Keyspace != "system") {
 		return nil, invalidf("Unknown function '%s'", display)
 	}
@@ -353,11 +350,11 @@ func (b *binder) resolve(f *statements.FunctionTerm) (*fnSig, error) {
 	for i, a := range f.Args {
 		args[i] = b.argItem(a)
 	}
-	sig, err := resolveFunction(display, sigs, args)
+	sig, err := functions.Resolve(display, sigs, resolveArgs(args))
 	if err != nil {
 		return nil, err
 	}
-	if sig.agg != aggNone {
+	if sig.Agg != functions.AggNone {
 		return nil, invalidf("Aggregation function are not supported in the where clause")
 	}
 	return sig, nil
@@ -381,7 +378,7 @@ func (b *binder) argItem(a statements.Term) selItem {
 	if err != nil {
 		return selItem{raw: a, name: termText(a)}
 	}
-	return selItem{typ: sig.ret, name: termText(a)}
+	return selItem{typ: sig.Ret, name: termText(a)}
 }
 
 // assignable reports whether a value of type from may be stored as to.
@@ -390,56 +387,4 @@ func assignable(from, to datatype.DataType) bool {
 		return true
 	}
 	return from.Code() == primitive.DataTypeCodeTimeuuid && to.Code() == primitive.DataTypeCodeUuid
-}
-
-// gregorianOffset is 1582-10-15 in 100ns units before the Unix epoch.
-const gregorianOffset = 0x01B21DD213814000
-
-// newTimeUUID makes a version 1 UUID for t with a random clock sequence and
-// node, which keeps concurrent calls distinct.
-func newTimeUUID(t time.Time) []byte {
-	u := make([]byte, 16)
-	ts := uint64(t.UnixNano()/100) + gregorianOffset
-	binary.BigEndian.PutUint32(u[0:], uint32(ts))
-	binary.BigEndian.PutUint16(u[4:], uint16(ts>>32))
-	binary.BigEndian.PutUint16(u[6:], uint16(ts>>48)&0x0fff|0x1000)
-	_, _ = rand.Read(u[8:])
-	u[8] = u[8]&0x3f | 0x80
-	return u
-}
-
-// boundTimeUUID is the smallest (or largest) timeuuid of millisecond ms, as
-// minTimeuuid and maxTimeuuid compute them.
-func boundTimeUUID(ms int64, max bool) []byte {
-	u := make([]byte, 16)
-	ts := uint64(ms*10000) + gregorianOffset
-	if max {
-		ts += 9999
-	}
-	binary.BigEndian.PutUint32(u[0:], uint32(ts))
-	binary.BigEndian.PutUint16(u[4:], uint16(ts>>32))
-	binary.BigEndian.PutUint16(u[6:], uint16(ts>>48)&0x0fff|0x1000)
-	if max {
-		copy(u[8:], []byte{0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f})
-	} else {
-		copy(u[8:], []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80})
-	}
-	return u
-}
-
-// timeUUIDMillis returns the Unix milliseconds of a version 1 UUID.
-func timeUUIDMillis(u []byte) (int64, bool) {
-	if len(u) != 16 || u[6]>>4 != 1 {
-		return 0, false
-	}
-	ts := uint64(binary.BigEndian.Uint32(u[0:])) | uint64(binary.BigEndian.Uint16(u[4:]))<<32 | uint64(binary.BigEndian.Uint16(u[6:])&0x0fff)<<48
-	return (int64(ts) - gregorianOffset) / 10000, true
-}
-
-func newRandomUUID() []byte {
-	u := make([]byte, 16)
-	_, _ = rand.Read(u)
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return u
 }

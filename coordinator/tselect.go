@@ -12,6 +12,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
@@ -300,7 +301,7 @@ type aggRun struct {
 	first  [][]byte // the inputs of the group's first row
 	pk     []byte   // GROUP BY: the group's partition and clustering prefix
 	ck     [][]byte
-	states []aggState
+	states []functions.AggState
 }
 
 func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
@@ -342,7 +343,7 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 			// and PER PARTITION LIMIT apply to the one result row.
 			r.limit, r.ppl = -1, -1
 		}
-		r.agg.states = make([]aggState, len(p.sel.aggs))
+		r.agg.states = make([]functions.AggState, len(p.sel.aggs))
 	}
 	if x.opts.PagingState != nil && r.pageSize > 0 {
 		if r.resume, err = decodePageState(x.opts.PagingState); err != nil {
