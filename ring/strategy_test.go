@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -217,4 +218,32 @@ func TestReplicaProperties(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzParseReplicationFactor feeds client-written factors to the parser:
+// it never panics, refuses with a ConfigError, and what it accepts is a
+// non-negative factor that reads back the same.
+func FuzzParseReplicationFactor(f *testing.F) {
+	for _, s := range []string{"3", "0", "3/1", "3/0", "-1", "+2", "", "/", "3/", "/1", "3//1", "abc", "2147483648", " 3", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseReplicationFactor(s)
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Message == "" {
+				t.Fatalf("%q: %v is not a ConfigError", s, err)
+			}
+			return
+		}
+		if n < 0 {
+			t.Fatalf("%q accepted as %d", s, n)
+		}
+		if back, err := parseReplicationFactor(strconv.Itoa(n)); err != nil || back != n {
+			t.Fatalf("%q gave %d, which reads back as %d, %v", s, n, back, err)
+		}
+		if _, err := ParseStrategy("ks", map[string]string{"class": "SimpleStrategy", "replication_factor": s}); err != nil {
+			t.Fatalf("%q: accepted as a factor, refused by ParseStrategy: %v", s, err)
+		}
+	})
 }
