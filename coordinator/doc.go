@@ -1,11 +1,22 @@
 // Package coordinator executes CQL requests for clients.
 //
-// It implements the frontend's Handler: a QUERY is parsed (package
-// statements), analysed into a plan against the live schema, and executed;
-// a PREPARE stores the plan under Cassandra's statement id (the MD5 of the
-// keyspace and query text) and an EXECUTE runs a stored plan with bound
-// values. Every error from a layer below becomes a CQL ERROR in exactly one
-// place, errorMessage.
+// It implements the frontend's Handler and Inliner: a QUERY is parsed
+// (package statements), analysed into a plan against the live schema, and
+// run; a PREPARE stores the plan under Cassandra's statement id (the MD5 of
+// the keyspace and query text) and an EXECUTE runs a stored plan with bound
+// values. Plans are immutable and shared by concurrent executions; what
+// one run needs (bound values, the statement's clock, the request's
+// context) is its execution. Every error from a layer below becomes a CQL
+// ERROR in exactly one place, errorMessage; a panic while running a
+// request is answered as a SERVER_ERROR and logged.
+//
+// User data is reached only through a replica.Replica: writes are built as
+// mutation values and applied by the replica, counter deltas and
+// lightweight transactions' read-decide-write run on the replica under its
+// partition lock, reads come back as rows. Today the one replica is Local,
+// this node's storage engine; the cluster will choose replicas on the ring
+// and combine their answers at the request's consistency level, with
+// storage.ReconcilePartitions for reads.
 //
 // The system tables drivers read at connect time (system.local,
 // system.peers, system.peers_v2, system_schema.*, system_virtual_schema.*)
@@ -24,10 +35,7 @@
 // whose table was dropped answers INVALID and is forgotten. Evicted ids
 // answer UNPREPARED.
 //
-// Schema changes (CREATE/DROP KEYSPACE) are durable in the storage catalog
-// before they are answered, and each one is pushed as a SCHEMA_CHANGE event
-// through Options.Publish.
-//
-// Routing by token, consistency levels, Paxos and replicas on other nodes
-// arrive with later issues; today every statement runs on this node.
+// Schema changes are durable in the storage catalog before they are
+// answered, and each one is pushed as a SCHEMA_CHANGE event through
+// Options.Publish.
 package coordinator
