@@ -111,26 +111,27 @@ func (c *Coordinator) validateReplication(ks string, opts map[string]string) (ma
 }
 
 func (p *createKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
 	name := p.def.Name
 	if isSystemKeyspace(name) {
+		// They exist: Cassandra answers as for any existing keyspace.
 		if p.ifNotExists {
 			return &message.VoidResult{}, nil
 		}
 		return nil, keyspaceExists(name)
 	}
-	err := c.catalog.CreateKeyspace(p.def)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceExists):
-		if p.ifNotExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(name, func(*storage.KeyspaceDef) (message.Message, error) {
+		err := c.catalog.CreateKeyspace(p.def)
+		switch {
+		case errors.Is(err, storage.ErrKeyspaceExists):
+			if p.ifNotExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, keyspaceExists(name)
+		case err != nil:
+			return nil, fmt.Errorf("create keyspace %s: %w", name, err)
 		}
-		return nil, keyspaceExists(name)
-	case err != nil:
-		return nil, fmt.Errorf("create keyspace %s: %w", name, err)
-	}
-	return c.schemaChanged(primitive.SchemaChangeTypeCreated, name), nil
+		return c.schemaChanged(primitive.SchemaChangeTypeCreated, name), nil
+	})
 }
 
 // dropKeyspacePlan is DROP KEYSPACE.
@@ -141,25 +142,37 @@ type dropKeyspacePlan struct {
 }
 
 func (p *dropKeyspacePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		dropped, err := c.catalog.DropKeyspace(p.keyspace)
+		switch {
+		case errors.Is(err, storage.ErrKeyspaceNotFound):
+			if p.ifExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
+		case err != nil:
+			return nil, fmt.Errorf("drop keyspace %s: %w", p.keyspace, err)
+		}
+		for _, t := range dropped.Tables {
+			c.dropData(t, dropped)
+		}
+		return c.schemaChanged(primitive.SchemaChangeTypeDropped, p.keyspace), nil
+	})
+}
+
+// schemaChange runs one schema change on keyspace ks, and is the one place
+// DDL is applied: it serialises changes, so each event follows its change
+// and no two changes interleave; it refuses changes to system keyspaces;
+// and it gives change the keyspace's definition as it is now (nil when the
+// keyspace does not exist), whatever the plan saw when it was analysed.
+// The cluster's metadata log will order changes here.
+func (c *Coordinator) schemaChange(ks string, change func(k *storage.KeyspaceDef) (message.Message, error)) (message.Message, error) {
 	c.schemaMu.Lock()
 	defer c.schemaMu.Unlock()
-	if err := userModifiable(p.keyspace); err != nil {
+	if err := userModifiable(ks); err != nil {
 		return nil, err
 	}
-	dropped, err := c.catalog.DropKeyspace(p.keyspace)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceNotFound):
-		if p.ifExists {
-			return &message.VoidResult{}, nil
-		}
-		return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
-	case err != nil:
-		return nil, fmt.Errorf("drop keyspace %s: %w", p.keyspace, err)
-	}
-	for _, t := range dropped.Tables {
-		c.dropData(t, dropped)
-	}
-	return c.schemaChanged(primitive.SchemaChangeTypeDropped, p.keyspace), nil
+	return change(c.catalog.Current().Keyspace(ks))
 }
 
 // schemaChanged pushes the event for a keyspace change and returns the

@@ -90,77 +90,73 @@ func defaultIndexName(k *storage.KeyspaceDef, table, column string) string {
 }
 
 func (p *createIndexPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
 	s := p.s
-	if err := userModifiable(p.keyspace); err != nil {
-		return nil, err
-	}
-	k := c.catalog.Current().Keyspace(p.keyspace)
-	if k == nil {
-		return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
-	}
-	old := k.Tables[s.Table]
-	if old == nil {
-		return nil, invalidf("Table '%s' doesn't exist", s.Table)
-	}
-	if s.Name != "" && indexedTable(k, s.Name) != nil {
-		if s.IfNotExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		if k == nil {
+			return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
 		}
-		return nil, invalidf("Index '%s' already exists", s.Name)
-	}
-	for _, cd := range old.Columns {
-		if cd.Type == "counter" {
-			return nil, invalidf("Secondary indexes on counter tables aren't supported")
+		old := k.Tables[s.Table]
+		if old == nil {
+			return nil, invalidf("Table '%s' doesn't exist", s.Table)
 		}
-	}
-	if len(s.Targets) == 0 {
-		return nil, invalidf("Only CUSTOM indexes can be created without specifying a target column")
-	}
-	if len(s.Targets) > 1 {
-		return nil, invalidf("Only CUSTOM indexes support multiple columns")
-	}
-	t, err := compileTable(old, k)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := indexTarget(t, s.Targets[0])
-	if err != nil {
-		return nil, err
-	}
-	ix.Name = s.Name
-	if ix.Name == "" {
-		ix.Name = defaultIndexName(k, s.Table, ix.Column)
-	}
-	for _, e := range old.Indexes {
-		if e.Target == ix.Target {
+		if s.Name != "" && indexedTable(k, s.Name) != nil {
 			if s.IfNotExists {
 				return &message.VoidResult{}, nil
 			}
-			return nil, invalidf("Index %s is a duplicate of existing index %s", ix.Name, e.Name)
+			return nil, invalidf("Index '%s' already exists", s.Name)
 		}
-	}
-	if !wordName.MatchString(ix.Name) {
-		return nil, configErrorf("Illegal index name %s", ix.Name)
-	}
-	// The index is in the schema (so writes index themselves) before the
-	// rows already written are indexed; until then it is marked building
-	// and queries scan the table.
-	ix.Building = true
-	def := *old
-	def.Indexes = append(append([]storage.IndexDef(nil), old.Indexes...), ix)
-	if err := c.catalog.ReplaceTable(&def); err != nil {
-		return nil, fmt.Errorf("create index %s.%s: %w", p.keyspace, ix.Name, err)
-	}
-	c.engine.WaitApplies()
-	if err := c.buildIndex(&def, ix.Name, x.now()); err != nil {
-		if rerr := c.catalog.ReplaceTable(old); rerr != nil {
-			c.log.Error("cannot remove an index whose build failed", "index", p.keyspace+"."+ix.Name, "err", rerr)
+		for _, cd := range old.Columns {
+			if cd.Type == "counter" {
+				return nil, invalidf("Secondary indexes on counter tables aren't supported")
+			}
 		}
-		return nil, err
-	}
-	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
+		if len(s.Targets) == 0 {
+			return nil, invalidf("Only CUSTOM indexes can be created without specifying a target column")
+		}
+		if len(s.Targets) > 1 {
+			return nil, invalidf("Only CUSTOM indexes support multiple columns")
+		}
+		t, err := compileTable(old, k)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := indexTarget(t, s.Targets[0])
+		if err != nil {
+			return nil, err
+		}
+		ix.Name = s.Name
+		if ix.Name == "" {
+			ix.Name = defaultIndexName(k, s.Table, ix.Column)
+		}
+		for _, e := range old.Indexes {
+			if e.Target == ix.Target {
+				if s.IfNotExists {
+					return &message.VoidResult{}, nil
+				}
+				return nil, invalidf("Index %s is a duplicate of existing index %s", ix.Name, e.Name)
+			}
+		}
+		if !wordName.MatchString(ix.Name) {
+			return nil, configErrorf("Illegal index name %s", ix.Name)
+		}
+		// The index is in the schema (so writes index themselves) before the
+		// rows already written are indexed; until then it is marked building
+		// and queries scan the table.
+		ix.Building = true
+		def := *old
+		def.Indexes = append(append([]storage.IndexDef(nil), old.Indexes...), ix)
+		if err := c.catalog.ReplaceTable(&def); err != nil {
+			return nil, fmt.Errorf("create index %s.%s: %w", p.keyspace, ix.Name, err)
+		}
+		c.engine.WaitApplies()
+		if err := c.buildIndex(&def, ix.Name, x.now()); err != nil {
+			if rerr := c.catalog.ReplaceTable(old); rerr != nil {
+				c.log.Error("cannot remove an index whose build failed", "index", p.keyspace+"."+ix.Name, "err", rerr)
+			}
+			return nil, err
+		}
+		return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
+	})
 }
 
 // indexTarget checks a target as CreateIndexStatement.validateIndexTarget
@@ -224,45 +220,42 @@ func cqlName(s string) string {
 }
 
 func (p *dropIndexPlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	if err := userModifiable(p.keyspace); err != nil {
-		return nil, err
-	}
-	var old *storage.TableDef
-	if k := c.catalog.Current().Keyspace(p.keyspace); k != nil {
-		old = indexedTable(k, p.name)
-	}
-	if old == nil {
-		if p.ifExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		var old *storage.TableDef
+		if k != nil {
+			old = indexedTable(k, p.name)
 		}
-		return nil, invalidf("Index '%s.%s' doesn't exist'", p.keyspace, p.name)
-	}
-	def := *old
-	def.Indexes = nil
-	for _, ix := range old.Indexes {
-		if ix.Name != p.name {
-			def.Indexes = append(def.Indexes, ix)
+		if old == nil {
+			if p.ifExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, invalidf("Index '%s.%s' doesn't exist'", p.keyspace, p.name)
 		}
-	}
-	ot, err := compileTable(old, c.catalog.Current().Keyspace(p.keyspace))
-	if err != nil {
-		return nil, fmt.Errorf("drop index %s.%s: %w", p.keyspace, p.name, err)
-	}
-	err = c.catalog.ReplaceTable(&def)
-	if errors.Is(err, storage.ErrTableNotFound) {
-		return nil, invalidf("Index '%s.%s' doesn't exist'", p.keyspace, p.name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("drop index %s.%s: %w", p.keyspace, p.name, err)
-	}
-	if it := ot.st.IndexTable(p.name); it != nil {
-		if err := c.engine.Truncate(it); err != nil {
-			c.log.Error("cannot remove the entries of a dropped index", "index", p.keyspace+"."+p.name, "err", err)
+		def := *old
+		def.Indexes = nil
+		for _, ix := range old.Indexes {
+			if ix.Name != p.name {
+				def.Indexes = append(def.Indexes, ix)
+			}
 		}
-	}
-	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, old.Name), nil
+		ot, err := compileTable(old, k)
+		if err != nil {
+			return nil, fmt.Errorf("drop index %s.%s: %w", p.keyspace, p.name, err)
+		}
+		err = c.catalog.ReplaceTable(&def)
+		if errors.Is(err, storage.ErrTableNotFound) {
+			return nil, invalidf("Index '%s.%s' doesn't exist'", p.keyspace, p.name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("drop index %s.%s: %w", p.keyspace, p.name, err)
+		}
+		if it := ot.st.IndexTable(p.name); it != nil {
+			if err := c.engine.Truncate(it); err != nil {
+				c.log.Error("cannot remove the entries of a dropped index", "index", p.keyspace+"."+p.name, "err", err)
+			}
+		}
+		return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, old.Name), nil
+	})
 }
 
 // indexRows are system_schema.indexes.

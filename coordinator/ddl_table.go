@@ -299,32 +299,32 @@ func qualifyClass(m map[string]string, pkg string) map[string]string {
 }
 
 func (p *createTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	// The user types may have changed since the analysis.
-	if k := c.catalog.Current().Keyspace(p.def.Keyspace); k != nil {
-		lookup := typeLookup(k)
-		for _, col := range p.def.Columns {
-			if _, _, err := resolveType(col.Type, k, lookup); err != nil {
-				return nil, err
+	return c.schemaChange(p.def.Keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		// The user types may have changed since the analysis.
+		if k != nil {
+			lookup := typeLookup(k)
+			for _, col := range p.def.Columns {
+				if _, _, err := resolveType(col.Type, k, lookup); err != nil {
+					return nil, err
+				}
 			}
 		}
-	}
-	err := c.catalog.CreateTable(p.def)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceNotFound):
-		return nil, invalidf("Keyspace '%s' doesn't exist", p.def.Keyspace)
-	case errors.Is(err, storage.ErrTableExists):
-		if p.ifNotExists {
-			return &message.VoidResult{}, nil
+		err := c.catalog.CreateTable(p.def)
+		switch {
+		case errors.Is(err, storage.ErrKeyspaceNotFound):
+			return nil, invalidf("Keyspace '%s' doesn't exist", p.def.Keyspace)
+		case errors.Is(err, storage.ErrTableExists):
+			if p.ifNotExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, &cqlError{Code: primitive.ErrorCodeAlreadyExists,
+				Msg:      fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", p.def.Name, p.def.Keyspace),
+				Keyspace: p.def.Keyspace, Table: p.def.Name}
+		case err != nil:
+			return nil, fmt.Errorf("create table %s.%s: %w", p.def.Keyspace, p.def.Name, err)
 		}
-		return nil, &cqlError{Code: primitive.ErrorCodeAlreadyExists,
-			Msg:      fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", p.def.Name, p.def.Keyspace),
-			Keyspace: p.def.Keyspace, Table: p.def.Name}
-	case err != nil:
-		return nil, fmt.Errorf("create table %s.%s: %w", p.def.Keyspace, p.def.Name, err)
-	}
-	return c.tableChanged(primitive.SchemaChangeTypeCreated, p.def.Keyspace, p.def.Name), nil
+		return c.tableChanged(primitive.SchemaChangeTypeCreated, p.def.Keyspace, p.def.Name), nil
+	})
 }
 
 // dropTablePlan is DROP TABLE.
@@ -335,28 +335,25 @@ type dropTablePlan struct {
 }
 
 func (p *dropTablePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	if err := userModifiable(p.keyspace); err != nil {
-		return nil, err
-	}
-	def, err := c.catalog.DropTable(p.keyspace, p.table)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceNotFound):
-		if p.ifExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		def, err := c.catalog.DropTable(p.keyspace, p.table)
+		switch {
+		case errors.Is(err, storage.ErrKeyspaceNotFound):
+			if p.ifExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
+		case errors.Is(err, storage.ErrTableNotFound):
+			if p.ifExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, invalidf("Table '%s.%s' doesn't exist", p.keyspace, p.table)
+		case err != nil:
+			return nil, fmt.Errorf("drop table %s.%s: %w", p.keyspace, p.table, err)
 		}
-		return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
-	case errors.Is(err, storage.ErrTableNotFound):
-		if p.ifExists {
-			return &message.VoidResult{}, nil
-		}
-		return nil, invalidf("Table '%s.%s' doesn't exist", p.keyspace, p.table)
-	case err != nil:
-		return nil, fmt.Errorf("drop table %s.%s: %w", p.keyspace, p.table, err)
-	}
-	c.dropData(def, c.catalog.Current().Keyspace(p.keyspace))
-	return c.tableChanged(primitive.SchemaChangeTypeDropped, p.keyspace, p.table), nil
+		c.dropData(def, k)
+		return c.tableChanged(primitive.SchemaChangeTypeDropped, p.keyspace, p.table), nil
+	})
 }
 
 // dropData removes a dropped table's rows; k is its keyspace (for its
@@ -408,139 +405,135 @@ type alterTablePlan struct {
 }
 
 func (p *alterTablePlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
 	s := p.s
-	if err := userModifiable(p.keyspace); err != nil {
-		return nil, err
-	}
-	k := c.catalog.Current().Keyspace(p.keyspace)
-	var old *storage.TableDef
-	if k != nil {
-		old = k.Tables[s.Table]
-	}
-	if old == nil {
-		if s.IfExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		var old *storage.TableDef
+		if k != nil {
+			old = k.Tables[s.Table]
 		}
-		return nil, invalidf("Table '%s.%s' doesn't exist", p.keyspace, s.Table)
-	}
-	def := *old
-	def.Columns = append([]storage.ColumnDef(nil), old.Columns...)
-	def.Dropped = map[string]storage.DroppedColumn{}
-	for k, v := range old.Dropped {
-		def.Dropped[k] = v
-	}
-	hasClustering := len(old.Key(storage.KindClustering)) > 0
-	lookup := typeLookup(k)
-	changed := false
-	switch s.Op {
-	case statements.AlterTableAdd:
-		for _, cd := range s.Columns {
-			if def.Column(cd.Name) != nil {
-				if s.IfColumnNotExists {
-					continue
-				}
-				return nil, invalidf("Column with name '%s' already exists", cd.Name)
+		if old == nil {
+			if s.IfExists {
+				return &message.VoidResult{}, nil
 			}
-			if _, err := columnType(&cd, k, lookup); err != nil {
+			return nil, invalidf("Table '%s.%s' doesn't exist", p.keyspace, s.Table)
+		}
+		def := *old
+		def.Columns = append([]storage.ColumnDef(nil), old.Columns...)
+		def.Dropped = map[string]storage.DroppedColumn{}
+		for k, v := range old.Dropped {
+			def.Dropped[k] = v
+		}
+		hasClustering := len(old.Key(storage.KindClustering)) > 0
+		lookup := typeLookup(k)
+		changed := false
+		switch s.Op {
+		case statements.AlterTableAdd:
+			for _, cd := range s.Columns {
+				if def.Column(cd.Name) != nil {
+					if s.IfColumnNotExists {
+						continue
+					}
+					return nil, invalidf("Column with name '%s' already exists", cd.Name)
+				}
+				if _, err := columnType(&cd, k, lookup); err != nil {
+					return nil, err
+				}
+				if d, ok := def.Dropped[cd.Name]; ok && d.Type != cd.Type {
+					return nil, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
+				}
+				kind := storage.KindRegular
+				if cd.Static {
+					if !hasClustering {
+						return nil, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
+					}
+					kind = storage.KindStatic
+				}
+				def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
+				changed = true
+			}
+		case statements.AlterTableDrop:
+			for _, name := range s.Drop {
+				col := def.Column(name)
+				if col == nil {
+					if s.IfColumnExists {
+						continue
+					}
+					return nil, invalidf("Column %s was not found in table %s", name, s.Table)
+				}
+				if col.Kind == storage.KindPartitionKey || col.Kind == storage.KindClustering {
+					return nil, invalidf("Cannot drop PRIMARY KEY column %s", name)
+				}
+				if ix := old.IndexOn(col.Name); ix != nil {
+					return nil, invalidf("Cannot drop column %s because it has dependent secondary indexes (%s)", col.Name, ix.Name)
+				}
+				ts := serverTimestamp(x.now())
+				if s.DropTimestamp != nil {
+					n, err := strconv.ParseInt(s.DropTimestamp.Text, 10, 64)
+					if err != nil {
+						return nil, invalidf("Invalid timestamp %s", s.DropTimestamp.Text)
+					}
+					ts = n
+				}
+				def.Dropped[name] = storage.DroppedColumn{Type: col.Type, Time: ts}
+				cols := def.Columns[:0]
+				for _, cd := range def.Columns {
+					if cd.Name != name {
+						cols = append(cols, cd)
+					}
+				}
+				def.Columns = cols
+				changed = true
+			}
+		case statements.AlterTableRename:
+			for _, r := range s.Renames {
+				col := def.Column(r.From)
+				if col == nil {
+					if s.IfColumnExists {
+						continue
+					}
+					return nil, invalidf("Column %s was not found in table %s", r.From, s.Table)
+				}
+				if col.Kind != storage.KindPartitionKey && col.Kind != storage.KindClustering {
+					return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
+				}
+				if ix := old.IndexOn(col.Name); ix != nil {
+					return nil, invalidf("Cannot rename column %s because it has dependent secondary indexes (%s)", col.Name, ix.Name)
+				}
+				if def.Column(r.To) != nil {
+					return nil, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, s.Table)
+				}
+				for i := range def.Columns {
+					if def.Columns[i].Name == r.From {
+						def.Columns[i].Name = r.To
+					}
+				}
+				changed = true
+			}
+		case statements.AlterTableWith:
+			opts := old.Options
+			if err := applyTableProperties(&opts, s.Properties); err != nil {
 				return nil, err
 			}
-			if d, ok := def.Dropped[cd.Name]; ok && d.Type != cd.Type {
-				return nil, invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
-			}
-			kind := storage.KindRegular
-			if cd.Static {
-				if !hasClustering {
-					return nil, invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
-				}
-				kind = storage.KindStatic
-			}
-			def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
+			def.Options = opts
 			changed = true
+		case statements.AlterTableAlterType:
+			return nil, invalidf("Altering column types is no longer supported")
+		default:
+			return nil, invalidf("This ALTER TABLE is not supported")
 		}
-	case statements.AlterTableDrop:
-		for _, name := range s.Drop {
-			col := def.Column(name)
-			if col == nil {
-				if s.IfColumnExists {
-					continue
-				}
-				return nil, invalidf("Column %s was not found in table %s", name, s.Table)
-			}
-			if col.Kind == storage.KindPartitionKey || col.Kind == storage.KindClustering {
-				return nil, invalidf("Cannot drop PRIMARY KEY column %s", name)
-			}
-			if ix := old.IndexOn(col.Name); ix != nil {
-				return nil, invalidf("Cannot drop column %s because it has dependent secondary indexes (%s)", col.Name, ix.Name)
-			}
-			ts := serverTimestamp(x.now())
-			if s.DropTimestamp != nil {
-				n, err := strconv.ParseInt(s.DropTimestamp.Text, 10, 64)
-				if err != nil {
-					return nil, invalidf("Invalid timestamp %s", s.DropTimestamp.Text)
-				}
-				ts = n
-			}
-			def.Dropped[name] = storage.DroppedColumn{Type: col.Type, Time: ts}
-			cols := def.Columns[:0]
-			for _, cd := range def.Columns {
-				if cd.Name != name {
-					cols = append(cols, cd)
-				}
-			}
-			def.Columns = cols
-			changed = true
+		if !changed {
+			return &message.VoidResult{}, nil
 		}
-	case statements.AlterTableRename:
-		for _, r := range s.Renames {
-			col := def.Column(r.From)
-			if col == nil {
-				if s.IfColumnExists {
-					continue
-				}
-				return nil, invalidf("Column %s was not found in table %s", r.From, s.Table)
-			}
-			if col.Kind != storage.KindPartitionKey && col.Kind != storage.KindClustering {
-				return nil, invalidf("Cannot rename non PRIMARY KEY column %s", r.From)
-			}
-			if ix := old.IndexOn(col.Name); ix != nil {
-				return nil, invalidf("Cannot rename column %s because it has dependent secondary indexes (%s)", col.Name, ix.Name)
-			}
-			if def.Column(r.To) != nil {
-				return nil, invalidf("Cannot rename column %s to %s in table '%s'; another column with that name already exists", r.From, r.To, s.Table)
-			}
-			for i := range def.Columns {
-				if def.Columns[i].Name == r.From {
-					def.Columns[i].Name = r.To
-				}
-			}
-			changed = true
+		storage.SortColumns(def.Columns)
+		if len(def.Dropped) == 0 {
+			def.Dropped = nil
 		}
-	case statements.AlterTableWith:
-		opts := old.Options
-		if err := applyTableProperties(&opts, s.Properties); err != nil {
-			return nil, err
+		if _, err := compileTable(&def, k); err != nil {
+			return nil, invalidf("%v", err)
 		}
-		def.Options = opts
-		changed = true
-	case statements.AlterTableAlterType:
-		return nil, invalidf("Altering column types is no longer supported")
-	default:
-		return nil, invalidf("This ALTER TABLE is not supported")
-	}
-	if !changed {
-		return &message.VoidResult{}, nil
-	}
-	storage.SortColumns(def.Columns)
-	if len(def.Dropped) == 0 {
-		def.Dropped = nil
-	}
-	if _, err := compileTable(&def, k); err != nil {
-		return nil, invalidf("%v", err)
-	}
-	if err := c.catalog.ReplaceTable(&def); err != nil {
-		return nil, fmt.Errorf("alter table %s.%s: %w", p.keyspace, s.Table, err)
-	}
-	return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
+		if err := c.catalog.ReplaceTable(&def); err != nil {
+			return nil, fmt.Errorf("alter table %s.%s: %w", p.keyspace, s.Table, err)
+		}
+		return c.tableChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, s.Table), nil
+	})
 }

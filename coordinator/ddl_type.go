@@ -47,14 +47,6 @@ func (c *Coordinator) analyzeType(stmt statements.Statement, session string) (pl
 	return &dropTypePlan{typePlan: tp, ifExists: stmt.(*statements.DropType).IfExists}, nil
 }
 
-// current returns the plan's keyspace. REQUIRES: c.schemaMu held.
-func (p *typePlan) current(c *Coordinator) (*storage.KeyspaceDef, error) {
-	if err := userModifiable(p.keyspace); err != nil {
-		return nil, err
-	}
-	return c.catalog.Current().Keyspace(p.keyspace), nil
-}
-
 // typeChanged pushes the event for a type change and returns its result.
 // REQUIRES: c.schemaMu held.
 func (c *Coordinator) typeChanged(t primitive.SchemaChangeType, ks, name string) message.Message {
@@ -91,42 +83,38 @@ type createTypePlan struct {
 }
 
 func (p *createTypePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	k, err := p.current(c)
-	if err != nil {
-		return nil, err
-	}
-	if k == nil {
-		return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
-	}
-	if k.Types[p.name] != nil {
-		if p.s.IfNotExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		if k == nil {
+			return nil, invalidf("Keyspace '%s' doesn't exist", p.keyspace)
 		}
-		return nil, invalidf("A user type with name '%s' already exists", p.name)
-	}
-	def := &storage.TypeDef{Keyspace: p.keyspace, Name: p.name}
-	seen := map[string]bool{}
-	for _, f := range p.s.Fields {
-		if seen[f.Name] {
-			return nil, invalidf("Duplicate field name '%s' in type '%s'", f.Name, p.name)
+		if k.Types[p.name] != nil {
+			if p.s.IfNotExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, invalidf("A user type with name '%s' already exists", p.name)
 		}
-		seen[f.Name] = true
-	}
-	lookup := typeLookup(k)
-	for _, f := range p.s.Fields {
-		ft, err := fieldType(f.Type, k, lookup)
-		if err != nil {
-			return nil, err
+		def := &storage.TypeDef{Keyspace: p.keyspace, Name: p.name}
+		seen := map[string]bool{}
+		for _, f := range p.s.Fields {
+			if seen[f.Name] {
+				return nil, invalidf("Duplicate field name '%s' in type '%s'", f.Name, p.name)
+			}
+			seen[f.Name] = true
 		}
-		def.FieldNames = append(def.FieldNames, f.Name)
-		def.FieldTypes = append(def.FieldTypes, ft)
-	}
-	if err := c.catalog.CreateType(def); err != nil {
-		return nil, fmt.Errorf("create type %s.%s: %w", p.keyspace, p.name, err)
-	}
-	return c.typeChanged(primitive.SchemaChangeTypeCreated, p.keyspace, p.name), nil
+		lookup := typeLookup(k)
+		for _, f := range p.s.Fields {
+			ft, err := fieldType(f.Type, k, lookup)
+			if err != nil {
+				return nil, err
+			}
+			def.FieldNames = append(def.FieldNames, f.Name)
+			def.FieldTypes = append(def.FieldTypes, ft)
+		}
+		if err := c.catalog.CreateType(def); err != nil {
+			return nil, fmt.Errorf("create type %s.%s: %w", p.keyspace, p.name, err)
+		}
+		return c.typeChanged(primitive.SchemaChangeTypeCreated, p.keyspace, p.name), nil
+	})
 }
 
 // alterTypePlan is ALTER TYPE.
@@ -136,100 +124,96 @@ type alterTypePlan struct {
 }
 
 func (p *alterTypePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	k, err := p.current(c)
-	if err != nil {
-		return nil, err
-	}
-	var old *storage.TypeDef
-	if k != nil {
-		old = k.Types[p.name]
-	}
-	if old == nil {
-		if p.s.IfExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		var old *storage.TypeDef
+		if k != nil {
+			old = k.Types[p.name]
 		}
-		return nil, invalidf("Type %s.%s doesn't exist", p.keyspace, p.name)
-	}
-	def := &storage.TypeDef{Keyspace: old.Keyspace, Name: old.Name,
-		FieldNames: append([]string(nil), old.FieldNames...), FieldTypes: append([]string(nil), old.FieldTypes...)}
-	typeName := cqlTypeName(p.keyspace, p.name)
-	switch p.s.Op {
-	case statements.AlterTypeAdd:
-		f := p.s.Field
-		if contains(old.FieldNames, f.Name) {
-			if p.s.IfFieldNotExists {
+		if old == nil {
+			if p.s.IfExists {
 				return &message.VoidResult{}, nil
 			}
-			return nil, invalidf("Cannot add field %s to type %s: a field with name %s already exists", f.Name, typeName, f.Name)
+			return nil, invalidf("Type %s.%s doesn't exist", p.keyspace, p.name)
 		}
+		def := &storage.TypeDef{Keyspace: old.Keyspace, Name: old.Name,
+			FieldNames: append([]string(nil), old.FieldNames...), FieldTypes: append([]string(nil), old.FieldTypes...)}
+		typeName := cqlTypeName(p.keyspace, p.name)
+		switch p.s.Op {
+		case statements.AlterTypeAdd:
+			f := p.s.Field
+			if contains(old.FieldNames, f.Name) {
+				if p.s.IfFieldNotExists {
+					return &message.VoidResult{}, nil
+				}
+				return nil, invalidf("Cannot add field %s to type %s: a field with name %s already exists", f.Name, typeName, f.Name)
+			}
+			nesting := typesNesting(k, p.name)
+			if referencesAny(f.Type, nesting) {
+				return nil, invalidf("Cannot add new field %s of type %s to user type %s as it would create a circular reference", f.Name, f.Type, typeName)
+			}
+			var inKey []string
+			for _, t := range k.SortedTables() {
+				for _, col := range t.Key(storage.KindPartitionKey) {
+					if referencesAny(col.Type, nesting) {
+						inKey = append(inKey, t.Keyspace+"."+t.Name)
+						break
+					}
+				}
+			}
+			if len(inKey) > 0 {
+				return nil, invalidf("Cannot add new field %s of type %s to user type %s as the type is being used in partition key by the following tables: %s",
+					f.Name, f.Type, typeName, strings.Join(inKey, ", "))
+			}
+			ft, err := fieldType(f.Type, k, typeLookup(k))
+			if err != nil {
+				return nil, err
+			}
+			def.FieldNames = append(def.FieldNames, f.Name)
+			def.FieldTypes = append(def.FieldTypes, ft)
+		case statements.AlterTypeRename:
+			changed := false
+			for _, r := range p.s.Renames {
+				i := indexOf(old.FieldNames, r.From)
+				if i < 0 {
+					if p.s.IfFieldExists {
+						continue
+					}
+					return nil, invalidf("Unkown field %s in user type %s", r.From, typeName)
+				}
+				def.FieldNames[i] = r.To
+				changed = true
+			}
+			for i, n := range def.FieldNames {
+				if indexOf(def.FieldNames[i+1:], n) >= 0 {
+					// Cassandra's format has two %s for three arguments.
+					return nil, invalidf("Duplicate field name %s in type %s", n, p.keyspace)
+				}
+			}
+			if !changed {
+				return &message.VoidResult{}, nil
+			}
+		case statements.AlterTypeAlterType:
+			return nil, invalidf("Altering field types is no longer supported")
+		default:
+			return nil, invalidf("This ALTER TYPE is not supported")
+		}
+		// The tables using the type, directly or through types nesting it,
+		// change with it.
 		nesting := typesNesting(k, p.name)
-		if referencesAny(f.Type, nesting) {
-			return nil, invalidf("Cannot add new field %s of type %s to user type %s as it would create a circular reference", f.Name, f.Type, typeName)
-		}
-		var inKey []string
+		var tables []string
 		for _, t := range k.SortedTables() {
-			for _, col := range t.Key(storage.KindPartitionKey) {
+			for _, col := range t.Columns {
 				if referencesAny(col.Type, nesting) {
-					inKey = append(inKey, t.Keyspace+"."+t.Name)
+					tables = append(tables, t.Name)
 					break
 				}
 			}
 		}
-		if len(inKey) > 0 {
-			return nil, invalidf("Cannot add new field %s of type %s to user type %s as the type is being used in partition key by the following tables: %s",
-				f.Name, f.Type, typeName, strings.Join(inKey, ", "))
+		if err := c.catalog.ReplaceType(def, tables); err != nil {
+			return nil, fmt.Errorf("alter type %s.%s: %w", p.keyspace, p.name, err)
 		}
-		ft, err := fieldType(f.Type, k, typeLookup(k))
-		if err != nil {
-			return nil, err
-		}
-		def.FieldNames = append(def.FieldNames, f.Name)
-		def.FieldTypes = append(def.FieldTypes, ft)
-	case statements.AlterTypeRename:
-		changed := false
-		for _, r := range p.s.Renames {
-			i := indexOf(old.FieldNames, r.From)
-			if i < 0 {
-				if p.s.IfFieldExists {
-					continue
-				}
-				return nil, invalidf("Unkown field %s in user type %s", r.From, typeName)
-			}
-			def.FieldNames[i] = r.To
-			changed = true
-		}
-		for i, n := range def.FieldNames {
-			if indexOf(def.FieldNames[i+1:], n) >= 0 {
-				// Cassandra's format has two %s for three arguments.
-				return nil, invalidf("Duplicate field name %s in type %s", n, p.keyspace)
-			}
-		}
-		if !changed {
-			return &message.VoidResult{}, nil
-		}
-	case statements.AlterTypeAlterType:
-		return nil, invalidf("Altering field types is no longer supported")
-	default:
-		return nil, invalidf("This ALTER TYPE is not supported")
-	}
-	// The tables using the type, directly or through types nesting it,
-	// change with it.
-	nesting := typesNesting(k, p.name)
-	var tables []string
-	for _, t := range k.SortedTables() {
-		for _, col := range t.Columns {
-			if referencesAny(col.Type, nesting) {
-				tables = append(tables, t.Name)
-				break
-			}
-		}
-	}
-	if err := c.catalog.ReplaceType(def, tables); err != nil {
-		return nil, fmt.Errorf("alter type %s.%s: %w", p.keyspace, p.name, err)
-	}
-	return c.typeChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, p.name), nil
+		return c.typeChanged(primitive.SchemaChangeTypeUpdated, p.keyspace, p.name), nil
+	})
 }
 
 func indexOf(xs []string, x string) int {
@@ -248,44 +232,40 @@ type dropTypePlan struct {
 }
 
 func (p *dropTypePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	k, err := p.current(c)
-	if err != nil {
-		return nil, err
-	}
-	if k == nil || k.Types[p.name] == nil {
-		if p.ifExists {
-			return &message.VoidResult{}, nil
+	return c.schemaChange(p.keyspace, func(k *storage.KeyspaceDef) (message.Message, error) {
+		if k == nil || k.Types[p.name] == nil {
+			if p.ifExists {
+				return &message.VoidResult{}, nil
+			}
+			return nil, invalidf("Type '%s.%s' doesn't exist", p.keyspace, p.name)
 		}
-		return nil, invalidf("Type '%s.%s' doesn't exist", p.keyspace, p.name)
-	}
-	var users []string
-	for _, td := range k.SortedTypes() {
-		for _, ft := range td.FieldTypes {
-			if referencesType(ft, p.name) {
-				users = append(users, td.Name)
-				break
+		var users []string
+		for _, td := range k.SortedTypes() {
+			for _, ft := range td.FieldTypes {
+				if referencesType(ft, p.name) {
+					users = append(users, td.Name)
+					break
+				}
 			}
 		}
-	}
-	if len(users) > 0 {
-		return nil, invalidf("Cannot drop user type '%s.%s' as it is still used by user types %s", p.keyspace, p.name, strings.Join(users, ", "))
-	}
-	for _, t := range k.SortedTables() {
-		for _, col := range t.Columns {
-			if referencesType(col.Type, p.name) {
-				users = append(users, t.Name)
-				break
+		if len(users) > 0 {
+			return nil, invalidf("Cannot drop user type '%s.%s' as it is still used by user types %s", p.keyspace, p.name, strings.Join(users, ", "))
+		}
+		for _, t := range k.SortedTables() {
+			for _, col := range t.Columns {
+				if referencesType(col.Type, p.name) {
+					users = append(users, t.Name)
+					break
+				}
 			}
 		}
-	}
-	if len(users) > 0 {
-		sort.Strings(users)
-		return nil, invalidf("Cannot drop user type '%s.%s' as it is still used by tables %s", p.keyspace, p.name, strings.Join(users, ", "))
-	}
-	if err := c.catalog.DropType(p.keyspace, p.name); err != nil {
-		return nil, fmt.Errorf("drop type %s.%s: %w", p.keyspace, p.name, err)
-	}
-	return c.typeChanged(primitive.SchemaChangeTypeDropped, p.keyspace, p.name), nil
+		if len(users) > 0 {
+			sort.Strings(users)
+			return nil, invalidf("Cannot drop user type '%s.%s' as it is still used by tables %s", p.keyspace, p.name, strings.Join(users, ", "))
+		}
+		if err := c.catalog.DropType(p.keyspace, p.name); err != nil {
+			return nil, fmt.Errorf("drop type %s.%s: %w", p.keyspace, p.name, err)
+		}
+		return c.typeChanged(primitive.SchemaChangeTypeDropped, p.keyspace, p.name), nil
+	})
 }
