@@ -104,10 +104,14 @@
 // native_transport_max_queued_requests, native_transport_event_loops,
 // native_transport_idle_timeout, prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
-// prometheus_port.
+// prometheus_port, the commitlog_* sync, segment, space and replay keys, and
+// commit_failure_policy (stop stops the client transports and keeps the
+// process up; stop_commit keeps serving reads; die exits; ignore fails the
+// writes the error hit and carries on).
 //
-// Checked and kept for the parts being built (commit log, storage engine,
-// statement cache, cluster): the commitlog_* sync, segment and space keys,
-// commit_failure_policy, disk_failure_policy, the request timeouts, saved_caches_directory, hints_directory,
+// Checked and kept for the parts being built (storage engine, cluster):
+// disk_failure_policy (a data disk that cannot take a flush makes writes
+// fail with WRITE_FAILURE until a flush succeeds, whatever it says), the
+// request timeouts, saved_caches_directory, hints_directory,
 // endpoint_snitch, authorizer and seed_provider.
 package config

@@ -8,6 +8,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
 // cqlError is an error with the CQL error code a client must see.
@@ -81,6 +82,11 @@ func errorMessage(err error) message.Error {
 	var stale *staleError
 	if errors.As(err, &stale) {
 		return &message.Invalid{ErrorMessage: stale.Error()}
+	}
+	if errors.Is(err, storage.ErrWriteFailed) {
+		// The one replica, this node, failed the write.
+		return &message.WriteFailure{ErrorMessage: err.Error(), Consistency: primitive.ConsistencyLevelOne,
+			BlockFor: 1, NumFailures: 1, WriteType: primitive.WriteTypeSimple}
 	}
 	var ce *cqlError
 	if !errors.As(err, &ce) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -27,6 +28,9 @@ type EngineOptions struct {
 	Logger *slog.Logger
 	// CacheSize is the LSM's block cache in bytes; 0 means 128 MiB.
 	CacheSize int64
+	// After is the clock of the backoff between retries of a failed
+	// flush; nil means time.After.
+	After func(time.Duration) <-chan time.Time
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -36,9 +40,10 @@ type EngineOptions struct {
 //
 // Engine is safe for concurrent use.
 type Engine struct {
-	db  *pebble.DB
-	log *commitlog.Log
-	lg  *slog.Logger
+	db      *pebble.DB
+	log     *commitlog.Log
+	lg      *slog.Logger
+	flushes *flushState
 
 	// NB: Apply holds applyMu for reading from its commit log append to its
 	// pebble apply; flush takes it for writing, so the position it reads
@@ -73,13 +78,18 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
+	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
+		flushReq: make(chan struct{}, 1), stop: make(chan struct{})}
+	listener := &pebble.EventListener{}
+	e.flushes.listen(listener)
 	po := &pebble.Options{
-		FS:         o.FS,
-		Comparer:   Comparer,
-		Merger:     CellMerger,
-		DisableWAL: true,
-		Cache:      cache,
-		Logger:     pebbleLogger{o.Logger},
+		FS:            newBackoffFS(o.FS, o.After, e.stop),
+		Comparer:      Comparer,
+		Merger:        CellMerger,
+		DisableWAL:    true,
+		Cache:         cache,
+		Logger:        pebbleLogger{o.Logger},
+		EventListener: listener,
 	}
 	// Bloom filters of partition prefixes (Comparer.Split) at every level:
 	// a partition read consults only the files that may hold it.
@@ -90,7 +100,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}
-	e := &Engine{db: db, lg: o.Logger, flushReq: make(chan struct{}, 1), stop: make(chan struct{})}
+	e.db = db
 	lo := o.Log
 	if lo.FS == nil {
 		lo.FS = o.FS
@@ -364,8 +374,11 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 			return err
 		}
 	}
+	if err := e.flushes.refusal(); err != nil {
+		return errors.Join(err, m.discard())
+	}
 	if _, err := e.log.Append(m.b.Repr()); err != nil {
-		return err
+		return writeFailed(err)
 	}
 	return e.applyAppended(m)
 }
@@ -388,9 +401,7 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	}
 	if !e.applyMu.TryRLock() {
 		if !e.goOwned(func() { then(e.ApplyIf(m, check)) }) {
-			err := errors.Join(commitlog.ErrClosed, m.b.Close())
-			m.release()
-			return false, err
+			return false, errors.Join(writeFailed(commitlog.ErrClosed), m.discard())
 		}
 		return true, nil
 	}
@@ -400,21 +411,24 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 			return false, err
 		}
 	}
+	if err := e.flushes.refusal(); err != nil {
+		e.applyMu.RUnlock()
+		return false, errors.Join(err, m.discard())
+	}
 	// NB: the read lock is held until m is in the memtable, as in ApplyIf;
 	// the completion releases it on the log's goroutine.
 	_, pending, err = e.log.AppendAsync(m.b.Repr(), func(_ commitlog.Position, err error) {
 		if err == nil {
 			err = e.applyAppended(m)
 		} else {
-			err = errors.Join(err, m.b.Close())
-			m.release()
+			err = errors.Join(writeFailed(err), m.discard())
 		}
 		e.applyMu.RUnlock()
 		then(err)
 	})
 	if err != nil {
 		e.applyMu.RUnlock()
-		return false, err
+		return false, writeFailed(err)
 	}
 	if pending {
 		return true, nil
@@ -427,13 +441,16 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 // back to its pool. REQUIRES: applyMu held for reading.
 func (e *Engine) applyAppended(m *Mutation) error {
 	if err := e.db.Apply(m.b, pebble.NoSync); err != nil {
-		return fmt.Errorf("storage: apply: %w", err)
+		return errors.Join(writeFailed(fmt.Errorf("storage: apply: %w", err)), m.discard())
 	}
-	if err := m.b.Close(); err != nil {
-		return err
-	}
+	return m.discard()
+}
+
+// discard closes m's batch and gives m back to its pool.
+func (m *Mutation) discard() error {
+	err := m.b.Close()
 	m.release()
-	return nil
+	return err
 }
 
 // Truncate removes every row of t, durably.
@@ -464,10 +481,33 @@ func (e *Engine) Flush() error {
 	if err := e.db.Set(flushedKey, appendPosition(nil, upTo), pebble.NoSync); err != nil {
 		return fmt.Errorf("storage: flush: %w", err)
 	}
-	if err := e.db.Flush(); err != nil {
-		return fmt.Errorf("storage: flush: %w", err)
+	if err := e.flushLSM(); err != nil {
+		return err
 	}
 	return e.log.MarkFlushed(upTo)
+}
+
+// flushLSM flushes pebble's memtables and waits for the flush, or for a
+// failed attempt at it: pebble retries a failed flush until it succeeds,
+// and a caller here must not wait for the disk to get room.
+func (e *Engine) flushLSM() error {
+	failed := e.flushes.failed()
+	done, err := e.db.AsyncFlush()
+	if err != nil {
+		return writeFailed(fmt.Errorf("storage: flush: %w", err))
+	}
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-failed:
+			if err := e.flushes.refusal(); err != nil {
+				return fmt.Errorf("storage: flush: %w", err)
+			}
+			// A later flush already succeeded: wait on.
+			failed = e.flushes.failed()
+		}
+	}
 }
 
 // requestFlush asks flushLoop for a flush, without waiting for it.
