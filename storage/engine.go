@@ -31,6 +31,8 @@ type EngineOptions struct {
 	// After is the clock of the backoff between retries of a failed
 	// flush; nil means time.After.
 	After func(time.Duration) <-chan time.Time
+	// MemTableSize is the size of one memtable; 0 means pebble's default.
+	MemTableSize int64
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -54,11 +56,15 @@ type Engine struct {
 	// bg counts the engine's goroutines: flushLoop, and the ApplyIf calls
 	// ApplyAsync hands to goroutines of their own. Close waits for them
 	// before it closes the log and the LSM.
-	bg       sync.WaitGroup
-	closeMu  sync.Mutex
-	closed   bool          // guarded by closeMu; no goroutine starts once set
-	flushReq chan struct{} // wakes flushLoop
-	stop     chan struct{} // closed by Close: flushLoop returns
+	bg         sync.WaitGroup
+	closeMu    sync.Mutex
+	closed     bool          // guarded by closeMu; no goroutine starts once set
+	flushReq   chan struct{} // wakes flushLoop for a flush
+	markReq    chan struct{} // wakes it for a mark (release.go)
+	releaseReq chan struct{} // wakes it to free what pebble flushed
+	stop       chan struct{} // closed by Close: flushLoop returns
+
+	rel releaser
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -79,9 +85,17 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
 	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
-		flushReq: make(chan struct{}, 1), stop: make(chan struct{})}
-	listener := &pebble.EventListener{}
-	e.flushes.listen(listener)
+		flushReq: make(chan struct{}, 1), markReq: make(chan struct{}, 1), releaseReq: make(chan struct{}, 1),
+		stop: make(chan struct{})}
+	listener := &pebble.EventListener{
+		FlushEnd: func(info pebble.FlushInfo) {
+			e.flushes.flushEnd(info)
+			if e.rel.flushEnd(info) {
+				poke(e.releaseReq)
+			}
+		},
+		BackgroundError: e.flushes.backgroundError,
+	}
 	po := &pebble.Options{
 		FS:            newBackoffFS(o.FS, o.After, e.stop),
 		Comparer:      Comparer,
@@ -95,6 +109,9 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	// a partition read consults only the files that may hold it.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	if o.MemTableSize > 0 {
+		po.MemTableSize = uint64(o.MemTableSize)
 	}
 	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
@@ -127,7 +144,11 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		if err := b.SetRepr(append([]byte(nil), payload...)); err != nil {
 			return fmt.Errorf("storage: commit log record at %v: %w", pos, err)
 		}
-		return db.Apply(b, pebble.NoSync)
+		if err := db.Apply(b, pebble.NoSync); err != nil {
+			return fmt.Errorf("storage: replay the record at %v: %w", pos, err)
+		}
+		e.rel.applied(b, pos)
+		return b.Close()
 	})
 	if err != nil {
 		e.log.Close()
@@ -377,10 +398,11 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 	if err := e.flushes.refusal(); err != nil {
 		return errors.Join(err, m.discard())
 	}
-	if _, err := e.log.Append(m.b.Repr()); err != nil {
+	pos, err := e.log.Append(m.b.Repr())
+	if err != nil {
 		return writeFailed(err)
 	}
-	return e.applyAppended(m)
+	return e.applyAppended(m, pos)
 }
 
 // ApplyAsync is ApplyIf for a caller that must not block, such as an event
@@ -417,9 +439,10 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	}
 	// NB: the read lock is held until m is in the memtable, as in ApplyIf;
 	// the completion releases it on the log's goroutine.
-	_, pending, err = e.log.AppendAsync(m.b.Repr(), func(_ commitlog.Position, err error) {
+	var pos commitlog.Position
+	pos, pending, err = e.log.AppendAsync(m.b.Repr(), func(pos commitlog.Position, err error) {
 		if err == nil {
-			err = e.applyAppended(m)
+			err = e.applyAppended(m, pos)
 		} else {
 			err = errors.Join(writeFailed(err), m.discard())
 		}
@@ -434,14 +457,17 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 		return true, nil
 	}
 	defer e.applyMu.RUnlock()
-	return false, e.applyAppended(m)
+	return false, e.applyAppended(m, pos)
 }
 
-// applyAppended makes m, appended to the commit log, visible and gives it
-// back to its pool. REQUIRES: applyMu held for reading.
-func (e *Engine) applyAppended(m *Mutation) error {
+// applyAppended makes m, appended to the commit log at pos, visible and
+// gives it back to its pool. REQUIRES: applyMu held for reading.
+func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	if err := e.db.Apply(m.b, pebble.NoSync); err != nil {
 		return errors.Join(writeFailed(fmt.Errorf("storage: apply: %w", err)), m.discard())
+	}
+	if e.rel.applied(m.b, pos) {
+		poke(e.markReq)
 	}
 	return m.discard()
 }
@@ -511,15 +537,20 @@ func (e *Engine) flushLSM() error {
 }
 
 // requestFlush asks flushLoop for a flush, without waiting for it.
-func (e *Engine) requestFlush() {
+func (e *Engine) requestFlush() { poke(e.flushReq) }
+
+// poke wakes the goroutine behind c without blocking.
+func poke(c chan struct{}) {
 	select {
-	case e.flushReq <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
 
-// flushLoop runs the flushes the commit log asks for when it outgrows
-// commitlog_total_space, one at a time, until Close.
+// flushLoop runs, one at a time until Close, the flushes the commit log
+// asks for when it outgrows commitlog_total_space, and the marks and
+// releases of commit log segments that follow pebble's own flushes
+// (release.go).
 func (e *Engine) flushLoop() {
 	defer e.bg.Done()
 	for {
@@ -527,9 +558,20 @@ func (e *Engine) flushLoop() {
 		case <-e.stop:
 			return
 		case <-e.flushReq:
-		}
-		if err := e.Flush(); err != nil {
-			e.lg.Error("flush for commit log space failed", "err", err)
+			if err := e.Flush(); err != nil {
+				e.lg.Error("flush for commit log space failed", "err", err)
+			}
+		case <-e.markReq:
+			e.applyMu.Lock()
+			end := e.log.End()
+			e.rel.add(end)
+			e.applyMu.Unlock()
+		case <-e.releaseReq:
+			if pos, ok := e.rel.releasable(); ok {
+				if err := e.log.MarkFlushed(pos); err != nil {
+					e.lg.Error("storage: releasing the commit log segments a flush covered", "err", err)
+				}
+			}
 		}
 	}
 }
