@@ -2,8 +2,6 @@ package storage
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -81,15 +79,8 @@ func TestDiskFullRefusesWritesAndRecovers(t *testing.T) {
 	disk := newFullDisk(mem)
 	after, waits := fakeAfter()
 	open := func(fs vfs.FS) *Engine {
-		e, err := OpenEngine(EngineOptions{
-			FS: fs, Dir: "data", After: after,
-			Log:    commitlog.Options{Dir: "commitlog", Sync: commitlog.SyncBatch, SegmentSize: 1 << 20},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return openEngineWith(t, EngineOptions{FS: fs, Dir: "data", After: after,
+			Log: commitlog.Options{Dir: "commitlog", Sync: commitlog.SyncBatch, SegmentSize: 1 << 20}})
 	}
 	e := open(disk)
 	tbl := testTable(t, false)

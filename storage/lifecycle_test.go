@@ -14,19 +14,22 @@ import (
 	"github.com/cqld/cqld/commitlog"
 )
 
-// openTinyLogEngine opens an engine whose commit log is over its total
-// space after a few writes, so that it keeps asking for flushes.
-func openTinyLogEngine(t testing.TB, fs vfs.FS, sync string) *Engine {
+// openEngineWith opens an engine with o, its log lines discarded.
+func openEngineWith(t testing.TB, o EngineOptions) *Engine {
 	t.Helper()
-	e, err := OpenEngine(EngineOptions{
-		FS: fs, Dir: "data",
-		Log:    commitlog.Options{Dir: "commitlog", Sync: sync, SegmentSize: 4 << 10, TotalSpace: 8 << 10},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := OpenEngine(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// openTinyLogEngine opens an engine whose commit log is over its total
+// space after a few writes, so that it keeps asking for flushes.
+func openTinyLogEngine(t testing.TB, fs vfs.FS, sync string) *Engine {
+	return openEngineWith(t, EngineOptions{FS: fs, Dir: "data",
+		Log: commitlog.Options{Dir: "commitlog", Sync: sync, SegmentSize: 4 << 10, TotalSpace: 8 << 10}})
 }
 
 // storageGoroutines returns the stacks of goroutines created by this

@@ -1,8 +1,6 @@
 package storage
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -22,15 +20,8 @@ import (
 func TestFlushesReleaseSegments(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	open := func(fs vfs.FS) *Engine {
-		e, err := OpenEngine(EngineOptions{
-			FS: fs, Dir: "data", MemTableSize: 2 << 20,
-			Log:    commitlog.Options{Dir: "commitlog", Sync: commitlog.SyncBatch, SegmentSize: 1 << 20},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return openEngineWith(t, EngineOptions{FS: fs, Dir: "data", MemTableSize: 2 << 20,
+			Log: commitlog.Options{Dir: "commitlog", Sync: commitlog.SyncBatch, SegmentSize: 1 << 20}})
 	}
 	e := open(fs)
 	tbl := testTable(t, false)
