@@ -115,6 +115,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		rpc = cfg.BroadcastRPCAddress
 	}
 	n.engine = engine
+	metrics.NewLSM(reg, engine.LSMStats)
 	var srv atomic.Pointer[frontend.Server]
 	coord, err := coordinator.New(coordinator.Options{
 		Catalog:       catalog,

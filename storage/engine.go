@@ -64,7 +64,8 @@ type Engine struct {
 	releaseReq chan struct{} // wakes it to free what pebble flushed
 	stop       chan struct{} // closed by Close: flushLoop returns
 
-	rel releaser
+	rel    releaser
+	stalls stalls
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -96,6 +97,8 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		},
 		BackgroundError: e.flushes.backgroundError,
 	}
+	e.stalls.now = time.Now
+	e.stalls.listen(listener)
 	po := &pebble.Options{
 		FS:            newBackoffFS(o.FS, o.After, e.stop),
 		Comparer:      Comparer,
