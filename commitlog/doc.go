@@ -150,11 +150,13 @@
 // An I/O error on a write, sync or segment preparation fails every append
 // waiting for durability: the log never acknowledges what it could not make
 // durable. Then commit_failure_policy applies. stop and stop_commit make the
-// log refuse every later append with ErrStopped and the cause (Err reports
-// it, OnFailure tells the node, which under stop also stops its
-// transports); die does the same and then calls Die (os.Exit by default);
-// ignore logs the error, abandons the segment it hit, and carries on in a
-// new one.
+// log refuse every later append with ErrStopped and the cause, for good
+// (Err reports it, OnFailure tells the node, which under stop also stops
+// its client transports and keeps the process up for inspection, as
+// Cassandra does); die does the same and then calls Die (os.Exit by
+// default); ignore logs the error, fails the appends it hit, abandons the
+// segment, and carries on in a new one, so writes resume by themselves
+// once the disk works again.
 //
 // # Invariants
 //

@@ -100,18 +100,22 @@
 // and what they are told), listen_address and storage_port (reported in
 // system.local only: there is no inter-node traffic), data_file_directories
 // (the first one), commitlog_directory, the commitlog_* sync, segment,
-// space and replay keys, commit_failure_policy, num_tokens (at the first
-// start: the tokens are saved with the data), data_center, rack,
-// authenticator (only AllowAllAuthenticator starts; PasswordAuthenticator
-// is refused at start-up, as cqld has no authentication), the
-// native_transport_* keys (native_transport_max_concurrent_connections and
-// _per_ip among them), prepared_statements_cache_size (default a fixed
-// 10MiB: Cassandra's max(10MiB, heap/256) has no heap to divide in Go),
-// prometheus_address and prometheus_port.
+// space and replay keys, commit_failure_policy (stop stops the client
+// transports and keeps the process up; stop_commit keeps serving reads;
+// die exits; ignore fails the writes the error hit and carries on),
+// num_tokens (at the first start: the tokens are saved with the data),
+// data_center, rack, authenticator (only AllowAllAuthenticator starts;
+// PasswordAuthenticator is refused at start-up, as cqld has no
+// authentication), the native_transport_* keys
+// (native_transport_max_concurrent_connections and _per_ip among them),
+// prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
+// max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
+// prometheus_port.
 //
-// Validated and not used: the request timeouts (read_request_timeout,
+// Validated and not used yet: the request timeouts (read_request_timeout,
 // write_request_timeout, request_timeout: no request times out),
-// saved_caches_directory, hints_directory, disk_failure_policy,
-// endpoint_snitch, authorizer (only AllowAllAuthorizer is accepted) and
-// seed_provider.
+// disk_failure_policy (a data disk that cannot take a flush makes writes
+// fail with WRITE_FAILURE until a flush succeeds, whatever it says),
+// saved_caches_directory, hints_directory, endpoint_snitch, authorizer
+// (only AllowAllAuthorizer is accepted) and seed_provider.
 package config

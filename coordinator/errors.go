@@ -9,6 +9,7 @@ import (
 
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
 // cqlError is the error a client sees, with its CQL error code.
@@ -74,6 +75,11 @@ func errorMessage(err error) message.Error {
 	var stale *staleError
 	if errors.As(err, &stale) {
 		return &message.Invalid{ErrorMessage: stale.Error()}
+	}
+	if errors.Is(err, storage.ErrWriteFailed) {
+		// The one replica, this node, failed the write.
+		return &message.WriteFailure{ErrorMessage: err.Error(), Consistency: primitive.ConsistencyLevelOne,
+			BlockFor: 1, NumFailures: 1, WriteType: primitive.WriteTypeSimple}
 	}
 	var ce *cqlError
 	if !errors.As(err, &ce) {

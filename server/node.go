@@ -37,6 +37,15 @@ type Node struct {
 	// waits for it.
 	stopPurges context.CancelFunc
 	purges     sync.WaitGroup
+
+	// The client transports stop once: at Shutdown, or earlier when a
+	// commit log failure under commit_failure_policy stop stops them.
+	stopOnce     sync.Once
+	stopErr      error
+	failedCommit atomic.Bool
+	// fe is frontend for the commit log's failure hook, which may run
+	// while StartWith is still setting the node up.
+	fe atomic.Pointer[frontend.Server]
 }
 
 // purgeInterval is how often the node walks its tables to drop tombstones
@@ -82,6 +91,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
+	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -95,6 +105,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			FailurePolicy:      cfg.CommitFailurePolicy,
 			IgnoreReplayErrors: cfg.CommitlogIgnoreReplayErrors,
 			Metrics:            metrics.NewCommitLog(reg),
+			OnFailure:          n.commitFailed,
 		},
 		Logger: log,
 	})
@@ -106,7 +117,8 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if cfg.BroadcastRPCAddress != "" {
 		rpc = cfg.BroadcastRPCAddress
 	}
-	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info, engine: engine}
+	n.engine = engine
+	metrics.NewLSM(reg, engine.LSMStats)
 	var srv atomic.Pointer[frontend.Server]
 	coord, err := coordinator.New(coordinator.Options{
 		Catalog:       catalog,
@@ -150,8 +162,13 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		engine.Close()
 		return nil, err
 	}
-	srv.Store(fe)
 	n.frontend = fe
+	srv.Store(fe)
+	n.fe.Store(fe)
+	if n.failedCommit.Load() {
+		// The commit log failed before the transports existed.
+		_ = n.stopTransports()
+	}
 	purgeCtx, stop := context.WithCancel(context.Background())
 	n.stopPurges = stop
 	n.purges.Add(1)
@@ -189,10 +206,51 @@ func (n *Node) MetricsAddr() string {
 // Frontend exposes the network server, for tests that look at its counters.
 func (n *Node) Frontend() *frontend.Server { return n.frontend }
 
+// commitFailed is the commit log's OnFailure: an I/O error stopped it under
+// commit_failure_policy stop, stop_commit or die. Under stop, as in
+// Cassandra, the node stops its client transports and keeps the process
+// (and its metrics endpoint) up for inspection; under stop_commit it goes
+// on serving reads, every write failing; under die the commit log exits
+// the process next.
+func (n *Node) commitFailed(err error) {
+	if n.cfg.CommitFailurePolicy != commitlog.PolicyStop {
+		return
+	}
+	n.log.Error("commit log failure: stopping the client transports; the process stays up for inspection "+
+		"(commit_failure_policy: stop)", "err", err)
+	n.failedCommit.Store(true)
+	if n.fe.Load() != nil {
+		_ = n.stopTransports()
+	}
+}
+
+// stopTransportsWait bounds how long stopping the transports waits for the
+// requests in flight when the commit log failed.
+const stopTransportsWait = 10 * time.Second
+
+// stopTransports stops the client transports, once; a later call waits for
+// the first and returns its error.
+func (n *Node) stopTransports() error {
+	return n.stopTransportsWithin(context.Background())
+}
+
+func (n *Node) stopTransportsWithin(ctx context.Context) error {
+	n.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, stopTransportsWait)
+		defer cancel()
+		n.stopErr = n.fe.Load().Shutdown(ctx)
+	})
+	return n.stopErr
+}
+
+// TransportsStopped reports whether a commit log failure stopped the
+// client transports (commit_failure_policy stop).
+func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() }
+
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.
 func (n *Node) Shutdown(ctx context.Context) error {
-	err := n.frontend.Shutdown(ctx)
+	err := n.stopTransportsWithin(ctx)
 	n.stopPurges()
 	n.purges.Wait()
 	if n.metrics != nil {

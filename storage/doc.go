@@ -8,13 +8,16 @@
 // appends to the commit log (package commitlog) and, once the log's sync
 // mode says it is durable, applies to pebble's memtable; ApplyAsync does
 // the same for a caller that must not block (a network event loop) and
-// reports the outcome through a callback. When pebble flushes, the commit
-// log segments the flush covered are released, and the commit log position
-// the flush covers (the log's end when it began) is stored with it. At
-// start-up the commit log is replayed into pebble from that position, and
-// the flush that follows releases every replayed segment, so restarts never
-// pile segments up; replay is idempotent because every cell write is a
-// pebble Merge reconciled last-write-wins.
+// reports the outcome through a callback. When pebble flushes a memtable,
+// on its own or when asked, the commit log segments the flush covered are
+// released (release.go: sequence numbers map the flush back to commit log
+// positions), so the log holds about what the memtables hold. A flush the
+// engine asks for (Engine.Flush) also stores the commit log position it
+// covers (the log's end when it began). At start-up the commit log is
+// replayed into pebble from that position, and the flush that follows
+// releases every replayed segment, so restarts never pile segments up;
+// replay is idempotent because every cell write is a pebble Merge
+// reconciled last-write-wins.
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's
@@ -56,6 +59,14 @@
 // temporary file, fsynced, renamed over the old one, and the directory
 // fsynced, so a crash leaves either the old or the new version, never a
 // mix. Readers take an immutable *Schema and never lock.
+//
+// # Failures
+//
+// A write the commit log could not make durable, or one refused while the
+// LSM cannot flush (flushstate.go), fails with ErrWriteFailed, which
+// clients see as WRITE_FAILURE. Pebble retries a failed flush by itself;
+// backoff.go spaces the retries out, and the first that succeeds lets
+// writes in again.
 //
 // All file I/O goes through pebble's vfs.FS so tests can run on an
 // in-memory, crashable or fault-injecting file system.

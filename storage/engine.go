@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -27,6 +28,11 @@ type EngineOptions struct {
 	Logger *slog.Logger
 	// CacheSize is the LSM's block cache in bytes; 0 means 128 MiB.
 	CacheSize int64
+	// After is the clock of the backoff between retries of a failed
+	// flush; nil means time.After.
+	After func(time.Duration) <-chan time.Time
+	// MemTableSize is the size of one memtable; 0 means pebble's default.
+	MemTableSize int64
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -36,9 +42,10 @@ type EngineOptions struct {
 //
 // Engine is safe for concurrent use.
 type Engine struct {
-	db  *pebble.DB
-	log *commitlog.Log
-	lg  *slog.Logger
+	db      *pebble.DB
+	log     *commitlog.Log
+	lg      *slog.Logger
+	flushes *flushState
 
 	// NB: Apply holds applyMu for reading from its commit log append to its
 	// pebble apply; flush takes it for writing, so the position it reads
@@ -49,11 +56,16 @@ type Engine struct {
 	// bg counts the engine's goroutines: flushLoop, and the ApplyIf calls
 	// ApplyAsync hands to goroutines of their own. Close waits for them
 	// before it closes the log and the LSM.
-	bg       sync.WaitGroup
-	closeMu  sync.Mutex
-	closed   bool          // guarded by closeMu; no goroutine starts once set
-	flushReq chan struct{} // wakes flushLoop
-	stop     chan struct{} // closed by Close: flushLoop returns
+	bg         sync.WaitGroup
+	closeMu    sync.Mutex
+	closed     bool          // guarded by closeMu; no goroutine starts once set
+	flushReq   chan struct{} // wakes flushLoop for a flush
+	markReq    chan struct{} // wakes it for a mark (release.go)
+	releaseReq chan struct{} // wakes it to free what pebble flushed
+	stop       chan struct{} // closed by Close: flushLoop returns
+
+	rel    releaser
+	stalls stalls
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -73,24 +85,42 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
+	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
+		flushReq: make(chan struct{}, 1), markReq: make(chan struct{}, 1), releaseReq: make(chan struct{}, 1),
+		stop: make(chan struct{})}
+	listener := &pebble.EventListener{
+		FlushEnd: func(info pebble.FlushInfo) {
+			e.flushes.flushEnd(info)
+			if e.rel.flushEnd(info) {
+				poke(e.releaseReq)
+			}
+		},
+		BackgroundError: e.flushes.backgroundError,
+	}
+	e.stalls.now = time.Now
+	e.stalls.listen(listener)
 	po := &pebble.Options{
-		FS:         o.FS,
-		Comparer:   Comparer,
-		Merger:     CellMerger,
-		DisableWAL: true,
-		Cache:      cache,
-		Logger:     pebbleLogger{o.Logger},
+		FS:            newBackoffFS(o.FS, o.After, e.stop),
+		Comparer:      Comparer,
+		Merger:        CellMerger,
+		DisableWAL:    true,
+		Cache:         cache,
+		Logger:        pebbleLogger{o.Logger},
+		EventListener: listener,
 	}
 	// Bloom filters of partition prefixes (Comparer.Split) at every level:
 	// a partition read consults only the files that may hold it.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	if o.MemTableSize > 0 {
+		po.MemTableSize = uint64(o.MemTableSize)
+	}
 	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}
-	e := &Engine{db: db, lg: o.Logger, flushReq: make(chan struct{}, 1), stop: make(chan struct{})}
+	e.db = db
 	lo := o.Log
 	if lo.FS == nil {
 		lo.FS = o.FS
@@ -117,7 +147,11 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		if err := b.SetRepr(append([]byte(nil), payload...)); err != nil {
 			return fmt.Errorf("storage: commit log record at %v: %w", pos, err)
 		}
-		return db.Apply(b, pebble.NoSync)
+		if err := db.Apply(b, pebble.NoSync); err != nil {
+			return fmt.Errorf("storage: replay the record at %v: %w", pos, err)
+		}
+		e.rel.applied(b, pos)
+		return b.Close()
 	})
 	if err != nil {
 		e.log.Close()
@@ -364,10 +398,14 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 			return err
 		}
 	}
-	if _, err := e.log.Append(m.b.Repr()); err != nil {
-		return err
+	if err := e.flushes.refusal(); err != nil {
+		return errors.Join(err, m.discard())
 	}
-	return e.applyAppended(m)
+	pos, err := e.log.Append(m.b.Repr())
+	if err != nil {
+		return writeFailed(err)
+	}
+	return e.applyAppended(m, pos)
 }
 
 // ApplyAsync is ApplyIf for a caller that must not block, such as an event
@@ -388,9 +426,7 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	}
 	if !e.applyMu.TryRLock() {
 		if !e.goOwned(func() { then(e.ApplyIf(m, check)) }) {
-			err := errors.Join(commitlog.ErrClosed, m.b.Close())
-			m.release()
-			return false, err
+			return false, errors.Join(writeFailed(commitlog.ErrClosed), m.discard())
 		}
 		return true, nil
 	}
@@ -400,40 +436,50 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 			return false, err
 		}
 	}
+	if err := e.flushes.refusal(); err != nil {
+		e.applyMu.RUnlock()
+		return false, errors.Join(err, m.discard())
+	}
 	// NB: the read lock is held until m is in the memtable, as in ApplyIf;
 	// the completion releases it on the log's goroutine.
-	_, pending, err = e.log.AppendAsync(m.b.Repr(), func(_ commitlog.Position, err error) {
+	var pos commitlog.Position
+	pos, pending, err = e.log.AppendAsync(m.b.Repr(), func(pos commitlog.Position, err error) {
 		if err == nil {
-			err = e.applyAppended(m)
+			err = e.applyAppended(m, pos)
 		} else {
-			err = errors.Join(err, m.b.Close())
-			m.release()
+			err = errors.Join(writeFailed(err), m.discard())
 		}
 		e.applyMu.RUnlock()
 		then(err)
 	})
 	if err != nil {
 		e.applyMu.RUnlock()
-		return false, err
+		return false, writeFailed(err)
 	}
 	if pending {
 		return true, nil
 	}
 	defer e.applyMu.RUnlock()
-	return false, e.applyAppended(m)
+	return false, e.applyAppended(m, pos)
 }
 
-// applyAppended makes m, appended to the commit log, visible and gives it
-// back to its pool. REQUIRES: applyMu held for reading.
-func (e *Engine) applyAppended(m *Mutation) error {
+// applyAppended makes m, appended to the commit log at pos, visible and
+// gives it back to its pool. REQUIRES: applyMu held for reading.
+func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	if err := e.db.Apply(m.b, pebble.NoSync); err != nil {
-		return fmt.Errorf("storage: apply: %w", err)
+		return errors.Join(writeFailed(fmt.Errorf("storage: apply: %w", err)), m.discard())
 	}
-	if err := m.b.Close(); err != nil {
-		return err
+	if e.rel.applied(m.b, pos) {
+		poke(e.markReq)
 	}
+	return m.discard()
+}
+
+// discard closes m's batch and gives m back to its pool.
+func (m *Mutation) discard() error {
+	err := m.b.Close()
 	m.release()
-	return nil
+	return err
 }
 
 // Truncate removes every row of t, durably.
@@ -464,22 +510,50 @@ func (e *Engine) Flush() error {
 	if err := e.db.Set(flushedKey, appendPosition(nil, upTo), pebble.NoSync); err != nil {
 		return fmt.Errorf("storage: flush: %w", err)
 	}
-	if err := e.db.Flush(); err != nil {
-		return fmt.Errorf("storage: flush: %w", err)
+	if err := e.flushLSM(); err != nil {
+		return err
 	}
 	return e.log.MarkFlushed(upTo)
 }
 
+// flushLSM flushes pebble's memtables and waits for the flush, or for a
+// failed attempt at it: pebble retries a failed flush until it succeeds,
+// and a caller here must not wait for the disk to get room.
+func (e *Engine) flushLSM() error {
+	failed := e.flushes.failed()
+	done, err := e.db.AsyncFlush()
+	if err != nil {
+		return writeFailed(fmt.Errorf("storage: flush: %w", err))
+	}
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-failed:
+			if err := e.flushes.refusal(); err != nil {
+				return fmt.Errorf("storage: flush: %w", err)
+			}
+			// A later flush already succeeded: wait on.
+			failed = e.flushes.failed()
+		}
+	}
+}
+
 // requestFlush asks flushLoop for a flush, without waiting for it.
-func (e *Engine) requestFlush() {
+func (e *Engine) requestFlush() { poke(e.flushReq) }
+
+// poke wakes the goroutine behind c without blocking.
+func poke(c chan struct{}) {
 	select {
-	case e.flushReq <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
 
-// flushLoop runs the flushes the commit log asks for when it outgrows
-// commitlog_total_space, one at a time, until Close.
+// flushLoop runs, one at a time until Close, the flushes the commit log
+// asks for when it outgrows commitlog_total_space, and the marks and
+// releases of commit log segments that follow pebble's own flushes
+// (release.go).
 func (e *Engine) flushLoop() {
 	defer e.bg.Done()
 	for {
@@ -487,9 +561,20 @@ func (e *Engine) flushLoop() {
 		case <-e.stop:
 			return
 		case <-e.flushReq:
-		}
-		if err := e.Flush(); err != nil {
-			e.lg.Error("flush for commit log space failed", "err", err)
+			if err := e.Flush(); err != nil {
+				e.lg.Error("flush for commit log space failed", "err", err)
+			}
+		case <-e.markReq:
+			e.applyMu.Lock()
+			end := e.log.End()
+			e.rel.add(end)
+			e.applyMu.Unlock()
+		case <-e.releaseReq:
+			if pos, ok := e.rel.releasable(); ok {
+				if err := e.log.MarkFlushed(pos); err != nil {
+					e.lg.Error("storage: releasing the commit log segments a flush covered", "err", err)
+				}
+			}
 		}
 	}
 }

@@ -9,24 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/cqld/cqld/commitlog"
 )
 
-// openTinyLogEngine opens an engine whose commit log is over its total
-// space after a few writes, so that it keeps asking for flushes.
-func openTinyLogEngine(t testing.TB, fs vfs.FS, sync string) *Engine {
+// openEngineWith opens an engine with o, its log lines discarded.
+func openEngineWith(t testing.TB, o EngineOptions) *Engine {
 	t.Helper()
-	e, err := OpenEngine(EngineOptions{
-		FS: fs, Dir: "data",
-		Log:    commitlog.Options{Dir: "commitlog", Sync: sync, SegmentSize: 4 << 10, TotalSpace: 8 << 10},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := OpenEngine(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// openTinyLogEngine opens an engine whose commit log is over its total
+// space after a few writes, so that it keeps asking for flushes.
+func openTinyLogEngine(t testing.TB, fs vfs.FS, sync string) *Engine {
+	return openEngineWith(t, EngineOptions{FS: fs, Dir: "data",
+		Log: commitlog.Options{Dir: "commitlog", Sync: sync, SegmentSize: 4 << 10, TotalSpace: 8 << 10}})
 }
 
 // storageGoroutines returns the stacks of goroutines created by this
@@ -84,4 +88,44 @@ func TestCloseWaitsForFlushes(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("%d goroutines of the engine outlived Close:\n%s", len(left), strings.Join(left, "\n\n"))
+}
+
+// TestLSMStats: the stats the metrics read follow what the engine did.
+func TestLSMStats(t *testing.T) {
+	e := openTestEngine(t, vfs.NewMem(), commitlog.SyncBatch)
+	defer e.Close()
+	tbl := testTable(t, false)
+	for c := range 100 {
+		m := e.NewMutation()
+		m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(c)}, Column: "v"}, live(1, "v"))
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := e.LSMStats()
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	st := e.LSMStats()
+	if st.Flushes <= before.Flushes || st.FlushBytes <= before.FlushBytes || st.LevelFiles[0] == 0 || st.FlushFailing {
+		t.Fatalf("after a flush: %+v (before %+v)", st, before)
+	}
+}
+
+func TestStallsCount(t *testing.T) {
+	now := time.Unix(100, 0)
+	s := stalls{now: func() time.Time { return now }}
+	var l pebble.EventListener
+	s.listen(&l)
+	l.WriteStallBegin(pebble.WriteStallBeginInfo{Reason: "memtable count limit reached"})
+	now = now.Add(2 * time.Second)
+	if n, d := s.read(); n != 1 || d != 2*time.Second {
+		t.Fatalf("during a stall: %d stalls, %v", n, d)
+	}
+	now = now.Add(time.Second)
+	l.WriteStallEnd()
+	now = now.Add(time.Hour)
+	if n, d := s.read(); n != 1 || d != 3*time.Second {
+		t.Fatalf("after a stall: %d stalls, %v", n, d)
+	}
 }
