@@ -79,6 +79,18 @@
 // native_transport_max_queued_requests bound the requests one connection,
 // and the node as a whole, may hold before cqld answers OVERLOADED.
 //
+// native_transport_send_queue_capacity (default 1MiB) and
+// native_transport_max_response_data_in_flight (default 256MiB) bound the
+// answers queued and not yet taken by the sockets, per connection and
+// node-wide: a connection past either (the node-wide one counts only for
+// connections with answers queued) is not read until its answers drain.
+// Cassandra's counterpart is Netty's fixed write-buffer water mark.
+// native_transport_handshake_timeout (default 10s) closes a connection
+// that has not sent STARTUP that long after connecting, and
+// native_transport_frame_timeout (default 30s) one that began a frame and
+// did not finish it in that long, so a client trickling bytes cannot hold
+// a connection forever; 0s turns either off.
+//
 // native_transport_event_loops (cqld's own, default 0: half the CPUs, at
 // least one) is the number of network event loops. They answer single-row
 // reads and blind writes themselves; native_transport_max_threads workers
@@ -104,6 +116,13 @@
 // native_transport_max_queued_requests, native_transport_event_loops,
 // native_transport_idle_timeout, native_transport_max_concurrent_connections,
 // native_transport_max_concurrent_connections_per_ip,
+// native_transport_max_request_data_in_flight (default 256MiB),
+// native_transport_max_request_data_in_flight_per_ip (default 64MiB; both
+// fixed, where Cassandra's are a tenth and a fortieth of the heap, and at
+// least one largest frame), native_transport_receive_queue_capacity,
+// native_transport_send_queue_capacity,
+// native_transport_max_response_data_in_flight,
+// native_transport_handshake_timeout, native_transport_frame_timeout,
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
 // prometheus_port.
