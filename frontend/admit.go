@@ -7,7 +7,14 @@ import (
 )
 
 // Requests in flight are bounded per connection (MaxRequestsPerConn) and
-// node-wide (MaxQueued).
+// node-wide (MaxQueued), and the node-wide budget is shared fairly: once
+// half of it is in use, a connection may start another request only while
+// it has fewer than its fair share, MaxQueued/(n+2) with n the other
+// connections that have requests in flight. A greedy connection alone
+// tops out at half the budget; when others arrive, each is below its
+// share and gets in, while the greedy one gets OVERLOADED until it is
+// back under its own, so k greedy connections together leave room for
+// more.
 
 // admitRequest returns the OVERLOADED answer for a request cn may not start
 // now, or nil.
@@ -26,6 +33,18 @@ func (s *Server) admitRequest(cn *conn) message.Message {
 	if total >= limit {
 		s.m.Overloaded.WithLabelValues("server").Inc()
 		return &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"}
+	}
+	if total >= limit/2 {
+		others := s.activeConns.Load()
+		if mine > 0 {
+			others--
+		}
+		if share := limit / (others + 2); mine >= share {
+			s.m.Overloaded.WithLabelValues("fair_share").Inc()
+			return &message.Overloaded{ErrorMessage: fmt.Sprintf(
+				"Server is in overloaded state. Cannot accept more requests on this connection at this point: "+
+					"it has %d of the %d requests in flight, its fair share is %d", mine, total, share)}
+		}
 	}
 	return nil
 }

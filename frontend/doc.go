@@ -40,8 +40,9 @@
 //     buffer until the answers drain. gnet cannot stop reading a socket,
 //     so a paused connection that keeps sending past ReceiveQueueCapacity
 //     is closed.
-//   - Requests in flight: past MaxRequestsPerConn on one connection or
-//     MaxQueued in the server, a request gets OVERLOADED on its stream.
+//   - Requests in flight: past MaxRequestsPerConn on one connection,
+//     MaxQueued in the server, or a connection's fair share of MaxQueued
+//     once half of it is used, a request gets OVERLOADED on its stream.
 //     The event loop never waits for a worker.
 //   - Time: STARTUP must come within HandshakeTimeout, a frame begun must
 //     finish within FrameTimeout, and a connection with nothing in flight
