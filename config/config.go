@@ -88,9 +88,31 @@ type Config struct {
 	// NativeTransportMaxConcurrentConnections and
 	// NativeTransportMaxConcurrentConnectionsPerIP cap the client
 	// connections open at once, in all and from one address; -1 is no cap.
-	NativeTransportMaxConcurrentConnections      int      `yaml:"native_transport_max_concurrent_connections"`
-	NativeTransportMaxConcurrentConnectionsPerIP int      `yaml:"native_transport_max_concurrent_connections_per_ip"`
-	PreparedStatementsCacheSize                  DataSize `yaml:"prepared_statements_cache_size"`
+	NativeTransportMaxConcurrentConnections      int `yaml:"native_transport_max_concurrent_connections"`
+	NativeTransportMaxConcurrentConnectionsPerIP int `yaml:"native_transport_max_concurrent_connections_per_ip"`
+	// NativeTransportMaxRequestDataInFlight and ...PerIP bound the bytes
+	// of requests held (frames being read, waiting or executing),
+	// node-wide and per client address; a frame past them gets OVERLOADED.
+	// Either is at least one frame of NativeTransportMaxFrameSize.
+	NativeTransportMaxRequestDataInFlight      DataSize `yaml:"native_transport_max_request_data_in_flight"`
+	NativeTransportMaxRequestDataInFlightPerIP DataSize `yaml:"native_transport_max_request_data_in_flight_per_ip"`
+	// NativeTransportReceiveQueueCapacity is how much a paused connection
+	// may send before it is closed.
+	NativeTransportReceiveQueueCapacity DataSize `yaml:"native_transport_receive_queue_capacity"`
+	// NativeTransportSendQueueCapacity and
+	// NativeTransportMaxResponseDataInFlight (cqld's own) bound the answers
+	// queued and not yet taken by the sockets, per connection and
+	// node-wide: past them a connection is not read until its answers
+	// drain.
+	NativeTransportSendQueueCapacity       DataSize `yaml:"native_transport_send_queue_capacity"`
+	NativeTransportMaxResponseDataInFlight DataSize `yaml:"native_transport_max_response_data_in_flight"`
+	// NativeTransportHandshakeTimeout and NativeTransportFrameTimeout
+	// (cqld's own) close a connection that has not sent STARTUP this long
+	// after connecting, or has begun a frame and not finished it in this
+	// long; 0 never.
+	NativeTransportHandshakeTimeout Duration `yaml:"native_transport_handshake_timeout"`
+	NativeTransportFrameTimeout     Duration `yaml:"native_transport_frame_timeout"`
+	PreparedStatementsCacheSize     DataSize `yaml:"prepared_statements_cache_size"`
 
 	ReadRequestTimeout  Duration `yaml:"read_request_timeout"`
 	WriteRequestTimeout Duration `yaml:"write_request_timeout"`
@@ -152,6 +174,13 @@ func Default() Config {
 		NativeTransportMaxQueuedRequests:             8192,
 		NativeTransportMaxConcurrentConnections:      -1,
 		NativeTransportMaxConcurrentConnectionsPerIP: -1,
+		NativeTransportMaxRequestDataInFlight:        256 * MiB,
+		NativeTransportMaxRequestDataInFlightPerIP:   64 * MiB,
+		NativeTransportReceiveQueueCapacity:          1 * MiB,
+		NativeTransportSendQueueCapacity:             1 * MiB,
+		NativeTransportMaxResponseDataInFlight:       256 * MiB,
+		NativeTransportHandshakeTimeout:              Duration{10 * time.Second},
+		NativeTransportFrameTimeout:                  Duration{30 * time.Second},
 		PreparedStatementsCacheSize:                  10 * MiB,
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
@@ -276,6 +305,13 @@ func keys() []key {
 		{name: "native_transport_idle_timeout", usage: "close connections idle this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportIdleTimeout }},
 		{name: "native_transport_max_concurrent_connections", usage: "client connections open at once (-1: no cap)", field: func(c *Config) any { return &c.NativeTransportMaxConcurrentConnections }},
 		{name: "native_transport_max_concurrent_connections_per_ip", usage: "client connections open at once from one address (-1: no cap)", field: func(c *Config) any { return &c.NativeTransportMaxConcurrentConnectionsPerIP }},
+		{name: "native_transport_max_request_data_in_flight", usage: "bytes of client requests held node-wide before OVERLOADED, e.g. 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxRequestDataInFlight }},
+		{name: "native_transport_max_request_data_in_flight_per_ip", usage: "bytes of client requests held per client address before OVERLOADED, e.g. 64MiB", field: func(c *Config) any { return &c.NativeTransportMaxRequestDataInFlightPerIP }},
+		{name: "native_transport_receive_queue_capacity", usage: "bytes a paused connection may send before it is closed, e.g. 1MiB", field: func(c *Config) any { return &c.NativeTransportReceiveQueueCapacity }},
+		{name: "native_transport_send_queue_capacity", usage: "answers queued for one connection before it is not read until they drain, e.g. 1MiB", field: func(c *Config) any { return &c.NativeTransportSendQueueCapacity }},
+		{name: "native_transport_max_response_data_in_flight", usage: "answers queued node-wide before connections with answers queued are not read, e.g. 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxResponseDataInFlight }},
+		{name: "native_transport_handshake_timeout", usage: "close connections that have not sent STARTUP this long after connecting (0s: never)", field: func(c *Config) any { return &c.NativeTransportHandshakeTimeout }},
+		{name: "native_transport_frame_timeout", usage: "close connections that began a frame and did not finish it in this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportFrameTimeout }},
 		{name: "prepared_statements_cache_size", usage: "prepared statement cache size, e.g. 10MiB", field: func(c *Config) any { return &c.PreparedStatementsCacheSize }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
@@ -797,6 +833,23 @@ func (c *Config) problems() []*keyError {
 	}
 	capOrNone("native_transport_max_concurrent_connections", c.NativeTransportMaxConcurrentConnections)
 	capOrNone("native_transport_max_concurrent_connections_per_ip", c.NativeTransportMaxConcurrentConnectionsPerIP)
+	positiveSize := func(key string, v DataSize) {
+		if v <= 0 {
+			bad(key, "%s must be greater than 0", v)
+		}
+	}
+	positiveSize("native_transport_max_request_data_in_flight", c.NativeTransportMaxRequestDataInFlight)
+	positiveSize("native_transport_max_request_data_in_flight_per_ip", c.NativeTransportMaxRequestDataInFlightPerIP)
+	positiveSize("native_transport_receive_queue_capacity", c.NativeTransportReceiveQueueCapacity)
+	positiveSize("native_transport_send_queue_capacity", c.NativeTransportSendQueueCapacity)
+	positiveSize("native_transport_max_response_data_in_flight", c.NativeTransportMaxResponseDataInFlight)
+	notNegative := func(key string, d Duration) {
+		if d.Duration < 0 {
+			bad(key, "%s is negative", d)
+		}
+	}
+	notNegative("native_transport_handshake_timeout", c.NativeTransportHandshakeTimeout)
+	notNegative("native_transport_frame_timeout", c.NativeTransportFrameTimeout)
 	if c.PreparedStatementsCacheSize <= 0 {
 		bad("prepared_statements_cache_size", "%s must be greater than 0", c.PreparedStatementsCacheSize)
 	}

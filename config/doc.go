@@ -79,6 +79,18 @@
 // native_transport_max_queued_requests bound the requests one connection,
 // and the node as a whole, may hold before cqld answers OVERLOADED.
 //
+// native_transport_send_queue_capacity (default 1MiB) and
+// native_transport_max_response_data_in_flight (default 256MiB) bound the
+// answers queued and not yet taken by the sockets, per connection and
+// node-wide: a connection past either (the node-wide one counts only for
+// connections with answers queued) is not read until its answers drain.
+// Cassandra's counterpart is Netty's fixed write-buffer water mark.
+// native_transport_handshake_timeout (default 10s) closes a connection
+// that has not sent STARTUP that long after connecting, and
+// native_transport_frame_timeout (default 30s) one that began a frame and
+// did not finish it in that long, so a client trickling bytes cannot hold
+// a connection forever; 0s turns either off.
+//
 // native_transport_event_loops (cqld's own, default 0: half the CPUs, at
 // least one) is the number of network event loops. They answer single-row
 // reads and blind writes themselves; native_transport_max_threads workers
@@ -106,8 +118,16 @@
 // num_tokens (at the first start: the tokens are saved with the data),
 // data_center, rack, authenticator (only AllowAllAuthenticator starts;
 // PasswordAuthenticator is refused at start-up, as cqld has no
-// authentication), the native_transport_* keys
-// (native_transport_max_concurrent_connections and _per_ip among them),
+// authentication), the native_transport_* keys (among them the
+// connection caps native_transport_max_concurrent_connections and _per_ip;
+// the bounds on request bytes in flight,
+// native_transport_max_request_data_in_flight, default 256MiB, and _per_ip,
+// default 64MiB, both fixed where Cassandra's are a tenth and a fortieth of
+// the heap, and at least one largest frame; the queue bounds
+// native_transport_receive_queue_capacity,
+// native_transport_send_queue_capacity and
+// native_transport_max_response_data_in_flight; and the deadlines
+// native_transport_handshake_timeout and native_transport_frame_timeout),
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
 // prometheus_port.

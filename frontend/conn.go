@@ -1,7 +1,6 @@
 package frontend
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -36,25 +35,31 @@ const (
 	evSchema
 )
 
-var _ protocol.Later = (*conn)(nil)
-
 // Reasons the server closes a connection: the Closed metric's label.
 const (
-	reasonProtocol = "protocol_error" // the byte stream is not the protocol
-	reasonEncode   = "encode_error"   // an answer could not be framed
-	reasonIdle     = "idle_timeout"
+	reasonProtocol  = "protocol_error" // the byte stream is not the protocol
+	reasonEncode    = "encode_error"   // an answer could not be framed
+	reasonIdle      = "idle_timeout"
+	reasonHandshake = "handshake_timeout" // no STARTUP in time
+	reasonFrame     = "frame_timeout"     // a frame begun and not finished in time
+	// reasonReceive: a paused connection kept sending past its receive
+	// queue, or a v5 envelope did not fit in the request data budget
+	// (segments cannot be skipped the way a legacy frame's body is).
+	reasonReceive = "receive_queue"
 )
 
 // conn is one client connection.
 //
-// NB: the event loop owns every field but the atomics. Workers read
-// version, comp, framed and segLZ4 only for requests submitted after
-// STARTUP set them, and the submission orders those writes before the reads.
+// NB: the event loop owns every field but the atomics and those under wmu.
+// Workers read version, comp, framed and segLZ4 only for requests
+// submitted after STARTUP set them, and the submission orders those writes
+// before the reads.
 type conn struct {
 	s      *Server
 	gc     gnet.Conn
 	remote net.Addr
-	ip     netip.Addr // the client's, for the per-address caps
+	ip     netip.Addr
+	peer   *peer // the client address's share of the caps and budgets
 
 	state   connState
 	version primitive.ProtocolVersion // 0 until STARTUP
@@ -62,31 +67,67 @@ type conn struct {
 	framed  bool                      // v5 segments in both directions
 	segLZ4  bool                      // v5 segments are LZ4-compressed
 	segDec  *protocol.SegmentDecoder
-	out     []byte // answers made on the event loop, not yet written
+	envs    [][]byte // v5 envelopes decoded and not yet dispatched (paused)
+	out     []byte   // answers made on the event loop, not yet written
 	// broken is the first answer made on the event loop that could not be
 	// framed; the connection closes once the answers before it are out.
 	broken error
 	// prepareBatch: the client turned on PREPARE_BATCH in STARTUP.
 	prepareBatch bool
 
+	// held is the request data taken from the budgets for bytes not yet
+	// dispatched: the frame being read (its whole declared length, taken
+	// when its header arrived) and, while paused, the frames waiting in
+	// the inbound buffer. A dispatched request carries its share away in
+	// a ticket.
+	held int64
+	// reading is the declared length of the legacy frame being read, once
+	// its header is in; 0 between frames.
+	reading int64
+	// skip is how many bytes of a refused frame's body are still to be
+	// discarded as they arrive.
+	skip int64
+	// outQueued is what gnet held of our answers when last looked at;
+	// with the workers' pending answers it is the connection's outbound,
+	// counted in Server.outBytes.
+	outQueued int64
+	// wakeBackoff is how many sweeps after a look at the outbound the
+	// housekeeper wakes the connection to look again.
+	wakeBackoff int64
+
 	// Workers' answers wait in pending until the event loop writes them
 	// all at once: the first answer into an empty buffer wakes the loop,
-	// the others ride along. spare is the loop's other buffer.
+	// the others ride along. spare is the loop's other buffer. After
+	// OnClose (wclosed) answers are dropped.
 	wmu       sync.Mutex
 	pending   []byte
 	scheduled bool
+	wclosed   bool
 	spare     []byte
 
-	keyspace   atomic.Pointer[string]
-	lastActive atomic.Int64 // unix nanoseconds of the last read or write
-	events     atomic.Uint32
-	inflight   atomic.Int32
-	closed     atomic.Bool
+	keyspace atomic.Pointer[string]
+	events   atomic.Uint32
+	inflight atomic.Int32
+	closed   atomic.Bool
+	// The housekeeper reads these (unix nanoseconds, 0 for none):
+	// openedAt and ready for the handshake deadline, frameStart for the
+	// frame deadline, lastActive (a whole frame in, or answers out) for
+	// the idle timeout; wakeAt is the sweep (not a time) of the next look
+	// at a backed-up outbound. paused stops the loop cutting frames.
+	openedAt   int64
+	ready      atomic.Bool
+	frameStart atomic.Int64
+	lastActive atomic.Int64
+	wakeAt     atomic.Int64
+	paused     atomic.Bool
+	// closing makes the housekeeper count a connection it closes once.
+	closing atomic.Bool
 }
 
-func newConn(s *Server, gc gnet.Conn, ip netip.Addr) *conn {
-	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: ip}
-	cn.lastActive.Store(time.Now().UnixNano())
+func newConn(s *Server, gc gnet.Conn, a *admission) *conn {
+	now := s.opts.Now().UnixNano()
+	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now}
+	cn.lastActive.Store(now)
 	return cn
 }
 
@@ -113,46 +154,32 @@ func (cn *conn) currentKeyspace() string {
 	return ""
 }
 
-// onTraffic cuts every whole frame out of the inbound buffer. Answers
-// made on the event loop are gathered in cn.out and written once at the
-// end, one system call for a whole batch of pipelined requests.
+// onTraffic cuts every whole frame out of the inbound buffer, unless the
+// connection is paused. Answers made on the event loop are gathered in
+// cn.out and written once at the end, one system call for a whole batch
+// of pipelined requests.
 func (cn *conn) onTraffic() gnet.Action {
-	if cn.s.opts.IdleTimeout > 0 {
-		cn.lastActive.Store(time.Now().UnixNano())
-	}
+	cn.checkOutbound() // pause or resume
 	act := cn.cut()
 	cn.flush()
-	if cn.broken != nil && act == gnet.None {
+	if act == gnet.None && cn.broken != nil {
 		cn.s.closing(cn, reasonEncode, cn.broken)
 		return gnet.Close
+	}
+	if act == gnet.None {
+		act = cn.settle()
 	}
 	return act
 }
 
-// flush writes the event loop's answers and the workers' pending ones in
-// one system call. gnet copies whatever the socket does not take, so both
-// buffers are reused.
-func (cn *conn) flush() {
-	cn.wmu.Lock()
-	worker := cn.pending
-	cn.pending = cn.spare[:0]
-	cn.scheduled = false
-	cn.wmu.Unlock()
-	switch {
-	case len(cn.out) > 0 && len(worker) > 0:
-		_, _ = cn.gc.Writev([][]byte{cn.out, worker})
-	case len(cn.out) > 0:
-		_, _ = cn.gc.Write(cn.out)
-	case len(worker) > 0:
-		_, _ = cn.gc.Write(worker)
-	}
-	cn.s.m.BytesOut.Add(float64(len(cn.out) + len(worker)))
-	cn.out = cn.out[:0]
-	cn.spare = worker[:0]
-}
-
 func (cn *conn) cut() gnet.Action {
 	for {
+		if cn.skip > 0 && !cn.discard() {
+			return gnet.None
+		}
+		if cn.paused.Load() {
+			return gnet.None // the requests wait in the inbound buffer
+		}
 		if cn.framed {
 			return cn.readSegments()
 		}
@@ -164,17 +191,28 @@ func (cn *conn) cut() gnet.Action {
 		if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
 			return cn.fatal(h, err)
 		}
-		n := protocol.HeaderLen + h.BodyLen
-		whole, err := cn.gc.Peek(n)
+		n := int64(protocol.HeaderLen + h.BodyLen)
+		if !cn.reserve(n) {
+			// Refused before its body is held: answered on its stream,
+			// the body skipped as it comes.
+			cn.overloadedData(h, n)
+			cn.skip = n
+			continue
+		}
+		cn.reading = n
+		whole, err := cn.gc.Peek(int(n))
 		if err != nil {
 			return gnet.None // wait for the rest of the body
 		}
 		// NB: Peek's bytes die at Discard and must not reach a worker.
 		body := make([]byte, h.BodyLen)
 		copy(body, whole[protocol.HeaderLen:])
-		_, _ = cn.gc.Discard(n)
+		_, _ = cn.gc.Discard(int(n))
 		cn.s.m.BytesIn.Add(float64(n))
-		if act := cn.dispatch(h, body); act != gnet.None || cn.broken != nil {
+		cn.held -= n // now the request's
+		cn.reading = 0
+		cn.frameDone()
+		if act := cn.dispatch(h, body, n); act != gnet.None || cn.broken != nil {
 			return act
 		}
 		if len(cn.out) > maxPendingOut {
@@ -183,34 +221,166 @@ func (cn *conn) cut() gnet.Action {
 	}
 }
 
-// readSegments decodes v5 segments and dispatches the envelopes they finish.
+// discard drops the body of a refused frame as it arrives, and reports
+// whether all of it is gone.
+func (cn *conn) discard() bool {
+	k := min(cn.skip, int64(cn.gc.InboundBuffered()))
+	if k > 0 {
+		_, _ = cn.gc.Discard(int(k))
+		cn.s.m.BytesIn.Add(float64(k))
+		cn.skip -= k
+	}
+	if cn.skip > 0 {
+		return false
+	}
+	cn.frameDone()
+	return true
+}
+
+// frameDone restarts the frame deadline (the next frame starts when its
+// first byte is seen) and marks the connection active: a whole frame is
+// what counts, not single bytes.
+func (cn *conn) frameDone() {
+	cn.frameStart.Store(0)
+	if cn.s.opts.IdleTimeout > 0 {
+		cn.lastActive.Store(cn.s.opts.Now().UnixNano())
+	}
+}
+
+// reserve makes sure held covers a frame of n bytes being read.
+func (cn *conn) reserve(n int64) bool {
+	if cn.held >= n {
+		return true
+	}
+	if ok, _ := cn.s.takeData(cn.peer, n-cn.held); !ok {
+		return false
+	}
+	cn.held = n
+	return true
+}
+
+func (cn *conn) overloadedData(h protocol.Header, n int64) {
+	cn.s.m.Overloaded.WithLabelValues("request_data").Inc()
+	cn.reply(h, &message.Overloaded{ErrorMessage: cn.s.dataUse(cn.peer, n)})
+}
+
+// readSegments decodes v5 segments and dispatches the envelopes they
+// finish, until the connection pauses.
 func (cn *conn) readSegments() gnet.Action {
-	buf, _ := cn.gc.Peek(-1)
-	consumed, envs, err := cn.segDec.Decode(buf)
-	if consumed > 0 {
-		_, _ = cn.gc.Discard(consumed)
-		cn.s.m.BytesIn.Add(float64(consumed))
+	for {
+		for len(cn.envs) > 0 {
+			if cn.paused.Load() {
+				return gnet.None
+			}
+			env := cn.envs[0]
+			cn.envs[0] = nil
+			cn.envs = cn.envs[1:]
+			h, ok := protocol.ParseHeader(env)
+			if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
+				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
+			}
+			if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
+				return cn.fatal(h, err)
+			}
+			n := int64(len(env))
+			if !cn.claim(n) {
+				cn.overloadedData(h, n)
+				continue
+			}
+			cn.frameDone()
+			if act := cn.dispatch(h, env[protocol.HeaderLen:], n); act != gnet.None || cn.broken != nil {
+				return act
+			}
+			if len(cn.out) > maxPendingOut {
+				cn.flush()
+			}
+		}
+		if cn.paused.Load() {
+			return gnet.None
+		}
+		buf, _ := cn.gc.Peek(-1)
+		consumed, envs, err := cn.segDec.Decode(buf)
+		if consumed > 0 {
+			_, _ = cn.gc.Discard(consumed)
+			cn.s.m.BytesIn.Add(float64(consumed))
+		}
+		cn.envs = append(cn.envs[:0], envs...)
+		if err != nil && len(cn.envs) == 0 {
+			return cn.fatal(protocol.Header{}, err)
+		}
+		// NB: after an error the envelopes before the broken segment
+		// are dispatched first; Decode then returns the error again.
+		if err == nil && len(cn.envs) == 0 {
+			return gnet.None
+		}
 	}
-	for _, env := range envs {
-		h, ok := protocol.ParseHeader(env)
-		if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
-			return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
-		}
-		if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
-			return cn.fatal(h, err)
-		}
-		if act := cn.dispatch(h, env[protocol.HeaderLen:]); act != gnet.None || cn.broken != nil {
-			return act
-		}
+}
+
+// claim moves n bytes of held to a request being dispatched, taking from
+// the budgets what held does not cover.
+func (cn *conn) claim(n int64) bool {
+	if cn.held >= n {
+		cn.held -= n
+		return true
 	}
-	if err != nil {
-		return cn.fatal(protocol.Header{}, err)
+	if ok, _ := cn.s.takeData(cn.peer, n-cn.held); !ok {
+		return false
+	}
+	cn.held = 0
+	return true
+}
+
+// settle squares the budgets with what the inbound buffer holds once
+// cutting stopped, and starts the frame deadline of a frame begun. A
+// connection that holds more than it may is closed: it is paused and kept
+// sending past its receive queue, or (v5) its envelope does not fit.
+func (cn *conn) settle() gnet.Action {
+	s := cn.s
+	buffered := int64(cn.gc.InboundBuffered())
+	frame := cn.reading
+	if cn.framed {
+		have, want := cn.segDec.Pending()
+		buffered += int64(have)
+		for _, env := range cn.envs {
+			buffered += int64(len(env))
+		}
+		frame = int64(want)
+	}
+	paused := cn.paused.Load()
+	if limit := int64(s.opts.ReceiveQueueCapacity); paused && buffered-frame > limit {
+		s.closing(cn, reasonReceive, fmt.Errorf("paused with %d bytes received and not dispatched, past native_transport_receive_queue_capacity %d", buffered, limit))
+		return gnet.Close
+	}
+	need := max(buffered, frame)
+	if need > cn.held {
+		if ok, why := s.takeData(cn.peer, need-cn.held); !ok {
+			s.closing(cn, reasonReceive, errors.New(why))
+			return gnet.Close
+		}
+	} else {
+		s.giveData(cn.peer, cn.held-need)
+	}
+	cn.held = need
+	if (buffered > 0 || cn.skip > 0) && !paused && cn.frameStart.Load() == 0 {
+		cn.frameStart.Store(s.opts.Now().UnixNano())
 	}
 	return gnet.None
 }
 
-// dispatch answers a handshake frame at once or hands a request to the pool.
-func (cn *conn) dispatch(h protocol.Header, body []byte) gnet.Action {
+// dispatch answers a handshake frame at once or hands a request to the
+// pool; n is the request data the frame holds, given back once answered.
+func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
+	switch h.OpCode {
+	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch, protocol.OpCodePrepareBatch:
+		if h.OpCode == protocol.OpCodePrepareBatch && !cn.prepareBatch {
+			break // unknown to connections that did not opt in
+		}
+		if cn.state == stateReady {
+			cn.submit(h, body, n)
+			return gnet.None
+		}
+	}
+	defer cn.s.giveData(cn.peer, n)
 	switch h.OpCode {
 	case primitive.OpCodeOptions:
 		cn.replyFrame(h, cn.s.supported[cn.versionFor(h)])
@@ -221,13 +391,9 @@ func (cn *conn) dispatch(h protocol.Header, body []byte) gnet.Action {
 		return cn.register(h, body)
 	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch, protocol.OpCodePrepareBatch:
 		if h.OpCode == protocol.OpCodePrepareBatch && !cn.prepareBatch {
-			break // unknown to connections that did not opt in
+			break
 		}
-		if cn.state != stateReady {
-			cn.replyError(h, fmt.Sprintf("Unexpected message %s, expecting STARTUP or OPTIONS", opName(h.OpCode)))
-			return gnet.None
-		}
-		cn.submit(h, body)
+		cn.replyError(h, fmt.Sprintf("Unexpected message %s, expecting STARTUP or OPTIONS", opName(h.OpCode)))
 		return gnet.None
 	case primitive.OpCodeAuthResponse:
 		cn.replyError(h, "Unexpected message AUTH_RESPONSE, the server does not require authentication")
@@ -238,28 +404,19 @@ func (cn *conn) dispatch(h protocol.Header, body []byte) gnet.Action {
 }
 
 // submit hands a request to the worker pool, or answers OVERLOADED when a
-// limit is reached or the server is draining.
-func (cn *conn) submit(h protocol.Header, body []byte) {
+// limit is reached or the server is draining. n is the request data the
+// request holds until it is answered.
+func (cn *conn) submit(h protocol.Header, body []byte, n int64) {
 	s := cn.s
-	if s.draining.Load() {
-		s.m.Overloaded.WithLabelValues("shutdown").Inc()
-		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is shutting down"})
-		return
-	}
-	if int(cn.inflight.Load()) >= s.opts.MaxRequestsPerConn {
-		s.m.Overloaded.WithLabelValues("connection").Inc()
-		cn.reply(h, &message.Overloaded{ErrorMessage: fmt.Sprintf(
-			"Server is in overloaded state. Cannot accept more requests on this connection (limit %d)", s.opts.MaxRequestsPerConn)})
-		return
-	}
-	if s.inflight.Load() >= int64(s.opts.MaxQueued) {
-		s.m.Overloaded.WithLabelValues("server").Inc()
-		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
+	if msg := s.admitRequest(cn); msg != nil {
+		s.giveData(cn.peer, n)
+		cn.reply(h, msg)
 		return
 	}
 	start := time.Now()
 	req, err := protocol.DecodeRequest(h, body, cn.comp, s.opts.MaxFrameSize)
 	if err != nil {
+		s.giveData(cn.peer, n)
 		msg := &message.ProtocolError{ErrorMessage: err.Error()}
 		s.observe(h.OpCode, msg, start)
 		cn.reply(h, msg)
@@ -269,153 +426,58 @@ func (cn *conn) submit(h protocol.Header, body []byte) {
 	req.Received = start
 	// In flight from here: an answer given later may come before Inline
 	// returns.
-	cn.inflight.Add(1)
-	s.inflight.Add(1)
-	s.m.InFlight.Inc()
+	s.begin(cn)
+	t := &ticket{cn: cn, data: n}
 	if s.inliner != nil {
-		resp, taken := s.inliner.Inline(s.baseCtx, req, cn)
+		resp, taken := s.inliner.Inline(s.baseCtx, req, t)
 		if taken {
 			s.m.Inline.Inc()
 			if resp != nil {
 				s.observe(h.OpCode, resp.Message, start)
 				cn.emit(cn.version, h.Stream, resp)
-				cn.done()
+				t.done()
 			}
 			return
 		}
 	}
-	if !s.pool.submit(func() { cn.execute(req) }) {
-		cn.done()
+	if !s.pool.submit(func() { t.execute(req) }) {
+		t.done()
 		s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
 	}
 }
 
+// A ticket is one request in flight: it answers the request once, and
+// gives back what the request held.
+type ticket struct {
+	cn   *conn
+	data int64
+}
+
+var _ protocol.Later = (*ticket)(nil)
+
 // Answer sends the answer to a request handed to a worker or taken by an
 // Inliner, from any goroutine. It is counted before it leaves, so a client
 // that has its answer sees it counted.
-func (cn *conn) Answer(req *protocol.Request, resp *protocol.Response) {
-	cn.s.observe(req.Message.GetOpCode(), resp.Message, req.Received)
-	cn.send(req.Stream, resp)
-	cn.done()
+func (t *ticket) Answer(req *protocol.Request, resp *protocol.Response) {
+	t.cn.s.observe(req.Message.GetOpCode(), resp.Message, req.Received)
+	t.cn.send(req.Stream, resp)
+	t.done()
 }
 
-func (cn *conn) done() {
-	cn.inflight.Add(-1)
-	cn.s.inflight.Add(-1)
-	cn.s.m.InFlight.Dec()
+func (t *ticket) done() {
+	t.cn.s.end(t.cn)
+	t.cn.s.giveData(t.cn.peer, t.data)
 }
 
 // execute runs on a worker: handle, answer.
-func (cn *conn) execute(req *protocol.Request) {
-	resp := cn.s.handler.Handle(cn.s.baseCtx, req)
+func (t *ticket) execute(req *protocol.Request) {
+	resp := t.cn.s.handler.Handle(t.cn.s.baseCtx, req)
 	if sk, ok := resp.Message.(*message.SetKeyspaceResult); ok {
 		ks := sk.Keyspace
-		cn.keyspace.Store(&ks)
+		t.cn.keyspace.Store(&ks)
 	}
-	cn.Answer(req, resp)
-}
-
-// encode appends a response to dst as bytes ready for the socket: a frame,
-// wrapped in segments once the connection is framed. An answer that cannot
-// be encoded is answered SERVER_ERROR on its stream instead. err != nil
-// means not even that could be framed: dst comes back as it was, and the
-// connection must close, or its client would wait on the stream forever.
-func (cn *conn) encode(dst []byte, version primitive.ProtocolVersion, stream int16, resp *protocol.Response) ([]byte, error) {
-	frameDst := dst
-	if cn.framed {
-		frameDst = nil // the frame goes into segments appended to dst
-	}
-	out, err := cn.s.appendResponse(frameDst, version, stream, resp, cn.comp)
-	if err != nil {
-		cn.s.log.Error("cannot encode response", "stream", stream, "err", err)
-		out, err = cn.s.appendResponse(frameDst, version, stream,
-			&protocol.Response{Message: &message.ServerError{ErrorMessage: err.Error()}}, cn.comp)
-		if err != nil {
-			return dst, fmt.Errorf("frontend: encode SERVER_ERROR for stream %d: %w", stream, err)
-		}
-	}
-	if !cn.framed {
-		return out, nil
-	}
-	framed, err := protocol.AppendSegments(dst, cn.segLZ4, out)
-	if err != nil {
-		return dst, fmt.Errorf("frontend: frame response on stream %d: %w", stream, err)
-	}
-	return framed, nil
-}
-
-// emit encodes an answer made on the event loop into cn.out. A failure
-// breaks the connection, which onTraffic then closes.
-func (cn *conn) emit(version primitive.ProtocolVersion, stream int16, resp *protocol.Response) {
-	out, err := cn.encode(cn.out, version, stream, resp)
-	if err != nil {
-		if cn.broken == nil {
-			cn.broken = err
-		}
-		return
-	}
-	cn.out = out
-}
-
-// send writes a response from any goroutine; one that cannot be framed
-// closes the connection.
-func (cn *conn) send(stream int16, resp *protocol.Response) {
-	if cn.closed.Load() {
-		return
-	}
-	out, err := cn.encode(nil, cn.version, stream, resp)
-	if err != nil {
-		cn.s.closing(cn, reasonEncode, err)
-		_ = cn.gc.Close()
-		return
-	}
-	cn.wmu.Lock()
-	cn.pending = append(cn.pending, out...)
-	wake := !cn.scheduled
-	cn.scheduled = true
-	cn.wmu.Unlock()
-	if wake {
-		_ = cn.gc.Wake(nil) // OnTraffic runs and flushes
-	}
-}
-
-// versionFor is the version to answer h in: the connection's once STARTUP
-// settled it, the frame's own before.
-func (cn *conn) versionFor(h protocol.Header) primitive.ProtocolVersion {
-	if cn.version != 0 {
-		return cn.version
-	}
-	return h.Version
-}
-
-// reply answers a frame from the event loop.
-func (cn *conn) reply(h protocol.Header, msg message.Message) {
-	cn.emit(cn.versionFor(h), h.Stream, &protocol.Response{Message: msg})
-}
-
-// replyFrame answers h with a pre-encoded, uncompressed frame, stream id
-// patched in.
-func (cn *conn) replyFrame(h protocol.Header, frame []byte) {
-	if !cn.framed {
-		start := len(cn.out)
-		cn.out = append(cn.out, frame...)
-		binary.BigEndian.PutUint16(cn.out[start+2:], uint16(h.Stream))
-		return
-	}
-	env := append([]byte(nil), frame...)
-	binary.BigEndian.PutUint16(env[2:], uint16(h.Stream))
-	out, err := protocol.AppendSegments(cn.out, cn.segLZ4, env)
-	if err != nil && cn.broken == nil {
-		cn.broken = fmt.Errorf("frontend: frame answer on stream %d: %w", h.Stream, err)
-		return
-	}
-	cn.out = out
-}
-
-func (cn *conn) replyError(h protocol.Header, msg string) {
-	cn.s.m.Requests.WithLabelValues(opName(h.OpCode), "protocol_error").Inc()
-	cn.reply(h, &message.ProtocolError{ErrorMessage: msg})
+	t.Answer(req, resp)
 }
 
 // fatal answers a broken byte stream on stream 0 and closes the connection.

@@ -26,11 +26,28 @@
 // except for the keyspace, which a worker sets after a USE, so that field is
 // atomic.
 //
-// Limits: a frame longer than MaxFrameSize breaks the connection (the body
-// would have to be read and thrown away); more than MaxRequestsPerConn
-// requests in flight on one connection, or more than MaxQueued in the whole
-// server, gets OVERLOADED on the request's stream. The event loop never
-// waits for a worker.
+// Limits. A frame longer than MaxFrameSize breaks the connection (the body
+// would have to be read and thrown away). Every input is bounded
+// (budget.go, write.go, admit.go, housekeep.go):
+//
+//   - Request data: a frame is counted in full, against its client
+//     address's budget and the node's, as soon as its header is read;
+//     what does not fit is answered OVERLOADED on its stream and its body
+//     skipped as it arrives. Requests keep their share until answered.
+//   - Answers: a connection whose answers back up in its outbound buffer
+//     (past SendQueueCapacity, or at all while the node's pass
+//     MaxResponseData) is paused: its frames stay unread in the inbound
+//     buffer until the answers drain. gnet cannot stop reading a socket,
+//     so a paused connection that keeps sending past ReceiveQueueCapacity
+//     is closed.
+//   - Requests in flight: past MaxRequestsPerConn on one connection,
+//     MaxQueued in the server, or a connection's fair share of MaxQueued
+//     once half of it is used, a request gets OVERLOADED on its stream.
+//     The event loop never waits for a worker.
+//   - Time: STARTUP must come within HandshakeTimeout, a frame begun must
+//     finish within FrameTimeout, and a connection with nothing in flight
+//     that has sent no whole frame (and been sent no answer) for
+//     IdleTimeout is closed.
 //
 // Errors follow Cassandra: a broken byte stream (garbage, unsupported
 // version, bad v5 CRC, oversized frame) gets a PROTOCOL_ERROR (or, for the

@@ -82,8 +82,8 @@ func rowOf(cell []byte) *protocol.Response {
 }
 
 // fakeInliner is a fakeHandler that takes queries starting with "inline"
-// on the event loop: "inline" and "inline-warn TEXT" (VOID with a warning)
-// it answers at once, "inline-later" from another goroutine, after Inline
+// on the event loop: "inline", "inline-rows N" and "inline-warn TEXT" (VOID
+// with a warning) it answers at once, "inline-later" from another goroutine, after Inline
 // returned.
 type fakeInliner struct {
 	*fakeHandler
@@ -96,6 +96,10 @@ func (h *fakeInliner) Inline(ctx context.Context, req *protocol.Request, later p
 	q, ok := req.Message.(*message.Query)
 	if !ok || !strings.HasPrefix(q.Query, "inline") {
 		return nil, false
+	}
+	if n, ok := strings.CutPrefix(q.Query, "inline-rows "); ok {
+		size, _ := strconv.Atoi(n)
+		return rowOf(make([]byte, size)), true
 	}
 	if warning, ok := strings.CutPrefix(q.Query, "inline-warn "); ok {
 		return &protocol.Response{Message: &message.VoidResult{}, Warnings: []string{warning}}, true
@@ -152,6 +156,19 @@ func startServer(t testing.TB, h Handler, edit func(*Options), before ...func(*S
 	return &testServer{Server: s, reg: reg}
 }
 
+// waitBlocked waits for n "block" queries to start waiting.
+func (h *fakeHandler) waitBlocked(t testing.TB, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for range n {
+		select {
+		case <-h.blocked:
+		case <-timeout:
+			t.Fatalf("fewer than %d block queries running after 10s", n)
+		}
+	}
+}
+
 // unblock releases every "block" query, once.
 func (h *fakeHandler) unblock() {
 	select {
@@ -165,6 +182,14 @@ func (h *fakeHandler) unblock() {
 func counter(t testing.TB, v *prometheus.CounterVec, labels ...string) float64 {
 	t.Helper()
 	return testutil.ToFloat64(v.WithLabelValues(labels...))
+}
+
+// expectClosedFor expects the server to close c, having closed want
+// connections in all for reason.
+func (s *testServer) expectClosedFor(t testing.TB, c *client, reason string, want float64) {
+	t.Helper()
+	c.expectClosed()
+	eventually(t, "the close counted", func() bool { return counter(t, s.m.Closed, reason) == want })
 }
 
 // ready connects and completes the v4 handshake.

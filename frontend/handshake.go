@@ -73,6 +73,7 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 	}
 	cn.s.m.Startups.WithLabelValues(strconv.Itoa(int(h.Version)), compName).Inc()
 	cn.state = stateReady
+	cn.ready.Store(true)
 	cn.comp = comp
 	if h.Version >= primitive.ProtocolVersion5 {
 		cn.framed = true

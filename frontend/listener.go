@@ -34,7 +34,8 @@ const (
 
 // admission travels with an accepted socket into OnOpen.
 type admission struct {
-	ip netip.Addr
+	ip   netip.Addr
+	peer *peer
 	// opened is set by OnOpen: from then on OnClose releases the slot.
 	opened bool
 }
@@ -77,7 +78,7 @@ func (s *Server) acceptLoop() {
 		if spare != nil {
 			spare.Close()
 		}
-		s.admit(nc)
+		s.serveAccepted(nc)
 		spare, _ = os.Open(os.DevNull) // nil while descriptors run out
 	}
 }
@@ -89,30 +90,31 @@ func nextBackoff(d time.Duration) time.Duration {
 	return min(2*d, maxAcceptBackoff)
 }
 
-// admit applies the connection caps to an accepted socket and hands it to
-// an event loop. A connection over a cap is closed at once, before it is
+// serveAccepted applies the connection caps to an accepted socket and
+// hands it to an event loop. A connection over a cap is closed at once, before it is
 // read, as Cassandra does, with an error logged (at most once a minute)
 // naming the setting.
-func (s *Server) admit(nc net.Conn) {
+func (s *Server) serveAccepted(nc net.Conn) {
 	ip := remoteIP(nc)
-	if reason, limit := s.takeSlot(ip); reason != "" {
+	p, reason, limit := s.takeSlot(ip)
+	if reason != "" {
 		nc.Close()
 		s.m.Refused.WithLabelValues(reason).Inc()
-		if s.refuseWarn.allow(s.opts.Now()) {
-			key := "native_transport_max_concurrent_connections"
-			if reason == refusedPerIP {
-				key += "_per_ip"
-			}
+		key, guard := "native_transport_max_concurrent_connections", &s.refuseWarn
+		if reason == refusedPerIP {
+			key, guard = key+"_per_ip", &s.refuseIPWarn
+		}
+		if guard.allow(s.opts.Now()) {
 			s.log.Error("refusing client connection: connection limit reached", "remote", nc.RemoteAddr(), "limit", limit, "setting", key)
 		}
 		return
 	}
-	a := &admission{ip: ip}
+	a := &admission{ip: ip, peer: p}
 	// NB: EnrollContext closes nc (gnet serves a duplicate of its
 	// descriptor) and returns after OnOpen ran, if it ran.
 	if _, err := s.cli.EnrollContext(nc, a); err != nil {
 		if !a.opened {
-			s.releaseSlot(ip)
+			s.releaseSlot(ip, p)
 		}
 		s.m.Refused.WithLabelValues(refusedError).Inc()
 		if s.acceptWarn.allow(s.opts.Now()) {
@@ -128,28 +130,29 @@ func remoteIP(nc net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// takeSlot counts a new connection against the caps, or says which cap
-// refuses it.
-func (s *Server) takeSlot(ip netip.Addr) (reason string, limit int) {
+// takeSlot counts a new connection against the caps and returns its
+// address's peer, or says which cap refuses it.
+func (s *Server) takeSlot(ip netip.Addr) (p *peer, reason string, limit int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.opts.MaxConnections; m > 0 && s.admitted >= m {
-		return refusedMax, m
+		return nil, refusedMax, m
 	}
-	if m := s.opts.MaxConnectionsPerIP; m > 0 && s.perIP[ip] >= m {
-		return refusedPerIP, m
+	if m := s.opts.MaxConnectionsPerIP; m > 0 && s.peers[ip] != nil && s.peers[ip].conns >= m {
+		return nil, refusedPerIP, m
 	}
+	p = s.peerFor(ip)
 	s.admitted++
-	s.perIP[ip]++
-	return "", 0
+	p.conns++
+	return p, "", 0
 }
 
-func (s *Server) releaseSlot(ip netip.Addr) {
+func (s *Server) releaseSlot(ip netip.Addr, p *peer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.admitted--
-	if s.perIP[ip]--; s.perIP[ip] <= 0 {
-		delete(s.perIP, ip)
+	if p.conns--; p.conns <= 0 && s.peers[ip] == p {
+		delete(s.peers, ip)
 	}
 }
 

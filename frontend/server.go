@@ -50,8 +50,33 @@ type Options struct {
 	// accepted.
 	MaxConnections      int
 	MaxConnectionsPerIP int
-	Metrics             *metrics.Native
-	Logger              *slog.Logger
+	// MaxRequestData and MaxRequestDataPerIP bound the bytes of requests
+	// held, node-wide and per client address: frames being read (counted
+	// in full from their header), frames waiting on a paused connection,
+	// requests in flight (native_transport_max_request_data_in_flight and
+	// _per_ip). A frame past them is answered OVERLOADED. Defaults 256MiB
+	// and 64MiB; either is at least one frame of MaxFrameSize.
+	MaxRequestData      int
+	MaxRequestDataPerIP int
+	// ReceiveQueueCapacity is how many bytes of requests a paused
+	// connection may have waiting, past the frame it was reading, before
+	// it is closed (native_transport_receive_queue_capacity; default
+	// 1MiB).
+	ReceiveQueueCapacity int
+	// SendQueueCapacity and MaxResponseData are the outbound bounds: a
+	// connection with more answers than SendQueueCapacity not yet taken by
+	// its socket, or with any while the node has more than
+	// MaxResponseData, is paused (reads no requests) until they drain.
+	// Defaults 1MiB and 256MiB.
+	SendQueueCapacity int
+	MaxResponseData   int
+	// HandshakeTimeout closes a connection that has not completed STARTUP
+	// this long after it opened; FrameTimeout one that began a frame and
+	// did not finish it in this long. 0 turns either off.
+	HandshakeTimeout time.Duration
+	FrameTimeout     time.Duration
+	Metrics          *metrics.Native
+	Logger           *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -71,6 +96,24 @@ func (o *Options) setDefaults() {
 	}
 	if o.EventLoops <= 0 {
 		o.EventLoops = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if o.MaxRequestData <= 0 {
+		o.MaxRequestData = 256 << 20
+	}
+	if o.MaxRequestDataPerIP <= 0 {
+		o.MaxRequestDataPerIP = 64 << 20
+	}
+	// One frame of the largest size always fits.
+	o.MaxRequestData = max(o.MaxRequestData, protocol.HeaderLen+o.MaxFrameSize)
+	o.MaxRequestDataPerIP = max(o.MaxRequestDataPerIP, protocol.HeaderLen+o.MaxFrameSize)
+	if o.ReceiveQueueCapacity <= 0 {
+		o.ReceiveQueueCapacity = 1 << 20
+	}
+	if o.SendQueueCapacity <= 0 {
+		o.SendQueueCapacity = 1 << 20
+	}
+	if o.MaxResponseData <= 0 {
+		o.MaxResponseData = 256 << 20
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -94,25 +137,40 @@ type Server struct {
 
 	// ln is the listening socket, served by acceptLoop; cli runs the
 	// event loops that serve the accepted connections (listener.go).
-	ln         net.Listener
-	cli        *gnet.Client
-	addr       string
-	stopAccept chan struct{}
-	stopOnce   sync.Once
-	acceptDone sync.WaitGroup
-	acceptWarn logGuard
-	refuseWarn logGuard
+	ln           net.Listener
+	cli          *gnet.Client
+	addr         string
+	stopAccept   chan struct{}
+	stopOnce     sync.Once
+	acceptDone   sync.WaitGroup
+	acceptWarn   logGuard
+	refuseWarn   logGuard
+	refuseIPWarn logGuard
+
+	stopHouse chan struct{}
+	houseDone sync.WaitGroup
 
 	draining atomic.Bool
-	// inflight counts requests handed to the pool and not yet answered.
-	inflight atomic.Int64
+	// inflight counts requests read and not yet answered, activeConns the
+	// connections with any (for the fair share, admit.go).
+	inflight    atomic.Int64
+	activeConns atomic.Int64
+	// data is the node's request data budget (budget.go); outBytes the
+	// answers queued and not yet taken by sockets, pausedConns the
+	// connections paused for them, waiting those the housekeeper wakes
+	// (write.go).
+	data        budget
+	outBytes    atomic.Int64
+	pausedConns atomic.Int64
+	waiting     atomic.Int64
+	sweeps      atomic.Int64 // the housekeeper's, counted
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
-	// admitted and perIP count the connections accepted and not yet
-	// closed, for the connection caps.
+	// admitted counts the connections accepted and not yet closed, peers
+	// them and their request data per client address.
 	admitted int
-	perIP    map[netip.Addr]int
+	peers    map[netip.Addr]*peer
 
 	// okRequests and latency are the metric series of each known opcode,
 	// looked up once rather than by label on every request.
@@ -145,11 +203,13 @@ func New(h Handler, opts Options) *Server {
 		m:       m,
 		log:     opts.Logger,
 		conns:   make(map[*conn]struct{}),
-		perIP:   make(map[netip.Addr]int),
+		peers:   make(map[netip.Addr]*peer),
+		data:    budget{limit: int64(opts.MaxRequestData)},
 		baseCtx: ctx,
 		cancel:  cancel,
 
 		stopAccept: make(chan struct{}),
+		stopHouse:  make(chan struct{}),
 
 		appendResponse: protocol.AppendResponse,
 	}
@@ -182,7 +242,6 @@ func (s *Server) Start() error {
 		gnet.WithNumEventLoop(s.opts.EventLoops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithLogger(gnetLogger{s.log}),
-		gnet.WithTicker(s.opts.IdleTimeout > 0),
 	)
 	if err == nil {
 		err = cli.Start()
@@ -193,6 +252,8 @@ func (s *Server) Start() error {
 		return fmt.Errorf("frontend: start event loops: %w", err)
 	}
 	s.ln, s.cli, s.addr = ln, cli, ln.Addr().String()
+	s.houseDone.Add(1)
+	go s.housekeep()
 	s.acceptDone.Add(1)
 	go s.acceptLoop()
 	return nil
@@ -210,7 +271,7 @@ func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close // not accepted by acceptLoop
 	}
 	a.opened = true
-	cn := newConn(s, c, a.ip)
+	cn := newConn(s, c, a)
 	c.SetContext(cn)
 	s.mu.Lock()
 	s.conns[cn] = struct{}{}
@@ -230,11 +291,11 @@ func (s *Server) OnClose(c gnet.Conn, err error) gnet.Action {
 	if !ok {
 		return gnet.None
 	}
-	cn.closed.Store(true)
+	cn.release()
 	s.mu.Lock()
 	delete(s.conns, cn)
 	s.mu.Unlock()
-	s.releaseSlot(cn.ip)
+	s.releaseSlot(cn.ip, cn.peer)
 	s.m.ConnectionsOpen.Dec()
 	return gnet.None
 }
@@ -246,28 +307,6 @@ func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	return cn.onTraffic()
-}
-
-// OnTick closes idle connections; it runs only when IdleTimeout is set.
-func (s *Server) OnTick() (time.Duration, gnet.Action) {
-	cutoff := time.Now().Add(-s.opts.IdleTimeout).UnixNano()
-	s.mu.Lock()
-	var idle []*conn
-	for cn := range s.conns {
-		if cn.lastActive.Load() < cutoff && cn.inflight.Load() == 0 {
-			idle = append(idle, cn)
-		}
-	}
-	s.mu.Unlock()
-	for _, cn := range idle {
-		s.closing(cn, reasonIdle, nil)
-		_ = cn.gc.Close()
-	}
-	tick := s.opts.IdleTimeout / 4
-	if tick > time.Second {
-		tick = time.Second
-	}
-	return tick, gnet.None
 }
 
 // Publish pushes an event (a *message.SchemaChangeEvent, TopologyChangeEvent
@@ -320,6 +359,8 @@ wait:
 	if e := s.cli.Stop(); e != nil && err == nil {
 		err = fmt.Errorf("frontend: stop event loops: %w", e)
 	}
+	close(s.stopHouse)
+	s.houseDone.Wait()
 	s.pool.close()
 	return err
 }

@@ -189,21 +189,22 @@ func TestBadRequestKeepsConnection(t *testing.T) {
 
 func TestOverloadedOnTheStream(t *testing.T) {
 	h := newFakeHandler()
-	s := startServer(t, h, func(o *Options) { o.MaxRequestsPerConn = 2; o.MaxQueued = 3 })
-	c := s.ready(t)
-	c.query(1, "block")
-	c.query(2, "block")
-	<-h.blocked
-	<-h.blocked
-	c.query(3, "void")
-	if e := expect[*message.Overloaded](c, 3); !strings.Contains(e.ErrorMessage, "on this connection (limit 2)") {
+	s := startServer(t, h, func(o *Options) { o.MaxRequestsPerConn = 2; o.MaxQueued = 4 })
+	a := s.ready(t)
+	a.query(1, "block")
+	a.query(2, "block")
+	h.waitBlocked(t, 2)
+	a.query(3, "void")
+	if e := expect[*message.Overloaded](a, 3); !strings.Contains(e.ErrorMessage, "on this connection (limit 2)") {
 		t.Errorf("per-connection limit: %q", e.ErrorMessage)
 	}
-	other := s.ready(t)
-	other.query(1, "block")
-	<-h.blocked
-	other.query(2, "void")
-	if e := expect[*message.Overloaded](other, 2); !strings.Contains(e.ErrorMessage, "at this point") {
+	// Two more connections fill the node's four; a fourth is refused.
+	b, c, d := s.ready(t), s.ready(t), s.ready(t)
+	b.query(1, "block")
+	c.query(1, "block")
+	h.waitBlocked(t, 2)
+	d.query(1, "void")
+	if e := expect[*message.Overloaded](d, 1); !strings.Contains(e.ErrorMessage, "at this point") {
 		t.Errorf("server limit: %q", e.ErrorMessage)
 	}
 	if got := counter(t, s.m.Overloaded, "connection"); got != 1 {
@@ -213,10 +214,11 @@ func TestOverloadedOnTheStream(t *testing.T) {
 		t.Errorf("overloaded{limit=server} = %v, want 1", got)
 	}
 	h.unblock()
-	expectAll[*message.VoidResult](c, 1, 2)
-	expect[*message.VoidResult](other, 1)
-	c.query(4, "void")
-	expect[*message.VoidResult](c, 4)
+	expectAll[*message.VoidResult](a, 1, 2)
+	expect[*message.VoidResult](b, 1)
+	expect[*message.VoidResult](c, 1)
+	a.query(4, "void")
+	expect[*message.VoidResult](a, 4)
 }
 
 func TestIdleTimeout(t *testing.T) {
@@ -225,7 +227,7 @@ func TestIdleTimeout(t *testing.T) {
 	idle := s.ready(t)
 	busy := s.ready(t)
 	busy.query(1, "block") // a request in flight keeps it open
-	<-h.blocked
+	h.waitBlocked(t, 1)
 	idle.expectClosed()
 	if got := counter(t, s.m.Closed, reasonIdle); got < 1 {
 		t.Errorf("closed{reason=idle_timeout} = %v", got)

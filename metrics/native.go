@@ -30,6 +30,14 @@ type Native struct {
 	// Refused counts connections closed as soon as they were accepted,
 	// by reason ("max_connections", "max_connections_per_ip", "error").
 	Refused *prometheus.CounterVec
+	// RequestData is the bytes of requests held: frames being read,
+	// frames waiting on paused connections, requests in flight.
+	// ResponseData is the bytes of answers queued and not yet taken by
+	// sockets; Paused the connections paused until theirs drain. The
+	// three are sampled by the frontend's housekeeper.
+	RequestData  prometheus.Gauge
+	ResponseData prometheus.Gauge
+	Paused       prometheus.Gauge
 	// AcceptErrors counts failed accept calls (EMFILE and the like), after
 	// each of which the server backs off and tries again.
 	AcceptErrors prometheus.Counter
@@ -95,6 +103,18 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
 			Help: "Client connections closed as soon as they were accepted, by reason.",
 		}, []string{"reason"}),
+		RequestData: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "request_data_bytes",
+			Help: "Bytes of client requests held: frames being read, frames waiting on paused connections, requests in flight.",
+		}),
+		ResponseData: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "response_data_bytes",
+			Help: "Bytes of answers queued for client connections and not yet taken by their sockets.",
+		}),
+		Paused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_paused",
+			Help: "Client connections not read from until the answers queued for them drain.",
+		}),
 		AcceptErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "accept_errors_total",
 			Help: "Failed accepts of client connections (such as EMFILE); the server backs off and retries.",
@@ -105,6 +125,7 @@ func NewNative(reg prometheus.Registerer) *Native {
 		}, []string{"version", "compression"}),
 	}
 	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
-		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors, m.Closed, m.Refused, m.AcceptErrors)
+		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors, m.Closed, m.Refused, m.AcceptErrors,
+		m.RequestData, m.ResponseData, m.Paused)
 	return m
 }

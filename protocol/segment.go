@@ -115,6 +115,11 @@ func (d *SegmentDecoder) Decode(buf []byte) (consumed int, envelopes [][]byte, e
 	}
 }
 
+// Pending reports the multi-segment envelope being reassembled: how many of
+// its bytes have arrived, and its whole size once its header has (0
+// before). The frontend counts them against its memory budgets.
+func (d *SegmentDecoder) Pending() (have, want int) { return len(d.partial), d.want }
+
 // decodeOne decodes the segment at the start of b, if b holds all of it, and
 // appends the envelopes it completes to envs. It returns n == 0 when b holds
 // only part of a segment.

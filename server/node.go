@@ -146,17 +146,24 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.Coord = coord
 	fe := frontend.New(coord, frontend.Options{
-		Addr:                cfg.NativeAddr(),
-		MaxFrameSize:        int(cfg.NativeTransportMaxFrameSize),
-		Workers:             cfg.NativeTransportMaxThreads,
-		MaxRequestsPerConn:  cfg.NativeTransportMaxRequestsPerConnection,
-		MaxQueued:           cfg.NativeTransportMaxQueuedRequests,
-		EventLoops:          cfg.NativeTransportEventLoops,
-		IdleTimeout:         cfg.NativeTransportIdleTimeout.Duration,
-		MaxConnections:      cfg.NativeTransportMaxConcurrentConnections,
-		MaxConnectionsPerIP: cfg.NativeTransportMaxConcurrentConnectionsPerIP,
-		Metrics:             metrics.NewNative(reg),
-		Logger:              log,
+		Addr:                 cfg.NativeAddr(),
+		MaxFrameSize:         int(cfg.NativeTransportMaxFrameSize),
+		Workers:              cfg.NativeTransportMaxThreads,
+		MaxRequestsPerConn:   cfg.NativeTransportMaxRequestsPerConnection,
+		MaxQueued:            cfg.NativeTransportMaxQueuedRequests,
+		EventLoops:           cfg.NativeTransportEventLoops,
+		IdleTimeout:          cfg.NativeTransportIdleTimeout.Duration,
+		MaxConnections:       cfg.NativeTransportMaxConcurrentConnections,
+		MaxConnectionsPerIP:  cfg.NativeTransportMaxConcurrentConnectionsPerIP,
+		MaxRequestData:       int(cfg.NativeTransportMaxRequestDataInFlight),
+		MaxRequestDataPerIP:  int(cfg.NativeTransportMaxRequestDataInFlightPerIP),
+		ReceiveQueueCapacity: int(cfg.NativeTransportReceiveQueueCapacity),
+		SendQueueCapacity:    int(cfg.NativeTransportSendQueueCapacity),
+		MaxResponseData:      int(cfg.NativeTransportMaxResponseDataInFlight),
+		HandshakeTimeout:     cfg.NativeTransportHandshakeTimeout.Duration,
+		FrameTimeout:         cfg.NativeTransportFrameTimeout.Duration,
+		Metrics:              metrics.NewNative(reg),
+		Logger:               log,
 	})
 	if err := fe.Start(); err != nil {
 		engine.Close()
