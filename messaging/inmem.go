@@ -135,7 +135,14 @@ func (n *InmemNetwork) SetFault(f FaultFunc) {
 // a message from from to it.
 func (n *InmemNetwork) route(from, to netip.AddrPort, verb Verb, response bool) (*InmemTransport, Fault, error) {
 	n.mu.Lock()
-	dst, cut, drop, fault := n.nodes[to], n.cut[[2]netip.AddrPort{from, to}], n.drop[[2]netip.AddrPort{from, to}], n.fault
+	dst, fault := n.nodes[to], n.fault
+	var cut, drop bool
+	if len(n.cut) > 0 {
+		cut = n.cut[[2]netip.AddrPort{from, to}]
+	}
+	if len(n.drop) > 0 {
+		drop = n.drop[[2]netip.AddrPort{from, to}]
+	}
 	n.mu.Unlock()
 	switch {
 	case dst == nil:
