@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +35,10 @@ type core struct {
 	hmu      sync.RWMutex
 	handlers map[Verb]Handler
 
-	// sem holds a token per running handler.
-	sem chan struct{}
+	// work hands a handler task to an idle worker; workers counts the
+	// workers started, at most MaxConcurrentHandlers.
+	work    chan func()
+	workers atomic.Int32
 	// ctx is cancelled by Close: it stops dials, handler slot waits and
 	// handlers.
 	ctx    context.Context
@@ -55,7 +58,7 @@ func newCore(opts Options, addr netip.AddrPort) *core {
 		metrics:  opts.Metrics,
 		log:      opts.Logger,
 		handlers: make(map[Verb]Handler),
-		sem:      make(chan struct{}, opts.MaxConcurrentHandlers),
+		work:     make(chan func()),
 		ctx:      ctx,
 		cancel:   cancel,
 	}
@@ -203,34 +206,62 @@ type peerInfo struct {
 	counters *peerCounters
 }
 
-// serve starts the handler of inbound request or one-way message m. It
-// waits for a free handler slot first, so the connection reader calling it
-// stops reading meanwhile; it returns at once if m has expired or the
-// transport is closing or abort closes. reply queues a response toward the
-// sender.
+// serve hands inbound request or one-way message m to a handler worker.
+// When MaxConcurrentHandlers are busy it waits for one, so the connection
+// reader calling it stops reading meanwhile; it gives up if the transport
+// closes or abort closes. reply queues a response toward the sender.
 func (c *core) serve(from *peerInfo, m message, reply func(*outMsg), abort <-chan struct{}) {
 	if m.timeout <= 0 {
 		c.metrics.dropped(m.verb, from.label, DropExpired)
 		return
 	}
 	deadline := c.clock.Now().Add(m.timeout)
+	task := func() { c.handle(from, m, deadline, reply) }
 	select {
-	case c.sem <- struct{}{}:
-	case <-c.ctx.Done():
-		c.metrics.dropped(m.verb, from.label, DropClosed)
+	case c.work <- task:
 		return
-	case <-abort:
-		c.metrics.dropped(m.verb, from.label, DropClosed)
+	default:
+	}
+	if c.workers.Add(1) <= int32(c.opts.MaxConcurrentHandlers) {
+		c.wg.Add(1)
+		go c.worker(task)
 		return
 	}
-	if !c.clock.Now().Before(deadline) {
-		<-c.sem
+	c.workers.Add(-1)
+	select {
+	case c.work <- task:
+	case <-c.ctx.Done():
+		c.metrics.dropped(m.verb, from.label, DropClosed)
+	case <-abort:
+		c.metrics.dropped(m.verb, from.label, DropClosed)
+	}
+}
+
+// worker runs handler tasks until the transport closes. Workers are
+// started as needed and kept: a request's handler neither starts a
+// goroutine nor grows a fresh stack.
+func (c *core) worker(task func()) {
+	defer c.wg.Done()
+	for {
+		task()
+		select {
+		case task = <-c.work:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// handle runs m's handler, unless m expired while it waited for a worker,
+// and queues the response to a request.
+func (c *core) handle(from *peerInfo, m message, deadline time.Time, reply func(*outMsg)) {
+	now := c.clock.Now()
+	if !now.Before(deadline) {
 		c.metrics.dropped(m.verb, from.label, DropExpired)
 		return
 	}
 	h := c.handler(m.verb)
 	if h == nil {
-		<-c.sem
 		if m.isOneWay() {
 			c.metrics.dropped(m.verb, from.label, DropNoHandler)
 			c.log.Warn("messaging: one-way message for a verb without a handler", "verb", m.verb, "from", from.addr)
@@ -240,22 +271,16 @@ func (c *core) serve(from *peerInfo, m message, reply func(*outMsg), abort <-cha
 			Message: fmt.Sprintf("no handler for verb %s on %s", m.verb, c.addr)}))
 		return
 	}
-	in := Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, OneWay: m.isOneWay(), Payload: m.payload}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		ctx, cancel := context.WithTimeout(c.ctx, deadline.Sub(c.clock.Now()))
-		resp, err := h(ctx, in)
-		cancel()
-		<-c.sem
-		if in.OneWay {
-			if err != nil {
-				c.log.Debug("messaging: one-way handler failed", "verb", m.verb, "from", from.addr, "err", err)
-			}
-			return
+	ctx, cancel := context.WithTimeout(c.ctx, deadline.Sub(now))
+	resp, err := h(ctx, Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, OneWay: m.isOneWay(), Payload: m.payload})
+	cancel()
+	if m.isOneWay() {
+		if err != nil {
+			c.log.Debug("messaging: one-way handler failed", "verb", m.verb, "from", from.addr, "err", err)
 		}
-		reply(c.response(m, deadline, resp, err))
-	}()
+		return
+	}
+	reply(c.response(m, deadline, resp, err))
 }
 
 // response encodes the response to request req: payload, or herr as a
@@ -305,6 +330,13 @@ func (c *core) drain(q *outQueue, stop <-chan struct{}, peer string, write func(
 		now := c.clock.Now()
 		var next time.Time
 		batch, next = q.take(now, maxBatchBytes, batch[:0])
+		if len(batch) > 0 {
+			// Let goroutines about to queue do so, so that one write
+			// carries them all. Costs nothing when no one else is
+			// runnable.
+			runtime.Gosched()
+			batch, next = q.take(now, maxBatchBytes, batch)
+		}
 		live := batch[:0]
 		for _, m := range batch {
 			switch {
@@ -323,10 +355,12 @@ func (c *core) drain(q *outQueue, stop <-chan struct{}, peer string, write func(
 			for _, m := range live {
 				m.release()
 			}
-			clear(batch)
 			if err != nil {
+				// Requests among them fail with the connection.
+				c.abandon(live, peer)
 				return err
 			}
+			clear(batch)
 			continue
 		}
 		if len(batch) > 0 {

@@ -28,9 +28,10 @@
 // Each connection has one writer goroutine, which takes every message due
 // from its queue and writes them as few segments in one write, and one
 // reader goroutine. An accepted connection's reader hands each request to
-// a handler goroutine; when MaxConcurrentHandlers run, it stops reading,
-// TCP's flow control stalls the sender's writer, and the sender's queue
-// fills. The queue toward a peer is bounded in bytes (MaxQueueBytes): a
+// one of the transport's handler workers (started as needed, at most
+// MaxConcurrentHandlers, kept until Close); when all are busy it stops
+// reading, TCP's flow control stalls the sender's writer, and the sender's
+// queue fills. The queue toward a peer is bounded in bytes (MaxQueueBytes): a
 // message that does not fit fails at once with ErrQueueFull, so a stalled
 // or slow peer costs a bounded amount of memory, never more.
 //

@@ -132,10 +132,18 @@ func (n *InmemNetwork) SetFault(f FaultFunc) {
 }
 
 // route returns the transport at to, if from reaches it, and the fault of
-// a message from from to it.
-func (n *InmemNetwork) route(from, to netip.AddrPort, verb Verb, response bool) (*InmemTransport, Fault, error) {
+// a message from from to it: a partition's drop and, when askFault, what
+// the FaultFunc chooses.
+func (n *InmemNetwork) route(from, to netip.AddrPort, verb Verb, response, askFault bool) (*InmemTransport, Fault, error) {
 	n.mu.Lock()
-	dst, cut, drop, fault := n.nodes[to], n.cut[[2]netip.AddrPort{from, to}], n.drop[[2]netip.AddrPort{from, to}], n.fault
+	dst, fault := n.nodes[to], n.fault
+	var cut, drop bool
+	if len(n.cut) > 0 {
+		cut = n.cut[[2]netip.AddrPort{from, to}]
+	}
+	if len(n.drop) > 0 {
+		drop = n.drop[[2]netip.AddrPort{from, to}]
+	}
 	n.mu.Unlock()
 	switch {
 	case dst == nil:
@@ -144,7 +152,7 @@ func (n *InmemNetwork) route(from, to netip.AddrPort, verb Verb, response bool) 
 		return nil, Fault{}, fmt.Errorf("%w: %s: link cut", ErrUnreachable, to)
 	}
 	var f Fault
-	if fault != nil {
+	if fault != nil && askFault {
 		f = fault(from, to, verb, response)
 	}
 	f.Drop = f.Drop || drop
@@ -232,7 +240,7 @@ func (t *InmemTransport) Close() error {
 
 // route queues m toward to, on the link for responses or the other.
 func (t *InmemTransport) route(to netip.AddrPort, m *outMsg, response bool) error {
-	_, fault, err := t.net.route(t.addr, to, m.verb, response)
+	_, fault, err := t.net.route(t.addr, to, m.verb, response, true)
 	if err != nil {
 		return err
 	}
@@ -295,7 +303,7 @@ func (t *InmemTransport) link(to netip.AddrPort, responses bool) (*inmemLink, er
 
 // deliver hands m to the transport at to, if it is still reachable.
 func (t *InmemTransport) deliver(to netip.AddrPort, l *inmemLink, m *outMsg) {
-	dst, fault, err := t.net.route(t.addr, to, m.verb, m.env[offFlags]&flagResponse != 0)
+	dst, fault, err := t.net.route(t.addr, to, m.verb, m.env[offFlags]&flagResponse != 0, false)
 	if err != nil || fault.Drop {
 		// Cut or partitioned while it waited.
 		reason := DropClosed

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -212,4 +213,52 @@ func TestTCPForeignClusterRefused(t *testing.T) {
 	if got := received(b.metrics, VerbEcho, a.Addr()); got != 0 {
 		t.Fatalf("the foreign node's message was received (%v)", got)
 	}
+}
+
+func TestTCPAddressInUse(t *testing.T) {
+	a := listenTCP(t, "127.0.0.1:0", nil)
+	if b, err := ListenTCP(testOptions(t, a.Addr().String())); err == nil {
+		b.Close()
+		t.Fatalf("two transports listen on %s", a.Addr())
+	}
+}
+
+// TestTCPSilentConnection: a connection that never sends its hello is
+// closed after HandshakeTimeout, and does not hold up Close.
+func TestTCPSilentConnection(t *testing.T) {
+	a := listenTCP(t, "127.0.0.1:0", func(o *Options) { o.HandshakeTimeout = 50 * time.Millisecond })
+	nc, err := net.Dial("tcp", a.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("silent connection not closed: %v", err)
+	}
+
+	b := listenTCP(t, "127.0.0.2:0", func(o *Options) { o.HandshakeTimeout = time.Hour })
+	nc2, err := net.Dial("tcp", b.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	waitFor(t, "the connection to be accepted", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.accepted) == 1
+	})
+	closed := make(chan struct{})
+	go func() {
+		b.Close()
+		close(closed)
+	}()
+	waitFor(t, "Close with a connection in its handshake", func() bool {
+		select {
+		case <-closed:
+			return true
+		default:
+			return false
+		}
+	})
 }

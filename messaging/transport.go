@@ -38,10 +38,10 @@ type Transport interface {
 	Close() error
 }
 
-// Handler serves one inbound message. It runs on its own goroutine, so
-// handlers run concurrently, at most Options.MaxConcurrentHandlers at a
-// time per transport; while all are busy the transport stops reading from
-// peers, which pushes back on their queues. ctx carries the message's
+// Handler serves one inbound message. Handlers run concurrently on the
+// transport's worker goroutines, at most Options.MaxConcurrentHandlers at
+// a time; while all are busy the transport stops reading from peers, which
+// pushes back on their queues. ctx carries the message's
 // deadline and is cancelled when the transport closes. The returned
 // payload is the response of a request (ignored for a one-way message); an
 // error becomes a failure response (see RemoteError). A Handler owns
