@@ -98,6 +98,9 @@ func (c *Coordinator) analyzePrepared(id [16]byte, keyspace, query string, schem
 	if err != nil {
 		return nil, err
 	}
+	if n > statements.MaxBindMarkers {
+		return nil, invalidf("Too many markers(?). %d markers exceed the allowed maximum of %d", n, statements.MaxBindMarkers)
+	}
 	p, err := c.analyze(stmt, n, keyspace)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,10 @@ func Parse(query string) (Statement, int, error) {
 	return st, p.nbind, nil
 }
 
+// MaxBindMarkers is the most bind markers a statement can have values for:
+// a request carries its values' count as an unsigned short.
+const MaxBindMarkers = 65535
+
 // maxDepth bounds the nesting of expressions, types and relations, and
 // the length of operator and field/element chains (which nest in the
 // tree), so that hostile input can exhaust neither the parser's stack nor

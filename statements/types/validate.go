@@ -70,6 +70,8 @@ func ValidateValue(t datatype.DataType, v []byte, name string) error {
 		if len(v) != 0 && len(v) < 4 {
 			return bad("Expected at least 4 bytes for a decimal")
 		}
+	case primitive.DataTypeCodeDuration:
+		return validateDuration(v)
 	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet:
 		var elem datatype.DataType
 		if l, ok := t.(*datatype.List); ok {
@@ -101,6 +103,33 @@ func ValidateValue(t datatype.DataType, v []byte, name string) error {
 		}
 	case primitive.DataTypeCodeUdt:
 		return validateUDT(t.(*datatype.UserDefined), v, name)
+	}
+	return nil
+}
+
+// validateDuration checks a duration value as Cassandra's
+// DurationSerializer.validate does, with its messages: three vints, months
+// and days of 32 bits, all three of one sign. A value whose vints run past
+// its end (where Cassandra fails with an internal error) is refused too;
+// bytes after the third vint are allowed, as Cassandra allows them.
+func validateDuration(v []byte) error {
+	if len(v) < 3 {
+		return invalidf("Expected at least 3 bytes for a duration (%d)", len(v))
+	}
+	months, rest, ok := readSignedVInt(v)
+	days, rest, ok2 := readSignedVInt(rest)
+	nanos, _, ok3 := readSignedVInt(rest)
+	if !ok || !ok2 || !ok3 {
+		return invalidf("Invalid duration value: its months, days and nanoseconds need more than its %d bytes", len(v))
+	}
+	if months != int64(int32(months)) {
+		return invalidf("The duration months must be a 32 bits integer but was: %d", months)
+	}
+	if days != int64(int32(days)) {
+		return invalidf("The duration days must be a 32 bits integer but was: %d", days)
+	}
+	if !(months >= 0 && days >= 0 && nanos >= 0 || months <= 0 && days <= 0 && nanos <= 0) {
+		return invalidf("The duration months, days and nanoseconds must be all of the same sign (%d, %d, %d)", months, days, nanos)
 	}
 	return nil
 }
