@@ -32,6 +32,15 @@ type Options struct {
 	// DialTimeout bounds the TCP connect and the handshake when ctx has no
 	// earlier deadline; 0 means 10 s.
 	DialTimeout time.Duration
+	// Serial carries one request at a time: the goroutine that sent a
+	// request reads its answer from the socket itself, with no reader
+	// goroutine and no hand-off between goroutines, which costs the
+	// client the least CPU per request (a load generator with one request
+	// in flight per connection). Concurrent requests wait for each other.
+	// A request then observes its context's deadline but not its
+	// cancellation; closing the Conn ends a request waiting for its
+	// answer.
+	Serial bool
 }
 
 func (o *Options) setDefaults() {
@@ -79,6 +88,15 @@ type Conn struct {
 
 	wmu sync.Mutex // serialises writes
 
+	// serial holds the connection for the request in flight in Serial
+	// mode; its fields are what that request reuses.
+	serial struct {
+		sync.Mutex
+		fr   *frameReader
+		wbuf []byte
+		err  error // set once the connection broke
+	}
+
 	mu      sync.Mutex
 	waiting map[int16]chan response
 	next    int16
@@ -114,7 +132,13 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 		nc.Close()
 		return nil, fmt.Errorf("cqlclient: handshake with %s: %w", addr, err)
 	}
-	go c.read(br)
+	fr := &frameReader{br: br, v5: o.Version >= primitive.ProtocolVersion5}
+	if o.Serial {
+		c.serial.fr = fr
+		c.waiting = nil
+		return c, nil
+	}
+	go c.read(fr)
 	return c, nil
 }
 
@@ -132,7 +156,7 @@ func (c *Conn) handshake(ctx context.Context, br *bufio.Reader) error {
 		if _, err := c.nc.Write(out); err != nil {
 			return nil, err
 		}
-		h, body, err := c.readFrame(br)
+		h, body, err := readFrame(br)
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +199,7 @@ func offers(versions []string, v string) bool {
 }
 
 // readFrame reads one legacy frame from br.
-func (c *Conn) readFrame(br *bufio.Reader) (protocol.Header, []byte, error) {
+func readFrame(br *bufio.Reader) (protocol.Header, []byte, error) {
 	var head [protocol.HeaderLen]byte
 	if _, err := io.ReadFull(br, head[:]); err != nil {
 		return protocol.Header{}, nil, err
@@ -190,10 +214,55 @@ func (c *Conn) readFrame(br *bufio.Reader) (protocol.Header, []byte, error) {
 	return h, body, err
 }
 
+// frameReader yields a connection's response frames one at a time: legacy
+// frames before v5, envelopes cut from v5 segments from v5 on. Not safe for
+// concurrent use.
+type frameReader struct {
+	br      *bufio.Reader
+	v5      bool
+	dec     *protocol.SegmentDecoder
+	pending []byte   // bytes read, not yet decoded (v5)
+	envs    [][]byte // envelopes decoded, not yet returned (v5)
+	buf     []byte
+}
+
+// next returns the next frame's header (its direction bit cleared) and
+// body.
+func (fr *frameReader) next() (protocol.Header, []byte, error) {
+	if !fr.v5 {
+		return readFrame(fr.br)
+	}
+	if fr.dec == nil {
+		fr.dec = protocol.NewSegmentDecoder(false, protocol.HeaderLen+maxResponse)
+		fr.buf = make([]byte, 16<<10)
+	}
+	for len(fr.envs) == 0 {
+		n, err := fr.br.Read(fr.buf)
+		if err != nil {
+			return protocol.Header{}, nil, err
+		}
+		fr.pending = append(fr.pending, fr.buf[:n]...)
+		used, envs, derr := fr.dec.Decode(fr.pending) // envs do not alias pending
+		fr.envs = append(fr.envs, envs...)
+		if derr != nil && len(fr.envs) == 0 {
+			return protocol.Header{}, nil, derr
+		}
+		fr.pending = append(fr.pending[:0], fr.pending[used:]...)
+	}
+	env := fr.envs[0]
+	fr.envs = fr.envs[1:]
+	h, ok := protocol.ParseHeader(env)
+	if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
+		return h, nil, errors.New("cqlclient: malformed envelope")
+	}
+	h.Version &^= 0x80
+	return h, env[protocol.HeaderLen:], nil
+}
+
 // read delivers responses to the requests waiting for them until the
 // connection breaks.
-func (c *Conn) read(br *bufio.Reader) {
-	err := c.readLoop(br)
+func (c *Conn) read(fr *frameReader) {
+	err := c.readLoop(fr)
 	c.mu.Lock()
 	c.err = err
 	waiting := c.waiting
@@ -204,8 +273,12 @@ func (c *Conn) read(br *bufio.Reader) {
 	}
 }
 
-func (c *Conn) readLoop(br *bufio.Reader) error {
-	deliver := func(h protocol.Header, body []byte) {
+func (c *Conn) readLoop(fr *frameReader) error {
+	for {
+		h, body, err := fr.next()
+		if err != nil {
+			return err
+		}
 		msg, err := decodeLazily(h, body)
 		c.mu.Lock()
 		ch := c.waiting[h.Stream]
@@ -215,43 +288,14 @@ func (c *Conn) readLoop(br *bufio.Reader) error {
 			ch <- response{msg: msg, err: err}
 		}
 	}
-	if c.opts.Version < primitive.ProtocolVersion5 {
-		for {
-			h, body, err := c.readFrame(br)
-			if err != nil {
-				return err
-			}
-			deliver(h, body)
-		}
-	}
-	dec := protocol.NewSegmentDecoder(false, protocol.HeaderLen+maxResponse)
-	var pending []byte
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := br.Read(buf)
-		if err != nil {
-			return err
-		}
-		pending = append(pending, buf[:n]...)
-		used, envs, derr := dec.Decode(pending)
-		for _, env := range envs {
-			h, ok := protocol.ParseHeader(env)
-			if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
-				return errors.New("cqlclient: malformed envelope")
-			}
-			h.Version &^= 0x80
-			deliver(h, env[protocol.HeaderLen:])
-		}
-		if derr != nil {
-			return derr
-		}
-		pending = append(pending[:0], pending[used:]...)
-	}
 }
 
 // roundTrip sends msg on a free stream and waits for its answer. An ERROR
 // answer is returned as a *ServerError.
 func (c *Conn) roundTrip(ctx context.Context, msg message.Message) (message.Message, error) {
+	if c.opts.Serial {
+		return c.serialTrip(ctx, msg)
+	}
 	ch := make(chan response, 1)
 	c.mu.Lock()
 	if c.waiting == nil {
@@ -274,13 +318,7 @@ func (c *Conn) roundTrip(ctx context.Context, msg message.Message) (message.Mess
 	c.waiting[stream] = ch
 	c.mu.Unlock()
 
-	out, err := protocol.AppendRequest(nil, c.opts.Version, stream, msg)
-	if err == nil && len(out)-protocol.HeaderLen > c.opts.MaxFrameSize {
-		err = fmt.Errorf("cqlclient: request of %d bytes exceeds the frame limit of %d", len(out)-protocol.HeaderLen, c.opts.MaxFrameSize)
-	}
-	if err == nil && c.opts.Version >= primitive.ProtocolVersion5 {
-		out, err = protocol.AppendSegments(nil, false, out)
-	}
+	out, err := c.encode(nil, stream, msg)
 	if err == nil {
 		c.wmu.Lock()
 		_, err = c.nc.Write(out)
@@ -304,6 +342,76 @@ func (c *Conn) roundTrip(ctx context.Context, msg message.Message) (message.Mess
 		// buffer), so a late answer never reaches a later request.
 		return nil, ctx.Err()
 	}
+}
+
+// encode encodes msg as a request frame on stream, in segments from v5
+// on, into buf's capacity where it can.
+func (c *Conn) encode(buf []byte, stream int16, msg message.Message) ([]byte, error) {
+	out, err := protocol.AppendRequest(buf[:0], c.opts.Version, stream, msg)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(out) - protocol.HeaderLen; n > c.opts.MaxFrameSize {
+		return nil, fmt.Errorf("cqlclient: request of %d bytes exceeds the frame limit of %d", n, c.opts.MaxFrameSize)
+	}
+	if c.opts.Version >= primitive.ProtocolVersion5 {
+		return protocol.AppendSegments(nil, false, out)
+	}
+	return out, nil
+}
+
+// serialStream is the stream of every request in Serial mode.
+const serialStream = 1
+
+// serialTrip is roundTrip in Serial mode: it writes msg and reads frames
+// until the answer. A failed write or read (a passed deadline included)
+// breaks the connection, since an answer could still be on its way.
+func (c *Conn) serialTrip(ctx context.Context, msg message.Message) (message.Message, error) {
+	s := &c.serial
+	s.Lock()
+	defer s.Unlock()
+	if s.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrClosed, s.err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out, err := c.encode(s.wbuf, serialStream, msg)
+	if err != nil {
+		return nil, err
+	}
+	if c.opts.Version < primitive.ProtocolVersion5 {
+		s.wbuf = out // reused by the next request
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.nc.SetDeadline(dl)
+		defer c.nc.SetDeadline(time.Time{})
+	}
+	if _, err := c.nc.Write(out); err != nil {
+		return nil, c.breakSerial(err)
+	}
+	for {
+		h, body, err := s.fr.next()
+		if err != nil {
+			return nil, c.breakSerial(err)
+		}
+		if h.Stream != serialStream {
+			continue // an event
+		}
+		msg, err := decodeLazily(h, body)
+		if e, ok := msg.(message.Error); ok && err == nil {
+			return nil, serverError(e)
+		}
+		return msg, err
+	}
+}
+
+// breakSerial records why a Serial connection broke and closes it.
+// REQUIRES: c.serial is locked.
+func (c *Conn) breakSerial(err error) error {
+	c.serial.err = err
+	c.nc.Close()
+	return fmt.Errorf("%w: %v", ErrClosed, err)
 }
 
 func (c *Conn) forget(stream int16) {

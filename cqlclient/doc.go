@@ -4,7 +4,8 @@
 // (docs/prepare_batch.spec).
 //
 // It speaks protocol v4, or v5 in segments, without compression or
-// authentication, and does only what preparing needs:
+// authentication, and does only what preparing and running statements
+// need:
 //
 //	c, err := cqlclient.Dial(ctx, "127.0.0.1:9042", cqlclient.Options{})
 //	if err != nil { ... }
@@ -27,6 +28,13 @@
 // by the frame limit and the 65,535-statement limit), without it one
 // PREPARE per statement, all in flight together. Prepare is a plain
 // PREPARE, for comparison and for servers without the extension.
+//
+// Query and Execute run a statement with QueryOptions (the protocol
+// library's: consistency, positional values, paging, skip metadata) and
+// return the RESULT as the library decodes it (*message.RowsResult,
+// *message.VoidResult, ...). They do nothing more: no paging through
+// results, no re-preparing on UNPREPARED, no retries; cqlstress's lean
+// mode, one request in flight per connection, is built on them.
 //
 // A PREPARED answer's ids are read when it arrives; its metadata is kept as
 // the bytes the server sent and decoded by the library's RESULT codec on the

@@ -8,7 +8,7 @@ func TestDistributionsStayInRange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := d.Sampler(newWorker(0, nil, &Config{Seed: 1, ColSize: Fixed(1)}, nil).rnd)
+		s := d.Sampler(newWorker(0, nil, nil, &Config{Seed: 1, ColSize: Fixed(1)}, nil).rnd)
 		seen := map[int64]bool{}
 		for range 10000 {
 			v := s.Next()

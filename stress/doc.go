@@ -2,6 +2,17 @@
 // spirit of cassandra-stress, driven through a stock driver (gocql), so what
 // it measures is what an application would see.
 //
+// The lean mode (-mode lean, lean.go) measures the server rather than the
+// driver, as redis-benchmark -P 1 does for Redis: each worker owns one
+// cqlclient connection in Serial mode, so it has one request in flight and
+// reads its answer itself, with no goroutine hand-off. gocql then only
+// creates the schema. A watchdog closes a connection whose request waited
+// longer than -mode timeout= (the request fails as a client timeout and
+// the next one dials again), so no request needs a timer of its own. Every
+// step reports the whole process's CPU time per operation (getrusage), in
+// both modes, so what the client took from a server on the same machine is
+// in the figures.
+//
 // A run is described by a command line (see Parse): a workload (write,
 // read, mixed, counter_write, counter_read, cas, or user with a YAML
 // profile), a bound (n= operations or duration=), and option groups (-rate,

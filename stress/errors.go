@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/cqlclient"
 )
 
 // errorCodes names the CQL error codes as Cassandra's ErrorMessage does.
@@ -39,19 +41,27 @@ var errorCodes = map[int]string{
 // errorKind classifies a failed operation for the summary.
 func errorKind(err error) string {
 	var re gocql.RequestError
+	var se *cqlclient.ServerError
+	code := -1
+	switch {
+	case errors.As(err, &re):
+		code = re.Code()
+	case errors.As(err, &se):
+		code = int(se.Code)
+	}
 	switch {
 	case errors.Is(err, errValidation):
 		return "validation"
-	case errors.As(err, &re):
-		if n, ok := errorCodes[re.Code()]; ok {
+	case code >= 0:
+		if n, ok := errorCodes[code]; ok {
 			return n
 		}
-		return fmt.Sprintf("error_0x%04x", re.Code())
-	case errors.Is(err, gocql.ErrTimeoutNoResponse), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("error_0x%04x", code)
+	case errors.Is(err, gocql.ErrTimeoutNoResponse), errors.Is(err, context.DeadlineExceeded), errors.Is(err, errNoAnswer):
 		return "client_timeout"
 	case errors.Is(err, gocql.ErrNoConnections):
 		return "no_connections"
-	case errors.Is(err, gocql.ErrConnectionClosed):
+	case errors.Is(err, gocql.ErrConnectionClosed), errors.Is(err, cqlclient.ErrClosed):
 		return "connection_closed"
 	}
 	return "other"

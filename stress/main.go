@@ -23,7 +23,7 @@ const Usage = `usage:
   cqlstress COMMAND [n=COUNT | duration=TIME] [warmup=COUNT|TIME] [cl=LEVEL] [ratio(...)|ops(...)] [profile=FILE] [OPTIONS]
   cqlstress chart -o OUT.html|OUT.svg RESULT.json...
 
-commands: write, read, mixed ratio(write=1,read=3), counter_write, counter_read,
+commands: write, update (one column of a row), read, mixed ratio(write=1,read=3), counter_write, counter_read,
           cas (on keyspace1.cas1: INSERT ... IF NOT EXISTS, then UPDATE ... IF "C0" = ?),
           user profile=FILE.yaml ops(insert=1,QUERY=2)
 options:
@@ -34,6 +34,8 @@ options:
   -schema 'replication(factor=1)' keyspace=keyspace1
   -mode prepared|simple protocolVersion=4 compression=lz4|snappy connections=2 pageSize=5000 prepareBatch=on|off
         timeout=12s coalesce=200us user=U password=P
+        lean: cqld's own client instead of gocql, one connection per thread with one request in flight
+              (write, update, read, counter_*; protocolVersion=4|5; no compression, auth, retries or cas)
   -node 127.0.0.1[:9042],... [datacenter=DC]   -cl ONE   -serial-cl SERIAL
   -errors retries=N               let the driver retry N times (default 0: every failure counts)
   -populate [n=N]                 write the population's keys once before measuring

@@ -21,7 +21,7 @@ type Weighted struct {
 
 // Config is a parsed command line. Parse fills in every default.
 type Config struct {
-	Command  string // write, read, mixed, counter_write, counter_read, cas, user
+	Command  string // write, update, read, mixed, counter_write, counter_read, cas, user
 	Args     []string
 	N        int64         // operations per run (or per sweep step); 0 means bounded by Duration
 	Duration time.Duration // per run or per sweep step
@@ -48,12 +48,16 @@ type Config struct {
 	SerialCL gocql.SerialConsistency
 
 	Prepared bool
+	// Lean (-mode lean) drives the load over cqlclient instead of gocql:
+	// one connection per thread, one request in flight on each.
+	Lean bool
 	// PrepareBatch prepares the statements ahead in one CQLD_PREPARE_BATCH
 	// request per node when the node offers it (-mode prepareBatch=off).
 	PrepareBatch bool
 	ProtoVersion int
 	Compression  string // "", lz4, snappy
 	Connections  int
+	connsGiven   bool
 	PageSize     int
 	Timeout      time.Duration
 	Coalesce     time.Duration
@@ -95,7 +99,7 @@ func (c *Config) Steps() []int {
 }
 
 var commands = map[string]bool{
-	"write": true, "read": true, "mixed": true, "counter_write": true,
+	"write": true, "update": true, "read": true, "mixed": true, "counter_write": true,
 	"counter_read": true, "cas": true, "user": true,
 }
 
@@ -127,7 +131,7 @@ func Parse(args []string) (*Config, error) {
 	}
 	c.Args = append([]string(nil), args...)
 	if len(args) == 0 {
-		return nil, fmt.Errorf("%w: no command (write, read, mixed, counter_write, counter_read, cas, user, chart)", ErrUsage)
+		return nil, fmt.Errorf("%w: no command (write, update, read, mixed, counter_write, counter_read, cas, user, chart)", ErrUsage)
 	}
 	c.Command = strings.ToLower(args[0])
 	if !commands[c.Command] {
@@ -227,6 +231,9 @@ func (c *Config) groupArg(group, a string) error {
 			return nil
 		case "native", "cql3":
 			return nil
+		case "gocql", "lean":
+			c.Lean = lower == "lean"
+			return nil
 		}
 	}
 	if group == "schema" && strings.HasPrefix(lower, "replication(") {
@@ -321,6 +328,7 @@ func (c *Config) set(key, v string) error {
 		}
 	case "mode.connections", "mode.connectionsperhost":
 		err = setInt(&c.Connections, v)
+		c.connsGiven = true
 	case "mode.pagesize":
 		err = setInt(&c.PageSize, v)
 	case "mode.timeout":
@@ -402,8 +410,8 @@ func (c *Config) finish() error {
 	if c.Sweep() && c.FixedRate > 0 {
 		return fmt.Errorf("%w: a thread sweep is a closed loop; drop fixed= or throttle=", ErrUsage)
 	}
-	if c.ProtoVersion != 3 && c.ProtoVersion != 4 {
-		return fmt.Errorf("%w: protocolVersion %d: gocql v1.7.0 speaks protocol v3 and v4 (its v5 is a pre-release draft)", ErrUsage, c.ProtoVersion)
+	if !c.Lean && c.ProtoVersion != 3 && c.ProtoVersion != 4 {
+		return fmt.Errorf("%w: protocolVersion %d: gocql v1.7.0 speaks protocol v3 and v4 (its v5 is a pre-release draft; -mode lean speaks v5)", ErrUsage, c.ProtoVersion)
 	}
 	if c.Interval <= 0 {
 		return fmt.Errorf("%w: -log interval must be > 0", ErrUsage)
@@ -415,7 +423,7 @@ func (c *Config) finish() error {
 		}
 		for _, w := range c.Ratio {
 			if !builtinKinds[w.Name] {
-				return fmt.Errorf("%w: ratio: unknown operation %q (write, read, counter_write, counter_read, cas)", ErrUsage, w.Name)
+				return fmt.Errorf("%w: ratio: unknown operation %q (write, update, read, counter_write, counter_read, cas)", ErrUsage, w.Name)
 			}
 		}
 	case "user":
@@ -428,6 +436,11 @@ func (c *Config) finish() error {
 	default:
 		c.Ratio = []Weighted{{c.Command, 1}}
 	}
+	if c.Lean {
+		if err := c.checkLean(); err != nil {
+			return err
+		}
+	}
 	if !c.PopGiven {
 		// cassandra-stress: a bounded write covers 1..n once; anything else
 		// draws from a gaussian over a million keys.
@@ -439,6 +452,37 @@ func (c *Config) finish() error {
 	}
 	if c.Populate < 0 {
 		c.Populate = c.Pop.Size()
+	}
+	return nil
+}
+
+// checkLean refuses what the lean mode does not do: it is a plain client
+// for measuring the server (no compression, authentication, retries, data
+// center routing or conditional writes), with one connection per thread.
+func (c *Config) checkLean() error {
+	refuse := func(what string) error {
+		return fmt.Errorf("%w: -mode lean does not support %s (the gocql mode does)", ErrUsage, what)
+	}
+	switch {
+	case c.ProtoVersion != 4 && c.ProtoVersion != 5:
+		return fmt.Errorf("%w: protocolVersion %d: -mode lean speaks protocol v4 and v5", ErrUsage, c.ProtoVersion)
+	case c.connsGiven:
+		return fmt.Errorf("%w: -mode lean opens one connection per thread: give -rate threads=N, not connections=", ErrUsage)
+	case c.Command == "user":
+		return refuse("user profiles")
+	case c.Compression != "":
+		return refuse("compression")
+	case c.User != "":
+		return refuse("authentication")
+	case c.Retries > 0:
+		return refuse("-errors retries=")
+	case c.DataCenter != "":
+		return refuse("-node datacenter=")
+	}
+	for _, w := range c.Ratio {
+		if w.Name == "cas" {
+			return refuse("cas")
+		}
 	}
 	return nil
 }

@@ -42,6 +42,11 @@ func TestParse(t *testing.T) {
 			return c.WarmupDuration == 30*time.Second && c.Retries == 3 && c.DataCenter == "dc2" && len(c.Nodes) == 2
 		}},
 		{"write n=5 warmup=10k", func(c *Config) bool { return c.WarmupN == 10000 }},
+		{"update n=5 -mode lean protocolVersion=5", func(c *Config) bool {
+			return c.Lean && c.ProtoVersion == 5 && len(c.Ratio) == 1 && c.Ratio[0].Name == "update"
+		}},
+		{"mixed ratio(update=1,read=1,counter_write=1) n=5 -mode native lean cql3", func(c *Config) bool { return c.Lean && len(c.Ratio) == 3 }},
+		{"write n=5 -mode lean gocql", func(c *Config) bool { return !c.Lean }},
 		{"read n=5 -pop seq=1..500 -populate", func(c *Config) bool { return c.Populate == 500 }},
 		{"write n=5 -json a.json -hdrfile a.hdr -chart a.svg -max-errors 3 -log interval=5s", func(c *Config) bool {
 			return c.JSONFile == "a.json" && c.HDRFile == "a.hdr" && c.ChartFile == "a.svg" && c.MaxErrors == 3 && c.Interval == 5*time.Second
@@ -61,6 +66,9 @@ func TestParse(t *testing.T) {
 		"write n=1 -rate threads>=8 threads<=4", "write n=1 -pop dist=zipf(1..10,1)", "write n=1 -bogus x",
 		"mixed ratio(write=1,scan=1) n=1", "user n=1 ops(insert=1)", "write n=1 -col size=seq(1..3)",
 		"write n=1 -rate threads>=1 threads<=4 fixed=10/s", "write n=1 -mode compression=zstd", "write n=1 -mode protocolVersion=5", "write n=1 warmup=soon",
+		"write n=1 -mode lean protocolVersion=3", "write n=1 -mode lean connections=4", "cas n=1 -mode lean",
+		"mixed ratio(write=1,cas=1) n=1 -mode lean", "write n=1 -mode lean compression=lz4", "write n=1 -mode lean user=u",
+		"write n=1 -mode lean -errors retries=1", "write n=1 -mode lean -node datacenter=dc1 h1", "user profile=p.yaml ops(insert=1) n=1 -mode lean",
 	} {
 		if _, err := Parse(strings.Fields(bad)); !errors.Is(err, ErrUsage) {
 			t.Errorf("%q: err %v, want a usage error", bad, err)

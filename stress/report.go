@@ -93,6 +93,9 @@ func (r *runner) printSummary(st Step, kinds []kindDef) {
 	if st.Total.NotApplied > 0 {
 		line("Conditions not applied", commas(st.Total.NotApplied))
 	}
+	if st.ClientCPU != nil {
+		line("Client CPU", fmt.Sprintf("%.1f us/op, %.2f cores (the whole cqlstress process)", st.ClientCPU.PerOp, st.ClientCPU.Cores))
+	}
 	d := time.Duration(st.Total.Seconds * float64(time.Second))
 	line("Total operation time", fmt.Sprintf("%02d:%02d:%02d (%.2f s)", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60, st.Total.Seconds))
 	if st.TargetRate > 0 && !st.Interrupted && st.Total.OpRate < 0.95*st.TargetRate {
@@ -109,8 +112,8 @@ func (r *runner) printSummary(st Step, kinds []kindDef) {
 func (r *runner) printSweep(res *Result) {
 	w := r.out
 	fmt.Fprintln(w, "Sweep summary:")
-	fmt.Fprintf(w, "%8s, %10s, %10s, %10s, %8s, %8s, %8s, %8s, %8s, %8s, %8s\n",
-		"threads", "op/s", "pk/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "errors")
+	fmt.Fprintf(w, "%8s, %10s, %10s, %10s, %8s, %8s, %8s, %8s, %8s, %8s, %8s, %9s\n",
+		"threads", "op/s", "pk/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "errors", "cpu us/op")
 	for _, s := range res.Steps {
 		writeSweepRow(w, s)
 	}
@@ -118,8 +121,12 @@ func (r *runner) printSweep(res *Result) {
 
 func writeSweepRow(w io.Writer, s Step) {
 	t, l := s.Total, s.Total.Latency
-	fmt.Fprintf(w, "%8d, %10.0f, %10.0f, %10.0f, %8.3f, %8.3f, %8.3f, %8.3f, %8.3f, %8.3f, %8d\n",
-		s.Threads, t.OpRate, t.PartitionRate, t.RowRate, l.Mean, l.Median, l.P95, l.P99, l.P999, l.Max, t.Errors)
+	cpu := "-"
+	if s.ClientCPU != nil {
+		cpu = fmt.Sprintf("%.1f", s.ClientCPU.PerOp)
+	}
+	fmt.Fprintf(w, "%8d, %10.0f, %10.0f, %10.0f, %8.3f, %8.3f, %8.3f, %8.3f, %8.3f, %8.3f, %8d, %9s\n",
+		s.Threads, t.OpRate, t.PartitionRate, t.RowRate, l.Mean, l.Median, l.P95, l.P99, l.P999, l.Max, t.Errors, cpu)
 }
 
 // showProgress rewrites the progress line on the terminal.

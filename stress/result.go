@@ -102,6 +102,17 @@ type Step struct {
 	ServiceSpectrum []Point    `json:"service_spectrum,omitempty"`
 	Intervals       []Interval `json:"intervals"`
 	Interrupted     bool       `json:"interrupted,omitempty"`
+	// ClientCPU is what cqlstress itself spent on the step; nil where the
+	// system does not tell.
+	ClientCPU *ClientCPU `json:"client_cpu,omitempty"`
+}
+
+// ClientCPU is the CPU time (user and system) of the whole cqlstress
+// process over a step: driver or lean client, workers and collector. It
+// tells how much of the machine the client took from a server beside it.
+type ClientCPU struct {
+	PerOp float64 `json:"us_per_op"` // microseconds per operation
+	Cores float64 `json:"cores"`     // CPU seconds per second of the step
 }
 
 // Result is everything a run measured; it is what -json writes and what

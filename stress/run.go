@@ -7,12 +7,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/cqlclient"
 )
 
 // runner is one invocation of Run.
@@ -21,6 +24,7 @@ type runner struct {
 	out     io.Writer
 	errOut  io.Writer
 	session *gocql.Session
+	lean    *leanPool // -mode lean: the workers' connections
 	pool    []byte
 	hdr     *hdrLog
 	errs    *errorLog
@@ -57,7 +61,17 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 		res.Ops = append(res.Ops, k.name)
 	}
 	res.Server = r.describeServer()
-	res.PreparedAhead = r.prepareAhead(ctx, wl)
+	if c.Lean {
+		if res.PreparedAhead, err = r.startLean(ctx, wl); err != nil {
+			return nil, err
+		}
+		defer r.lean.close()
+		// The schema is made: gocql's session would only add its own
+		// background work to the client's CPU.
+		r.session.Close()
+	} else {
+		res.PreparedAhead = r.prepareAhead(ctx, wl)
+	}
 	if c.HDRFile != "" {
 		if r.hdr, err = openHDRLog(c.HDRFile, res.Start, fmt.Sprint(c.Args)); err != nil {
 			return nil, err
@@ -86,6 +100,41 @@ func Run(ctx context.Context, c *Config, out, errOut io.Writer) (*Result, error)
 		r.printSweep(res)
 	}
 	return res, r.writeFiles(res)
+}
+
+// startLean prepares the workload's statements on every node (in one
+// CQLD_PREPARE_BATCH request where the node offers it) and opens the lean
+// connections, as many as the run's largest thread count.
+func (r *runner) startLean(ctx context.Context, wl *workload) ([]PrepareAhead, error) {
+	c := r.cfg
+	addrs := nodeAddrs(c)
+	stmts := workloadStatements(wl)
+	prepared := make([]map[string]*cqlclient.Prepared, len(addrs))
+	var out []PrepareAhead
+	for i, addr := range addrs {
+		if !c.Prepared || len(stmts) == 0 {
+			continue
+		}
+		cl, err := cqlclient.Dial(ctx, addr, dialOptions(c))
+		if err != nil {
+			return nil, fmt.Errorf("stress: lean mode: %w", err)
+		}
+		pa, p, err := r.prepareOn(ctx, cl, addr, stmts)
+		cl.Close()
+		if err != nil {
+			return nil, fmt.Errorf("stress: lean mode: prepare on %s: %w", addr, err)
+		}
+		prepared[i] = p
+		out = append(out, pa)
+	}
+	r.lean = newLeanPool(c, addrs, prepared)
+	threads := slices.Max(append(c.Steps(), c.Threads))
+	if err := r.lean.grow(ctx, threads); err != nil {
+		r.lean.close()
+		return nil, err
+	}
+	fmt.Fprintf(r.out, "Lean mode: %d connections to %s, one request in flight on each\n", threads, strings.Join(addrs, ","))
+	return out, nil
 }
 
 // connect opens the run's session and creates the schema. A profile's
@@ -136,8 +185,12 @@ func (r *runner) describeServer() Server {
 	if !r.cfg.Prepared {
 		mode = "simple"
 	}
-	fmt.Fprintf(r.out, "Connected to cluster %q (release %s, data center %s) at %s: protocol v%d, %s statements, compression %s, %d connections per host, CL %s\n",
-		sv.Cluster, sv.ReleaseVersion, sv.DataCenter, strings.Join(r.cfg.Nodes, ","), sv.Protocol, mode, comp, r.cfg.Connections, r.cfg.CL)
+	conns := fmt.Sprintf("gocql, %d connections per host", r.cfg.Connections)
+	if r.cfg.Lean {
+		conns = "lean client, one connection per thread with one request in flight"
+	}
+	fmt.Fprintf(r.out, "Connected to cluster %q (release %s, data center %s) at %s: protocol v%d, %s statements, compression %s, %s, CL %s\n",
+		sv.Cluster, sv.ReleaseVersion, sv.DataCenter, strings.Join(r.cfg.Nodes, ","), sv.Protocol, mode, comp, conns, r.cfg.CL)
 	return sv
 }
 
@@ -230,6 +283,7 @@ func (r *runner) runStep(ctx context.Context, sp stepSpec) Step {
 		total += k.weight
 		st.cum = append(st.cum, total)
 	}
+	cpu0, cpuOK := processCPU()
 	st.start = time.Now()
 	st.deadline = st.start.Add(sp.dur)
 	var wg sync.WaitGroup
@@ -307,6 +361,7 @@ loop:
 		}
 	}
 	end := time.Now()
+	cpu1, _ := processCPU()
 	if st.rec.peek().Ops > 0 || len(step.Intervals) == 0 {
 		flush(end)
 	}
@@ -318,6 +373,12 @@ loop:
 		step.ByOp[sp.kinds[k].name] = summarize(&cum[k], secs)
 	}
 	step.Total = summarize(&all, secs)
+	if cpuOK && step.Total.Ops > 0 {
+		step.ClientCPU = &ClientCPU{
+			PerOp: float64(cpu1-cpu0) / 1e3 / float64(step.Total.Ops),
+			Cores: (cpu1 - cpu0).Seconds() / secs,
+		}
+	}
 	step.Spectrum, step.ServiceSpectrum = spectrum(all.lat), spectrum(all.svc)
 	step.ErrorKinds = r.errs.take()
 	return step
@@ -326,7 +387,11 @@ loop:
 // work is one worker goroutine: it takes tickets until the step's bound.
 func (r *runner) work(id int, st *stepState) {
 	sp := st.sp
-	w := newWorker(id, r.session, r.cfg, r.pool)
+	var lean *leanConn
+	if r.lean != nil {
+		lean = r.lean.conn(id)
+	}
+	w := newWorker(id, r.session, lean, r.cfg, r.pool)
 	ops := make([]opFunc, len(sp.kinds))
 	for i, k := range sp.kinds {
 		ops[i] = k.bind(w)

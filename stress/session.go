@@ -18,6 +18,10 @@ import (
 func Cluster(c *Config, logTo io.Writer) *gocql.ClusterConfig {
 	cl := gocql.NewCluster(c.Nodes...)
 	cl.ProtoVersion = c.ProtoVersion
+	if c.Lean {
+		// gocql only makes the lean mode's schema, over v4 at most.
+		cl.ProtoVersion = min(c.ProtoVersion, 4)
+	}
 	cl.NumConns = c.Connections
 	cl.Consistency = c.CL
 	cl.SerialConsistency = c.SerialCL

@@ -34,7 +34,7 @@ type kindDef struct {
 }
 
 var builtinKinds = map[string]bool{
-	"write": true, "read": true, "counter_write": true, "counter_read": true, "cas": true,
+	"write": true, "update": true, "read": true, "counter_write": true, "counter_read": true, "cas": true,
 }
 
 const columns = 5 // C0..C4, as cassandra-stress
@@ -43,7 +43,7 @@ const columns = 5 // C0..C4, as cassandra-stress
 // its own, so that the values it changes never fail a read's check.
 func builtinTable(kind string) string {
 	switch kind {
-	case "write", "read":
+	case "write", "update", "read":
 		return "standard1"
 	case "cas":
 		return "cas1"
@@ -67,6 +67,19 @@ func builtin(name string, weight int, c *Config) kindDef {
 			return func(seed int64) (opOutcome, error) {
 				vals[0] = w.key(seed)
 				w.fillValues(seed, vals[1:])
+				return opOutcome{partitions: 1, rows: 1}, w.exec(stmt, vals)
+			}
+		}
+	case "update":
+		// One column of one row, as a key-value store's SET: C0 gets the
+		// value write gives it, so reads still find what write stored.
+		stmt := "UPDATE " + ks + `.standard1 SET "C0" = ? WHERE key = ?`
+		k.stmts = func() []string { return []string{stmt} }
+		k.bind = func(w *worker) opFunc {
+			vals := make([]any, 2)
+			return func(seed int64) (opOutcome, error) {
+				w.fillValues(seed, vals[:1])
+				vals[1] = w.key(seed)
 				return opOutcome{partitions: 1, rows: 1}, w.exec(stmt, vals)
 			}
 		}
@@ -212,10 +225,12 @@ func casStatements(ks, cols string) (insert, update string) {
 }
 
 // worker is one load-generating goroutine's state. Not safe for concurrent
-// use.
+// use. It sends its requests through the run's gocql session s or, in the
+// lean mode, over its own connection lean.
 type worker struct {
 	id      int
 	s       *gocql.Session
+	lean    *leanConn
 	cfg     *Config
 	rnd     *rand.Rand // choices: kind, key
 	vpcg    *rand.PCG  // values: reseeded per (key, column) so a read knows what was written
@@ -238,8 +253,8 @@ func valuePool(maxSize int64) []byte {
 	return p
 }
 
-func newWorker(id int, s *gocql.Session, c *Config, pool []byte) *worker {
-	w := &worker{id: id, s: s, cfg: c, pool: pool,
+func newWorker(id int, s *gocql.Session, lean *leanConn, c *Config, pool []byte) *worker {
+	w := &worker{id: id, s: s, lean: lean, cfg: c, pool: pool,
 		rnd: rand.New(rand.NewPCG(c.Seed, uint64(id)+1)), vpcg: rand.NewPCG(0, 0)}
 	w.vrnd = rand.New(w.vpcg)
 	w.size = c.ColSize.Sampler(w.vrnd)
@@ -277,6 +292,9 @@ func (w *worker) stmtFor(stmt string, vals []any) (string, []any) {
 
 func (w *worker) exec(stmt string, vals []any) error {
 	stmt, vals = w.stmtFor(stmt, vals)
+	if w.lean != nil {
+		return w.lean.run(stmt, w.cfg.Prepared, vals, nil, nil)
+	}
 	q := w.s.Query(stmt, vals...)
 	err := q.Exec()
 	q.Release()
@@ -286,6 +304,9 @@ func (w *worker) exec(stmt string, vals []any) error {
 // iterate runs a query and calls row after each row is scanned into dest.
 func (w *worker) iterate(stmt string, vals []any, dest []any, row func() error) error {
 	stmt, vals = w.stmtFor(stmt, vals)
+	if w.lean != nil {
+		return w.lean.run(stmt, w.cfg.Prepared, vals, dest, row)
+	}
 	q := w.s.Query(stmt, vals...)
 	it := q.Iter()
 	var rowErr error

@@ -1,0 +1,34 @@
+//go:build linux
+
+// Command peers measures cqld beside Redis on this machine, in one run,
+// and prints the table of docs/benchmarks/peers.md:
+//
+//	flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/peers.sh
+//
+// It builds cqld and cqlstress from the repository into a temporary
+// folder, then measures, one server at a time:
+//
+//   - Redis (redis-server from the system, installed with apt-get when
+//     missing) with appendonly yes and appendfsync always, driven by
+//     redis-benchmark -P 1: SET of a 100-byte value under one of 100,000
+//     random keys;
+//   - cqld with commitlog_sync periodic, batch and adaptive, each a fresh
+//     node on a fresh data folder, driven by cqlstress's update (one
+//     100-byte column of one of 100,000 rows, prepared) in its lean mode
+//     (one request in flight per connection, as redis-benchmark -P 1) and
+//     through gocql (4 connections, write coalescing off);
+//
+// at 1, 16 and 64 clients, each cell a closed loop of -step seconds. Every
+// server listens on 127.0.0.1 on a free port below the ephemeral range,
+// keeps its data in the temporary folder, and is stopped by its PID when
+// its cells are done, when the run fails and on SIGINT or SIGTERM (the
+// children also get SIGKILL if this process dies); the folder is removed
+// at the end.
+//
+// Each cell records the client's and the server's CPU per operation
+// (getrusage of the client process, /proc of the server's) and what the
+// rest of the machine used meanwhile (/proc/stat less this run's
+// processes), so a cell skewed by other work says so. The output ends with
+// the raw cells, the throughput table with p50 latencies, and the ratios
+// of cqld to Redis, all from this one run.
+package main

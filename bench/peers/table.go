@@ -1,0 +1,161 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// sharedAbove is the others' cores past which the run says the machine
+// was shared.
+const sharedAbove = 0.15
+
+type cellKey struct {
+	server, client string
+	clients        int
+}
+
+// column is one column of a table: a server and the client driving it.
+type column struct {
+	title          string
+	server, client string
+}
+
+// printReport prints the header, the raw cells and the tables drawn from
+// them.
+func printReport(w io.Writer, header []string, cells []cell, r *runner) {
+	byKey := map[cellKey]cell{}
+	for _, c := range cells {
+		byKey[cellKey{c.Server, c.Client, c.Clients}] = c
+	}
+	get := func(col column, n int) (cell, bool) {
+		c, ok := byKey[cellKey{col.server, col.client, n}]
+		return c, ok
+	}
+	redis := column{"Redis always", "Redis always", "redis-benchmark"}
+	var cqld []column
+	for _, m := range r.modes {
+		for _, cl := range []string{"lean", "gocql"} {
+			cqld = append(cqld, column{m + " " + cl, "cqld " + m, cl})
+		}
+	}
+
+	for _, h := range header {
+		fmt.Fprintln(w, h)
+	}
+	fmt.Fprintln(w, sharedNote(cells))
+
+	fmt.Fprintln(w, "\nCells (latencies in ms, CPU in us per operation; others: cores the rest of the machine used meanwhile):")
+	fmt.Fprintln(w)
+	row(w, "server", "client", "clients", "ops/s", "p50", "p99", "max", "client CPU", "server CPU", "others")
+	rule(w, 10)
+	for _, c := range cells {
+		row(w, c.Server, c.Client, fmt.Sprint(c.Clients), commas(c.Rate), ms(c.P50), ms(c.P99), ms(c.Max),
+			fmt.Sprintf("%.1f", c.ClientCPU), fmt.Sprintf("%.1f", c.ServerCPU), fmt.Sprintf("%.2f", c.Others))
+	}
+
+	fmt.Fprintln(w, "\nThroughput, ops/s (p50 ms); cqld columns are commitlog_sync mode and client:")
+	fmt.Fprintln(w)
+	titles := []string{"clients", redis.title}
+	for _, col := range cqld {
+		titles = append(titles, col.title)
+	}
+	row(w, titles...)
+	rule(w, len(titles))
+	for _, n := range r.clients {
+		vals := []string{fmt.Sprint(n)}
+		for _, col := range append([]column{redis}, cqld...) {
+			c, ok := get(col, n)
+			vals = append(vals, ifOK(ok, func() string { return fmt.Sprintf("%s (%s)", commas(c.Rate), ms(c.P50)) }))
+		}
+		row(w, vals...)
+	}
+
+	fmt.Fprintln(w, "\nRatios of ops/s: cqld / Redis always, and adaptive / batch and adaptive / periodic with the same client:")
+	fmt.Fprintln(w)
+	titles = []string{"clients"}
+	type ratio struct{ num, den column }
+	var ratios []ratio
+	for _, col := range cqld {
+		titles = append(titles, col.title+" / Redis")
+		ratios = append(ratios, ratio{col, redis})
+	}
+	for _, cl := range []string{"lean", "gocql"} {
+		for _, den := range []string{"batch", "periodic"} {
+			if has(r.modes, "adaptive") && has(r.modes, den) {
+				titles = append(titles, fmt.Sprintf("adaptive / %s %s", den, cl))
+				ratios = append(ratios, ratio{column{"", "cqld adaptive", cl}, column{"", "cqld " + den, cl}})
+			}
+		}
+	}
+	row(w, titles...)
+	rule(w, len(titles))
+	for _, n := range r.clients {
+		vals := []string{fmt.Sprint(n)}
+		for _, q := range ratios {
+			a, ok1 := get(q.num, n)
+			b, ok2 := get(q.den, n)
+			vals = append(vals, ifOK(ok1 && ok2 && b.Rate > 0, func() string { return fmt.Sprintf("%.2f", a.Rate/b.Rate) }))
+		}
+		row(w, vals...)
+	}
+}
+
+// sharedNote says whether other processes used the machine while the
+// cells ran.
+func sharedNote(cells []cell) string {
+	var most, sum float64
+	for _, c := range cells {
+		most = max(most, c.Others)
+		sum += c.Others
+	}
+	mean := 0.0
+	if len(cells) > 0 {
+		mean = sum / float64(len(cells))
+	}
+	if most > sharedAbove {
+		return fmt.Sprintf("The machine was shared: other processes used %.2f cores on average while the cells ran, %.2f at most (see the others column).", mean, most)
+	}
+	return fmt.Sprintf("The machine was otherwise idle: other processes used at most %.2f cores while the cells ran.", most)
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func ifOK(ok bool, f func() string) string {
+	if !ok {
+		return "-"
+	}
+	return f()
+}
+
+func row(w io.Writer, cols ...string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
+}
+
+func rule(w io.Writer, n int) {
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", n))
+}
+
+func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// commas formats v, rounded, with thousands separators.
+func commas(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
