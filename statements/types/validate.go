@@ -114,22 +114,22 @@ func ValidateValue(t datatype.DataType, v []byte, name string) error {
 // bytes after the third vint are allowed, as Cassandra allows them.
 func validateDuration(v []byte) error {
 	if len(v) < 3 {
-		return invalidf("Expected at least 3 bytes for a duration (%d)", len(v))
+		return cqlerr.Invalidf("Expected at least 3 bytes for a duration (%d)", len(v))
 	}
 	months, rest, ok := readSignedVInt(v)
 	days, rest, ok2 := readSignedVInt(rest)
 	nanos, _, ok3 := readSignedVInt(rest)
 	if !ok || !ok2 || !ok3 {
-		return invalidf("Invalid duration value: its months, days and nanoseconds need more than its %d bytes", len(v))
+		return cqlerr.Invalidf("Invalid duration value: its months, days and nanoseconds need more than its %d bytes", len(v))
 	}
 	if months != int64(int32(months)) {
-		return invalidf("The duration months must be a 32 bits integer but was: %d", months)
+		return cqlerr.Invalidf("The duration months must be a 32 bits integer but was: %d", months)
 	}
 	if days != int64(int32(days)) {
-		return invalidf("The duration days must be a 32 bits integer but was: %d", days)
+		return cqlerr.Invalidf("The duration days must be a 32 bits integer but was: %d", days)
 	}
 	if !(months >= 0 && days >= 0 && nanos >= 0 || months <= 0 && days <= 0 && nanos <= 0) {
-		return invalidf("The duration months, days and nanoseconds must be all of the same sign (%d, %d, %d)", months, days, nanos)
+		return cqlerr.Invalidf("The duration months, days and nanoseconds must be all of the same sign (%d, %d, %d)", months, days, nanos)
 	}
 	return nil
 }

@@ -1,10 +1,12 @@
-package coordinator
+package types
 
 import (
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
@@ -33,20 +35,26 @@ func TestValidateDuration(t *testing.T) {
 		{hex: "0300e03d0900", err: "The duration months, days and nanoseconds must be all of the same sign (-2, 0, 2000000)"},
 	} {
 		v, _ := hex.DecodeString(tc.hex)
-		err := validateValue(datatype.Duration, v, "d")
+		err := ValidateValue(datatype.Duration, v, "d")
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.hex, err)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: got %v, want %q", tc.hex, err, tc.err)
-		case err != nil && errorMessage(err).GetErrorCode() != primitive.ErrorCodeInvalid:
-			t.Errorf("%s: error code %v, want INVALID", tc.hex, errorMessage(err).GetErrorCode())
+		case err != nil && !isInvalid(err):
+			t.Errorf("%s: %T %v, want an INVALID error", tc.hex, err, err)
 		}
 	}
 	// Inside a collection too.
 	list := "00000001" + "00000003" + "ffffff"
 	v, _ := hex.DecodeString(list)
-	if err := validateValue(datatype.NewList(datatype.Duration), v, "l"); err == nil {
+	if err := ValidateValue(datatype.NewList(datatype.Duration), v, "l"); err == nil {
 		t.Error("list of a malformed duration accepted")
 	}
+}
+
+// isInvalid reports whether err reaches the client as INVALID.
+func isInvalid(err error) bool {
+	var ce *cqlerr.Error
+	return errors.As(err, &ce) && ce.Code == primitive.ErrorCodeInvalid
 }
