@@ -114,10 +114,14 @@ type Config struct {
 	NativeTransportFrameTimeout     Duration `yaml:"native_transport_frame_timeout"`
 	PreparedStatementsCacheSize     DataSize `yaml:"prepared_statements_cache_size"`
 
+	// The deadlines of requests, by kind: reads of one partition (or of
+	// an IN list of them), writes (batches and lightweight transactions
+	// included), reads of token ranges, and everything else. A request
+	// past its deadline answers READ_TIMEOUT or WRITE_TIMEOUT.
 	ReadRequestTimeout  Duration `yaml:"read_request_timeout"`
 	WriteRequestTimeout Duration `yaml:"write_request_timeout"`
-	// RequestTimeout bounds requests that are neither reads nor writes.
-	RequestTimeout Duration `yaml:"request_timeout"`
+	RangeRequestTimeout Duration `yaml:"range_request_timeout"`
+	RequestTimeout      Duration `yaml:"request_timeout"`
 
 	PrometheusAddress string `yaml:"prometheus_address"`
 	// PrometheusPort serves /metrics; 0 turns the endpoint off.
@@ -184,6 +188,7 @@ func Default() Config {
 		PreparedStatementsCacheSize:                  10 * MiB,
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
+		RangeRequestTimeout:                          Duration{10 * time.Second},
 		RequestTimeout:                               Duration{10 * time.Second},
 		PrometheusAddress:                            "127.0.0.1",
 		PrometheusPort:                               9180,
@@ -315,6 +320,7 @@ func keys() []key {
 		{name: "prepared_statements_cache_size", usage: "prepared statement cache size, e.g. 10MiB", field: func(c *Config) any { return &c.PreparedStatementsCacheSize }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
+		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
 		{name: "request_timeout", usage: "timeout for other requests, e.g. 10s", field: func(c *Config) any { return &c.RequestTimeout }},
 		{name: "prometheus_address", usage: "address /metrics is served on", field: func(c *Config) any { return &c.PrometheusAddress }},
 		{name: "prometheus_port", usage: "port /metrics is served on (0: off)", field: func(c *Config) any { return &c.PrometheusPort }},

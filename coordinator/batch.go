@@ -2,9 +2,11 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/protocol"
@@ -131,6 +133,20 @@ func batchError(err error) error {
 // batch executes a BATCH message: each child, prepared or not, with its own
 // values, in one atomic mutation.
 func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *message.Batch) (message.Message, error) {
+	if d := c.opts.Timeouts.Write; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	msg, err := c.runBatch(ctx, req, b)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, &timeoutError{kind: kindWrite, writeType: primitive.WriteTypeBatch, cl: b.Consistency}
+	}
+	return msg, err
+}
+
+// runBatch runs a BATCH message's statements within ctx.
+func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *message.Batch) (message.Message, error) {
 	if len(b.Children) == 0 {
 		return &message.VoidResult{}, nil
 	}

@@ -43,6 +43,8 @@ type Options struct {
 	// PreparedCacheSize bounds the prepared statements' estimated memory
 	// (prepared_statements_cache_size); 0 means 10 MiB.
 	PreparedCacheSize int64
+	// Timeouts are the requests' deadlines by kind; zero ones never end.
+	Timeouts Timeouts
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared
@@ -192,7 +194,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
-	return p.run(ctx, c, x)
+	return c.runPlan(ctx, p, x)
 }
 
 // execution is one run of a plan.

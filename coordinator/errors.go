@@ -72,6 +72,10 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &ua) {
 		return &message.Unavailable{ErrorMessage: ua.Error(), Consistency: ua.cl, Required: ua.required, Alive: ua.alive}
 	}
+	var timeout *timeoutError
+	if errors.As(err, &timeout) {
+		return timeout.message()
+	}
 	var stale *staleError
 	if errors.As(err, &stale) {
 		return &message.Invalid{ErrorMessage: stale.Error()}

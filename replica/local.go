@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
@@ -22,7 +23,7 @@ func NewLocal(e *storage.Engine) *Local { return &Local{engine: e} }
 
 // Apply implements Replica.
 func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() error) error {
-	if err := ctx.Err(); err != nil {
+	if err := expired(ctx); err != nil {
 		return err
 	}
 	if m.HasCounters() {
@@ -44,7 +45,7 @@ func (l *Local) apply(m *mutation.Mutation, check func() error) error {
 
 // Conditional implements Replica.
 func (l *Local) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
-	if err := ctx.Err(); err != nil {
+	if err := expired(ctx); err != nil {
 		return err
 	}
 	mu := &l.locks[l.locks.stripe(pk)]
@@ -187,7 +188,7 @@ func apply(sm *storage.Mutation, u *mutation.Update, op *mutation.Op) error {
 
 // Read implements Replica.
 func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
-	if err := ctx.Err(); err != nil {
+	if err := expired(ctx); err != nil {
 		return nil, err
 	}
 	return l.engine.ReadRaw(t, pk, slice)
@@ -195,24 +196,74 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 
 // ReadPartition implements Replica.
 func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
-	if err := ctx.Err(); err != nil {
+	if err := expired(ctx); err != nil {
 		return err
 	}
-	return l.engine.ReadPartition(t, pk, o, fn)
+	if _, ok := ctx.Deadline(); !ok {
+		return l.engine.ReadPartition(t, pk, o, fn)
+	}
+	var d deadline
+	err := l.engine.ReadPartition(t, pk, o, func(r *storage.Row) bool { return d.ok(ctx) && fn(r) })
+	return d.result(err)
 }
 
 // Scan implements Replica.
 func (l *Local) Scan(ctx context.Context, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
-	if err := ctx.Err(); err != nil {
+	if err := expired(ctx); err != nil {
 		return err
 	}
-	return l.engine.Scan(t, o, fn)
+	var d deadline
+	err := l.engine.Scan(t, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
+	return d.result(err)
 }
 
 // ScanIndex implements Replica.
 func (l *Local) ScanIndex(ctx context.Context, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	var d deadline
+	err := l.engine.ScanIndex(t, name, value, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
+	return d.result(err)
+}
+
+// checkEvery is how many rows a read passes between two looks at its
+// context: often enough to stop within a fraction of a millisecond, rarely
+// enough to cost nothing.
+const checkEvery = 64
+
+// deadline stops a read whose context has ended.
+type deadline struct {
+	rows int
+	err  error
+}
+
+// ok counts a row and reports whether the read may go on.
+func (d *deadline) ok(ctx context.Context) bool {
+	d.rows++
+	if d.rows%checkEvery == 0 {
+		d.err = expired(ctx)
+	}
+	return d.err == nil
+}
+
+// expired is ctx's error, or DeadlineExceeded once its deadline has
+// passed even if its timer has not fired yet: a request whose deadline is
+// past does no more work.
+func expired(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.engine.ScanIndex(t, name, value, o, fn)
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// result is the read's error: the context's when it stopped the read.
+func (d *deadline) result(err error) error {
+	if d.err != nil {
+		return d.err
+	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -213,5 +214,34 @@ func TestLocalConditional(t *testing.T) {
 	wg.Wait()
 	if n := read(); n != 100 {
 		t.Fatalf("after 100 conditional increments the value is %d long", n)
+	}
+}
+
+// A read stops soon after its context ends, whatever is left to read.
+func TestLocalReadsStopAtTheirDeadline(t *testing.T) {
+	l, tbl := openLocal(t, "periodic")
+	m := mutation.New()
+	for k := range 500 {
+		m.WriteCell(tbl, i32(k), storage.CellTarget{Clustering: [][]byte{i32(0)}, Column: "v"}, storage.Cell{Timestamp: 1, Value: []byte("x")})
+	}
+	if err := l.Apply(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	rows := 0
+	err := l.Scan(ctx, tbl, storage.ScanOptions{Now: 1}, func([]byte, *storage.Row) bool {
+		if rows++; rows == 10 {
+			cancel()
+		}
+		return true
+	})
+	if !errors.Is(err, context.Canceled) || rows >= 10+checkEvery {
+		t.Fatalf("scan cancelled after 10 rows: read %d rows, err %v", rows, err)
+	}
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel2()
+	if err := l.ReadPartition(expired, tbl, i32(1), storage.ReadOptions{Now: 1}, func(*storage.Row) bool { return true }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read past its deadline: %v", err)
 	}
 }

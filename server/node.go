@@ -137,8 +137,14 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		},
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
-		PreparedMetrics:   metrics.NewPrepared(reg),
-		Now:               o.Now,
+		Timeouts: coordinator.Timeouts{
+			Read:    cfg.ReadRequestTimeout.Duration,
+			Write:   cfg.WriteRequestTimeout.Duration,
+			Range:   cfg.RangeRequestTimeout.Duration,
+			Request: cfg.RequestTimeout.Duration,
+		},
+		PreparedMetrics: metrics.NewPrepared(reg),
+		Now:             o.Now,
 	})
 	if err != nil {
 		engine.Close()

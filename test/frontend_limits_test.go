@@ -49,6 +49,14 @@ func TestFrontendLimitsFromConfig(t *testing.T) {
 	b.handshake()
 	big := frameBytes(4, 0, 3, primitive.OpCodeQuery, make([]byte, 60*1024))
 	a.write(big[:1024]) // holds its 60KiB
+	// a and b may be served by different event loops: b's frame must
+	// arrive once a's is counted (the gauge is sampled every sweep).
+	for deadline := time.Now().Add(10 * time.Second); metricValue(t, node.Registry, "cqld_native_request_data_bytes", nil) < 60*1024; {
+		if time.Now().After(deadline) {
+			t.Fatal("the held 60KiB frame is never counted in cqld_native_request_data_bytes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	b.write(big[:1024])
 	b.write(big[1024:])
 	r := b.mustRead()
