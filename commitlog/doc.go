@@ -23,10 +23,11 @@
 // flusher, which gives it a final sync and an end record. After a restart, appends always start a new
 // segment; old segments are read only by Replay.
 //
-// When the live segments exceed commitlog_total_space, OnFull asks the
-// storage engine to flush up to the oldest segment that keeps the rest under
-// the cap. MarkFlushed then frees every whole segment before the flushed
-// position (End, the position after the last record, frees all but the
+// The storage engine calls MarkFlushed as its memtables reach disk, so
+// the live segments hold about what the memtables hold. When they exceed
+// commitlog_total_space all the same, OnFull asks the engine to flush up
+// to the oldest segment that keeps the rest under the cap. MarkFlushed
+// frees every whole segment before the flushed position (End, the position after the last record, frees all but the
 // current segment, and after a restart every segment Replay read): up to
 // two freed files are renamed CommitLog-<id>.recycle and reused (no file
 // creation or allocation on rotation), the rest are deleted.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
@@ -31,7 +30,8 @@ type EngineOptions struct {
 	// After is the clock of the backoff between retries of a failed
 	// flush; nil means time.After.
 	After func(time.Duration) <-chan time.Time
-	// MemTableSize is the size of one memtable; 0 means pebble's default.
+	// MemTableSize is the size of one memtable; 0 means
+	// DefaultMemTableSize.
 	MemTableSize int64
 }
 
@@ -99,23 +99,11 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	e.stalls.now = time.Now
 	e.stalls.listen(listener)
-	po := &pebble.Options{
-		FS:            newBackoffFS(o.FS, o.After, e.stop),
-		Comparer:      Comparer,
-		Merger:        CellMerger,
-		DisableWAL:    true,
-		Cache:         cache,
-		Logger:        pebbleLogger{o.Logger},
-		EventListener: listener,
-	}
-	// Bloom filters of partition prefixes (Comparer.Split) at every level:
-	// a partition read consults only the files that may hold it.
-	for i := range po.Levels {
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	if o.MemTableSize > 0 {
-		po.MemTableSize = uint64(o.MemTableSize)
-	}
+	po := lsmOptions(o)
+	po.FS = newBackoffFS(o.FS, o.After, e.stop)
+	po.Cache = cache
+	po.Logger = pebbleLogger{o.Logger}
+	po.EventListener = listener
 	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)

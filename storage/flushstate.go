@@ -51,12 +51,8 @@ func newFlushState(lg *slog.Logger) *flushState {
 	return &flushState{lg: lg, failedC: make(chan struct{})}
 }
 
-// listen hooks s into pebble's events.
-func (s *flushState) listen(l *pebble.EventListener) {
-	l.FlushEnd = s.flushEnd
-	l.BackgroundError = s.backgroundError
-}
-
+// flushEnd and backgroundError are pebble's FlushEnd and BackgroundError
+// events.
 func (s *flushState) flushEnd(info pebble.FlushInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

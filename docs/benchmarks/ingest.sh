@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Sustained ingest of large rows against one cqld binary per argument, run
+# one after the other on fresh data directories (on the machine's disk,
+# not tmpfs): cqlstress's default schema (five columns) with 1 KiB columns,
+# uniform keys over 2M, 32 threads, periodic commit log. For each binary it
+# prints cqlstress's Results block, the node's CPU seconds, the commit log
+# segments left at the end and the LSM's metrics.
+#
+#   go build -o /tmp/cqlstress ./cmd/cqlstress
+#   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock \
+#     docs/benchmarks/ingest.sh 40s /tmp/cqld-base /tmp/cqld-new ...
+set -euo pipefail
+dur=$1; shift
+stress=${CQLSTRESS:-/tmp/cqlstress}
+for bin in "$@"; do
+	dir=$(mktemp -d /var/tmp/cqld-ingest.XXXXXX)
+	port=$((20000 + RANDOM % 10000)); mport=$((port + 1))
+	"$bin" -native_transport_port "$port" -prometheus_port "$mport" \
+		-data_file_directories "$dir/data" -commitlog_directory "$dir/commitlog" \
+		-commitlog_sync periodic 2>"$dir/log" &
+	pid=$!
+	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	echo "=== $bin ($(basename "$bin"))"
+	"$stress" write duration="$dur" -node "127.0.0.1:$port" -rate threads=32 \
+		-pop 'dist=uniform(1..2000000)' -col 'size=fixed(1024)' -log interval=10s |
+		sed -n '/^Results:/,$p'
+	read -r -a st </proc/$pid/stat
+	tck=$(getconf CLK_TCK)
+	echo "node cpu seconds: $(awk -v t="$tck" -v u="${st[13]}" -v s="${st[14]}" 'BEGIN { printf "%.2f", (u + s) / t }')"
+	echo "commit log segments: $(ls "$dir/commitlog" | grep -c '\.log$')"
+	curl -s "127.0.0.1:$mport/metrics" | grep -E '^cqld_lsm_(write_stall|compaction_debt|l0_sublevels|level_files\{level="0"|flush_bytes|compaction_written|read_amp)' || true
+	kill -TERM $pid; wait $pid || true
+	rm -rf "$dir"
+done
