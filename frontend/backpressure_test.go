@@ -197,3 +197,30 @@ func TestPartialFramesBounded(t *testing.T) {
 		t.Errorf("overloaded{limit=request_data} = %v, want %d", got, len(refused))
 	}
 }
+
+// A v5 envelope spread over segments is counted as it is reassembled; one
+// that does not fit closes its connection, since segments, unlike a legacy
+// frame's body, cannot be skipped.
+func TestPartialEnvelopeOverBudget(t *testing.T) {
+	const maxFrame = 1 << 20
+	s := startServer(t, newFakeHandler(), func(o *Options) {
+		o.MaxFrameSize = maxFrame
+		o.MaxRequestDataPerIP = maxFrame + 64<<10
+	})
+	big := &message.Query{Query: "echo " + randomText(maxFrame-64), Options: &message.QueryOptions{}}
+	first := dialClient(t, s.Addr())
+	first.startup(primitive.ProtocolVersion5, nil)
+	frame := first.frame(1, big)
+	first.write(frame[:len(frame)/2])
+	eventually(t, "the first envelope counted", func() bool { return s.data.used.Load() >= maxFrame/2 })
+
+	second := dialClient(t, s.Addr())
+	second.startup(primitive.ProtocolVersion5, nil)
+	second.write(frame[:len(frame)/2])
+	s.expectClosedFor(t, second, reasonReceive, 1)
+
+	first.write(frame[len(frame)/2:])
+	if rows := expect[*message.RowsResult](first, 1); len(rows.Data[0][0]) != maxFrame-64 {
+		t.Errorf("echo of %d bytes", len(rows.Data[0][0]))
+	}
+}
