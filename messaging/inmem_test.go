@@ -119,10 +119,26 @@ func TestInmemFaults(t *testing.T) {
 	network.SetFault(nil)
 }
 
-func TestInmemAddressInUse(t *testing.T) {
+// TestInmemRestart: a closed transport's address is free for a new one,
+// which its peers reach as before.
+func TestInmemRestart(t *testing.T) {
 	network := NewInmemNetwork()
-	inmemNodes(t, network, 1, nil)
-	if _, err := network.NewTransport(testOptions(t, "127.0.0.1:7000")); err == nil {
+	nodes := inmemNodes(t, network, 2, nil)
+	a, b := nodes[0], nodes[1]
+	if _, err := network.NewTransport(testOptions(t, b.Addr().String())); err == nil {
 		t.Fatal("two transports at one address")
+	}
+	b.Close()
+	if _, err := a.Request(ctxTimeout(t, time.Minute), b.Addr(), VerbEcho, nil); !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("request to a closed transport: %v, want ErrUnreachable", err)
+	}
+	b2, err := network.NewTransport(testOptions(t, b.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	b2.Handle(VerbEcho, echo)
+	if resp, err := a.Request(ctxTimeout(t, time.Minute), b.Addr(), VerbEcho, []byte("again")); err != nil || string(resp) != "again" {
+		t.Fatalf("request to the restarted transport: %q, %v", resp, err)
 	}
 }

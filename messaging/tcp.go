@@ -233,7 +233,7 @@ func (t *TCPTransport) initiate(nc net.Conn, addr netip.AddrPort, large bool) er
 	r, err := readHello(nc)
 	if err != nil {
 		t.metrics.ConnectionErrors.WithLabelValues("handshake").Inc()
-		return fmt.Errorf("messaging: handshake with %s: %w", addr, err)
+		return fmt.Errorf("%w: handshake with %s: %w", ErrUnreachable, addr, err)
 	}
 	switch {
 	case r.kind == helloRefuse && r.reason == refuseCluster, r.kind == helloAccept && r.cluster != t.opts.ClusterName:
