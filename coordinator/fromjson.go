@@ -680,7 +680,7 @@ func javaBigInteger(s string) (*big.Int, bool) {
 	if !javaBigIntegerRE.MatchString(s) {
 		return nil, false
 	}
-	return new(big.Int).SetString(s, 10)
+	return parseInteger(s)
 }
 
 // javaDecimalRE is the grammar of new BigDecimal(s).
