@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -309,28 +308,10 @@ func (e *marshalError) Error() string { return e.msg }
 func marshalf(format string, args ...any) error {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = abbreviate(s)
+			args[i] = statements.Abbreviate(s)
 		}
 	}
 	return &marshalError{msg: fmt.Sprintf(format, args...)}
-}
-
-// maxQuoted bounds how much of a value or document an error message
-// quotes: Cassandra quotes it whole, but an error message is a [string]
-// of at most 65535 bytes.
-const maxQuoted = 1024
-
-// abbreviate is s, or its first maxQuoted bytes (whole UTF-8 sequences)
-// and how many bytes were left out.
-func abbreviate(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	n := maxQuoted
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s...[%d bytes more]", s[:n], len(s)-n)
 }
 
 // expected is the "Expected a ..., but got a Class: value" error.
@@ -850,7 +831,7 @@ var (
 func parseDurationText(s string) (datacodec.CqlDuration, error) {
 	neg := strings.HasPrefix(s, "-")
 	source := strings.TrimPrefix(s, "-")
-	bad := invalidf("Unable to convert '%s' to a duration", abbreviate(source))
+	bad := invalidf("Unable to convert '%s' to a duration", statements.Abbreviate(source))
 	if !strings.HasPrefix(source, "P") {
 		d, err := parseDuration(s)
 		if err != nil {
@@ -911,14 +892,14 @@ type jsonRow struct {
 func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, abbreviate(text))
+		return nil, invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, statements.Abbreviate(text))
 	}
 	if v == nil {
 		return nil, invalidf("Got null for INSERT JSON values")
 	}
 	obj, ok := v.(*jsonObject)
 	if !ok {
-		return nil, invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), abbreviate(text))
+		return nil, invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), statements.Abbreviate(text))
 	}
 	obj.handleCaseSensitivity()
 	row := &jsonRow{present: make([]bool, len(cols)), vals: make([][]byte, len(cols))}
@@ -948,7 +929,7 @@ func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
 	}
 	for j, k := range obj.keys {
 		if !used[j] {
-			return nil, invalidf("JSON values map contains unrecognized column: %s", abbreviate(k))
+			return nil, invalidf("JSON values map contains unrecognized column: %s", statements.Abbreviate(k))
 		}
 	}
 	return row, nil
@@ -959,7 +940,7 @@ func parseJSONRow(text string, cols []jsonReceiver) (*jsonRow, error) {
 func fromJSONText(t datatype.DataType, text string) ([]byte, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, invalidf("Could not decode JSON string '%s': %v", abbreviate(text), err)
+		return nil, invalidf("Could not decode JSON string '%s': %v", statements.Abbreviate(text), err)
 	}
 	if v == nil {
 		return nil, nil

@@ -11,6 +11,8 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
 )
 
 // timestampLayouts are the date-time forms Cassandra's TimestampSerializer
@@ -60,7 +62,7 @@ func decimalBytes(text string) ([]byte, error) {
 	if i := strings.IndexByte(s, 'e'); i >= 0 {
 		e, err := strconv.Atoi(s[i+1:])
 		if err != nil {
-			return nil, invalidf("Invalid decimal %s", abbreviate(text))
+			return nil, invalidf("Invalid decimal %s", statements.Abbreviate(text))
 		}
 		exp, s = e, s[:i]
 	}
@@ -73,7 +75,7 @@ func decimalBytes(text string) ([]byte, error) {
 	// An exponent or a scale past 32 bits is Java's "Exponent overflow" or
 	// "Scale out of range" (it used to wrap).
 	if !ok || exp != int(int32(exp)) || scale-exp != int(int32(scale-exp)) {
-		return nil, invalidf("Invalid decimal %s", abbreviate(text))
+		return nil, invalidf("Invalid decimal %s", statements.Abbreviate(text))
 	}
 	scale -= exp
 	out := binary.BigEndian.AppendUint32(nil, uint32(int32(scale)))
