@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // SyntaxError is a lexing or parsing error, reported like Cassandra's ANTLR
@@ -260,10 +261,29 @@ func (p *parser) display(t *token) string {
 	default:
 		s = p.src[t.start:t.end]
 	}
+	s = Abbreviate(s)
 	if strings.ContainsAny(s, "\n\r\t") {
 		s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
 	}
 	return s
+}
+
+// MaxQuoted bounds how much of a token, term or value an error message
+// quotes: Cassandra quotes it whole, but an error message is a [string]
+// of at most 65535 bytes.
+const MaxQuoted = 1024
+
+// Abbreviate is s, or its first MaxQuoted bytes (whole UTF-8 sequences)
+// and how many bytes were left out: what an error message quotes of s.
+func Abbreviate(s string) string {
+	if len(s) <= MaxQuoted {
+		return s
+	}
+	n := MaxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "...[" + strconv.Itoa(len(s)-n) + " bytes more]"
 }
 
 // failAt aborts with a syntax error positioned at t.
@@ -296,7 +316,7 @@ func (p *parser) recognitionError(msg string) {
 	if p.spec > 0 {
 		panic(bailout{})
 	}
-	panic(bailout{&SyntaxError{Msg: msg}})
+	panic(bailout{&SyntaxError{Msg: Abbreviate(msg)}})
 }
 
 func (p *parser) unsupported(what string) {

@@ -3,6 +3,7 @@ package statements
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -161,4 +162,36 @@ func TestParseSyntaxErrorsSchema(t *testing.T) {
 		{"CREATE TYPE byte (a int)", 0, 0, "", "Invalid (reserved) user type name byte"},
 		{"DROP TYPE ks.interval", 0, 0, "", "Invalid (reserved) user type name interval"},
 	})
+}
+
+// TestSyntaxErrorQuotesAtMost1KiB: an error quotes the start of a long
+// token, since an error message can hold at most 65535 bytes.
+func TestSyntaxErrorQuotesAtMost1KiB(t *testing.T) {
+	long := strings.Repeat("x", 100_000)
+	for _, q := range []string{
+		"INSERT INTO t (a) VALUES '" + long + "'",
+		"SELECT * FROM t WHERE a = 1 " + long,
+		"CREATE KEYSPACE k WITH replication = {'" + long + "': [1]}",
+	} {
+		_, _, err := Parse(q)
+		var se *SyntaxError
+		if !errors.As(err, &se) || len(err.Error()) > 1200 || !strings.Contains(err.Error(), "...[") {
+			t.Errorf("%.40s...: got a %d-byte error %.100v", q, len(fmt.Sprint(err)), err)
+		}
+	}
+}
+
+// TestAbbreviate: error messages quote at most 1 KiB of a value, cut
+// between UTF-8 sequences.
+func TestAbbreviate(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"abc", "abc"},
+		{strings.Repeat("x", 1024), strings.Repeat("x", 1024)},
+		{strings.Repeat("x", 1025), strings.Repeat("x", 1024) + "...[1 bytes more]"},
+		{strings.Repeat("x", 1023) + "é", strings.Repeat("x", 1023) + "...[2 bytes more]"},
+	} {
+		if got := Abbreviate(tc.in); got != tc.want {
+			t.Errorf("Abbreviate(%d bytes) = ...%s", len(tc.in), got[max(0, len(got)-30):])
+		}
+	}
 }

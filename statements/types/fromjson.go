@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/datastax/go-cassandra-native-protocol/datacodec"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -308,28 +307,10 @@ func (e *MarshalError) Error() string { return e.msg }
 func marshalf(format string, args ...any) error {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = abbreviate(s)
+			args[i] = statements.Abbreviate(s)
 		}
 	}
 	return &MarshalError{msg: fmt.Sprintf(format, args...)}
-}
-
-// maxQuoted bounds how much of a value or document an error message
-// quotes: Cassandra quotes it whole, but an error message is a [string]
-// of at most 65535 bytes.
-const maxQuoted = 1024
-
-// abbreviate is s, or its first maxQuoted bytes (whole UTF-8 sequences)
-// and how many bytes were left out.
-func abbreviate(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	n := maxQuoted
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s...[%d bytes more]", s[:n], len(s)-n)
 }
 
 // expected is the "Expected a ..., but got a Class: value" error.
@@ -678,7 +659,7 @@ func javaBigInteger(s string) (*big.Int, bool) {
 	if !javaBigIntegerRE.MatchString(s) {
 		return nil, false
 	}
-	return new(big.Int).SetString(s, 10)
+	return parseInteger(s)
 }
 
 // javaDecimalRE is the grammar of new BigDecimal(s).
@@ -848,7 +829,7 @@ var (
 func parseDurationText(s string) (datacodec.CqlDuration, error) {
 	neg := strings.HasPrefix(s, "-")
 	source := strings.TrimPrefix(s, "-")
-	bad := cqlerr.Invalidf("Unable to convert '%s' to a duration", abbreviate(source))
+	bad := cqlerr.Invalidf("Unable to convert '%s' to a duration", statements.Abbreviate(source))
 	if !strings.HasPrefix(source, "P") {
 		d, err := ParseDuration(s)
 		if err != nil {
@@ -909,14 +890,14 @@ type JSONRow struct {
 func ParseJSONRow(text string, cols []JSONReceiver) (*JSONRow, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, cqlerr.Invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, abbreviate(text))
+		return nil, cqlerr.Invalidf("Could not decode JSON string as a map: %v. (String was: %s)", err, statements.Abbreviate(text))
 	}
 	if v == nil {
 		return nil, cqlerr.Invalidf("Got null for INSERT JSON values")
 	}
 	obj, ok := v.(*jsonObject)
 	if !ok {
-		return nil, cqlerr.Invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), abbreviate(text))
+		return nil, cqlerr.Invalidf("Could not decode JSON string as a map: cannot deserialize a %s as a map. (String was: %s)", javaClass(v), statements.Abbreviate(text))
 	}
 	obj.handleCaseSensitivity()
 	row := &JSONRow{Present: make([]bool, len(cols)), Vals: make([][]byte, len(cols))}
@@ -946,7 +927,7 @@ func ParseJSONRow(text string, cols []JSONReceiver) (*JSONRow, error) {
 	}
 	for j, k := range obj.keys {
 		if !used[j] {
-			return nil, cqlerr.Invalidf("JSON values map contains unrecognized column: %s", abbreviate(k))
+			return nil, cqlerr.Invalidf("JSON values map contains unrecognized column: %s", statements.Abbreviate(k))
 		}
 	}
 	return row, nil
@@ -957,7 +938,7 @@ func ParseJSONRow(text string, cols []JSONReceiver) (*JSONRow, error) {
 func FromJSONText(t datatype.DataType, text string) ([]byte, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, cqlerr.Invalidf("Could not decode JSON string '%s': %v", abbreviate(text), err)
+		return nil, cqlerr.Invalidf("Could not decode JSON string '%s': %v", statements.Abbreviate(text), err)
 	}
 	if v == nil {
 		return nil, nil

@@ -341,21 +341,6 @@ func TestJSONLimits(t *testing.T) {
 	}
 }
 
-// TestAbbreviate: error messages quote at most 1 KiB of a value, cut
-// between UTF-8 sequences.
-func TestAbbreviate(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"abc", "abc"},
-		{strings.Repeat("x", 1024), strings.Repeat("x", 1024)},
-		{strings.Repeat("x", 1025), strings.Repeat("x", 1024) + "...[1 bytes more]"},
-		{strings.Repeat("x", 1023) + "é", strings.Repeat("x", 1023) + "...[2 bytes more]"},
-	} {
-		if got := abbreviate(tc.in); got != tc.want {
-			t.Errorf("abbreviate(%d bytes) = ...%s", len(tc.in), got[max(0, len(got)-30):])
-		}
-	}
-}
-
 // handleCaseSensitivityByRemoveAndPut is Json.handleCaseSensitivity
 // step by step (a remove and a put per changed key), the reference for
 // the linear version.

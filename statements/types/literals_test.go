@@ -2,7 +2,9 @@ package types
 
 import (
 	"bytes"
+	"encoding/hex"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -45,6 +47,64 @@ func TestParseDuration(t *testing.T) {
 		}
 		if !tc.wantErr && (d.Months != tc.months || d.Days != tc.days || int64(d.Nanos) != tc.nanos) {
 			t.Errorf("%s = %+v", tc.in, d)
+		}
+	}
+}
+
+// TestParseInteger checks the split conversion against SetString on
+// lengths around every split it makes.
+func TestParseInteger(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 12))
+	for _, n := range []int{1, 9, leafDigits - 1, leafDigits, leafDigits + 1, 2 * leafDigits, 2*leafDigits + 1,
+		4*leafDigits - 1, 4 * leafDigits, 5*leafDigits + 17, 16*leafDigits + 3} {
+		for _, sign := range []string{"", "-", "+"} {
+			digits := make([]byte, n)
+			for i := range digits {
+				digits[i] = byte('0' + rng.IntN(10))
+			}
+			if n > 3 {
+				digits[0], digits[1] = '0', '0' // leading zeros
+			}
+			s := sign + string(digits)
+			want, _ := new(big.Int).SetString(s, 10)
+			got, ok := parseInteger(s)
+			if !ok || got.Cmp(want) != 0 {
+				t.Fatalf("%d digits, sign %q: got %v, %v", n, sign, ok, got)
+			}
+		}
+	}
+	for _, bad := range []string{"", "-", "+", "1.5", "12a", "--1", " 1", "1 "} {
+		if _, ok := parseInteger(bad); ok {
+			t.Errorf("parseInteger(%q) accepted", bad)
+		}
+	}
+}
+
+// TestDecimalBytes: an exponent or scale past 32 bits is refused (Java's
+// BigDecimal refuses it), not wrapped into another value.
+func TestDecimalBytes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1.50", "00000002" + "0096"},
+		{"-1E+3", "fffffffd" + "ff"},
+		{"1E-2147483647", "7fffffff" + "01"},
+		{"1E+2147483647", "80000001" + "01"},
+		{"1E+2147483648", ""},
+		{"1E-2147483648", ""},
+		{"0.1E-2147483647", ""},
+		{"1E4294967296", ""},
+		{"1E+9223372036854775807", ""},
+		{"1E-9223372036854775808", ""},
+		{"1.2.3", ""},
+	} {
+		got, err := DecimalBytes(tc.in)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%s: got %x, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || hex.EncodeToString(got) != tc.want {
+			t.Errorf("%s: got %x, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
 }
