@@ -123,6 +123,9 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 		return nil, nil, err
 	}
 	for _, mode := range r.modes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		err := r.withCqld(mode, func(srv *server) error {
 			for _, n := range r.clients {
 				for _, client := range []string{"lean", "gocql"} {
