@@ -82,6 +82,10 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	r.logPath = filepath.Join(r.tmp, "clients.log")
 	cells, header, err := r.run(ctx)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "peers: interrupted; the servers it started are stopped")
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "peers:", err)
 		return 1
