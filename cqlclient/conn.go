@@ -209,8 +209,17 @@ func readFrame(br *bufio.Reader) (protocol.Header, []byte, error) {
 		return h, nil, fmt.Errorf("response body of %d bytes exceeds %d", uint32(h.BodyLen), maxResponse)
 	}
 	h.Version &^= 0x80
-	body := make([]byte, h.BodyLen)
-	_, err := io.ReadFull(br, body)
+	if h.BodyLen <= 64<<10 {
+		body := make([]byte, h.BodyLen)
+		_, err := io.ReadFull(br, body)
+		return h, body, err
+	}
+	// A large body is allocated as it arrives, so that a header alone
+	// cannot make the client allocate maxResponse bytes.
+	body, err := io.ReadAll(io.LimitReader(br, int64(h.BodyLen)))
+	if err == nil && len(body) != h.BodyLen {
+		err = io.ErrUnexpectedEOF
+	}
 	return h, body, err
 }
 

@@ -82,6 +82,10 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	r.logPath = filepath.Join(r.tmp, "clients.log")
 	cells, header, err := r.run(ctx)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "peers: interrupted; the servers it started are stopped")
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "peers:", err)
 		return 1
@@ -123,6 +127,9 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 		return nil, nil, err
 	}
 	for _, mode := range r.modes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		err := r.withCqld(mode, func(srv *server) error {
 			for _, n := range r.clients {
 				for _, client := range []string{"lean", "gocql"} {

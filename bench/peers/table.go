@@ -56,7 +56,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 			fmt.Sprintf("%.1f", c.ClientCPU), fmt.Sprintf("%.1f", c.ServerCPU), fmt.Sprintf("%.2f", c.Others))
 	}
 
-	fmt.Fprintln(w, "\nThroughput, ops/s (p50 ms); cqld columns are commitlog_sync mode and client:")
+	fmt.Fprintln(w, "\nops/s, p50 ms and, for cqld, ops/s as a multiple of Redis's; cqld's columns are its commitlog_sync mode and the client:")
 	fmt.Fprintln(w)
 	titles := []string{"clients", redis.title}
 	for _, col := range cqld {
@@ -65,30 +65,41 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	row(w, titles...)
 	rule(w, len(titles))
 	for _, n := range r.clients {
-		vals := []string{fmt.Sprint(n)}
-		for _, col := range append([]column{redis}, cqld...) {
+		base, baseOK := get(redis, n)
+		vals := []string{fmt.Sprint(n), ifOK(baseOK, func() string { return fmt.Sprintf("%s, %s", commas(base.Rate), ms(base.P50)) })}
+		for _, col := range cqld {
 			c, ok := get(col, n)
-			vals = append(vals, ifOK(ok, func() string { return fmt.Sprintf("%s (%s)", commas(c.Rate), ms(c.P50)) }))
+			vals = append(vals, ifOK(ok, func() string {
+				if !baseOK || base.Rate == 0 {
+					return fmt.Sprintf("%s, %s", commas(c.Rate), ms(c.P50))
+				}
+				return fmt.Sprintf("%s, %s, %.2fx", commas(c.Rate), ms(c.P50), c.Rate/base.Rate)
+			}))
 		}
 		row(w, vals...)
 	}
 
-	fmt.Fprintln(w, "\nRatios of ops/s: cqld / Redis always, and adaptive / batch and adaptive / periodic with the same client:")
-	fmt.Fprintln(w)
-	titles = []string{"clients"}
-	type ratio struct{ num, den column }
-	var ratios []ratio
-	for _, col := range cqld {
-		titles = append(titles, col.title+" / Redis")
-		ratios = append(ratios, ratio{col, redis})
+	type ratio struct {
+		title    string
+		num, den column
 	}
+	var ratios []ratio
 	for _, cl := range []string{"lean", "gocql"} {
 		for _, den := range []string{"batch", "periodic"} {
 			if has(r.modes, "adaptive") && has(r.modes, den) {
-				titles = append(titles, fmt.Sprintf("adaptive / %s %s", den, cl))
-				ratios = append(ratios, ratio{column{"", "cqld adaptive", cl}, column{"", "cqld " + den, cl}})
+				ratios = append(ratios, ratio{fmt.Sprintf("adaptive / %s, %s", den, cl),
+					column{"", "cqld adaptive", cl}, column{"", "cqld " + den, cl}})
 			}
 		}
+	}
+	if len(ratios) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nThe default mode against the others, ops/s with the same client:")
+	fmt.Fprintln(w)
+	titles = []string{"clients"}
+	for _, q := range ratios {
+		titles = append(titles, q.title)
 	}
 	row(w, titles...)
 	rule(w, len(titles))
