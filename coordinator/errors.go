@@ -57,16 +57,16 @@ func unprepared(id []byte) error {
 func errorMessage(err error) message.Error {
 	var se *statements.SyntaxError
 	if errors.As(err, &se) {
-		return &message.SyntaxError{ErrorMessage: se.Error()}
+		return &message.SyntaxError{ErrorMessage: cqlerr.Truncate(se.Error())}
 	}
 	var ue *statements.UnsupportedError
 	if errors.As(err, &ue) {
-		return &message.Invalid{ErrorMessage: ue.Error()}
+		return &message.Invalid{ErrorMessage: cqlerr.Truncate(ue.Error())}
 	}
 	var te *statements.TypeError
 	var ut *statements.UnknownTypeError
 	if errors.As(err, &te) || errors.As(err, &ut) {
-		return &message.Invalid{ErrorMessage: err.Error()}
+		return &message.Invalid{ErrorMessage: cqlerr.Truncate(err.Error())}
 	}
 	var ua *unavailableError
 	if errors.As(err, &ua) {
@@ -78,7 +78,7 @@ func errorMessage(err error) message.Error {
 	}
 	var stale *staleError
 	if errors.As(err, &stale) {
-		return &message.Invalid{ErrorMessage: stale.Error()}
+		return &message.Invalid{ErrorMessage: cqlerr.Truncate(stale.Error())}
 	}
 	if errors.Is(err, storage.ErrWriteFailed) {
 		// The one replica, this node, failed the write.
@@ -87,7 +87,7 @@ func errorMessage(err error) message.Error {
 	}
 	var ce *cqlError
 	if !errors.As(err, &ce) {
-		return &message.ServerError{ErrorMessage: err.Error()}
+		return &message.ServerError{ErrorMessage: cqlerr.Truncate(err.Error())}
 	}
 	switch ce.Code {
 	case primitive.ErrorCodeSyntaxError:

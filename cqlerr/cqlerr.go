@@ -2,6 +2,7 @@ package cqlerr
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
@@ -19,7 +20,25 @@ type Error struct {
 func (e *Error) Error() string { return e.Msg }
 
 func newf(code primitive.ErrorCode, format string, args []any) error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Msg: Truncate(fmt.Sprintf(format, args...))}
+}
+
+// MaxMessage is the longest message an ERROR carries: the protocol's
+// [string] has a 16-bit length, and a longer one would frame wrongly.
+const MaxMessage = 1<<16 - 1
+
+// Truncate shortens s to at most MaxMessage bytes, on a character
+// boundary, marking the cut.
+func Truncate(s string) string {
+	if len(s) <= MaxMessage {
+		return s
+	}
+	const mark = "... (truncated)"
+	n := MaxMessage - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
 }
 
 // Invalidf is an INVALID (InvalidRequestException) error.

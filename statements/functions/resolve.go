@@ -96,6 +96,11 @@ func preferredType(l *statements.Literal) datatype.DataType {
 	case statements.LiteralString:
 		return datatype.Varchar
 	case statements.LiteralInteger:
+		if digits := strings.TrimLeft(strings.TrimLeft(l.Text, "+-"), "0"); len(digits) > 19 {
+			// Past a bigint's 19 digits: a varint, found without
+			// converting what may be millions of digits.
+			return datatype.Varint
+		}
 		n, ok := new(big.Int).SetString(l.Text, 10)
 		switch {
 		case !ok:

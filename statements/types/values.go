@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/big"
 	"net"
 	"strconv"
 	"strings"
@@ -147,7 +146,7 @@ func LiteralBytes(t datatype.DataType, lit *statements.Literal, column string) (
 		if lit.Kind != statements.LiteralInteger {
 			return nil, bad()
 		}
-		n, ok := new(big.Int).SetString(lit.Text, 10)
+		n, ok := parseInteger(lit.Text)
 		if !ok {
 			return nil, bad()
 		}
