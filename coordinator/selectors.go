@@ -124,7 +124,11 @@ func (s *selection) add(c *selCtx, in [][]byte, st []functions.AggState) error {
 func (s *selection) output(c *selCtx, first [][]byte, st []functions.AggState) ([][]byte, error) {
 	c.agg = make([][]byte, len(s.aggs))
 	for i, a := range s.aggs {
-		c.agg[i] = a.Result(&st[i])
+		v, err := a.Result(&st[i])
+		if err != nil {
+			return nil, err
+		}
+		c.agg[i] = v
 	}
 	return s.row(c, first)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -45,6 +46,8 @@ type AggState struct {
 	// decimal sum or average: dec scaled by 10^-scale.
 	dec   *big.Int
 	scale int32
+	// err is why the values cannot be aggregated; Result returns it.
+	err error
 	// min and max
 	best, key, scratch []byte
 }
@@ -141,29 +144,45 @@ func (a *Aggregate) accumulate(st *AggState, v []byte) {
 		if st.dec == nil {
 			st.dec = new(big.Int)
 		}
+		if st.err != nil {
+			return
+		}
 		if !avg {
-			st.dec, st.scale = decimalAdd(st.dec, st.scale, u, s)
+			st.dec, st.scale, st.err = decimalAdd(st.dec, st.scale, u, s)
 			return
 		}
 		// avg = avg + (value - avg) / count, rounded HALF_EVEN at the
 		// scale of the difference.
 		st.n++
-		du, ds := decimalAdd(u, s, new(big.Int).Neg(st.dec), st.scale)
+		du, ds, err := decimalAdd(u, s, new(big.Int).Neg(st.dec), st.scale)
+		if err != nil {
+			st.err = err
+			return
+		}
 		q := quoHalfEven(du, st.n)
-		st.dec, st.scale = decimalAdd(st.dec, st.scale, q, ds)
+		st.dec, st.scale, st.err = decimalAdd(st.dec, st.scale, q, ds)
 	}
 }
 
+// maxScaleGap bounds the scales two decimals added exactly may be apart:
+// the sum has the larger scale, so its digits grow by the gap (adding
+// 1E+2147483647 and 1 would need two billion digits, in Java as here).
+const maxScaleGap = 100_000
+
 // decimalAdd adds two decimals; the result has the larger scale.
-func decimalAdd(a *big.Int, as int32, b *big.Int, bs int32) (*big.Int, int32) {
-	switch {
-	case as < bs:
-		a = new(big.Int).Mul(a, pow10(bs-as))
-		as = bs
-	case bs < as:
-		b = new(big.Int).Mul(b, pow10(as-bs))
+func decimalAdd(a *big.Int, as int32, b *big.Int, bs int32) (*big.Int, int32, error) {
+	gap := int64(as) - int64(bs)
+	if gap > maxScaleGap || gap < -maxScaleGap {
+		return nil, 0, cqlerr.Invalidf("Cannot add decimals of scales %d and %d exactly: the sum would have %d digits more", as, bs, max(gap, -gap))
 	}
-	return new(big.Int).Add(a, b), as
+	switch {
+	case gap < 0:
+		a = new(big.Int).Mul(a, pow10(-gap))
+		as = bs
+	case gap > 0:
+		b = new(big.Int).Mul(b, pow10(gap))
+	}
+	return new(big.Int).Add(a, b), as, nil
 }
 
 // quoHalfEven is u / n rounded half to even.
@@ -182,8 +201,15 @@ func quoHalfEven(u *big.Int, n int64) *big.Int {
 	return q
 }
 
-// Result is the aggregate of the values added to st.
-func (a *Aggregate) Result(st *AggState) []byte {
+// Result is the aggregate of the values added to st, or why there is none.
+func (a *Aggregate) Result(st *AggState) ([]byte, error) {
+	if st.err != nil {
+		return nil, st.err
+	}
+	return a.result(st), nil
+}
+
+func (a *Aggregate) result(st *AggState) []byte {
 	switch a.Kind {
 	case AggCountRows, AggCount:
 		return binary.BigEndian.AppendUint64(nil, uint64(st.n))

@@ -60,6 +60,9 @@ func Cast(from, to datatype.DataType) Scalar {
 	return nil
 }
 
+// maxCastText bounds the text a CAST of a decimal may make.
+const maxCastText = 1 << 20
+
 // castToText renders a value as CastAsTextFunction does (toCQLLiteral).
 func castToText(from datatype.DataType) Scalar {
 	return func(_ Context, a [][]byte) ([]byte, error) {
@@ -68,6 +71,15 @@ func castToText(from datatype.DataType) Scalar {
 			return nil, nil
 		case len(a[0]) == 0:
 			return []byte("null"), nil
+		}
+		if from.Code() == primitive.DataTypeCodeDecimal {
+			// A decimal is written out in full: a scale far from its
+			// digits would make a string of billions of zeros.
+			if u, s, ok := types.DecodeDecimal(a[0]); ok {
+				if n := decimalDigits(u) + max(int64(s), -int64(s)); n > maxCastText {
+					return nil, cqlerr.Invalidf("Cannot cast the decimal of scale %d to text: it would be about %d characters long", s, n)
+				}
+			}
 		}
 		return []byte(types.ValueString(from, a[0])), nil
 	}
@@ -127,19 +139,39 @@ func javaF2I(f float64) int32 {
 	return int32(f)
 }
 
-// integer returns the value truncated to an integer (BigDecimal.toBigInteger).
-func (n number) bigInteger() *big.Int {
+// integerLowBits is BigDecimal.toBigInteger().longValue(): the low 64
+// bits of the value truncated to an integer, found without computing the
+// integer when it is huge: with a scale of -64 or less the integer is a
+// multiple of 10^64, so of 2^64, and its low bits are 0; with a scale past
+// the unscaled value's digits it is 0.
+func (n number) integerLowBits() int64 {
 	if n.kind == 'v' {
-		return n.b
+		return lowBits(n.b)
 	}
-	if n.scale <= 0 {
-		return new(big.Int).Mul(n.b, pow10(-n.scale))
+	switch scale := int64(n.scale); {
+	case scale <= -64:
+		return 0
+	case scale <= 0:
+		return lowBits(new(big.Int).Mul(n.b, pow10(-scale)))
+	case scale > decimalDigits(n.b):
+		return 0
+	default:
+		return lowBits(new(big.Int).Quo(n.b, pow10(scale)))
 	}
-	return new(big.Int).Quo(n.b, pow10(n.scale))
 }
 
-func pow10(n int32) *big.Int {
-	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+// decimalDigits is an upper bound of the decimal digits of |b|.
+func decimalDigits(b *big.Int) int64 {
+	return int64(b.BitLen())*30103/100000 + 1
+}
+
+// decimalExponent is about log10 of a decimal's magnitude, within one.
+func (n number) decimalExponent() int64 {
+	return decimalDigits(n.b) - int64(n.scale)
+}
+
+func pow10(n int64) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil)
 }
 
 // lowBits is BigInteger.longValue: the low 64 bits.
@@ -155,7 +187,7 @@ func (n number) longValue() int64 {
 	case 'f':
 		return javaF2L(n.f)
 	}
-	return lowBits(n.bigInteger())
+	return n.integerLowBits()
 }
 
 func (n number) intValue() int32 {
@@ -175,6 +207,9 @@ func (n number) doubleValue() float64 {
 		f, _ := new(big.Float).SetInt(n.b).Float64()
 		return f
 	}
+	if d, ok := n.decimalOutOfRange(); ok {
+		return d
+	}
 	f, _ := n.decimalRat().Float64()
 	return f
 }
@@ -189,17 +224,36 @@ func (n number) floatValue() float32 {
 		f, _ := new(big.Float).SetInt(n.b).Float32()
 		return f
 	}
+	if d, ok := n.decimalOutOfRange(); ok {
+		return float32(d)
+	}
 	f, _ := n.decimalRat().Float32()
 	return f
+}
+
+// decimalOutOfRange is the double a decimal far outside a double's range
+// rounds to (an infinity, or a zero), as BigDecimal.doubleValue gives it,
+// without computing the power of ten its scale names.
+func (n number) decimalOutOfRange() (float64, bool) {
+	sign := float64(n.b.Sign())
+	switch e := n.decimalExponent(); {
+	case sign == 0:
+		return 0, true
+	case e > 400:
+		return math.Inf(int(sign)), true
+	case e < -400:
+		return math.Copysign(0, sign), true
+	}
+	return 0, false
 }
 
 // decimalRat is a decimal number's exact value.
 func (n number) decimalRat() *big.Rat {
 	r := new(big.Rat).SetInt(n.b)
 	if n.scale > 0 {
-		return r.Quo(r, new(big.Rat).SetInt(pow10(n.scale)))
+		return r.Quo(r, new(big.Rat).SetInt(pow10(int64(n.scale))))
 	}
-	return r.Mul(r, new(big.Rat).SetInt(pow10(-n.scale)))
+	return r.Mul(r, new(big.Rat).SetInt(pow10(-int64(n.scale))))
 }
 
 // convert serializes the number as type t, as CastFcts converts it.

@@ -19,7 +19,11 @@ func TestAggregateArithmetic(t *testing.T) {
 		for _, v := range vals {
 			a.Add(&st, v)
 		}
-		return a.Result(&st)
+		v, err := a.Result(&st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
 	i32 := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
 	dec := func(s string) []byte { b, _ := types.DecimalBytes(s); return b }
@@ -108,5 +112,59 @@ func TestCastConversions(t *testing.T) {
 	}
 	if !strings.HasPrefix(types.JavaFloatString(1e-10, 64), "1.0E-10") {
 		t.Error("JavaFloatString")
+	}
+}
+
+// Decimals whose scale is at either end of an int: every conversion
+// answers as Java's BigDecimal does, without computing 10^(2^31), and a sum
+// that would need billions of digits is refused.
+func TestExtremeDecimalScales(t *testing.T) {
+	dec := func(unscaled int64, scale int32) []byte {
+		return types.EncodeDecimal(big.NewInt(unscaled), scale)
+	}
+	huge, tiny, negHuge := dec(1, math.MinInt32), dec(5, math.MaxInt32), dec(-3, -math.MaxInt32)
+	cast := func(to datatype.DataType, v []byte) []byte {
+		out, err := Cast(datatype.Decimal, to)(nil, [][]byte{v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	f64 := func(b []byte) float64 { return math.Float64frombits(binary.BigEndian.Uint64(b)) }
+	if got := f64(cast(datatype.Double, huge)); !math.IsInf(got, 1) {
+		t.Errorf("CAST(1E+2147483648 AS double) = %v, want +Infinity", got)
+	}
+	if got := f64(cast(datatype.Double, negHuge)); !math.IsInf(got, -1) {
+		t.Errorf("CAST(-3E+2147483647 AS double) = %v, want -Infinity", got)
+	}
+	if got := f64(cast(datatype.Double, tiny)); got != 0 {
+		t.Errorf("CAST(5E-2147483647 AS double) = %v, want 0", got)
+	}
+	for _, v := range [][]byte{huge, tiny, negHuge} {
+		if got := binary.BigEndian.Uint64(cast(datatype.Bigint, v)); got != 0 {
+			t.Errorf("CAST(%x AS bigint) = %d, want 0 (the low 64 bits)", v, got)
+		}
+	}
+	if out, err := Cast(datatype.Decimal, datatype.Varchar)(nil, [][]byte{huge}); err == nil || !strings.Contains(err.Error(), "Cannot cast the decimal") {
+		t.Errorf("CAST(1E+2147483648 AS text): %d bytes, %v; want a refusal", len(out), err)
+	}
+	if got := string(cast(datatype.Varchar, dec(15, 1))); got != "1.5" {
+		t.Errorf("CAST(1.5 AS text) = %q", got)
+	}
+	a := &Aggregate{Kind: AggSum, Type: datatype.Decimal}
+	var st AggState
+	a.Add(&st, huge)
+	a.Add(&st, dec(1, 0))
+	if _, err := a.Result(&st); err == nil || !strings.Contains(err.Error(), "Cannot add decimals") {
+		t.Errorf("sum(1E+2147483648, 1): %v, want a refusal", err)
+	}
+	// Near scales still add exactly.
+	var ok AggState
+	a.Add(&ok, dec(15, 1))
+	a.Add(&ok, dec(1, 3))
+	if v, err := a.Result(&ok); err != nil {
+		t.Fatal(err)
+	} else if u, s, _ := types.DecodeDecimal(v); types.BigDecimalString(u, s, false) != "1.501" {
+		t.Errorf("sum(1.5, 0.001) = %s", types.BigDecimalString(u, s, false))
 	}
 }
