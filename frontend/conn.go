@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -58,6 +59,10 @@ type conn struct {
 	s      *Server
 	gc     gnet.Conn
 	remote net.Addr
+	// ctx is the context of the connection's requests: it ends when the
+	// connection closes, so work for a client that is gone stops.
+	ctx    context.Context
+	cancel context.CancelFunc
 	ip     netip.Addr
 	peer   *peer // the client address's share of the caps and budgets
 
@@ -127,6 +132,7 @@ type conn struct {
 func newConn(s *Server, gc gnet.Conn, a *admission) *conn {
 	now := s.opts.Now().UnixNano()
 	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now}
+	cn.ctx, cn.cancel = context.WithCancel(s.baseCtx)
 	cn.lastActive.Store(now)
 	return cn
 }
@@ -429,7 +435,7 @@ func (cn *conn) submit(h protocol.Header, body []byte, n int64) {
 	s.begin(cn)
 	t := &ticket{cn: cn, data: n}
 	if s.inliner != nil {
-		resp, taken := s.inliner.Inline(s.baseCtx, req, t)
+		resp, taken := s.inliner.Inline(cn.ctx, req, t)
 		if taken {
 			s.m.Inline.Inc()
 			if resp != nil {
@@ -472,7 +478,7 @@ func (t *ticket) done() {
 
 // execute runs on a worker: handle, answer.
 func (t *ticket) execute(req *protocol.Request) {
-	resp := t.cn.s.handler.Handle(t.cn.s.baseCtx, req)
+	resp := t.cn.s.handler.Handle(t.cn.ctx, req)
 	if sk, ok := resp.Message.(*message.SetKeyspaceResult); ok {
 		ks := sk.Keyspace
 		t.cn.keyspace.Store(&ks)

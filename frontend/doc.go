@@ -26,6 +26,10 @@
 // except for the keyspace, which a worker sets after a USE, so that field is
 // atomic.
 //
+// Each connection's requests run under a context that ends when the
+// connection closes, so a request whose client is gone stops at the next
+// point its handler looks (the coordinator's reads look every few rows).
+//
 // Limits. A frame longer than MaxFrameSize breaks the connection (the body
 // would have to be read and thrown away). Every input is bounded
 // (budget.go, write.go, admit.go, housekeep.go):

@@ -222,6 +222,7 @@ func (cn *conn) replyError(h protocol.Header, msg string) {
 func (cn *conn) release() {
 	s := cn.s
 	cn.closed.Store(true)
+	cn.cancel()
 	cn.wmu.Lock()
 	cn.wclosed = true
 	pending := int64(len(cn.pending))
