@@ -2,6 +2,7 @@ package mutation
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -113,6 +114,25 @@ func TestMutationGroupsByPartition(t *testing.T) {
 	if string(keys) != "\x01\x02\x03" || !reflect.DeepEqual(ops, []int{2, 2, 1}) {
 		t.Fatalf("updates by key %v with ops %v", keys, ops)
 	}
+
+	// Past indexFrom partitions, lookups go through the index: each
+	// partition still gets one Update, in the order first written.
+	big := New()
+	defer big.Release()
+	const n = 3 * indexFrom
+	for round := range 2 {
+		for k := range n {
+			big.WriteCell(tbl, []byte{0, 0, 0, byte(k)}, storage.CellTarget{Column: "v"}, storage.Cell{Timestamp: int64(round)})
+		}
+	}
+	if len(big.Updates) != n {
+		t.Fatalf("%d partitions written twice each made %d updates", n, len(big.Updates))
+	}
+	for i, u := range big.Updates {
+		if u.Key[3] != byte(i) || len(u.Ops) != 2 {
+			t.Fatalf("update %d is of key %v with %d ops", i, u.Key, len(u.Ops))
+		}
+	}
 }
 
 func FuzzDecode(f *testing.F) {
@@ -144,4 +164,25 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("round trip of a decoded update changed it: %v", err)
 		}
 	})
+}
+
+// BenchmarkManyPartitions is a batch touching n partitions, each once: the
+// cost of finding each write's Update.
+func BenchmarkManyPartitions(b *testing.B) {
+	tbl := testTable(b)
+	for _, n := range []int{10, 1000, 20000} {
+		keys := make([][]byte, n)
+		for i := range keys {
+			keys[i] = []byte{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}
+		}
+		b.Run(fmt.Sprint("n=", n), func(b *testing.B) {
+			for range b.N {
+				m := New()
+				for _, k := range keys {
+					m.WriteCell(tbl, k, storage.CellTarget{Column: "v"}, storage.Cell{Timestamp: 1})
+				}
+				m.Release()
+			}
+		})
+	}
 }

@@ -51,9 +51,16 @@ type Update struct {
 type Mutation struct {
 	Updates []*Update
 
+	// index finds the Update of a partition once there are more than a few
+	// (a large batch): position in Updates by table and key.
+	index map[partitionKey]int
 	// spare keeps Updates between uses of a pooled Mutation.
 	spare []*Update
 }
+
+// indexFrom is how many Updates a Mutation holds before it indexes them;
+// below it a scan is cheaper than a map.
+const indexFrom = 8
 
 var pool = sync.Pool{New: func() any { return new(Mutation) }}
 
@@ -74,6 +81,7 @@ func (m *Mutation) Release() {
 	}
 	clear(m.Updates)
 	m.Updates = m.Updates[:0]
+	m.index = nil
 	pool.Put(m)
 }
 
@@ -96,9 +104,15 @@ func (m *Mutation) update(t *storage.Table, pk []byte) *Update {
 			return u
 		}
 	}
-	for _, u := range m.Updates {
-		if u.Table == t && bytes.Equal(u.Key, pk) {
-			return u
+	if m.index != nil {
+		if i, ok := m.index[partitionKey{t, string(pk)}]; ok {
+			return m.Updates[i]
+		}
+	} else {
+		for _, u := range m.Updates {
+			if u.Table == t && bytes.Equal(u.Key, pk) {
+				return u
+			}
 		}
 	}
 	var u *Update
@@ -109,7 +123,23 @@ func (m *Mutation) update(t *storage.Table, pk []byte) *Update {
 	}
 	u.Table, u.Key = t, pk
 	m.Updates = append(m.Updates, u)
+	switch n := len(m.Updates); {
+	case n > indexFrom && m.index == nil:
+		m.index = make(map[partitionKey]int, 2*n)
+		for i, v := range m.Updates {
+			m.index[partitionKey{v.Table, string(v.Key)}] = i
+		}
+	case m.index != nil:
+		m.index[partitionKey{t, string(pk)}] = n - 1
+	}
 	return u
+}
+
+// partitionKey names a partition in Mutation.index, as update compares
+// them: the same table definition and key.
+type partitionKey struct {
+	t  *storage.Table
+	pk string
 }
 
 func (m *Mutation) add(t *storage.Table, pk []byte, op Op) {
