@@ -39,6 +39,8 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 		return c.analyzeType(stmt, session)
 	case *statements.CreateIndex, *statements.DropIndex:
 		return c.analyzeIndex(stmt, session)
+	case *statements.AlterKeyspace:
+		return nil, invalidf("ALTER KEYSPACE statements are not supported yet")
 	case *statements.CreateFunction:
 		return nil, invalidf("User defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
 	}
