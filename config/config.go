@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -26,6 +27,9 @@ type Config struct {
 	ListenAddress string `yaml:"listen_address"`
 	// RPCAddress is where clients connect, on NativeTransportPort.
 	RPCAddress string `yaml:"rpc_address"`
+	// BroadcastAddress is the internode address this node gives its peers
+	// (broadcast_address:storage_port). Empty means ListenAddress.
+	BroadcastAddress string `yaml:"broadcast_address"`
 	// BroadcastRPCAddress is the client address this node advertises
 	// (system.peers, topology events). Empty means RPCAddress.
 	BroadcastRPCAddress string `yaml:"broadcast_rpc_address"`
@@ -62,13 +66,32 @@ type Config struct {
 	// Authorizer is AllowAllAuthorizer, the only one cqld has.
 	Authorizer string `yaml:"authorizer"`
 
-	NumTokens      int    `yaml:"num_tokens"`
-	EndpointSnitch string `yaml:"endpoint_snitch"`
+	NumTokens int `yaml:"num_tokens"`
+	// AllocateTokensForLocalReplicationFactor is the replication factor a
+	// joining node balances its tokens for, in its data center.
+	AllocateTokensForLocalReplicationFactor int    `yaml:"allocate_tokens_for_local_replication_factor"`
+	EndpointSnitch                          string `yaml:"endpoint_snitch"`
 	// DataCenter and Rack are cqld's own keys; Cassandra reads them as dc
 	// and rack from cassandra-rackdc.properties.
 	DataCenter   string       `yaml:"data_center"`
 	Rack         string       `yaml:"rack"`
 	SeedProvider SeedProvider `yaml:"seed_provider"`
+
+	// HintedHandoffEnabled keeps writes for replicas that are down or slow
+	// in HintsDirectory and replays them when the replica is back, as
+	// long as it has been down less than MaxHintWindow.
+	HintedHandoffEnabled bool     `yaml:"hinted_handoff_enabled"`
+	MaxHintWindow        Duration `yaml:"max_hint_window"`
+	// HintsFlushPeriod is how often buffered hints are written and synced;
+	// MaxHintsFileSize is when a target's hint file is rotated;
+	// HintedHandoffThrottle bounds the replay rate per second.
+	HintsFlushPeriod      Duration `yaml:"hints_flush_period"`
+	MaxHintsFileSize      DataSize `yaml:"max_hints_file_size"`
+	HintedHandoffThrottle DataSize `yaml:"hinted_handoff_throttle"`
+	// InternodeInjectedDelay (cqld's own, for tests and benchmarks) holds
+	// every internode message this node sends for this long, so nodes on
+	// one machine see a real round-trip time. Logged as a warning.
+	InternodeInjectedDelay Duration `yaml:"internode_injected_delay"`
 
 	// NativeTransportMaxFrameSize bounds one CQL frame, 1KiB to 256MiB.
 	NativeTransportMaxFrameSize DataSize `yaml:"native_transport_max_frame_size"`
@@ -121,7 +144,10 @@ type Config struct {
 	ReadRequestTimeout  Duration `yaml:"read_request_timeout"`
 	WriteRequestTimeout Duration `yaml:"write_request_timeout"`
 	RangeRequestTimeout Duration `yaml:"range_request_timeout"`
-	RequestTimeout      Duration `yaml:"request_timeout"`
+	// TruncateRequestTimeout bounds a TRUNCATE, which every replica must
+	// acknowledge.
+	TruncateRequestTimeout Duration `yaml:"truncate_request_timeout"`
+	RequestTimeout         Duration `yaml:"request_timeout"`
 
 	PrometheusAddress string `yaml:"prometheus_address"`
 	// PrometheusPort serves /metrics; 0 turns the endpoint off.
@@ -146,28 +172,34 @@ type SeedProvider struct {
 // Default returns the configuration a node runs with when it has no file.
 func Default() Config {
 	return Config{
-		ClusterName:              "Test Cluster",
-		ListenAddress:            "127.0.0.1",
-		RPCAddress:               "127.0.0.1",
-		NativeTransportPort:      9042,
-		StoragePort:              7000,
-		DataFileDirectories:      []string{"data/data"},
-		CommitlogDirectory:       "data/commitlog",
-		SavedCachesDirectory:     "data/saved_caches",
-		HintsDirectory:           "data/hints",
-		CommitlogSync:            "adaptive",
-		CommitlogSyncPeriod:      Duration{10 * time.Second},
-		CommitlogSyncGroupWindow: Duration{15 * time.Millisecond},
-		CommitlogSegmentSize:     32 * MiB,
-		CommitlogTotalSpace:      8192 * MiB,
-		CommitFailurePolicy:      "stop",
-		DiskFailurePolicy:        "stop",
-		Authenticator:            "AllowAllAuthenticator",
-		Authorizer:               "AllowAllAuthorizer",
-		NumTokens:                16,
-		EndpointSnitch:           "SimpleSnitch",
-		DataCenter:               "datacenter1",
-		Rack:                     "rack1",
+		ClusterName:                             "Test Cluster",
+		ListenAddress:                           "127.0.0.1",
+		RPCAddress:                              "127.0.0.1",
+		NativeTransportPort:                     9042,
+		StoragePort:                             7000,
+		DataFileDirectories:                     []string{"data/data"},
+		CommitlogDirectory:                      "data/commitlog",
+		SavedCachesDirectory:                    "data/saved_caches",
+		HintsDirectory:                          "data/hints",
+		CommitlogSync:                           "adaptive",
+		CommitlogSyncPeriod:                     Duration{10 * time.Second},
+		CommitlogSyncGroupWindow:                Duration{15 * time.Millisecond},
+		CommitlogSegmentSize:                    32 * MiB,
+		CommitlogTotalSpace:                     8192 * MiB,
+		CommitFailurePolicy:                     "stop",
+		DiskFailurePolicy:                       "stop",
+		Authenticator:                           "AllowAllAuthenticator",
+		Authorizer:                              "AllowAllAuthorizer",
+		NumTokens:                               16,
+		AllocateTokensForLocalReplicationFactor: 3,
+		HintedHandoffEnabled:                    true,
+		MaxHintWindow:                           Duration{3 * time.Hour},
+		HintsFlushPeriod:                        Duration{10 * time.Second},
+		MaxHintsFileSize:                        128 * MiB,
+		HintedHandoffThrottle:                   1024 * KiB,
+		EndpointSnitch:                          "SimpleSnitch",
+		DataCenter:                              "datacenter1",
+		Rack:                                    "rack1",
 		SeedProvider: SeedProvider{
 			ClassName:  "org.apache.cassandra.locator.SimpleSeedProvider",
 			Parameters: map[string]string{"seeds": "127.0.0.1:7000"},
@@ -189,6 +221,7 @@ func Default() Config {
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
 		RangeRequestTimeout:                          Duration{10 * time.Second},
+		TruncateRequestTimeout:                       Duration{60 * time.Second},
 		RequestTimeout:                               Duration{10 * time.Second},
 		PrometheusAddress:                            "127.0.0.1",
 		PrometheusPort:                               9180,
@@ -219,6 +252,66 @@ func Load(path string) (Config, error) {
 // NativeAddr is the host:port clients connect to.
 func (c Config) NativeAddr() string {
 	return net.JoinHostPort(c.RPCAddress, strconv.Itoa(c.NativeTransportPort))
+}
+
+// InternodeAddr is the address other nodes reach this one at:
+// broadcast_address (or listen_address) and storage_port. It is invalid
+// when the address is a host name that does not resolve.
+func (c Config) InternodeAddr() netip.AddrPort {
+	h := c.ListenAddress
+	if c.BroadcastAddress != "" {
+		h = c.BroadcastAddress
+	}
+	return netip.AddrPortFrom(resolveAddr(h), uint16(c.StoragePort))
+}
+
+// ListenAddr is where this node listens for other nodes: listen_address
+// and storage_port.
+func (c Config) ListenAddr() netip.AddrPort {
+	return netip.AddrPortFrom(resolveAddr(c.ListenAddress), uint16(c.StoragePort))
+}
+
+// Seeds are SimpleSeedProvider's seeds as internode addresses; a seed
+// without a port has storage_port, as in Cassandra.
+func (c Config) Seeds() ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, s := range strings.Split(c.SeedProvider.Parameters["seeds"], ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		host, port := s, c.StoragePort
+		if h, p, err := net.SplitHostPort(s); err == nil {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 {
+				return nil, fmt.Errorf("seed %q: bad port", s)
+			}
+			host, port = h, n
+		}
+		a := resolveAddr(host)
+		if !a.IsValid() {
+			return nil, fmt.Errorf("seed %q: not an IP address or a host name that resolves", s)
+		}
+		ap := netip.AddrPortFrom(a, uint16(port))
+		if !slices.Contains(out, ap) {
+			out = append(out, ap)
+		}
+	}
+	return out, nil
+}
+
+// resolveAddr is host as an IP address, resolving a name; the zero Addr
+// when it cannot.
+func resolveAddr(host string) netip.Addr {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap()
+	}
+	if ips, err := net.LookupIP(host); err == nil && len(ips) > 0 {
+		if a, ok := netip.AddrFromSlice(ips[0]); ok {
+			return a.Unmap()
+		}
+	}
+	return netip.Addr{}
 }
 
 // PrometheusAddr is the host:port /metrics is served on.
@@ -280,6 +373,7 @@ func keys() []key {
 		{name: "cluster_name", usage: "cluster name, the same on every node", field: func(c *Config) any { return &c.ClusterName }},
 		{name: "listen_address", usage: "address other nodes reach this node on", field: func(c *Config) any { return &c.ListenAddress }},
 		{name: "rpc_address", usage: "address clients connect to", field: func(c *Config) any { return &c.RPCAddress }},
+		{name: "broadcast_address", usage: "internode address advertised to other nodes (empty: listen_address)", field: func(c *Config) any { return &c.BroadcastAddress }},
 		{name: "broadcast_rpc_address", usage: "client address advertised to clients (empty: rpc_address)", field: func(c *Config) any { return &c.BroadcastRPCAddress }},
 		{name: "native_transport_port", usage: "CQL native protocol port", field: func(c *Config) any { return &c.NativeTransportPort }},
 		{name: "storage_port", usage: "inter-node port", field: func(c *Config) any { return &c.StoragePort }},
@@ -298,10 +392,17 @@ func keys() []key {
 		{name: "authenticator", usage: "AllowAllAuthenticator or PasswordAuthenticator", field: func(c *Config) any { return &c.Authenticator }},
 		{name: "authorizer", usage: "AllowAllAuthorizer", field: func(c *Config) any { return &c.Authorizer }},
 		{name: "num_tokens", usage: "tokens per node, 1 to 1536", field: func(c *Config) any { return &c.NumTokens }},
+		{name: "allocate_tokens_for_local_replication_factor", usage: "replication factor a joining node balances its tokens for", field: func(c *Config) any { return &c.AllocateTokensForLocalReplicationFactor }},
 		{name: "endpoint_snitch", usage: "snitch class", field: func(c *Config) any { return &c.EndpointSnitch }},
 		{name: "data_center", usage: "this node's data center", field: func(c *Config) any { return &c.DataCenter }},
 		{name: "rack", usage: "this node's rack", field: func(c *Config) any { return &c.Rack }},
 		{name: "seed_provider", usage: "seed provider class and parameters", field: func(c *Config) any { return &c.SeedProvider }},
+		{name: "hinted_handoff_enabled", usage: "keep writes for unreachable replicas and replay them", field: func(c *Config) any { return &c.HintedHandoffEnabled }},
+		{name: "max_hint_window", usage: "no hints for a replica down longer than this, e.g. 3h", field: func(c *Config) any { return &c.MaxHintWindow }},
+		{name: "hints_flush_period", usage: "how often buffered hints are written and synced, e.g. 10s", field: func(c *Config) any { return &c.HintsFlushPeriod }},
+		{name: "max_hints_file_size", usage: "size at which a hints file is rotated, e.g. 128MiB", field: func(c *Config) any { return &c.MaxHintsFileSize }},
+		{name: "hinted_handoff_throttle", usage: "hint replay rate per second, e.g. 1024KiB", field: func(c *Config) any { return &c.HintedHandoffThrottle }},
+		{name: "internode_injected_delay", usage: "test only: one-way delay added to every internode message sent, e.g. 10ms", field: func(c *Config) any { return &c.InternodeInjectedDelay }},
 		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
 		{name: "native_transport_max_requests_per_connection", usage: "requests in flight on one connection before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxRequestsPerConnection }},
@@ -321,6 +422,7 @@ func keys() []key {
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
 		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
+		{name: "truncate_request_timeout", usage: "timeout of TRUNCATE, e.g. 60s", field: func(c *Config) any { return &c.TruncateRequestTimeout }},
 		{name: "request_timeout", usage: "timeout for other requests, e.g. 10s", field: func(c *Config) any { return &c.RequestTimeout }},
 		{name: "prometheus_address", usage: "address /metrics is served on", field: func(c *Config) any { return &c.PrometheusAddress }},
 		{name: "prometheus_port", usage: "port /metrics is served on (0: off)", field: func(c *Config) any { return &c.PrometheusPort }},
@@ -731,6 +833,11 @@ func (c *Config) problems() []*keyError {
 			bad(key, "%s must be greater than 0", d)
 		}
 	}
+	notNegative := func(key string, d Duration) {
+		if d.Duration < 0 {
+			bad(key, "%s is negative", d)
+		}
+	}
 	// A host with a colon that is not an IPv6 address has a port stuck on;
 	// net.JoinHostPort would then make "[host:port]:port".
 	host := func(key, v string) bool {
@@ -757,6 +864,9 @@ func (c *Config) problems() []*keyError {
 	}
 	if c.BroadcastRPCAddress != "" && host("broadcast_rpc_address", c.BroadcastRPCAddress) && wildcard(c.BroadcastRPCAddress) {
 		bad("broadcast_rpc_address", "%q is a wildcard address; clients need one they can reach", c.BroadcastRPCAddress)
+	}
+	if c.BroadcastAddress != "" && host("broadcast_address", c.BroadcastAddress) && wildcard(c.BroadcastAddress) {
+		bad("broadcast_address", "%q is a wildcard address; other nodes need one they can reach", c.BroadcastAddress)
 	}
 	inRange("native_transport_port", c.NativeTransportPort, 1, 65535)
 	inRange("storage_port", c.StoragePort, 1, 65535)
@@ -812,13 +922,25 @@ func (c *Config) problems() []*keyError {
 	if nonEmpty("endpoint_snitch", c.EndpointSnitch) {
 		c.EndpointSnitch = strings.TrimPrefix(c.EndpointSnitch, "org.apache.cassandra.locator.")
 	}
+	inRange("allocate_tokens_for_local_replication_factor", c.AllocateTokensForLocalReplicationFactor, 1, 100)
 	nonEmpty("data_center", c.DataCenter)
 	nonEmpty("rack", c.Rack)
 	if nonEmpty("seed_provider", c.SeedProvider.ClassName) &&
 		strings.TrimPrefix(c.SeedProvider.ClassName, "org.apache.cassandra.locator.") == "SimpleSeedProvider" &&
 		strings.TrimSpace(c.SeedProvider.Parameters["seeds"]) == "" {
 		bad("seed_provider", "SimpleSeedProvider needs a seeds parameter, e.g. seeds: \"127.0.0.1:7000\"")
+	} else if _, err := c.Seeds(); err != nil {
+		bad("seed_provider", "%v", err)
 	}
+	positive("max_hint_window", c.MaxHintWindow)
+	positive("hints_flush_period", c.HintsFlushPeriod)
+	if c.MaxHintsFileSize < MiB {
+		bad("max_hints_file_size", "%s must be at least 1MiB", c.MaxHintsFileSize)
+	}
+	if c.HintedHandoffThrottle < KiB {
+		bad("hinted_handoff_throttle", "%s must be at least 1KiB", c.HintedHandoffThrottle)
+	}
+	notNegative("internode_injected_delay", c.InternodeInjectedDelay)
 
 	if c.NativeTransportMaxFrameSize < KiB || c.NativeTransportMaxFrameSize > 256*MiB {
 		bad("native_transport_max_frame_size", "%s is out of range 1KiB to 256MiB", c.NativeTransportMaxFrameSize)
@@ -849,11 +971,6 @@ func (c *Config) problems() []*keyError {
 	positiveSize("native_transport_receive_queue_capacity", c.NativeTransportReceiveQueueCapacity)
 	positiveSize("native_transport_send_queue_capacity", c.NativeTransportSendQueueCapacity)
 	positiveSize("native_transport_max_response_data_in_flight", c.NativeTransportMaxResponseDataInFlight)
-	notNegative := func(key string, d Duration) {
-		if d.Duration < 0 {
-			bad(key, "%s is negative", d)
-		}
-	}
 	notNegative("native_transport_handshake_timeout", c.NativeTransportHandshakeTimeout)
 	notNegative("native_transport_frame_timeout", c.NativeTransportFrameTimeout)
 	if c.PreparedStatementsCacheSize <= 0 {
@@ -862,6 +979,7 @@ func (c *Config) problems() []*keyError {
 
 	positive("read_request_timeout", c.ReadRequestTimeout)
 	positive("write_request_timeout", c.WriteRequestTimeout)
+	positive("truncate_request_timeout", c.TruncateRequestTimeout)
 	positive("request_timeout", c.RequestTimeout)
 
 	if c.PrometheusPort != 0 {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -63,6 +64,14 @@ func TestDefault(t *testing.T) {
 		{"endpoint_snitch", d.EndpointSnitch, "SimpleSnitch"},
 		{"data_center", d.DataCenter, "datacenter1"},
 		{"rack", d.Rack, "rack1"},
+		{"allocate_tokens_for_local_replication_factor", d.AllocateTokensForLocalReplicationFactor, 3},
+		{"hinted_handoff_enabled", d.HintedHandoffEnabled, true},
+		{"max_hint_window", d.MaxHintWindow.Duration, 3 * time.Hour},
+		{"hints_flush_period", d.HintsFlushPeriod.Duration, 10 * time.Second},
+		{"max_hints_file_size", d.MaxHintsFileSize, DataSize(128 << 20)},
+		{"hinted_handoff_throttle", d.HintedHandoffThrottle, DataSize(1024 << 10)},
+		{"internode_injected_delay", d.InternodeInjectedDelay.Duration, time.Duration(0)},
+		{"truncate_request_timeout", d.TruncateRequestTimeout.Duration, 60 * time.Second},
 		{"seed_provider", d.SeedProvider, SeedProvider{"org.apache.cassandra.locator.SimpleSeedProvider", map[string]string{"seeds": "127.0.0.1:7000"}}},
 		{"native_transport_max_frame_size", d.NativeTransportMaxFrameSize, DataSize(16 << 20)},
 		{"native_transport_max_threads", d.NativeTransportMaxThreads, 128},
@@ -274,6 +283,15 @@ func TestMarshalRoundTrip(t *testing.T) {
 		ListenAddress:                           "10.1.1.1",
 		RPCAddress:                              "0.0.0.0",
 		BroadcastRPCAddress:                     "10.1.1.2",
+		BroadcastAddress:                        "10.1.1.3",
+		AllocateTokensForLocalReplicationFactor: 2,
+		HintedHandoffEnabled:                    false,
+		MaxHintWindow:                           Duration{time.Hour},
+		HintsFlushPeriod:                        Duration{time.Second},
+		MaxHintsFileSize:                        64 * MiB,
+		HintedHandoffThrottle:                   2048 * KiB,
+		InternodeInjectedDelay:                  Duration{10 * time.Millisecond},
+		TruncateRequestTimeout:                  Duration{2 * time.Minute},
 		NativeTransportPort:                     9043,
 		StoragePort:                             7002,
 		DataFileDirectories:                     []string{"/a", "/b"},
@@ -587,5 +605,30 @@ func TestYAMLAliases(t *testing.T) {
 	}
 	if c.DataCenter != "east" || c.Rack != "east" {
 		t.Errorf("got %q %q", c.DataCenter, c.Rack)
+	}
+}
+
+func TestSeeds(t *testing.T) {
+	c := Default()
+	c.StoragePort = 7010
+	c.SeedProvider.Parameters = map[string]string{"seeds": " 127.0.0.1, 127.0.0.2:7001,127.0.0.1:7010 ,"}
+	got, err := c.Seeds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:7010"), netip.MustParseAddrPort("127.0.0.2:7001")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Seeds() = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"127.0.0.1:x", "127.0.0.1:70000", "127.0.0.1:"} {
+		c.SeedProvider.Parameters["seeds"] = bad
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "seed_provider") {
+			t.Errorf("seeds %q: Validate() = %v, want a seed_provider error", bad, err)
+		}
+	}
+	c = Default()
+	c.BroadcastAddress = "127.0.0.3"
+	if got := c.InternodeAddr(); got != netip.MustParseAddrPort("127.0.0.3:7000") {
+		t.Errorf("InternodeAddr() = %v", got)
 	}
 }
