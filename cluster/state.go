@@ -1,0 +1,249 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cqld/cqld/storage"
+)
+
+// SchemaApplier applies schema changes, as the schema package encodes them,
+// to this node's catalog. ApplySchema must be deterministic: the same
+// changes in the same order give every node the same schema.
+type SchemaApplier interface {
+	// ApplySchema applies one encoded change and returns what answers the
+	// statement that proposed it, or the error it fails with.
+	ApplySchema(change []byte) (result any, err error)
+	// SchemaSnapshot encodes the whole schema; RestoreSchema replaces the
+	// schema with a snapshot's.
+	SchemaSnapshot() ([]byte, error)
+	RestoreSchema(snapshot []byte) error
+}
+
+// Result is what applying an entry gave the node that proposed it.
+type Result struct {
+	Value any
+	Err   error
+}
+
+// StateOptions configure a State.
+type StateOptions struct {
+	// FS and Dir are where metadata.json lives (the node's system
+	// directory).
+	FS  vfs.FS
+	Dir string
+	// Schema applies schema entries.
+	Schema SchemaApplier
+	// OnTopology, when set, is called after each topology change with the
+	// topologies before and after, in log order, on the goroutine that
+	// applies entries.
+	OnTopology func(before, after *Topology)
+	Logger     *slog.Logger
+}
+
+// State is the metadata log's state machine on one node. Its methods are
+// safe for concurrent use; the log calls Apply, Snapshot and Restore from
+// one goroutine.
+type State struct {
+	opts StateOptions
+
+	// mu serialises applications and snapshots.
+	mu      sync.Mutex
+	applied uint64
+	topo    atomic.Pointer[Topology]
+
+	waitMu  sync.Mutex
+	waiters map[[16]byte]chan Result
+}
+
+const stateFile = "metadata.json"
+
+// stateJSON is metadata.json, and the topology part of a snapshot.
+type stateJSON struct {
+	Applied uint64          `json:"applied"`
+	Members []Member        `json:"members"`
+	Schema  json.RawMessage `json:"schema,omitempty"`
+}
+
+// OpenState reads the state a node last recorded, or starts empty.
+func OpenState(o StateOptions) (*State, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &State{opts: o, waiters: map[[16]byte]chan Result{}}
+	if err := storage.MkdirAllSynced(o.FS, o.Dir); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	data, ok, err := storage.ReadFile(o.FS, filepath.Join(o.Dir, stateFile))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	var st stateJSON
+	if ok {
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("cluster: %s is corrupt: %w", filepath.Join(o.Dir, stateFile), err)
+		}
+	}
+	t, err := NewTopology(st.Members)
+	if err != nil {
+		return nil, err
+	}
+	s.applied = st.Applied
+	s.topo.Store(t)
+	return s, nil
+}
+
+// Topology is the topology at the last applied entry.
+func (s *State) Topology() *Topology { return s.topo.Load() }
+
+// Applied is the index of the last entry this node has applied and
+// recorded.
+func (s *State) Applied() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied
+}
+
+// Expect registers a proposal: the Result of applying the entry carrying
+// id is sent on the returned channel (buffered) when this node applies it.
+// Forget unregisters it, when the proposal failed.
+func (s *State) Expect(id [16]byte) <-chan Result {
+	ch := make(chan Result, 1)
+	s.waitMu.Lock()
+	s.waiters[id] = ch
+	s.waitMu.Unlock()
+	return ch
+}
+
+// Forget drops the waiter of proposal id.
+func (s *State) Forget(id [16]byte) {
+	s.waitMu.Lock()
+	delete(s.waiters, id)
+	s.waitMu.Unlock()
+}
+
+func (s *State) deliver(id [16]byte, r Result) {
+	if id == ([16]byte{}) {
+		return
+	}
+	s.waitMu.Lock()
+	ch, ok := s.waiters[id]
+	delete(s.waiters, id)
+	s.waitMu.Unlock()
+	if ok {
+		ch <- r
+	}
+}
+
+// Apply applies the entry at index. Entries at or below Applied were
+// applied before a restart and are skipped. An entry that fails (a schema
+// change refused, a topology change that would make an invalid ring)
+// changes nothing; its error goes to its proposer and is also returned.
+func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if index <= s.applied {
+		return nil, nil
+	}
+	e, err := DecodeEntry(entry)
+	var r Result
+	if err != nil {
+		s.opts.Logger.Error("metadata log entry cannot be decoded; skipped", "index", index, "err", err)
+		r.Err = err
+	} else {
+		r = s.apply(e)
+	}
+	s.applied = index
+	if err := s.save(); err != nil {
+		// The entry is applied in memory; a restart applies it again,
+		// which entries tolerate (see the package doc).
+		s.opts.Logger.Error("cannot record the metadata log's applied index", "index", index, "err", err)
+	}
+	s.deliver(e.Proposal, r)
+	return nil, r.Err
+}
+
+func (s *State) apply(e Entry) Result {
+	switch e.Kind {
+	case KindSchema:
+		v, err := s.opts.Schema.ApplySchema(e.Schema)
+		return Result{Value: v, Err: err}
+	case KindMember, KindRemove:
+		before := s.topo.Load()
+		var after *Topology
+		var err error
+		if e.Kind == KindMember {
+			after, err = before.with(e.Member)
+		} else {
+			if _, ok := before.Member(e.Member.HostID); !ok {
+				return Result{Err: fmt.Errorf("cluster: no member %s to remove", e.Member.HostID)}
+			}
+			after, err = before.without(e.Member.HostID)
+		}
+		if err != nil {
+			return Result{Err: err}
+		}
+		s.topo.Store(after)
+		if s.opts.OnTopology != nil {
+			s.opts.OnTopology(before, after)
+		}
+		return Result{Value: after}
+	}
+	return Result{Err: fmt.Errorf("%w: kind %d", ErrBadEntry, e.Kind)}
+}
+
+// save records the applied index and the topology. REQUIRES: s.mu held.
+func (s *State) save() error {
+	data, err := json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members()})
+	if err != nil {
+		return err
+	}
+	return storage.WriteFileAtomic(s.opts.FS, filepath.Join(s.opts.Dir, stateFile), data)
+}
+
+// Snapshot encodes the state: topology, applied index and schema.
+func (s *State) Snapshot() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	schema, err := s.opts.Schema.SchemaSnapshot()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	return json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members(), Schema: schema})
+}
+
+// Restore replaces the state with a snapshot taken at index.
+func (s *State) Restore(index uint64, snapshot []byte) error {
+	var st stateJSON
+	if err := json.Unmarshal(snapshot, &st); err != nil {
+		return fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	if st.Applied != index && st.Applied != 0 {
+		return fmt.Errorf("cluster: snapshot of index %d restored as %d", st.Applied, index)
+	}
+	t, err := NewTopology(st.Members)
+	if err != nil {
+		return fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.opts.Schema.RestoreSchema(st.Schema); err != nil {
+		return fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	before := s.topo.Load()
+	s.topo.Store(t)
+	s.applied = index
+	if err := s.save(); err != nil {
+		return fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	if s.opts.OnTopology != nil {
+		s.opts.OnTopology(before, t)
+	}
+	return nil
+}
