@@ -37,6 +37,10 @@ type Options struct {
 	RPCAddress    net.IP // the address clients reach this node at
 	NativePort    int
 	StoragePort   int
+	// Cluster, when set, is what system.local and system.peers say about
+	// the ring: the other nodes and this node's tokens. Nil is a node on
+	// its own, with Node's tokens.
+	Cluster ClusterView
 	// Publish pushes an event to registered clients; nil drops events.
 	Publish func(message.Message)
 	Logger  *slog.Logger

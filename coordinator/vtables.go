@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -38,6 +37,8 @@ type vtables map[string]map[string]*vtable
 func newVTables() (vtables, error) {
 	gens := map[string]func(c *Coordinator) []row{
 		"system.local":                 (*Coordinator).localRows,
+		"system.peers":                 (*Coordinator).peerRows,
+		"system.peers_v2":              (*Coordinator).peerV2Rows,
 		"system.prepared_statements":   (*Coordinator).preparedRows,
 		"system_schema.keyspaces":      (*Coordinator).keyspaceRows,
 		"system_schema.tables":         (*Coordinator).tableRows,
@@ -92,10 +93,7 @@ func isSystemKeyspace(ks string) bool {
 }
 
 func (c *Coordinator) localRows() []row {
-	tokens := make([]string, len(c.node.Tokens))
-	for i, t := range c.node.Tokens {
-		tokens[i] = strconv.FormatInt(t, 10)
-	}
+	tokens := tokenStrings(c.localTokens())
 	return []row{{
 		"key":                     "local",
 		"bootstrapped":            "COMPLETED",
