@@ -140,7 +140,7 @@ func (c *Coordinator) batch(ctx context.Context, req *protocol.Request, b *messa
 	}
 	msg, err := c.runBatch(ctx, req, b)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
-		return nil, &timeoutError{kind: kindWrite, writeType: primitive.WriteTypeBatch, cl: b.Consistency}
+		return nil, timeoutOf(kindWrite, primitive.WriteTypeBatch, b.Consistency)
 	}
 	return msg, err
 }

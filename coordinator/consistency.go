@@ -2,11 +2,11 @@ package coordinator
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -32,7 +32,7 @@ func checkWriteConsistency(x *execution) error {
 // levels.
 func checkCasConsistency(x *execution) error {
 	if cl := x.opts.Consistency; isSerial(cl) {
-		return invalidf(`%s is not supported as conditional update commit consistency. Use ANY if you mean "make sure it is accepted but I don't care how many replicas commit it for non-SERIAL reads"`, consistencyName(cl))
+		return invalidf(`%s is not supported as conditional update commit consistency. Use ANY if you mean "make sure it is accepted but I don't care how many replicas commit it for non-SERIAL reads"`, cqlerr.ConsistencyName(cl))
 	}
 	if s := x.opts.SerialConsistency; s != nil && !isSerial(*s) {
 		return invalidf("Invalid consistency for conditional update. Must be one of SERIAL or LOCAL_SERIAL")
@@ -123,25 +123,5 @@ func (c *Coordinator) checkAvailable(ks string, cl primitive.ConsistencyLevel) e
 	if alive >= need {
 		return nil
 	}
-	return &unavailableError{cl: cl, required: int32(need), alive: int32(alive)}
-}
-
-// unavailableError is Cassandra's UnavailableException.
-type unavailableError struct {
-	cl              primitive.ConsistencyLevel
-	required, alive int32
-}
-
-func (e *unavailableError) Error() string {
-	return "Cannot achieve consistency level " + consistencyName(e.cl)
-}
-
-// consistencyName is a level as Cassandra spells it.
-func consistencyName(cl primitive.ConsistencyLevel) string {
-	s := cl.String() // "ConsistencyLevel QUORUM [0x0004]"
-	s = strings.TrimPrefix(s, "ConsistencyLevel ")
-	if i := strings.IndexByte(s, ' '); i > 0 {
-		s = s[:i]
-	}
-	return s
+	return &cqlerr.Unavailable{Consistency: cl, Required: int32(need), Alive: int32(alive)}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/cqlerr"
 )
 
 // Timeouts are the deadlines of requests, by kind, as cassandra.yaml's
@@ -69,7 +71,7 @@ func (c *Coordinator) runPlan(ctx context.Context, p plan, x *execution) (messag
 	x.ctx = ctx
 	msg, err := p.run(ctx, c, x)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
-		return nil, &timeoutError{kind: kindOf(p), writeType: writeTypeOf(p), cl: x.opts.Consistency}
+		return nil, timeoutOf(kindOf(p), writeTypeOf(p), x.opts.Consistency)
 	}
 	return msg, err
 }
@@ -92,20 +94,12 @@ func writeTypeOf(p plan) primitive.WriteType {
 	return primitive.WriteTypeSimple
 }
 
-// timeoutError is a request stopped by its deadline. With one replica,
-// the one that did not answer in time is this node's: none of the one
-// response the level blocks for was received.
-type timeoutError struct {
-	kind      requestKind
-	writeType primitive.WriteType
-	cl        primitive.ConsistencyLevel
-}
-
-func (e *timeoutError) Error() string { return "Operation timed out - received only 0 responses." }
-
-func (e *timeoutError) message() message.Error {
-	if e.kind == kindWrite {
-		return &message.WriteTimeout{ErrorMessage: e.Error(), Consistency: e.cl, Received: 0, BlockFor: 1, WriteType: e.writeType}
+// timeoutOf is the error of a request its deadline stopped. With one
+// replica, the one that did not answer in time is this node's: none of the
+// one response the level blocks for was received.
+func timeoutOf(kind requestKind, wt primitive.WriteType, cl primitive.ConsistencyLevel) error {
+	if kind == kindWrite {
+		return &cqlerr.WriteTimeout{Consistency: cl, Received: 0, BlockFor: 1, WriteType: wt}
 	}
-	return &message.ReadTimeout{ErrorMessage: e.Error(), Consistency: e.cl, Received: 0, BlockFor: 1, DataPresent: false}
+	return &cqlerr.ReadTimeout{Consistency: cl, Received: 0, BlockFor: 1}
 }

@@ -68,17 +68,33 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &te) || errors.As(err, &ut) {
 		return &message.Invalid{ErrorMessage: cqlerr.Truncate(err.Error())}
 	}
-	var ua *unavailableError
+	var ua *cqlerr.Unavailable
 	if errors.As(err, &ua) {
-		return &message.Unavailable{ErrorMessage: ua.Error(), Consistency: ua.cl, Required: ua.required, Alive: ua.alive}
+		return &message.Unavailable{ErrorMessage: ua.Error(), Consistency: ua.Consistency, Required: ua.Required, Alive: ua.Alive}
 	}
-	var timeout *timeoutError
-	if errors.As(err, &timeout) {
-		return timeout.message()
+	var wt *cqlerr.WriteTimeout
+	if errors.As(err, &wt) {
+		return &message.WriteTimeout{ErrorMessage: wt.Error(), Consistency: wt.Consistency, Received: wt.Received, BlockFor: wt.BlockFor, WriteType: wt.WriteType}
+	}
+	var rt *cqlerr.ReadTimeout
+	if errors.As(err, &rt) {
+		return &message.ReadTimeout{ErrorMessage: rt.Error(), Consistency: rt.Consistency, Received: rt.Received, BlockFor: rt.BlockFor, DataPresent: rt.DataPresent}
 	}
 	var stale *staleError
 	if errors.As(err, &stale) {
+		// Before the failures that wrap it: the write was planned against
+		// a table that has changed, whichever replica noticed.
 		return &message.Invalid{ErrorMessage: cqlerr.Truncate(stale.Error())}
+	}
+	var wf *cqlerr.WriteFailure
+	if errors.As(err, &wf) {
+		return &message.WriteFailure{ErrorMessage: wf.Error(), Consistency: wf.Consistency, Received: wf.Received, BlockFor: wf.BlockFor,
+			NumFailures: int32(len(wf.Reasons)), FailureReasons: wf.Reasons, WriteType: wf.WriteType}
+	}
+	var rf *cqlerr.ReadFailure
+	if errors.As(err, &rf) {
+		return &message.ReadFailure{ErrorMessage: rf.Error(), Consistency: rf.Consistency, Received: rf.Received, BlockFor: rf.BlockFor,
+			NumFailures: int32(len(rf.Reasons)), FailureReasons: rf.Reasons, DataPresent: rf.DataPresent}
 	}
 	if errors.Is(err, storage.ErrWriteFailed) {
 		// The one replica, this node, failed the write.

@@ -18,6 +18,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/types"
@@ -45,10 +46,12 @@ func errorSamples() []struct {
 		{unprepared([]byte{1, 2}), primitive.ErrorCodeUnprepared},
 		{&cqlError{Code: primitive.ErrorCodeSyntaxError, Msg: "x"}, primitive.ErrorCodeSyntaxError},
 		{&cqlError{Code: primitive.ErrorCodeOverloaded, Msg: "x"}, primitive.ErrorCodeOverloaded},
-		{&unavailableError{cl: primitive.ConsistencyLevelQuorum, required: 2, alive: 1}, primitive.ErrorCodeUnavailable},
+		{&cqlerr.Unavailable{Consistency: primitive.ConsistencyLevelQuorum, Required: 2, Alive: 1}, primitive.ErrorCodeUnavailable},
 		{&staleError{table: "t"}, primitive.ErrorCodeInvalid},
-		{&timeoutError{kind: kindRead, cl: primitive.ConsistencyLevelOne}, primitive.ErrorCodeReadTimeout},
-		{&timeoutError{kind: kindWrite, writeType: primitive.WriteTypeBatch, cl: primitive.ConsistencyLevelOne}, primitive.ErrorCodeWriteTimeout},
+		{timeoutOf(kindRead, primitive.WriteTypeSimple, primitive.ConsistencyLevelOne), primitive.ErrorCodeReadTimeout},
+		{timeoutOf(kindWrite, primitive.WriteTypeBatch, primitive.ConsistencyLevelOne), primitive.ErrorCodeWriteTimeout},
+		{&cqlerr.WriteFailure{Consistency: primitive.ConsistencyLevelQuorum, BlockFor: 2, Reasons: []*primitive.FailureReason{{}}}, primitive.ErrorCodeWriteFailure},
+		{&cqlerr.ReadFailure{Consistency: primitive.ConsistencyLevelQuorum, BlockFor: 2, Reasons: []*primitive.FailureReason{{}}}, primitive.ErrorCodeReadFailure},
 		{&droppedError{err: invalidf("x")}, primitive.ErrorCodeInvalid},
 		{syntaxErr, primitive.ErrorCodeSyntaxError},
 		{unsupported, primitive.ErrorCodeInvalid},
@@ -84,8 +87,6 @@ var notFromCoordinator = map[primitive.ErrorCode]string{
 	primitive.ErrorCodeAuthenticationError: "the frontend's handshake answers it",
 	primitive.ErrorCodeIsBootstrapping:     "a node serves only once it has started",
 	primitive.ErrorCodeTruncateError:       "TRUNCATE runs on the one local replica; its failures are SERVER_ERROR",
-	primitive.ErrorCodeReadFailure:         "no remote replica can fail a read",
-	primitive.ErrorCodeWriteFailure:        "no remote replica can fail a write",
 	primitive.ErrorCodeFunctionFailure:     "none answered yet, though fromJson() should (see errorGaps)",
 }
 
@@ -159,8 +160,8 @@ func TestErrorMessageCoversEveryCode(t *testing.T) {
 	if m := errorMessage(unprepared([]byte{1, 2})).(*message.Unprepared); string(m.Id) != "\x01\x02" {
 		t.Errorf("UNPREPARED carries id %x", m.Id)
 	}
-	ua := &unavailableError{cl: primitive.ConsistencyLevelQuorum, required: 2, alive: 1}
-	if m := errorMessage(ua).(*message.Unavailable); m.Consistency != ua.cl || m.Required != 2 || m.Alive != 1 {
+	ua := &cqlerr.Unavailable{Consistency: primitive.ConsistencyLevelQuorum, Required: 2, Alive: 1}
+	if m := errorMessage(ua).(*message.Unavailable); m.Consistency != ua.Consistency || m.Required != 2 || m.Alive != 1 {
 		t.Errorf("UNAVAILABLE carries %v %d/%d", m.Consistency, m.Alive, m.Required)
 	}
 }

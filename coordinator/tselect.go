@@ -50,6 +50,11 @@ type tableSelectPlan struct {
 	pk        []uint16
 	ckFilters bool // clustering restrictions exist (then static-only rows are not returned)
 	index     indexPlan
+	// orderAfter: ORDER BY with IN on the partition key. Cassandra reads
+	// every row, sorts them across the partitions by the first orderAfter
+	// clustering columns and then applies LIMIT; it cannot page such a
+	// query.
+	orderAfter int
 }
 
 func (p *tableSelectPlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -159,6 +164,9 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		}
 		if err := p.orderBy(s.OrderBy); err != nil {
 			return nil, err
+		}
+		if k.pkIn() {
+			p.orderAfter = len(s.OrderBy)
 		}
 	}
 	if s.Limit != nil {
@@ -286,6 +294,9 @@ type selectRun struct {
 	resume   *pageState
 	next     *pageState
 	filters  [][][]byte // allowed values per filter
+	// orderKeys are the rows' sort keys when p.orderAfter > 0: their
+	// ORDER BY columns in clustering order, nil for a static-only row.
+	orderKeys [][]byte
 	// per partition
 	pk       []byte
 	pkVals   [][]byte
@@ -325,6 +336,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		return nil, err
 	}
 	r := &selectRun{p: p, x: x, now: int32(x.now().Unix()), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
+	if p.orderAfter > 0 && r.pageSize > 0 {
+		return nil, errPagedOrderAfter
+	}
 	if p.sel != nil {
 		r.sctx = &selCtx{x: x}
 	}
@@ -333,6 +347,10 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	}
 	if r.ppl, err = evalLimit(p.ppl, x, "PER PARTITION LIMIT"); err != nil {
 		return nil, err
+	}
+	userLimit := r.limit
+	if p.orderAfter > 0 && !p.aggregates() {
+		r.limit = -1 // applied once the rows are sorted
 	}
 	if p.aggregates() || p.distinct {
 		r.pageSize = 0 // aggregates, groups and DISTINCT are answered in one page
@@ -378,6 +396,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if err != nil {
 		return nil, err
 	}
+	if p.orderAfter > 0 && !p.aggregates() {
+		r.sortRows(userLimit)
+	}
 	blk := &rowsBlock{md: message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}}
 	if r.next != nil {
 		blk.md.PagingState = r.next.encode()
@@ -385,6 +406,33 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	applyMetadataRules(&blk.md, p.metaID, x)
 	blk.res = message.RowsResult{Metadata: &blk.md, Data: r.rows}
 	return &blk.res, nil
+}
+
+var errPagedOrderAfter = invalidf("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query")
+
+// sortRows orders the rows of several partitions by their ORDER BY
+// columns, keeping each partition's order among equal keys as Cassandra's
+// stable sort does, and keeps the first limit of them.
+func (r *selectRun) sortRows(limit int32) {
+	idx := make([]int, len(r.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		c := bytes.Compare(r.orderKeys[a], r.orderKeys[b])
+		if r.p.reverse {
+			return -c
+		}
+		return c
+	})
+	sorted := make(message.RowSet, len(idx))
+	for i, j := range idx {
+		sorted[i] = r.rows[j]
+	}
+	if limit >= 0 && int(limit) < len(sorted) {
+		sorted = sorted[:limit]
+	}
+	r.rows = sorted
 }
 
 // rowsBlock allocates a ROWS result and its metadata at once.
@@ -662,6 +710,13 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 		r.limit--
 	}
 	r.rows = append(r.rows, vals)
+	if p.orderAfter > 0 {
+		var key []byte
+		if ck != nil {
+			key, _ = p.t.encodeClustering(ck[:p.orderAfter])
+		}
+		r.orderKeys = append(r.orderKeys, key)
+	}
 	if r.pageSize > 0 && int32(len(r.rows)) >= r.pageSize && r.limit != 0 {
 		pr := int32(-1)
 		if r.ppl >= 0 {

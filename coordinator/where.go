@@ -231,6 +231,17 @@ func (k *keyRestrictions) oneRow(t *tableInfo) bool {
 	return true
 }
 
+// pkIn reports whether a partition key column is restricted by IN, which
+// Cassandra reads as = when it lists one value.
+func (k *keyRestrictions) pkIn() bool {
+	for _, v := range k.pk {
+		if v != nil && (v.list != nil || len(v.exprs) > 1) {
+			return true
+		}
+	}
+	return false
+}
+
 func (k *keyRestrictions) pkAny() bool {
 	for _, v := range k.pk {
 		if v != nil {

@@ -194,6 +194,23 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 	return l.engine.ReadRaw(t, pk, slice)
 }
 
+// Digest implements Replica.
+func (l *Local) Digest(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (storage.Digest, error) {
+	p, err := l.Read(ctx, t, pk, slice)
+	if err != nil {
+		return storage.Digest{}, err
+	}
+	return storage.PartitionDigest(p), nil
+}
+
+// Truncate implements Replica.
+func (l *Local) Truncate(ctx context.Context, t *storage.Table) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	return l.engine.Truncate(t)
+}
+
 // ReadPartition implements Replica.
 func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	if err := expired(ctx); err != nil {

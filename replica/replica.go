@@ -40,6 +40,14 @@ type Replica interface {
 	// with other replicas' answers (storage.ReconcilePartitions) and then
 	// resolve into live rows (Table.Resolve).
 	Read(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error)
+	// Digest is storage.PartitionDigest of what Read answers: the
+	// coordinator reads data from one replica and digests from the
+	// others, and reads in full only when they differ.
+	Digest(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (storage.Digest, error)
+	// ReadRange returns one page of c, unresolved as Read answers, in
+	// ring order, and whether partitions may follow it (then the next
+	// page resumes after the last partition returned).
+	ReadRange(ctx context.Context, t *storage.Table, c RangeCommand) (ps []*storage.Partition, more bool, err error)
 	// ReadPartition calls fn for each live row of partition pk of t within
 	// o, until fn returns false.
 	ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error
@@ -49,4 +57,7 @@ type Replica interface {
 	// ScanIndex is Scan over the rows that index name's entries for value
 	// point at; the caller checks each row still holds value.
 	ScanIndex(ctx context.Context, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
+
+	// Truncate removes every row of t (and of its indexes), durably.
+	Truncate(ctx context.Context, t *storage.Table) error
 }

@@ -31,9 +31,15 @@ type PartitionKV struct {
 // ReadRaw returns partition pk of t within slice, unresolved. The
 // Partition owns its memory.
 func (e *Engine) ReadRaw(t *Table, pk []byte, slice Slice) (*Partition, error) {
+	return e.readRaw(t, pk, nil, slice)
+}
+
+// readRaw is ReadRaw of the partition whose key prefix is prefix, or of
+// pk when prefix is nil; the Partition keeps pk.
+func (e *Engine) readRaw(t *Table, pk, prefix []byte, slice Slice) (*Partition, error) {
 	s := readScratchPool.Get().(*readScratch)
 	defer s.release()
-	b, err := t.readBounds(s, pk, nil, slice)
+	b, err := t.readBounds(s, pk, prefix, slice)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +49,10 @@ func (e *Engine) ReadRaw(t *Table, pk []byte, slice Slice) (*Partition, error) {
 		return nil, fmt.Errorf("storage: read: %w", err)
 	}
 	defer it.Close()
-	p := &Partition{Key: append([]byte(nil), pk...)}
+	p := &Partition{Key: pk}
+	if prefix == nil {
+		p.Key = append([]byte(nil), pk...)
+	}
 	for valid := it.SeekPrefixGE(s.head); valid; valid = it.Next() {
 		key := it.Key()
 		if bytes.Compare(key, b.rows) >= 0 {

@@ -1,0 +1,97 @@
+package test
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gocql/gocql"
+)
+
+// Regression tests over the wire for the wrong answers of issue 17.
+
+// kcRows reads the (k, c) rows of q at page size size (0: unpaged) as
+// "k/c" strings.
+func kcRows(t *testing.T, s *gocql.Session, q string, size int) []string {
+	t.Helper()
+	iter := s.Query(q).PageSize(size).Iter()
+	var k, c int
+	var got []string
+	for iter.Scan(&k, &c) {
+		got = append(got, fmt.Sprintf("%d/%d", k, c))
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatalf("%s (page size %d): %v", q, size, err)
+	}
+	return got
+}
+
+// TestPerPartitionLimitPaged: PER PARTITION LIMIT holds across pages of
+// every size, a scan's and an IN's.
+func TestPerPartitionLimitPaged(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "ppl")
+	mustExec(t, s, `CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))`)
+	for k := 0; k < 3; k++ {
+		for c := 0; c < 3; c++ {
+			mustExec(t, s, `INSERT INTO t (k, c) VALUES (?, ?)`, k, c)
+		}
+	}
+	scan := []string{"1/0", "1/1", "0/0", "0/1", "2/0", "2/1"} // token order
+	in := []string{"0/0", "0/1", "1/0", "1/1", "2/0", "2/1"}   // key order
+	for _, size := range []int{0, 1, 2, 3, 5, 100} {
+		if got := kcRows(t, s, `SELECT k, c FROM t PER PARTITION LIMIT 2`, size); !reflect.DeepEqual(got, scan) {
+			t.Errorf("scan, page size %d: got %v, want %v", size, got, scan)
+		}
+		if got := kcRows(t, s, `SELECT k, c FROM t WHERE k IN (2, 0, 1) PER PARTITION LIMIT 2`, size); !reflect.DeepEqual(got, in) {
+			t.Errorf("IN, page size %d: got %v, want %v", size, got, in)
+		}
+		if got := kcRows(t, s, `SELECT k, c FROM t PER PARTITION LIMIT 2 LIMIT 5`, size); !reflect.DeepEqual(got, scan[:5]) {
+			t.Errorf("scan with LIMIT 5, page size %d: got %v, want %v", size, got, scan[:5])
+		}
+	}
+}
+
+// TestInOrderByAcrossPartitions: unpaged, IN on the partition key with
+// ORDER BY sorts the rows of all the partitions (stably, partitions in key
+// order among equal keys) and then applies LIMIT; paged, Cassandra refuses
+// it.
+func TestInOrderByAcrossPartitions(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "inorder")
+	mustExec(t, s, `CREATE TABLE t (k int, c int, PRIMARY KEY (k, c))`)
+	mustExec(t, s, `CREATE TABLE r (k int, c int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)`)
+	for _, tbl := range []string{"t", "r"} {
+		for _, kc := range [][2]int{{0, 1}, {0, 4}, {1, 2}, {1, 3}, {1, 4}, {2, 0}} {
+			mustExec(t, s, `INSERT INTO `+tbl+` (k, c) VALUES (?, ?)`, kc[0], kc[1])
+		}
+	}
+	desc := []string{"0/4", "1/4", "1/3", "1/2", "0/1"}
+	asc := []string{"0/1", "1/2", "1/3", "0/4", "1/4"}
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{`SELECT k, c FROM t WHERE k IN (1, 0) ORDER BY c DESC`, desc},
+		{`SELECT k, c FROM t WHERE k IN (1, 0) ORDER BY c ASC`, asc},
+		{`SELECT k, c FROM r WHERE k IN (1, 0) ORDER BY c DESC`, desc},
+		{`SELECT k, c FROM r WHERE k IN (1, 0) ORDER BY c ASC`, asc},
+		{`SELECT k, c FROM t WHERE k IN (1, 0) ORDER BY c DESC LIMIT 3`, desc[:3]},
+		{`SELECT k, c FROM t WHERE k IN (1, 0) AND c > 1 ORDER BY c DESC`, desc[:4]},
+		{`SELECT k, c FROM t WHERE k IN (1, 0) ORDER BY c DESC PER PARTITION LIMIT 1`, []string{"0/4", "1/4"}},
+		// One value in IN is =: the partition's own order, paged or not.
+		{`SELECT k, c FROM t WHERE k IN (1) ORDER BY c DESC`, []string{"1/4", "1/3", "1/2"}},
+	} {
+		if got := kcRows(t, s, tc.q, 0); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	if got := kcRows(t, s, `SELECT k, c FROM t WHERE k IN (1) ORDER BY c DESC`, 2); !reflect.DeepEqual(got, []string{"1/4", "1/3", "1/2"}) {
+		t.Errorf("IN (1) paged: got %v", got)
+	}
+	err := s.Query(`SELECT k, c FROM t WHERE k IN (1, 0) ORDER BY c DESC`).PageSize(100).Exec()
+	if re, ok := err.(gocql.RequestError); !ok || re.Code() != gocql.ErrCodeInvalid || !strings.Contains(re.Message(), "Cannot page queries with both ORDER BY and a IN restriction on the partition key") {
+		t.Errorf("paged IN + ORDER BY: got %v, want Cassandra's Invalid", err)
+	}
+}
