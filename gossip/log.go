@@ -31,6 +31,11 @@ func (w levelWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
+	if bytes.Contains(line, []byte("ignoring alive message")) {
+		// Each announcement of a refused node; the refusal is logged
+		// once by NotifyAlive.
+		level = slog.LevelDebug
+	}
 	if w.l.Enabled(context.Background(), level) {
 		w.l.Log(context.Background(), level, string(line), "component", "memberlist")
 	}
