@@ -54,7 +54,15 @@
 // Joined is a node not known before, Down a node memberlist declared
 // dead (suspected and not refuted in time), Up a node down that answers
 // again, Left a node that left (Leave), MetaChanged new metadata of an up
-// node. A node down stays a Member (Up false) until it leaves.
+// node. A node down stays a Member (Up false) until it leaves or the
+// cluster layer Forgets it (removenode).
+//
+// memberlist reports a node that left as it reports one that died, so a
+// node's metadata is preceded by one byte of gossip's own flags, and Leave
+// first spreads the flag "leaving", then memberlist's leave: a peer takes
+// the death of a node that announced it is leaving as Left. Should the
+// leave overtake the flag, the peer sees the node Down instead, which
+// errs on the safe side.
 //
 // A peer is refused — memberlist ignores its alive announcements, the
 // refusal is logged once and counted in cqld_gossip_refused_total — when
@@ -69,7 +77,9 @@
 // Start returns at once. In the background a node joins through the
 // seeds, retrying with a doubling backoff and logging each failure once
 // ("seeds 127.0.0.2:7000 unreachable, retrying in 2s"); a seed that finds
-// no other seed up starts the cluster alone (Joined closes). memberlist
+// no other seed up starts the cluster alone (Joined closes), and keeps
+// trying the other seeds until one answers or a node joins it. A node
+// with no seeds but itself is a cluster of one. memberlist
 // stops gossiping to a dead node after GossipToTheDeadTime, so after a
 // long partition both sides would hold each other down forever; every
 // ReconnectInterval each node therefore tries a push/pull with the nodes
@@ -77,8 +87,8 @@
 //
 // # Meta encoding
 //
-// Meta is encoded by AppendMeta in memberlist's node metadata (at most 512
-// bytes), version 1 frozen; later versions only append fields, which a
+// Meta is encoded by AppendMeta after the flags byte in memberlist's node
+// metadata (at most 512 bytes in all), version 1 frozen; later versions only append fields, which a
 // version-1 reader ignores. DecodeMeta bounds every length by what is
 // left and is fuzzed.
 //

@@ -122,6 +122,7 @@ type Gossip struct {
 	ml      *memberlist.Memberlist
 	tr      *transport
 
+	updateMu sync.Mutex // serialises UpdateMeta's calls of Options.Meta
 	mu       sync.Mutex
 	meta     Meta
 	metaEnc  []byte
@@ -263,6 +264,11 @@ func (g *Gossip) Alive(id ring.HostID) bool {
 // it. It fails, keeping the previous metadata, when the new one does not
 // encode.
 func (g *Gossip) UpdateMeta() error {
+	g.updateMu.Lock()
+	defer g.updateMu.Unlock()
+	if g.isClosed() {
+		return errClosed
+	}
 	meta := g.opts.Meta()
 	enc, err := AppendMeta(nil, meta)
 	if err != nil {
@@ -281,6 +287,11 @@ func (g *Gossip) UpdateMeta() error {
 // ends, for the news to leave: its peers see it Left, not Down. Gossip
 // keeps answering until Close.
 func (g *Gossip) Leave(ctx context.Context) error {
+	g.updateMu.Lock()
+	defer g.updateMu.Unlock()
+	if g.isClosed() {
+		return errClosed
+	}
 	g.mu.Lock()
 	g.left = true
 	g.mu.Unlock()
@@ -300,13 +311,45 @@ func (g *Gossip) Leave(ctx context.Context) error {
 	return nil
 }
 
+// Forget drops a node held down from Members, so that it is no longer
+// reconnected to: the cluster removed it (removenode). It reports whether
+// the node was a member held down; an up node is not forgotten. If the
+// node answers again it joins again.
+func (g *Gossip) Forget(id ring.HostID) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m := g.members[id]
+	if m == nil || m.Up {
+		return false
+	}
+	delete(g.members, id)
+	delete(g.leaving, id)
+	g.countMembers()
+	return true
+}
+
+var errClosed = errors.New("gossip: closed")
+
+func (g *Gossip) isClosed() bool {
+	select {
+	case <-g.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // Close stops gossip and returns once every goroutine it started has
 // returned, and memberlist has shut down (memberlist's own loops return
 // on its shutdown signal, without a handle to wait on). Peers see this
 // node down, unless it left first. Events not yet delivered are dropped.
 func (g *Gossip) Close() error {
 	g.closed.Do(func() {
+		// Taking updateMu waits out a Leave or UpdateMeta under way:
+		// memberlist refuses them after its shutdown.
+		g.updateMu.Lock()
 		close(g.stop)
+		g.updateMu.Unlock()
 		if err := g.ml.Shutdown(); err != nil {
 			g.log.Warn("gossip: memberlist shutdown", "err", err)
 		}

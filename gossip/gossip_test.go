@@ -236,3 +236,64 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		n.tr.Close()
 	}
 }
+
+func TestForget(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, c := nodes[0], nodes[2]
+	if a.g.Forget(c.id) {
+		t.Fatal("an up node was forgotten")
+	}
+	net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), nodes[1].tr.Addr()})
+	waitFor(t, "node 1 holding node 3 down", func() bool { return !a.g.Alive(c.id) })
+	if !a.g.Forget(c.id) {
+		t.Fatal("a down node was not forgotten")
+	}
+	if _, ok := a.member(c.id); ok || len(a.g.Members()) != 2 {
+		t.Errorf("members after Forget: %+v", a.g.Members())
+	}
+}
+
+func TestAfterClose(t *testing.T) {
+	_, nodes := inmemCluster(t, 1)
+	n := nodes[0]
+	n.g.Close()
+	if err := n.g.UpdateMeta(); err == nil {
+		t.Error("UpdateMeta after Close succeeded")
+	}
+	if err := n.g.Leave(context.Background()); err == nil {
+		t.Error("Leave after Close succeeded")
+	}
+}
+
+func TestSlowOnEventDoesNotBlockGossip(t *testing.T) {
+	net := messaging.NewInmemNetwork()
+	release := make(chan struct{})
+	delivered := make(chan Event, 16)
+	tr1 := inmemTransport(t, net, 1, hostID(1))
+	defer tr1.Close()
+	g1, err := Start(Options{
+		Transport: tr1,
+		HostID:    hostID(1),
+		Seeds:     []netip.AddrPort{inmemAddr(1)},
+		Meta:      func() Meta { return testMeta(1) },
+		OnEvent: func(e Event) {
+			<-release
+			delivered <- e
+		},
+		Timing: fastTiming(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g1.Close()
+	n2 := startNode(t, inmemTransport(t, net, 2, hostID(2)), nodeConfig{id: hostID(2), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(2)})
+	n3 := startNode(t, inmemTransport(t, net, 3, hostID(3)), nodeConfig{id: hostID(3), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(3)})
+	waitFor(t, "node 1, its OnEvent stuck, seeing the others up", func() bool { return g1.Alive(n2.id) && g1.Alive(n3.id) })
+	waitFor(t, "the others seeing node 1 up", func() bool { return n2.g.Alive(hostID(1)) && n3.g.Alive(hostID(1)) })
+	close(release)
+	for range 2 {
+		if e := <-delivered; e.Kind != Joined {
+			t.Errorf("event %v, want joined", e.Kind)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (g *Gossip) joinLoop() {
 		if g.hasPeers() {
 			break // a peer reached us meanwhile
 		}
-		g.log.Warn(fmt.Sprintf("gossip: seeds %s unreachable, retrying in %v", joinAddrs(seeds), backoff), "err", err)
+		g.log.Warn(fmt.Sprintf("gossip: seeds %s unreachable, retrying in %v", joinAddrs(seeds), backoff), "err", flatten(err))
 		if isSeed {
 			// The cluster's other seeds are down: this one starts it.
 			g.markJoined()
@@ -103,3 +103,16 @@ func addrStrings(as []netip.AddrPort) []string {
 }
 
 func joinAddrs(as []netip.AddrPort) string { return strings.Join(addrStrings(as), ",") }
+
+// flatten puts memberlist's join error ("2 errors occurred:\n\t* …\n\t* …")
+// on one line, its errors separated by semicolons.
+func flatten(err error) string {
+	if err == nil {
+		return ""
+	}
+	parts := strings.Split(strings.TrimSpace(err.Error()), "\n\t* ")
+	if len(parts) > 1 {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, "; ")
+}
