@@ -1,0 +1,299 @@
+package gossip
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cqld/cqld/messaging"
+)
+
+func TestDiscoverFromOneSeed(t *testing.T) {
+	_, nodes := inmemCluster(t, 3)
+	for _, n := range nodes {
+		members := n.g.Members()
+		if len(members) != 3 {
+			t.Fatalf("%s: %d members, want 3: %+v", n.tr.Addr(), len(members), members)
+		}
+		if members[0].HostID != n.id {
+			t.Errorf("%s: first member %s, want itself", n.tr.Addr(), members[0].HostID)
+		}
+		for k, o := range nodes {
+			m, ok := n.member(o.id)
+			if !ok || !m.Up || m.Addr != o.tr.Addr() || m.Meta != testMeta(k+1) {
+				t.Errorf("%s sees %s as %+v (found %v), want up at %s with %+v", n.tr.Addr(), o.id, m, ok, o.tr.Addr(), testMeta(k+1))
+			}
+			if o != n {
+				waitFor(t, n.tr.Addr().String()+" delivering Joined", func() bool { return slices.Contains(n.kindsFor(o.id), Joined) })
+			}
+		}
+		select {
+		case <-n.g.Joined():
+		default:
+			t.Errorf("%s: Joined not closed", n.tr.Addr())
+		}
+	}
+}
+
+func TestMetaChangesPropagate(t *testing.T) {
+	_, nodes := inmemCluster(t, 3)
+	n2 := nodes[1]
+	n2.setMeta(func(m *Meta) {
+		m.SchemaVersion = [16]byte{0xab, 0xcd}
+		m.Load = 1 << 40
+		m.Status = "LEAVING"
+	})
+	want := n2.currentMeta()
+	for _, n := range []*node{nodes[0], nodes[2]} {
+		waitFor(t, n.tr.Addr().String()+" seeing node 2's new metadata", func() bool {
+			m, ok := n.member(n2.id)
+			return ok && m.Meta == want
+		})
+		waitFor(t, n.tr.Addr().String()+" delivering MetaChanged", func() bool {
+			return slices.Contains(n.kindsFor(n2.id), MetaChanged)
+		})
+	}
+	if m, _ := n2.member(n2.id); m.Meta != want {
+		t.Errorf("node 2's own member has %+v, want %+v", m.Meta, want)
+	}
+}
+
+func TestPartitionedNodeDownThenUp(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), b.tr.Addr()})
+	for _, n := range []*node{a, b} {
+		waitFor(t, n.tr.Addr().String()+" holding the partitioned node down", func() bool { return !n.g.Alive(c.id) })
+	}
+	waitFor(t, "the partitioned node holding the others down", func() bool { return !c.g.Alive(a.id) && !c.g.Alive(b.id) })
+	if m, ok := a.member(c.id); !ok || m.Up {
+		t.Fatalf("a down node must stay a member, held down: %+v, %v", m, ok)
+	}
+	// Stay apart past GossipToTheDeadTime, so that only reconnection
+	// brings the sides back together.
+	time.Sleep(2 * fastTiming().GossipToTheDeadTime)
+	net.Heal()
+	waitAllSee(t, nodes)
+	for _, n := range []*node{a, b} {
+		kinds := n.kindsFor(c.id)
+		down := slices.Index(kinds, Down)
+		if kinds[0] != Joined || down < 0 || !slices.Contains(kinds[down:], Up) {
+			t.Errorf("%s saw %v about the partitioned node, want joined, …, down, …, up", n.tr.Addr(), kinds)
+		}
+	}
+	if got := testutil.ToFloat64(a.metrics.Members.WithLabelValues("up")); got != 3 {
+		t.Errorf("members{state=up} = %v, want 3", got)
+	}
+}
+
+func TestLeave(t *testing.T) {
+	_, nodes := inmemCluster(t, 3)
+	n3 := nodes[2]
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n3.g.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes[:2] {
+		waitFor(t, n.tr.Addr().String()+" seeing node 3 leave", func() bool {
+			_, ok := n.member(n3.id)
+			return !ok && slices.Contains(n.kindsFor(n3.id), Left)
+		})
+	}
+}
+
+func TestSeedsUnreachableRetry(t *testing.T) {
+	net := messaging.NewInmemNetwork()
+	n2 := startNode(t, inmemTransport(t, net, 2, hostID(2)), nodeConfig{id: hostID(2), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(2)})
+	waitFor(t, "the retry logged", func() bool {
+		return strings.Contains(n2.logs.String(), "seeds 127.0.0.1:7000 unreachable, retrying in 100ms")
+	})
+	select {
+	case <-n2.g.Joined():
+		t.Fatal("joined with no seed up")
+	default:
+	}
+	n1 := startNode(t, inmemTransport(t, net, 1, hostID(1)), nodeConfig{id: hostID(1), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(1)})
+	waitAllSee(t, []*node{n1, n2})
+	<-n2.g.Joined()
+	if n := strings.Count(n2.logs.String(), "unreachable, retrying in 50ms"); n != 1 {
+		t.Errorf("the first backoff step logged %d times, want once", n)
+	}
+}
+
+func TestSeedStartsAlone(t *testing.T) {
+	net := messaging.NewInmemNetwork()
+	n1 := startNode(t, inmemTransport(t, net, 1, hostID(1)), nodeConfig{id: hostID(1),
+		seeds: []netip.AddrPort{inmemAddr(1), inmemAddr(2)}, meta: testMeta(1)})
+	waitFor(t, "the seed starting alone", func() bool {
+		select {
+		case <-n1.g.Joined():
+			return true
+		default:
+			return false
+		}
+	})
+	// The other seed comes up later and the two find each other.
+	n2 := startNode(t, inmemTransport(t, net, 2, hostID(2)), nodeConfig{id: hostID(2),
+		seeds: []netip.AddrPort{inmemAddr(1), inmemAddr(2)}, meta: testMeta(2)})
+	waitAllSee(t, []*node{n1, n2})
+}
+
+func TestHostIDConflictRefused(t *testing.T) {
+	net, nodes := inmemCluster(t, 2)
+	n1, n2 := nodes[0], nodes[1]
+	// A third node claims node 2's host id from another address.
+	impostor := startNode(t, inmemTransport(t, net, 3, n2.id), nodeConfig{id: n2.id, seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(3)})
+	waitFor(t, "node 1 refusing the impostor", func() bool {
+		return testutil.ToFloat64(n1.metrics.Refused.WithLabelValues(RefusedHostID)) > 0
+	})
+	waitFor(t, "the refusal logged", func() bool { return strings.Contains(n1.logs.String(), "node refused") })
+	// Some more rounds, and node 1 still knows node 2 at its own address.
+	time.Sleep(5 * fastTiming().ProbeInterval)
+	if m, ok := n1.member(n2.id); !ok || m.Addr != n2.tr.Addr() || !m.Up {
+		t.Errorf("node 1 holds node 2 as %+v (found %v), want up at %s", m, ok, n2.tr.Addr())
+	}
+	if len(n1.g.Members()) != 2 {
+		t.Errorf("node 1 has members %+v, want 2", n1.g.Members())
+	}
+	_ = impostor
+}
+
+func TestGarbageDroppedAndCounted(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	n1 := nodes[0]
+	raw := inmemTransport(t, net, 9, hostID(9))
+	defer raw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	garbage := [][]byte{
+		{},
+		{kindPacket},
+		{99, 0, 1, 2},
+		{kindPacket, 200, 1, 2, 3},
+		{kindStream, 250},
+	}
+	for _, g := range garbage {
+		if err := raw.Send(ctx, n1.tr.Addr(), messaging.VerbGossip, g); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Request(ctx, n1.tr.Addr(), messaging.VerbGossip, g); err == nil {
+			t.Errorf("a stream of %x got an answer", g)
+		}
+	}
+	// Envelopes whose memberlist bytes do not decode reach memberlist,
+	// which drops them: packets and a stream.
+	for _, g := range [][]byte{{kindPacket, 0, 0xc1, 0xc1}, {kindPacket, 7, 0xff, 0xff, 0xff}, {kindPacket, 9, 1}} {
+		if err := raw.Send(ctx, n1.tr.Addr(), messaging.VerbGossip, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if resp, err := raw.Request(ctx, n1.tr.Addr(), messaging.VerbGossip, []byte{kindStream, 6, 0xc1}); err != nil {
+		t.Logf("garbage push/pull: %v", err)
+	} else {
+		t.Logf("garbage push/pull answered %d bytes", len(resp))
+	}
+	waitFor(t, "every malformed message counted", func() bool {
+		return testutil.ToFloat64(n1.metrics.Dropped.WithLabelValues(DropMalformed)) == float64(2*len(garbage))
+	})
+	time.Sleep(5 * fastTiming().ProbeInterval)
+	waitAllSee(t, nodes)
+	if len(n1.g.Members()) != 3 {
+		t.Errorf("node 1 has members %+v, want 3", n1.g.Members())
+	}
+}
+
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	net := messaging.NewInmemNetwork()
+	var nodes []*node
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, startNode(t, inmemTransport(t, net, k, hostID(k)), nodeConfig{
+			id: hostID(k), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(k)}))
+	}
+	waitAllSee(t, nodes)
+	for _, n := range nodes {
+		if err := n.g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.g.Close(); err != nil {
+			t.Fatal("a second Close:", err)
+		}
+	}
+	var left []string
+	deadline := time.Now().Add(waitLimit)
+	for left = leftoverGoroutines(); len(left) > 0 && time.Now().Before(deadline); left = leftoverGoroutines() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Fatalf("%d goroutines left after Close:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+	for _, n := range nodes {
+		n.tr.Close()
+	}
+}
+
+func TestForget(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, c := nodes[0], nodes[2]
+	if a.g.Forget(c.id) {
+		t.Fatal("an up node was forgotten")
+	}
+	net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), nodes[1].tr.Addr()})
+	waitFor(t, "node 1 holding node 3 down", func() bool { return !a.g.Alive(c.id) })
+	if !a.g.Forget(c.id) {
+		t.Fatal("a down node was not forgotten")
+	}
+	if _, ok := a.member(c.id); ok || len(a.g.Members()) != 2 {
+		t.Errorf("members after Forget: %+v", a.g.Members())
+	}
+}
+
+func TestAfterClose(t *testing.T) {
+	_, nodes := inmemCluster(t, 1)
+	n := nodes[0]
+	n.g.Close()
+	if err := n.g.UpdateMeta(); err == nil {
+		t.Error("UpdateMeta after Close succeeded")
+	}
+	if err := n.g.Leave(context.Background()); err == nil {
+		t.Error("Leave after Close succeeded")
+	}
+}
+
+func TestSlowOnEventDoesNotBlockGossip(t *testing.T) {
+	net := messaging.NewInmemNetwork()
+	release := make(chan struct{})
+	delivered := make(chan Event, 16)
+	tr1 := inmemTransport(t, net, 1, hostID(1))
+	defer tr1.Close()
+	g1, err := Start(Options{
+		Transport: tr1,
+		HostID:    hostID(1),
+		Seeds:     []netip.AddrPort{inmemAddr(1)},
+		Meta:      func() Meta { return testMeta(1) },
+		OnEvent: func(e Event) {
+			<-release
+			delivered <- e
+		},
+		Timing: fastTiming(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g1.Close()
+	n2 := startNode(t, inmemTransport(t, net, 2, hostID(2)), nodeConfig{id: hostID(2), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(2)})
+	n3 := startNode(t, inmemTransport(t, net, 3, hostID(3)), nodeConfig{id: hostID(3), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(3)})
+	waitFor(t, "node 1, its OnEvent stuck, seeing the others up", func() bool { return g1.Alive(n2.id) && g1.Alive(n3.id) })
+	waitFor(t, "the others seeing node 1 up", func() bool { return n2.g.Alive(hostID(1)) && n3.g.Alive(hostID(1)) })
+	close(release)
+	for range 2 {
+		if e := <-delivered; e.Kind != Joined {
+			t.Errorf("event %v, want joined", e.Kind)
+		}
+	}
+}
