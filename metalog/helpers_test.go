@@ -100,6 +100,14 @@ func (f *testFSM) Applied() uint64 {
 	return f.applied
 }
 
+// counts returns how many snapshots the FSM restored and how many
+// entries it was given a second time.
+func (f *testFSM) counts() (restores, reapplied int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restores, f.reapplied
+}
+
 func (f *testFSM) state() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -129,6 +137,13 @@ type testNode struct {
 	reg   *prometheus.Registry
 }
 
+// testNodeHost is test node k's host id.
+func testNodeHost(k int) ring.HostID {
+	var h ring.HostID
+	h[0], h[15] = 0xab, byte(k)
+	return h
+}
+
 type testCluster struct {
 	t      *testing.T
 	net    *messaging.InmemNetwork
@@ -147,7 +162,7 @@ func newCluster(t *testing.T, n int, timing Timing) *testCluster {
 			dir:  filepath.Join(base, fmt.Sprintf("node%d", i+1)),
 			fsm:  newTestFSM(),
 		}
-		nd.host[0], nd.host[15] = 0xab, byte(i+1)
+		nd.host = testNodeHost(i + 1)
 		tr, err := c.net.NewTransport(messaging.Options{ClusterName: "test", HostID: nd.host, Addr: nd.addr})
 		if err != nil {
 			t.Fatal(err)
