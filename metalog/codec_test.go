@@ -137,3 +137,22 @@ func TestParseHostID(t *testing.T) {
 		}
 	}
 }
+
+func TestFullAppendEntriesFitsInAMessage(t *testing.T) {
+	const maxMessage = 1 << 20
+	entry := seal(proposalID{}, make([]byte, maxEntrySize(maxMessage)))
+	req := &raft.AppendEntriesRequest{RPCHeader: testHeader(), Term: 1 << 40, Leader: make([]byte, maxNameLen),
+		PrevLogEntry: 1 << 62, PrevLogTerm: 1 << 40, LeaderCommitIndex: 1 << 62}
+	for i := range maxAppendEntries {
+		req.Entries = append(req.Entries, &raft.Log{Index: 1<<62 + uint64(i), Term: 1 << 40, Data: entry,
+			AppendedAt: time.Unix(1<<33, 999_999_999)})
+	}
+	b, err := encodeMessage(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The messaging header is 25 bytes.
+	if len(b)+25 > maxMessage {
+		t.Errorf("%d full entries encode to %d bytes, over the %d-byte message", maxAppendEntries, len(b), maxMessage)
+	}
+}

@@ -109,6 +109,13 @@ func (a *fsmAdapter) register(id proposalID) *waiter {
 	return w
 }
 
+// waiting returns how many proposals wait for their entries.
+func (a *fsmAdapter) waiting() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.waiters)
+}
+
 func (a *fsmAdapter) forget(id proposalID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

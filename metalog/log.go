@@ -27,6 +27,8 @@ var (
 	// did not come back (a timeout, a lost connection, a leader that lost
 	// its leadership): the entry may yet be applied.
 	ErrOutcomeUnknown = errors.New("metalog: outcome unknown")
+	// ErrEntryTooLarge means an entry exceeds Log.MaxEntrySize.
+	ErrEntryTooLarge = errors.New("metalog: entry too large")
 	// errNotLeader means the request was not done because the node asked
 	// does not lead: it may be sent again.
 	errNotLeader = errors.New("metalog: not the leader")
@@ -59,10 +61,11 @@ type Log struct {
 	leaderMu sync.Mutex
 	leaderCh chan struct{} // closed, and replaced, when the leader changes
 
-	mu      sync.Mutex
-	closed  bool
-	closing chan struct{}
-	wg      sync.WaitGroup // calls, handlers and their goroutines; the observer
+	mu       sync.Mutex
+	closed   bool
+	closeCtx context.Context // cancelled by Close
+	closeNow context.CancelFunc
+	wg       sync.WaitGroup // calls, handlers and their goroutines; the observer
 
 	metrics *metrics
 }
@@ -94,8 +97,8 @@ func Open(opts Options) (*Log, error) {
 		store:    st,
 		trans:    newRaftTransport(opts.Transport, opts.Addr, opts.Timing.RPCTimeout, opts.MaxMessageSize),
 		leaderCh: make(chan struct{}),
-		closing:  make(chan struct{}),
 	}
+	l.closeCtx, l.closeNow = context.WithCancel(context.Background())
 	l.fsm = newFSMAdapter(opts.FSM, l.trans.maxSnapshot)
 	if _, err := rand.Read(l.incarnation[:]); err != nil {
 		_ = st.close()
@@ -125,6 +128,7 @@ func (l *Log) start(snaps raft.SnapshotStore, hcl *hclogger) error {
 	conf.SnapshotThreshold = t.SnapshotThreshold
 	conf.TrailingLogs = t.TrailingLogs
 	conf.NoLegacyTelemetry = true
+	conf.MaxAppendEntries = maxAppendEntries
 	if err := raft.ValidateConfig(conf); err != nil {
 		return fmt.Errorf("metalog: raft timing: %w", err)
 	}
@@ -169,7 +173,7 @@ func (l *Log) observe() {
 			close(l.leaderCh)
 			l.leaderCh = make(chan struct{})
 			l.leaderMu.Unlock()
-		case <-l.closing:
+		case <-l.closeCtx.Done():
 			return
 		}
 	}
@@ -182,15 +186,31 @@ func (l *Log) leaderChanged() <-chan struct{} {
 	return l.leaderCh
 }
 
-// enter counts a call or handler in, unless the Log is closed.
-func (l *Log) enter() error {
+// enter counts a call or handler in, unless the Log is closed, and
+// returns ctx cancelled also when the Log closes, so Close never waits
+// for a caller's deadline. The caller must call done.
+func (l *Log) enter(ctx context.Context) (_ context.Context, done func(), _ error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return ErrClosed
+		return nil, nil, ErrClosed
 	}
 	l.wg.Add(1)
-	return nil
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(l.closeCtx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+		l.wg.Done()
+	}, nil
+}
+
+// closedErr is ErrClosed once the Log is closing, else err.
+func (l *Log) closedErr(err error) error {
+	if l.closeCtx.Err() != nil {
+		return ErrClosed
+	}
+	return err
 }
 
 // Propose appends entry to the log and returns its result once it is
@@ -200,10 +220,14 @@ func (l *Log) enter() error {
 // error wraps ctx's, and the entry may yet be applied (ErrOutcomeUnknown
 // when it reached a leader). Propose does not keep entry.
 func (l *Log) Propose(ctx context.Context, entry []byte) ([]byte, error) {
-	if err := l.enter(); err != nil {
+	ctx, done, err := l.enter(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer l.wg.Done()
+	defer done()
+	if len(entry) > l.MaxEntrySize() {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrEntryTooLarge, len(entry), l.MaxEntrySize())
+	}
 	var id proposalID
 	copy(id[:8], l.incarnation[:])
 	binary.BigEndian.PutUint64(id[8:], l.seq.Add(1))
@@ -215,19 +239,36 @@ func (l *Log) Propose(ctx context.Context, entry []byte) ([]byte, error) {
 	case err == nil:
 		l.fsm.placed(id, index)
 	case !errors.Is(err, ErrOutcomeUnknown):
-		return nil, fmt.Errorf("metalog: propose: %w", err)
+		return nil, l.closedErr(fmt.Errorf("metalog: propose: %w", err))
 	}
 	select {
 	case o := <-w.ch:
 		return o.result, o.err
 	case <-ctx.Done():
+		if l.closeCtx.Err() != nil {
+			return nil, ErrClosed
+		}
 		if err != nil {
 			return nil, fmt.Errorf("metalog: propose: %w (%w)", ctx.Err(), err)
 		}
 		return nil, fmt.Errorf("metalog: propose: entry %d committed, not applied here by the deadline: %w", index, ctx.Err())
-	case <-l.closing:
-		return nil, ErrClosed
 	}
+}
+
+// MaxEntrySize is the largest entry Propose takes: a full AppendEntries
+// of entries this large fits in one internode message, so replication
+// never sends a message the transport refuses.
+func (l *Log) MaxEntrySize() int {
+	return maxEntrySize(l.opts.MaxMessageSize)
+}
+
+// maxAppendEntries is the entries raft sends in one AppendEntries.
+const maxAppendEntries = 64
+
+func maxEntrySize(maxMessage int) int {
+	// Per entry: its index, term, type, lengths, time, and the envelope.
+	const perEntry = 64 + envelopeSize
+	return (maxMessage-snapshotOverhead)/maxAppendEntries - perEntry
 }
 
 // Join asks the seeds to add this node to the cluster as a voter: any
@@ -237,10 +278,11 @@ func (l *Log) Propose(ctx context.Context, entry []byte) ([]byte, error) {
 // or ctx ends. A node already a member
 // returns at once.
 func (l *Log) Join(ctx context.Context) error {
-	if err := l.enter(); err != nil {
+	ctx, done, err := l.enter(ctx)
+	if err != nil {
 		return err
 	}
-	defer l.wg.Done()
+	defer done()
 	if member, err := l.isMember(); err != nil || member {
 		return err
 	}
@@ -270,9 +312,7 @@ func (l *Log) Join(ctx context.Context) error {
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return fmt.Errorf("metalog: join through %v: %w (last error: %w)", seeds, ctx.Err(), last)
-		case <-l.closing:
-			return ErrClosed
+			return l.closedErr(fmt.Errorf("metalog: join through %v: %w (last error: %w)", seeds, ctx.Err(), last))
 		}
 		wait = min(2*wait, l.opts.Timing.MaxRetryInterval)
 	}
@@ -289,9 +329,7 @@ func (l *Log) awaitMembership(ctx context.Context) error {
 		select {
 		case <-time.After(l.opts.Timing.RetryInterval):
 		case <-ctx.Done():
-			return fmt.Errorf("metalog: join: added, but the configuration did not reach this node: %w", ctx.Err())
-		case <-l.closing:
-			return ErrClosed
+			return l.closedErr(fmt.Errorf("metalog: join: added, but the configuration did not reach this node: %w", ctx.Err()))
 		}
 	}
 }
@@ -314,12 +352,13 @@ func (l *Log) isMember() (bool, error) {
 // decommission), through the leader. It returns once the change is
 // committed.
 func (l *Log) Remove(ctx context.Context, hostID ring.HostID) error {
-	if err := l.enter(); err != nil {
+	ctx, done, err := l.enter(ctx)
+	if err != nil {
 		return err
 	}
-	defer l.wg.Done()
+	defer done()
 	if _, err := l.atLeader(ctx, &forward{kind: kindRemove, id: hostID.String()}); err != nil {
-		return fmt.Errorf("metalog: remove %s: %w", hostID, err)
+		return l.closedErr(fmt.Errorf("metalog: remove %s: %w", hostID, err))
 	}
 	return nil
 }
@@ -391,7 +430,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	close(l.closing)
+	l.closeNow()
 	l.mu.Unlock()
 
 	l.opts.Transport.Handle(messaging.VerbMetadata, nil)
@@ -437,9 +476,7 @@ func (l *Log) atLeader(ctx context.Context, f *forward) (uint64, error) {
 		case <-time.After(wait):
 			wait = min(2*wait, l.opts.Timing.MaxRetryInterval)
 		case <-ctx.Done():
-			return 0, fmt.Errorf("%w (%w)", ctx.Err(), err)
-		case <-l.closing:
-			return 0, ErrClosed
+			return 0, l.closedErr(fmt.Errorf("%w (%w)", ctx.Err(), err))
 		}
 	}
 }
@@ -534,17 +571,18 @@ func (l *Log) lead(ctx context.Context, f *forward) (uint64, error) {
 
 // handle is the Log's handler of VerbMetadata.
 func (l *Log) handle(ctx context.Context, in messaging.Inbound) ([]byte, error) {
-	if err := l.enter(); err != nil {
+	ctx, done, err := l.enter(ctx)
+	if err != nil {
 		return nil, &messaging.RemoteError{Code: codeClosed, Message: err.Error()}
 	}
-	defer l.wg.Done()
+	defer done()
 	return l.trans.handle(ctx, in)
 }
 
 // serveForward serves a Propose, Join or Remove from another member: done
 // here if this node leads, else forwarded once more to the leader.
 func (l *Log) serveForward(ctx context.Context, f *forward) ([]byte, error) {
-	if err := validForward(f); err != nil {
+	if err := l.validForward(f); err != nil {
 		return nil, &messaging.RemoteError{Code: codeBadMessage, Message: err.Error()}
 	}
 	var index uint64
@@ -578,9 +616,12 @@ func (l *Log) serveForward(ctx context.Context, f *forward) ([]byte, error) {
 }
 
 // validForward checks what a peer asks the leader to do.
-func validForward(f *forward) error {
+func (l *Log) validForward(f *forward) error {
 	switch f.kind {
 	case kindPropose:
+		if len(f.entry) > envelopeSize+l.MaxEntrySize() {
+			return fmt.Errorf("%w: %d bytes", ErrEntryTooLarge, len(f.entry)-envelopeSize)
+		}
 		_, _, err := unseal(f.entry)
 		return err
 	case kindJoin:

@@ -350,6 +350,43 @@ func TestGarbageOnVerbMetadataChangesNothing(t *testing.T) {
 	}
 }
 
+func TestEntryOverMaxEntrySizeIsRefused(t *testing.T) {
+	c := newCluster(t, 1, testTiming)
+	l := c.open(0)
+	if l.MaxEntrySize() < 64<<10 {
+		t.Errorf("MaxEntrySize %d with the default message size", l.MaxEntrySize())
+	}
+	_, err := l.Propose(context.Background(), make([]byte, l.MaxEntrySize()+1))
+	if !errors.Is(err, ErrEntryTooLarge) {
+		t.Errorf("propose over MaxEntrySize: %v, want ErrEntryTooLarge", err)
+	}
+	if res := propose(t, l, strings.Repeat("x", l.MaxEntrySize())); len(res) == 0 {
+		t.Error("an entry of MaxEntrySize was not applied")
+	}
+}
+
+func TestCloseEndsCallsInFlight(t *testing.T) {
+	c := newCluster(t, 3, testTiming)
+	c.start()
+	leader := c.waitLeader(c.nodes)
+	follower := (leader + 1) % 3
+	// The follower's forward to the leader is lost: only Close ends it
+	// before its hour is up.
+	c.net.Partition([]netip.AddrPort{c.nodes[follower].addr}, []netip.AddrPort{c.nodes[leader].addr, c.nodes[(leader+2)%3].addr})
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		_, err := c.nodes[follower].log.Propose(ctx, []byte("x"))
+		done <- err
+	}()
+	eventually(t, func() bool { return c.nodes[follower].log.fsm.waiting() == 1 }, "the proposal to be waiting")
+	c.close(follower)
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("propose cut short by Close: %v, want ErrClosed", err)
+	}
+}
+
 func TestClosedLogRefusesCalls(t *testing.T) {
 	c := newCluster(t, 1, testTiming)
 	l := c.open(0)
