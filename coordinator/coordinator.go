@@ -16,6 +16,7 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -68,7 +69,9 @@ type Coordinator struct {
 	vt         vtables
 	log        *slog.Logger
 
-	// schemaMu serialises schema changes so each event follows its change.
+	// schema applies schema changes; schemaMu serialises them with their
+	// events, so each event follows its change.
+	schema   *schema.Schema
 	schemaMu sync.Mutex
 
 	prep *prepCache
@@ -98,11 +101,13 @@ func New(opts Options) (*Coordinator, error) {
 		generation: int32(opts.Now().Unix()),
 		vt:         vt,
 		log:        opts.Logger,
+		schema: schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
+			SystemKeyspace: isSystemKeyspace, Logger: opts.Logger}),
 	}
 	if err := c.openPrepared(); err != nil {
 		return nil, err
 	}
-	if err := c.finishIndexBuilds(); err != nil {
+	if err := c.schema.FinishIndexBuilds(opts.Now()); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -190,7 +195,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err != nil {
 		return nil, err
 	}
-	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, query: m.Query}
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
@@ -204,10 +209,12 @@ type execution struct {
 	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
-	values  [][]byte         // positional, resolved from named values when needed
-	unset   []bool           // values[i] was bound as unset (v4+)
-	clock   func() time.Time // Options.Now
-	at      time.Time
+	// query is the QUERY's text; EXECUTE's is prepared.query.
+	query  string
+	values [][]byte         // positional, resolved from named values when needed
+	unset  []bool           // values[i] was bound as unset (v4+)
+	clock  func() time.Time // Options.Now
+	at     time.Time
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt
@@ -216,6 +223,14 @@ type execution struct {
 	// with few markers, saving two allocations.
 	valBuf   [8][]byte
 	unsetBuf [8]bool
+}
+
+// text is the CQL text of the statement run.
+func (x *execution) text() string {
+	if x.prepared != nil {
+		return x.prepared.query
+	}
+	return x.query
 }
 
 // now is the execution's clock, fixed for the whole statement so every
