@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -40,7 +39,14 @@ type Options struct {
 	StoragePort   int
 	// Publish pushes an event to registered clients; nil drops events.
 	Publish func(message.Message)
-	Logger  *slog.Logger
+	// Schema applies schema changes to Catalog; nil makes one over Catalog
+	// and Engine.
+	Schema *schema.Schema
+	// SchemaChanges orders and applies the schema changes this node
+	// coordinates; nil applies them to Schema here, publishing their
+	// events through Publish.
+	SchemaChanges schema.Submitter
+	Logger        *slog.Logger
 	// PreparedCacheSize bounds the prepared statements' estimated memory
 	// (prepared_statements_cache_size); 0 means 10 MiB.
 	PreparedCacheSize int64
@@ -69,10 +75,9 @@ type Coordinator struct {
 	vt         vtables
 	log        *slog.Logger
 
-	// schema applies schema changes; schemaMu serialises them with their
-	// events, so each event follows its change.
-	schema   *schema.Schema
-	schemaMu sync.Mutex
+	schema *schema.Schema
+	// schemaChanges takes each DDL statement's change to be applied.
+	schemaChanges schema.Submitter
 
 	prep *prepCache
 }
@@ -93,16 +98,23 @@ func New(opts Options) (*Coordinator, error) {
 		opts.Now = time.Now
 	}
 	c := &Coordinator{
-		opts:       opts,
-		catalog:    opts.Catalog,
-		engine:     opts.Engine,
-		replica:    replica.NewLocal(opts.Engine),
-		node:       opts.Node,
-		generation: int32(opts.Now().Unix()),
-		vt:         vt,
-		log:        opts.Logger,
-		schema: schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
-			SystemKeyspace: isSystemKeyspace, Logger: opts.Logger}),
+		opts:          opts,
+		catalog:       opts.Catalog,
+		engine:        opts.Engine,
+		replica:       replica.NewLocal(opts.Engine),
+		node:          opts.Node,
+		generation:    int32(opts.Now().Unix()),
+		vt:            vt,
+		log:           opts.Logger,
+		schema:        opts.Schema,
+		schemaChanges: opts.SchemaChanges,
+	}
+	if c.schema == nil {
+		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
+			SystemKeyspace: isSystemKeyspace, Logger: opts.Logger})
+	}
+	if c.schemaChanges == nil {
+		c.schemaChanges = schema.NewLocal(c.schema, opts.Publish)
 	}
 	if err := c.openPrepared(); err != nil {
 		return nil, err

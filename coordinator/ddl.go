@@ -11,7 +11,8 @@ import (
 )
 
 // ddlPlan is a schema change: checked when analysed as Cassandra checks it
-// when preparing, then made into a schema.Change and applied when it runs.
+// when preparing; when it runs, made into a schema.Change (its text, the
+// statement's time, the ids it needs) and submitted to be applied.
 type ddlPlan struct {
 	noMarkers
 	stmt    statements.Statement
@@ -28,15 +29,9 @@ func (c *Coordinator) analyzeDDL(stmt statements.Statement, session string) (pla
 // dataCenters are the data centers this node knows.
 func (c *Coordinator) dataCenters() []string { return []string{c.opts.DataCenter} }
 
-func (p *ddlPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	ch := schema.NewChange(p.stmt, x.text(), p.session, serverTimestamp(x.now()), c.dataCenters())
-	c.schemaMu.Lock()
-	defer c.schemaMu.Unlock()
-	res, err := c.schema.Apply(ch)
-	if ev := schema.Event(res); ev != nil {
-		c.opts.Publish(ev)
-	}
-	return res, err
+	return c.schemaChanges.Submit(ctx, ch)
 }
 
 // truncatePlan is TRUNCATE.

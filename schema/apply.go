@@ -5,6 +5,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -40,18 +41,51 @@ func (s *Schema) Check(stmt statements.Statement, session string, dataCenters []
 // client sees, with Cassandra's class and words. Changes apply one at a
 // time; Apply is safe for concurrent use.
 func (s *Schema) Apply(ch Change) (message.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.decide(&ch)
+	if err != nil {
+		return nil, err
+	}
+	if e.do != nil {
+		if err := e.do(); err != nil {
+			return nil, err
+		}
+	}
+	return e.result, nil
+}
+
+// Validate answers the error Apply(ch) would answer if applied now, and
+// changes nothing: a proposer refuses with it the changes that would fail
+// before they are ordered. A change that validates can still fail when it
+// applies, after changes ordered before it.
+func (s *Schema) Validate(ch Change) error {
+	_, err := s.decide(&ch)
+	return err
+}
+
+// edit is a change decided against the current schema: the result that
+// answers it and what applying it does (nil: nothing).
+type edit struct {
+	result message.Message
+	do     func() error
+}
+
+func change(result message.Message, do func() error) *edit { return &edit{result: result, do: do} }
+
+// unchanged is the edit of an IF [NOT] EXISTS that finds nothing to do.
+func unchanged() *edit { return &edit{result: &message.VoidResult{}} }
+
+// decide checks ch against the current schema and decides what applying
+// it does.
+func (s *Schema) decide(ch *Change) (*edit, error) {
+	if len(ch.Statement) > MaxStatement {
+		return nil, cqlerr.Invalidf("Schema change statement of %d bytes is longer than the %d bytes allowed", len(ch.Statement), MaxStatement)
+	}
 	stmt, _, err := statements.Parse(ch.Statement)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.apply(stmt, &ch)
-}
-
-// apply applies the change stmt, parsed from ch.Statement.
-// REQUIRES: s.mu held.
-func (s *Schema) apply(stmt statements.Statement, ch *Change) (message.Message, error) {
 	cur := s.catalog.Current()
 	switch st := stmt.(type) {
 	case *statements.CreateKeyspace:
@@ -59,9 +93,9 @@ func (s *Schema) apply(stmt statements.Statement, ch *Change) (message.Message, 
 		if err != nil {
 			return nil, err
 		}
-		return s.createKeyspace(def, st.IfNotExists)
+		return s.createKeyspace(cur, def, st.IfNotExists)
 	case *statements.DropKeyspace:
-		return s.dropKeyspace(st)
+		return s.dropKeyspace(cur, st)
 	case *statements.CreateTable:
 		if ch.TableID == ([16]byte{}) {
 			return nil, fmt.Errorf("schema: CREATE TABLE %s without a table id", st.Table)
@@ -70,7 +104,7 @@ func (s *Schema) apply(stmt statements.Statement, ch *Change) (message.Message, 
 		if err != nil {
 			return nil, err
 		}
-		return s.createTable(def, st.IfNotExists)
+		return s.createTable(cur, def, st.IfNotExists)
 	}
 	ks, err := keyspaceOf(stmt, ch.Keyspace)
 	if err != nil {
@@ -84,12 +118,12 @@ func (s *Schema) apply(stmt statements.Statement, ch *Change) (message.Message, 
 	if err := s.userModifiable(ks); err != nil {
 		return nil, err
 	}
-	return s.applyIn(ks, cur.Keyspace(ks), stmt, ch)
+	return s.decideIn(ks, cur.Keyspace(ks), stmt, ch)
 }
 
-// applyIn applies the change stmt to keyspace ks, whose definition is k
+// decideIn decides the change stmt to keyspace ks, whose definition is k
 // (nil when it does not exist).
-func (s *Schema) applyIn(ks string, k *storage.KeyspaceDef, stmt statements.Statement, ch *Change) (message.Message, error) {
+func (s *Schema) decideIn(ks string, k *storage.KeyspaceDef, stmt statements.Statement, ch *Change) (*edit, error) {
 	switch st := stmt.(type) {
 	case *statements.AlterTable:
 		return s.alterTable(ks, k, st, ch)

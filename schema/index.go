@@ -1,13 +1,11 @@
 package schema
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
@@ -57,7 +55,7 @@ func defaultIndexName(k *storage.KeyspaceDef, table, column string) string {
 	return name
 }
 
-func (sc *Schema) createIndex(ks string, k *storage.KeyspaceDef, s *statements.CreateIndex, ch *Change) (message.Message, error) {
+func (sc *Schema) createIndex(ks string, k *storage.KeyspaceDef, s *statements.CreateIndex, ch *Change) (*edit, error) {
 	if k == nil {
 		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", ks)
 	}
@@ -67,7 +65,7 @@ func (sc *Schema) createIndex(ks string, k *storage.KeyspaceDef, s *statements.C
 	}
 	if s.Name != "" && indexedTable(k, s.Name) != nil {
 		if s.IfNotExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Index '%s' already exists", s.Name)
 	}
@@ -97,7 +95,7 @@ func (sc *Schema) createIndex(ks string, k *storage.KeyspaceDef, s *statements.C
 	for _, e := range old.Indexes {
 		if e.Target == ix.Target {
 			if s.IfNotExists {
-				return &message.VoidResult{}, nil
+				return unchanged(), nil
 			}
 			return nil, cqlerr.Invalidf("Index %s is a duplicate of existing index %s", ix.Name, e.Name)
 		}
@@ -111,17 +109,19 @@ func (sc *Schema) createIndex(ks string, k *storage.KeyspaceDef, s *statements.C
 	ix.Building = true
 	def := *old
 	def.Indexes = append(append([]storage.IndexDef(nil), old.Indexes...), ix)
-	if err := sc.catalog.ReplaceTable(&def); err != nil {
-		return nil, fmt.Errorf("create index %s.%s: %w", ks, ix.Name, err)
-	}
-	sc.data.WaitApplies()
-	if err := sc.buildIndex(&def, ix.Name, ch.now()); err != nil {
-		if rerr := sc.catalog.ReplaceTable(old); rerr != nil {
-			sc.log.Error("cannot remove an index whose build failed", "index", ks+"."+ix.Name, "err", rerr)
+	return change(changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ks, s.Table), func() error {
+		if err := sc.catalog.ReplaceTable(&def); err != nil {
+			return fmt.Errorf("create index %s.%s: %w", ks, ix.Name, err)
 		}
-		return nil, err
-	}
-	return changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ks, s.Table), nil
+		sc.data.WaitApplies()
+		if err := sc.buildIndex(&def, ix.Name, ch.now()); err != nil {
+			if rerr := sc.catalog.ReplaceTable(old); rerr != nil {
+				sc.log.Error("cannot remove an index whose build failed", "index", ks+"."+ix.Name, "err", rerr)
+			}
+			return err
+		}
+		return nil
+	}), nil
 }
 
 // indexTarget checks a target as CreateIndexStatement.validateIndexTarget
@@ -185,14 +185,14 @@ func cqlName(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-func (sc *Schema) dropIndex(ks string, k *storage.KeyspaceDef, s *statements.DropIndex) (message.Message, error) {
+func (sc *Schema) dropIndex(ks string, k *storage.KeyspaceDef, s *statements.DropIndex) (*edit, error) {
 	var old *storage.TableDef
 	if k != nil {
 		old = indexedTable(k, s.Name)
 	}
 	if old == nil {
 		if s.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Index '%s.%s' doesn't exist'", ks, s.Name)
 	}
@@ -207,19 +207,17 @@ func (sc *Schema) dropIndex(ks string, k *storage.KeyspaceDef, s *statements.Dro
 	if err != nil {
 		return nil, fmt.Errorf("drop index %s.%s: %w", ks, s.Name, err)
 	}
-	err = sc.catalog.ReplaceTable(&def)
-	if errors.Is(err, storage.ErrTableNotFound) {
-		return nil, cqlerr.Invalidf("Index '%s.%s' doesn't exist'", ks, s.Name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("drop index %s.%s: %w", ks, s.Name, err)
-	}
-	if it := ot.st.IndexTable(s.Name); it != nil {
-		if err := sc.data.Truncate(it); err != nil {
-			sc.log.Error("cannot remove the entries of a dropped index", "index", ks+"."+s.Name, "err", err)
+	return change(changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ks, old.Name), func() error {
+		if err := sc.catalog.ReplaceTable(&def); err != nil {
+			return fmt.Errorf("drop index %s.%s: %w", ks, s.Name, err)
 		}
-	}
-	return changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ks, old.Name), nil
+		if it := ot.st.IndexTable(s.Name); it != nil {
+			if err := sc.data.Truncate(it); err != nil {
+				sc.log.Error("cannot remove the entries of a dropped index", "index", ks+"."+s.Name, "err", err)
+			}
+		}
+		return nil
+	}), nil
 }
 
 // buildIndex indexes the rows of def (current in the catalog) for its
@@ -246,7 +244,7 @@ func (sc *Schema) buildIndex(def *storage.TableDef, name string, now time.Time) 
 	return nil
 }
 
-// finishIndexBuilds builds the indexes a crash left building. It runs
+// FinishIndexBuilds builds the indexes a crash left building. It runs
 // before the node serves, so no write races with it.
 func (sc *Schema) FinishIndexBuilds(now time.Time) error {
 	sc.mu.Lock()

@@ -1,14 +1,12 @@
 package schema
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
@@ -112,47 +110,50 @@ func KeyspaceExists(ks string) error {
 		Msg: fmt.Sprintf("Cannot add existing keyspace \"%s\"", ks), Keyspace: ks}
 }
 
-func (s *Schema) createKeyspace(def *storage.KeyspaceDef, ifNotExists bool) (message.Message, error) {
+func (s *Schema) createKeyspace(cur *storage.Schema, def *storage.KeyspaceDef, ifNotExists bool) (*edit, error) {
 	name := def.Name
 	if s.system(name) {
 		// They exist: Cassandra answers as for any existing keyspace.
 		if ifNotExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, KeyspaceExists(name)
 	}
 	if err := s.userModifiable(name); err != nil {
 		return nil, err
 	}
-	err := s.catalog.CreateKeyspace(def)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceExists):
+	if cur.Keyspace(name) != nil {
 		if ifNotExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, KeyspaceExists(name)
-	case err != nil:
-		return nil, fmt.Errorf("create keyspace %s: %w", name, err)
 	}
-	return changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetKeyspace, name, ""), nil
+	return change(changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetKeyspace, name, ""), func() error {
+		if err := s.catalog.CreateKeyspace(def); err != nil {
+			return fmt.Errorf("create keyspace %s: %w", name, err)
+		}
+		return nil
+	}), nil
 }
 
-func (s *Schema) dropKeyspace(st *statements.DropKeyspace) (message.Message, error) {
+func (s *Schema) dropKeyspace(cur *storage.Schema, st *statements.DropKeyspace) (*edit, error) {
 	if err := s.userModifiable(st.Keyspace); err != nil {
 		return nil, err
 	}
-	dropped, err := s.catalog.DropKeyspace(st.Keyspace)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceNotFound):
+	if cur.Keyspace(st.Keyspace) == nil {
 		if st.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", st.Keyspace)
-	case err != nil:
-		return nil, fmt.Errorf("drop keyspace %s: %w", st.Keyspace, err)
 	}
-	for _, t := range dropped.Tables {
-		s.dropData(t, dropped)
-	}
-	return changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetKeyspace, st.Keyspace, ""), nil
+	return change(changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetKeyspace, st.Keyspace, ""), func() error {
+		dropped, err := s.catalog.DropKeyspace(st.Keyspace)
+		if err != nil {
+			return fmt.Errorf("drop keyspace %s: %w", st.Keyspace, err)
+		}
+		for _, t := range dropped.SortedTables() {
+			s.dropData(t, dropped)
+		}
+		return nil
+	}), nil
 }

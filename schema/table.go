@@ -1,14 +1,12 @@
 package schema
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
-	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
@@ -272,42 +270,45 @@ func qualifyClass(m map[string]string, pkg string) map[string]string {
 	return out
 }
 
-func (sc *Schema) createTable(def *storage.TableDef, ifNotExists bool) (message.Message, error) {
-	err := sc.catalog.CreateTable(def)
-	switch {
-	case errors.Is(err, storage.ErrKeyspaceNotFound):
-		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", def.Keyspace)
-	case errors.Is(err, storage.ErrTableExists):
+// createTable adds def, which analyzeCreateTable made against cur.
+func (sc *Schema) createTable(cur *storage.Schema, def *storage.TableDef, ifNotExists bool) (*edit, error) {
+	if cur.Table(def.Keyspace, def.Name) != nil {
 		if ifNotExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, &cqlerr.Error{Code: primitive.ErrorCodeAlreadyExists,
 			Msg:      fmt.Sprintf("Cannot add already existing table \"%s\" to keyspace \"%s\"", def.Name, def.Keyspace),
 			Keyspace: def.Keyspace, Table: def.Name}
-	case err != nil:
-		return nil, fmt.Errorf("create table %s.%s: %w", def.Keyspace, def.Name, err)
 	}
-	return changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetTable, def.Keyspace, def.Name), nil
+	return change(changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetTable, def.Keyspace, def.Name), func() error {
+		if err := sc.catalog.CreateTable(def); err != nil {
+			return fmt.Errorf("create table %s.%s: %w", def.Keyspace, def.Name, err)
+		}
+		return nil
+	}), nil
 }
 
-func (sc *Schema) dropTable(ks string, k *storage.KeyspaceDef, s *statements.DropTable) (message.Message, error) {
-	def, err := sc.catalog.DropTable(ks, s.Table)
+func (sc *Schema) dropTable(ks string, k *storage.KeyspaceDef, s *statements.DropTable) (*edit, error) {
 	switch {
-	case errors.Is(err, storage.ErrKeyspaceNotFound):
+	case k == nil:
 		if s.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", ks)
-	case errors.Is(err, storage.ErrTableNotFound):
+	case k.Tables[s.Table] == nil:
 		if s.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Table '%s.%s' doesn't exist", ks, s.Table)
-	case err != nil:
-		return nil, fmt.Errorf("drop table %s.%s: %w", ks, s.Table, err)
 	}
-	sc.dropData(def, k)
-	return changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetTable, ks, s.Table), nil
+	return change(changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetTable, ks, s.Table), func() error {
+		def, err := sc.catalog.DropTable(ks, s.Table)
+		if err != nil {
+			return fmt.Errorf("drop table %s.%s: %w", ks, s.Table, err)
+		}
+		sc.dropData(def, k)
+		return nil
+	}), nil
 }
 
 // dropData removes a dropped table's rows; k is its keyspace (for its
@@ -325,14 +326,14 @@ func (sc *Schema) dropData(def *storage.TableDef, k *storage.KeyspaceDef) {
 
 // alterTable applies ALTER TABLE s to the definition current in k, with
 // the change's time for the columns it drops.
-func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.AlterTable, ch *Change) (message.Message, error) {
+func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.AlterTable, ch *Change) (*edit, error) {
 	var old *storage.TableDef
 	if k != nil {
 		old = k.Tables[s.Table]
 	}
 	if old == nil {
 		if s.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Table '%s.%s' doesn't exist", ks, s.Table)
 	}
@@ -441,7 +442,7 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		return nil, cqlerr.Invalidf("This ALTER TABLE is not supported")
 	}
 	if !altered {
-		return &message.VoidResult{}, nil
+		return unchanged(), nil
 	}
 	storage.SortColumns(def.Columns)
 	if len(def.Dropped) == 0 {
@@ -450,8 +451,10 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 	if _, err := compile(&def, k); err != nil {
 		return nil, cqlerr.Invalidf("%v", err)
 	}
-	if err := sc.catalog.ReplaceTable(&def); err != nil {
-		return nil, fmt.Errorf("alter table %s.%s: %w", ks, s.Table, err)
-	}
-	return changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ks, s.Table), nil
+	return change(changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ks, s.Table), func() error {
+		if err := sc.catalog.ReplaceTable(&def); err != nil {
+			return fmt.Errorf("alter table %s.%s: %w", ks, s.Table, err)
+		}
+		return nil
+	}), nil
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
@@ -39,13 +38,13 @@ func fieldType(typ string, k *storage.KeyspaceDef, lookup statements.UserTypeLoo
 	return norm, nil
 }
 
-func (sc *Schema) createType(ks string, k *storage.KeyspaceDef, s *statements.CreateType) (message.Message, error) {
+func (sc *Schema) createType(ks string, k *storage.KeyspaceDef, s *statements.CreateType) (*edit, error) {
 	if k == nil {
 		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", ks)
 	}
 	if k.Types[s.Name] != nil {
 		if s.IfNotExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("A user type with name '%s' already exists", s.Name)
 	}
@@ -66,20 +65,22 @@ func (sc *Schema) createType(ks string, k *storage.KeyspaceDef, s *statements.Cr
 		def.FieldNames = append(def.FieldNames, f.Name)
 		def.FieldTypes = append(def.FieldTypes, ft)
 	}
-	if err := sc.catalog.CreateType(def); err != nil {
-		return nil, fmt.Errorf("create type %s.%s: %w", ks, s.Name, err)
-	}
-	return changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetType, ks, s.Name), nil
+	return change(changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetType, ks, s.Name), func() error {
+		if err := sc.catalog.CreateType(def); err != nil {
+			return fmt.Errorf("create type %s.%s: %w", ks, s.Name, err)
+		}
+		return nil
+	}), nil
 }
 
-func (sc *Schema) alterType(ks string, k *storage.KeyspaceDef, s *statements.AlterType) (message.Message, error) {
+func (sc *Schema) alterType(ks string, k *storage.KeyspaceDef, s *statements.AlterType) (*edit, error) {
 	var old *storage.TypeDef
 	if k != nil {
 		old = k.Types[s.Name]
 	}
 	if old == nil {
 		if s.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Type %s.%s doesn't exist", ks, s.Name)
 	}
@@ -91,7 +92,7 @@ func (sc *Schema) alterType(ks string, k *storage.KeyspaceDef, s *statements.Alt
 		f := s.Field
 		if slices.Contains(old.FieldNames, f.Name) {
 			if s.IfFieldNotExists {
-				return &message.VoidResult{}, nil
+				return unchanged(), nil
 			}
 			return nil, cqlerr.Invalidf("Cannot add field %s to type %s: a field with name %s already exists", f.Name, typeName, f.Name)
 		}
@@ -138,7 +139,7 @@ func (sc *Schema) alterType(ks string, k *storage.KeyspaceDef, s *statements.Alt
 			}
 		}
 		if !altered {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 	case statements.AlterTypeAlterType:
 		return nil, cqlerr.Invalidf("Altering field types is no longer supported")
@@ -157,16 +158,18 @@ func (sc *Schema) alterType(ks string, k *storage.KeyspaceDef, s *statements.Alt
 			}
 		}
 	}
-	if err := sc.catalog.ReplaceType(def, tables); err != nil {
-		return nil, fmt.Errorf("alter type %s.%s: %w", ks, s.Name, err)
-	}
-	return changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetType, ks, s.Name), nil
+	return change(changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetType, ks, s.Name), func() error {
+		if err := sc.catalog.ReplaceType(def, tables); err != nil {
+			return fmt.Errorf("alter type %s.%s: %w", ks, s.Name, err)
+		}
+		return nil
+	}), nil
 }
 
-func (sc *Schema) dropType(ks string, k *storage.KeyspaceDef, s *statements.DropType) (message.Message, error) {
+func (sc *Schema) dropType(ks string, k *storage.KeyspaceDef, s *statements.DropType) (*edit, error) {
 	if k == nil || k.Types[s.Name] == nil {
 		if s.IfExists {
-			return &message.VoidResult{}, nil
+			return unchanged(), nil
 		}
 		return nil, cqlerr.Invalidf("Type '%s.%s' doesn't exist", ks, s.Name)
 	}
@@ -194,8 +197,10 @@ func (sc *Schema) dropType(ks string, k *storage.KeyspaceDef, s *statements.Drop
 		sort.Strings(users)
 		return nil, cqlerr.Invalidf("Cannot drop user type '%s.%s' as it is still used by tables %s", ks, s.Name, strings.Join(users, ", "))
 	}
-	if err := sc.catalog.DropType(ks, s.Name); err != nil {
-		return nil, fmt.Errorf("drop type %s.%s: %w", ks, s.Name, err)
-	}
-	return changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetType, ks, s.Name), nil
+	return change(changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetType, ks, s.Name), func() error {
+		if err := sc.catalog.DropType(ks, s.Name); err != nil {
+			return fmt.Errorf("drop type %s.%s: %w", ks, s.Name, err)
+		}
+		return nil
+	}), nil
 }
