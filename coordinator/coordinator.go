@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -16,6 +15,7 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -43,7 +43,14 @@ type Options struct {
 	Cluster ClusterView
 	// Publish pushes an event to registered clients; nil drops events.
 	Publish func(message.Message)
-	Logger  *slog.Logger
+	// Schema applies schema changes to Catalog; nil makes one over Catalog
+	// and Engine.
+	Schema *schema.Schema
+	// SchemaChanges orders and applies the schema changes this node
+	// coordinates; nil applies them to Schema here, publishing their
+	// events through Publish.
+	SchemaChanges schema.Submitter
+	Logger        *slog.Logger
 	// PreparedCacheSize bounds the prepared statements' estimated memory
 	// (prepared_statements_cache_size); 0 means 10 MiB.
 	PreparedCacheSize int64
@@ -72,8 +79,9 @@ type Coordinator struct {
 	vt         vtables
 	log        *slog.Logger
 
-	// schemaMu serialises schema changes so each event follows its change.
-	schemaMu sync.Mutex
+	schema *schema.Schema
+	// schemaChanges takes each DDL statement's change to be applied.
+	schemaChanges schema.Submitter
 
 	prep *prepCache
 }
@@ -94,19 +102,28 @@ func New(opts Options) (*Coordinator, error) {
 		opts.Now = time.Now
 	}
 	c := &Coordinator{
-		opts:       opts,
-		catalog:    opts.Catalog,
-		engine:     opts.Engine,
-		replica:    replica.NewLocal(opts.Engine),
-		node:       opts.Node,
-		generation: int32(opts.Now().Unix()),
-		vt:         vt,
-		log:        opts.Logger,
+		opts:          opts,
+		catalog:       opts.Catalog,
+		engine:        opts.Engine,
+		replica:       replica.NewLocal(opts.Engine),
+		node:          opts.Node,
+		generation:    int32(opts.Now().Unix()),
+		vt:            vt,
+		log:           opts.Logger,
+		schema:        opts.Schema,
+		schemaChanges: opts.SchemaChanges,
+	}
+	if c.schema == nil {
+		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
+			SystemKeyspace: isSystemKeyspace, Logger: opts.Logger})
+	}
+	if c.schemaChanges == nil {
+		c.schemaChanges = schema.NewLocal(c.schema, opts.Publish)
 	}
 	if err := c.openPrepared(); err != nil {
 		return nil, err
 	}
-	if err := c.finishIndexBuilds(); err != nil {
+	if err := c.schema.FinishIndexBuilds(opts.Now()); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -194,7 +211,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err != nil {
 		return nil, err
 	}
-	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, query: m.Query}
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
@@ -208,10 +225,12 @@ type execution struct {
 	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
-	values  [][]byte         // positional, resolved from named values when needed
-	unset   []bool           // values[i] was bound as unset (v4+)
-	clock   func() time.Time // Options.Now
-	at      time.Time
+	// query is the QUERY's text; EXECUTE's is prepared.query.
+	query  string
+	values [][]byte         // positional, resolved from named values when needed
+	unset  []bool           // values[i] was bound as unset (v4+)
+	clock  func() time.Time // Options.Now
+	at     time.Time
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt
@@ -220,6 +239,14 @@ type execution struct {
 	// with few markers, saving two allocations.
 	valBuf   [8][]byte
 	unsetBuf [8]bool
+}
+
+// text is the CQL text of the statement run.
+func (x *execution) text() string {
+	if x.prepared != nil {
+		return x.prepared.query
+	}
+	return x.query
 }
 
 // now is the execution's clock, fixed for the whole statement so every

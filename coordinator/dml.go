@@ -13,6 +13,7 @@ import (
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
@@ -81,7 +82,7 @@ func (p *writePlan) pkIndices() []uint16                      { return p.pk }
 func (p *writePlan) resultColumns() []*message.ColumnMetadata { return nil }
 
 func (c *Coordinator) writeTable(ks, table, session string) (*tableInfo, error) {
-	ks, err := resolveKeyspace(ks, session)
+	ks, err := schema.ResolveKeyspace(ks, session)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -40,10 +41,7 @@ func userModifiable(ks string) error {
 	return nil
 }
 
-func keyspaceExists(ks string) error {
-	return &cqlError{Code: primitive.ErrorCodeAlreadyExists,
-		Msg: fmt.Sprintf("Cannot add existing keyspace \"%s\"", ks), Keyspace: ks}
-}
+func keyspaceExists(ks string) error { return schema.KeyspaceExists(ks) }
 
 func unprepared(id []byte) error {
 	return &cqlError{Code: primitive.ErrorCodeUnprepared,

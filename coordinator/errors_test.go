@@ -302,39 +302,6 @@ func isErrorConstructor(e ast.Expr) bool {
 	return ok && (pkg.Name == "errors" && sel.Sel.Name == "New" || pkg.Name == "fmt" && sel.Sel.Name == "Errorf")
 }
 
-func TestValidateReplication(t *testing.T) {
-	c := &Coordinator{opts: Options{DataCenter: "dc1"}}
-	for _, tc := range []struct {
-		in   map[string]string
-		want map[string]string
-		code primitive.ErrorCode
-	}{
-		{map[string]string{"class": "SimpleStrategy", "replication_factor": "3"},
-			map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "3"}, 0},
-		{map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "2", "dc2": "1"},
-			map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "2", "dc2": "1"}, 0},
-		{map[string]string{"class": "NetworkTopologyStrategy", "replication_factor": "3"},
-			map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "3"}, 0},
-		{map[string]string{"replication_factor": "3"}, nil, primitive.ErrorCodeConfigError},
-		{map[string]string{"class": "SimpleStrategy"}, nil, primitive.ErrorCodeConfigError},
-		{map[string]string{"class": "SimpleStrategy", "replication_factor": "x"}, nil, primitive.ErrorCodeConfigError},
-		{map[string]string{"class": "NetworkTopologyStrategy", "dc1": "-1"}, nil, primitive.ErrorCodeConfigError},
-		{map[string]string{"class": "LocalStrategy"}, nil, primitive.ErrorCodeConfigError},
-		{map[string]string{"class": "Bogus"}, nil, primitive.ErrorCodeConfigError},
-	} {
-		got, err := c.validateReplication("ks", tc.in)
-		if tc.code != 0 {
-			if err == nil || errorMessage(err).GetErrorCode() != tc.code {
-				t.Errorf("%v: err %v, want code 0x%04x", tc.in, err, uint32(tc.code))
-			}
-			continue
-		}
-		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("%v: got %v %v, want %v", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 // A panic while running a request is answered as a SERVER_ERROR on its
 // stream, on a worker and on the event loop alike, instead of ending the
 // process.

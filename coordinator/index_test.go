@@ -11,7 +11,7 @@ import (
 // TestIndexBuildingFallsBackToScan simulates a crash in the middle of an
 // index build (the index marked building, none of its entries written):
 // queries must still find every row (they scan), and the build a restart
-// runs (finishIndexBuilds) must make the index whole again.
+// runs (schema.FinishIndexBuilds) must make the index whole again.
 func TestIndexBuildingFallsBackToScan(t *testing.T) {
 	c := newTestCoordinator(t)
 	for _, q := range []string{
@@ -49,7 +49,7 @@ func TestIndexBuildingFallsBackToScan(t *testing.T) {
 	}
 	count("building, no entries")
 
-	if err := c.finishIndexBuilds(); err != nil {
+	if err := c.schema.FinishIndexBuilds(c.opts.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if c.catalog.Current().Table("ks", "t").Indexes[0].Building {

@@ -37,10 +37,8 @@ func (c *Coordinator) analyze(stmt statements.Statement, nMarkers int, keyspace 
 	switch s := stmt.(type) {
 	case *statements.Use:
 		return &usePlan{keyspace: s.Keyspace}, nil
-	case *statements.CreateKeyspace:
-		return c.analyzeCreateKeyspace(s)
-	case *statements.DropKeyspace:
-		return &dropKeyspacePlan{keyspace: s.Keyspace, ifExists: s.IfExists}, nil
+	case *statements.CreateKeyspace, *statements.DropKeyspace:
+		return c.analyzeDDL(stmt, keyspace)
 	case *statements.Select:
 		return c.analyzeSelect(s, nMarkers, keyspace)
 	}

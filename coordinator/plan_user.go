@@ -1,28 +1,19 @@
 package coordinator
 
 import (
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 )
 
 // analyzeUser analyses the statements on user tables.
 func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session string) (plan, error) {
 	switch s := stmt.(type) {
-	case *statements.CreateTable:
-		return c.analyzeCreateTable(s, session)
-	case *statements.DropTable:
-		ks, err := resolveKeyspace(s.Keyspace, session)
-		if err != nil {
-			return nil, err
-		}
-		return &dropTablePlan{keyspace: ks, table: s.Table, ifExists: s.IfExists}, nil
-	case *statements.AlterTable:
-		ks, err := resolveKeyspace(s.Keyspace, session)
-		if err != nil {
-			return nil, err
-		}
-		return &alterTablePlan{keyspace: ks, s: s}, nil
+	case *statements.CreateTable, *statements.DropTable, *statements.AlterTable,
+		*statements.CreateType, *statements.AlterType, *statements.DropType,
+		*statements.CreateIndex, *statements.DropIndex:
+		return c.analyzeDDL(stmt, session)
 	case *statements.Truncate:
-		ks, err := resolveKeyspace(s.Keyspace, session)
+		ks, err := schema.ResolveKeyspace(s.Keyspace, session)
 		if err != nil {
 			return nil, err
 		}
@@ -35,10 +26,6 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 		return c.analyzeDelete(s, n, session)
 	case *statements.Batch:
 		return c.analyzeBatch(s, n, session)
-	case *statements.CreateType, *statements.AlterType, *statements.DropType:
-		return c.analyzeType(stmt, session)
-	case *statements.CreateIndex, *statements.DropIndex:
-		return c.analyzeIndex(stmt, session)
 	case *statements.AlterKeyspace:
 		return nil, invalidf("ALTER KEYSPACE statements are not supported yet")
 	case *statements.CreateFunction:

@@ -1,12 +1,14 @@
 package coordinator
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -95,7 +97,7 @@ func compileTable(def *storage.TableDef, k *storage.KeyspaceDef) (*tableInfo, er
 	if ti, ok := tableCache.Load(def); ok {
 		return ti.(*tableInfo), nil
 	}
-	lookup := typeLookup(k)
+	lookup := schema.TypeLookup(k)
 	st, err := storage.NewTable(def, func(s string) (datatype.DataType, error) {
 		dt, _, err := statements.ParseTypeIn(s, def.Keyspace, lookup)
 		return dt, err
@@ -173,3 +175,5 @@ func (t *tableInfo) hasStatic() bool {
 	}
 	return false
 }
+
+func indexOf(xs []string, x string) int { return slices.Index(xs, x) }

@@ -326,3 +326,22 @@ func parsePagingState(b []byte) (int, error) {
 	}
 	return int(binary.BigEndian.Uint32(b)), nil
 }
+
+// indexRows are system_schema.indexes.
+func (c *Coordinator) indexRows() []row {
+	var rows []row
+	for _, k := range c.catalog.Keyspaces() {
+		for _, t := range k.SortedTables() {
+			for _, ix := range t.Indexes {
+				rows = append(rows, row{
+					"keyspace_name": t.Keyspace,
+					"table_name":    t.Name,
+					"index_name":    ix.Name,
+					"kind":          "COMPOSITES",
+					"options":       map[string]string{"target": ix.Target},
+				})
+			}
+		}
+	}
+	return sortRows(rows, "keyspace_name", "table_name", "index_name")
+}

@@ -1,18 +1,19 @@
-package coordinator
+package schema
 
 import (
 	"errors"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
 
-// typeLookup resolves the user types of keyspace k (nil: none) for
+// TypeLookup resolves the user types of keyspace k (nil: none) for
 // statements.ParseTypeIn. Field types are resolved on demand and memoised
 // for the life of the lookup. A lookup is not safe for concurrent use.
-func typeLookup(k *storage.KeyspaceDef) statements.UserTypeLookup {
+func TypeLookup(k *storage.KeyspaceDef) statements.UserTypeLookup {
 	memo := map[string]*datatype.UserDefined{}
 	var lookup statements.UserTypeLookup
 	lookup = func(ks, name string) *datatype.UserDefined {
@@ -57,11 +58,11 @@ func typeErr(err error) error {
 	var te *statements.TypeError
 	switch {
 	case errors.As(err, &ut):
-		return invalidf("%s", ut.Error())
+		return cqlerr.Invalidf("%s", ut.Error())
 	case errors.As(err, &te):
-		return invalidf("%s", te.Msg)
+		return cqlerr.Invalidf("%s", te.Msg)
 	}
-	return invalidf("%v", err)
+	return cqlerr.Invalidf("%v", err)
 }
 
 // cqlTypeName is a user type as Cassandra names it in messages
