@@ -23,10 +23,12 @@ import (
 //	ops          op count times:
 //	  kind       1 byte (Kind)
 //	  KindCell, KindCollectionDeletion, KindCounterAdd:
-//	    flags    1 byte: 0x01 static, 0x02 has a path
+//	    flags    1 byte: 0x01 static, 0x02 has a path, 0x04 the path is
+//	             in storage's key encoding (with 0x02; read repair)
 //	    clustering  values (absent when static)
 //	    column   bytes
-//	    path type   the native protocol v5 [option] of the path's type (with a path)
+//	    path type   the native protocol v5 [option] of the path's type (with
+//	                a path not in key encoding)
 //	    path     bytes (with a path)
 //	  KindRowMarker, KindRowDeletion:
 //	    clustering  values
@@ -76,6 +78,9 @@ func Append(dst []byte, u *Update) ([]byte, error) {
 			}
 			if tg.Path != nil {
 				flags |= 0x02
+				if tg.PathType == nil {
+					flags |= 0x04
+				}
 			}
 			dst = append(dst, flags)
 			if !tg.Static {
@@ -83,8 +88,10 @@ func Append(dst []byte, u *Update) ([]byte, error) {
 			}
 			dst = appendBytes(dst, []byte(tg.Column))
 			if tg.Path != nil {
-				if dst, err = appendType(dst, tg.PathType); err != nil {
-					return nil, err
+				if tg.PathType != nil {
+					if dst, err = appendType(dst, tg.PathType); err != nil {
+						return nil, err
+					}
 				}
 				dst = appendBytes(dst, tg.Path)
 			}
@@ -161,7 +168,7 @@ func Decode(b []byte, table func(id [16]byte) (*storage.Table, bool)) (*Update, 
 		switch op.Kind {
 		case KindCell, KindCollectionDeletion, KindCounterAdd:
 			flags := r.byte()
-			if flags&^0x03 != 0 {
+			if flags&^0x07 != 0 || flags&0x06 == 0x04 {
 				r.fail("unknown op flags %#x", flags)
 			}
 			op.Target.Static = flags&0x01 != 0
@@ -170,7 +177,9 @@ func Decode(b []byte, table func(id [16]byte) (*storage.Table, bool)) (*Update, 
 			}
 			op.Target.Column = string(r.bytes())
 			if flags&0x02 != 0 {
-				op.Target.PathType = r.dataType()
+				if flags&0x04 == 0 {
+					op.Target.PathType = r.dataType()
+				}
 				op.Target.Path = r.bytes()
 				if op.Target.Path == nil {
 					op.Target.Path = []byte{}
