@@ -9,6 +9,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/internal/wire"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -23,10 +24,12 @@ import (
 //	ops          op count times:
 //	  kind       1 byte (Kind)
 //	  KindCell, KindCollectionDeletion, KindCounterAdd:
-//	    flags    1 byte: 0x01 static, 0x02 has a path
+//	    flags    1 byte: 0x01 static, 0x02 has a path, 0x04 the path is
+//	             in storage's key encoding (with 0x02; read repair)
 //	    clustering  values (absent when static)
 //	    column   bytes
-//	    path type   the native protocol v5 [option] of the path's type (with a path)
+//	    path type   the native protocol v5 [option] of the path's type (with
+//	                a path not in key encoding)
 //	    path     bytes (with a path)
 //	  KindRowMarker, KindRowDeletion:
 //	    clustering  values
@@ -44,8 +47,7 @@ const updateFormatV1 = 1
 // Limits of a decoded Update, well above what the coordinator builds, so
 // that no length an attacker claims makes the decoder allocate.
 const (
-	maxClustering = 64
-	maxOps        = 1 << 20
+	maxOps = 1 << 20
 	// maxTypeLen bounds a path type's encoding, and so the depth the
 	// protocol's type decoder recurses to.
 	maxTypeLen = 4096
@@ -61,7 +63,7 @@ var ErrUnknownTable = errors.New("mutation: unknown table")
 func Append(dst []byte, u *Update) ([]byte, error) {
 	dst = append(dst, updateFormatV1)
 	dst = append(dst, u.Table.Def.ID[:]...)
-	dst = appendBytes(dst, u.Key)
+	dst = wire.AppendBytes(dst, u.Key)
 	dst = binary.AppendUvarint(dst, uint64(len(u.Ops)))
 	var err error
 	for i := range u.Ops {
@@ -76,55 +78,35 @@ func Append(dst []byte, u *Update) ([]byte, error) {
 			}
 			if tg.Path != nil {
 				flags |= 0x02
+				if tg.PathType == nil {
+					flags |= 0x04
+				}
 			}
 			dst = append(dst, flags)
 			if !tg.Static {
-				dst = appendValues(dst, tg.Clustering)
+				dst = wire.AppendValues(dst, tg.Clustering)
 			}
-			dst = appendBytes(dst, []byte(tg.Column))
+			dst = wire.AppendBytes(dst, []byte(tg.Column))
 			if tg.Path != nil {
-				if dst, err = appendType(dst, tg.PathType); err != nil {
-					return nil, err
+				if tg.PathType != nil {
+					if dst, err = appendType(dst, tg.PathType); err != nil {
+						return nil, err
+					}
 				}
-				dst = appendBytes(dst, tg.Path)
+				dst = wire.AppendBytes(dst, tg.Path)
 			}
 		case KindRowMarker, KindRowDeletion:
-			dst = appendValues(dst, op.Target.Clustering)
+			dst = wire.AppendValues(dst, op.Target.Clustering)
 		case KindRangeDeletion:
-			dst = appendBound(dst, op.Range.Start)
-			dst = appendBound(dst, op.Range.End)
+			dst = wire.AppendBound(dst, op.Range.Start)
+			dst = wire.AppendBound(dst, op.Range.End)
 		case KindPartitionDeletion:
 		default:
 			return nil, fmt.Errorf("mutation: encoding op of unknown kind %d", op.Kind)
 		}
-		dst = appendBytes(dst, op.Cell.Append(nil))
+		dst = wire.AppendBytes(dst, op.Cell.Append(nil))
 	}
 	return dst, nil
-}
-
-func appendBytes(dst, b []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(b)))
-	return append(dst, b...)
-}
-
-func appendValues(dst []byte, vs [][]byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(vs)))
-	for _, v := range vs {
-		dst = appendBytes(dst, v)
-	}
-	return dst
-}
-
-func appendBound(dst []byte, b *storage.Bound) []byte {
-	if b == nil {
-		return append(dst, 0)
-	}
-	dst = append(dst, 1)
-	dst = appendValues(dst, b.Prefix)
-	if b.Inclusive {
-		return append(dst, 1)
-	}
-	return append(dst, 0)
 }
 
 func appendType(dst []byte, t datatype.DataType) ([]byte, error) {
@@ -132,7 +114,7 @@ func appendType(dst []byte, t datatype.DataType) ([]byte, error) {
 	if err := datatype.WriteDataType(t, &buf, primitive.ProtocolVersion5); err != nil {
 		return nil, fmt.Errorf("mutation: encoding path type: %w", err)
 	}
-	return appendBytes(dst, buf.Bytes()), nil
+	return wire.AppendBytes(dst, buf.Bytes()), nil
 }
 
 // Decode reads one Update from the front of b and returns the bytes after
@@ -140,53 +122,55 @@ func appendType(dst []byte, t datatype.DataType) ([]byte, error) {
 // It never panics on bad input: every length is checked against what is
 // left of b.
 func Decode(b []byte, table func(id [16]byte) (*storage.Table, bool)) (*Update, []byte, error) {
-	r := reader{b: b}
-	if v := r.byte(); r.err == nil && v != updateFormatV1 {
+	r := reader{wire.Reader{B: b, Base: ErrBadUpdate}}
+	if v := r.Byte(); r.Err() == nil && v != updateFormatV1 {
 		return nil, nil, fmt.Errorf("%w: unknown format version %d", ErrBadUpdate, v)
 	}
 	var id [16]byte
-	copy(id[:], r.next(16))
-	key := r.bytes()
-	n := r.uvarint(maxOps)
-	if r.err != nil {
-		return nil, nil, r.err
+	copy(id[:], r.Next(16))
+	key := r.Bytes()
+	n := r.Uvarint(maxOps)
+	if r.Err() != nil {
+		return nil, nil, r.Err()
 	}
 	t, ok := table(id)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w %x", ErrUnknownTable, id)
 	}
 	u := &Update{Table: t, Key: key}
-	for i := 0; i < n && r.err == nil; i++ {
-		op := Op{Kind: Kind(r.byte())}
+	for i := 0; i < n && r.Err() == nil; i++ {
+		op := Op{Kind: Kind(r.Byte())}
 		switch op.Kind {
 		case KindCell, KindCollectionDeletion, KindCounterAdd:
-			flags := r.byte()
-			if flags&^0x03 != 0 {
-				r.fail("unknown op flags %#x", flags)
+			flags := r.Byte()
+			if flags&^0x07 != 0 || flags&0x06 == 0x04 {
+				r.Fail("unknown op flags %#x", flags)
 			}
 			op.Target.Static = flags&0x01 != 0
 			if !op.Target.Static {
-				op.Target.Clustering = r.values()
+				op.Target.Clustering = r.Values()
 			}
-			op.Target.Column = string(r.bytes())
+			op.Target.Column = string(r.Bytes())
 			if flags&0x02 != 0 {
-				op.Target.PathType = r.dataType()
-				op.Target.Path = r.bytes()
+				if flags&0x04 == 0 {
+					op.Target.PathType = r.dataType()
+				}
+				op.Target.Path = r.Bytes()
 				if op.Target.Path == nil {
 					op.Target.Path = []byte{}
 				}
 			}
 		case KindRowMarker, KindRowDeletion:
-			op.Target.Clustering = r.values()
+			op.Target.Clustering = r.Values()
 		case KindRangeDeletion:
-			op.Range.Start = r.bound()
-			op.Range.End = r.bound()
+			op.Range.Start = r.Bound()
+			op.Range.End = r.Bound()
 		case KindPartitionDeletion:
 		default:
-			r.fail("unknown op kind %d", op.Kind)
+			r.Fail("unknown op kind %d", op.Kind)
 		}
-		cell := r.bytes()
-		if r.err != nil {
+		cell := r.Bytes()
+		if r.Err() != nil {
 			break
 		}
 		c, err := storage.DecodeCell(cell)
@@ -196,117 +180,28 @@ func Decode(b []byte, table func(id [16]byte) (*storage.Table, bool)) (*Update, 
 		op.Cell = c
 		u.Ops = append(u.Ops, op)
 	}
-	if r.err != nil {
-		return nil, nil, r.err
+	if r.Err() != nil {
+		return nil, nil, r.Err()
 	}
-	return u, r.b, nil
+	return u, r.B, nil
 }
 
-// reader consumes b; the first failure sticks in err and every later read
-// returns zero values.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: "+format, append([]any{ErrBadUpdate}, args...)...)
-	}
-}
-
-func (r *reader) next(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n > len(r.b) {
-		r.fail("%d bytes wanted, %d left", n, len(r.b))
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) byte() byte {
-	if b := r.next(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
-
-func (r *reader) uvarint(max int) int {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad varint")
-		return 0
-	}
-	if v > uint64(max) {
-		r.fail("count %d over %d", v, max)
-		return 0
-	}
-	r.b = r.b[n:]
-	return int(v)
-}
-
-func (r *reader) bytes() []byte {
-	n := r.uvarint(len(r.b))
-	if n == 0 {
-		return nil
-	}
-	return r.next(n)
-}
-
-func (r *reader) values() [][]byte {
-	n := r.uvarint(maxClustering)
-	if n == 0 || r.err != nil {
-		return nil
-	}
-	vs := make([][]byte, n)
-	for i := range vs {
-		vs[i] = r.bytes()
-		if vs[i] == nil {
-			vs[i] = []byte{}
-		}
-	}
-	return vs
-}
-
-func (r *reader) bound() *storage.Bound {
-	switch r.byte() {
-	case 0:
-		return nil
-	case 1:
-		b := &storage.Bound{Prefix: r.values()}
-		switch r.byte() {
-		case 0:
-		case 1:
-			b.Inclusive = true
-		default:
-			r.fail("bad inclusive flag")
-		}
-		return b
-	}
-	r.fail("bad bound flag")
-	return nil
-}
+// reader is a wire.Reader with the path types of Updates.
+type reader struct{ wire.Reader }
 
 func (r *reader) dataType() datatype.DataType {
-	raw := r.bytes()
-	if r.err != nil {
+	raw := r.Bytes()
+	if r.Err() != nil {
 		return nil
 	}
 	if len(raw) > maxTypeLen {
-		r.fail("path type of %d bytes", len(raw))
+		r.Fail("path type of %d bytes", len(raw))
 		return nil
 	}
 	rd := bytes.NewReader(raw)
 	t, err := datatype.ReadDataType(rd, primitive.ProtocolVersion5)
 	if err != nil || rd.Len() != 0 {
-		r.fail("bad path type")
+		r.Fail("bad path type")
 		return nil
 	}
 	return t

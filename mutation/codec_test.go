@@ -41,6 +41,7 @@ func sample(tbl *storage.Table) *Update {
 	m.WriteCell(tbl, pk, storage.CellTarget{Clustering: ck, Column: "v"}, live)
 	m.WriteCell(tbl, pk, storage.CellTarget{Static: true, Column: "s", PathType: datatype.Varchar, Path: []byte("p")}, live)
 	m.WriteCell(tbl, pk, storage.CellTarget{Clustering: ck, Column: "e", PathType: datatype.NewMap(datatype.Int, datatype.Varchar), Path: []byte{}}, dead)
+	m.WriteCell(tbl, pk, storage.CellTarget{Clustering: ck, Column: "e", Path: []byte{0x80, 0, 0, 1}}, live) // a path in key encoding
 	m.DeleteCollection(tbl, pk, storage.CellTarget{Clustering: ck, Column: "l"}, dead)
 	m.DeleteRow(tbl, pk, [][]byte{[]byte("b")}, dead)
 	m.DeleteRange(tbl, pk, storage.Slice{Start: &storage.Bound{Prefix: [][]byte{[]byte("c")}, Inclusive: true}}, dead)
@@ -79,6 +80,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	for i, op := range got.Ops {
 		w := u.Ops[i]
 		if op.Kind != w.Kind || op.Target.Column != w.Target.Column || op.Target.Static != w.Target.Static ||
+			string(op.Target.Path) != string(w.Target.Path) || (op.Target.PathType == nil) != (w.Target.PathType == nil) ||
 			op.Cell.Timestamp != w.Cell.Timestamp || op.Cell.Tombstone != w.Cell.Tombstone || string(op.Cell.Value) != string(w.Cell.Value) {
 			t.Fatalf("op %d decoded as %+v, want %+v", i, op, w)
 		}

@@ -1,12 +1,25 @@
 // Package replica is the seam between the coordinator and the data: a
 // Replica applies mutations and answers reads for the partitions it holds.
 //
-// The coordinator reaches data only through this interface. Today every
-// partition is on this node, so a Replica is Local, over the node's storage
-// engine, and the calls it makes are exactly the engine's. With the
-// cluster, a remote implementation will send the same requests to another
-// node over messaging, and the coordinator will pick replicas from the
-// ring and combine their answers at the request's consistency level.
+// The coordinator reaches data only through this interface. Local is
+// this node's own data, over its storage engine; Remote is another node's,
+// reached over messaging: each call is one request to the peer's Server
+// (Serve, server.go), which answers from its Local. A Remote resolves
+// reads on the coordinator from the unresolved partitions the peer sends,
+// so what a Remote answers is what the peer's Local would, bit for bit,
+// with the same errors: a table the peer does not know is an
+// *UnknownTableError (ErrUnknownTable), a write the peer could not make
+// durable is storage.ErrWriteFailed, a deadline is context's, and
+// messaging's own errors (ErrTimeout, ErrUnreachable, ErrQueueFull) stay
+// in the chain. Lightweight transactions (Conditional) and index queries
+// (ScanIndex) are refused by a Remote with ErrUnsupported: the former stay
+// on one replica until Paxos, the latter a coordinator answers with a
+// range read filtered as ALLOW FILTERING does.
+//
+// The internode encodings (codec.go) are versioned and bounded; a
+// partition from a peer is checked against its table
+// (storage.Table.CheckPartition) before anything reconciles or resolves
+// it, since those trust its keys.
 //
 // Writes are values (package mutation): the coordinator builds them without
 // touching storage, so the same mutation can be sent to several replicas,
@@ -25,5 +38,8 @@
 // unresolved (Read: cells and tombstones with their timestamps), which the
 // coordinator reconciles across replicas with storage.ReconcilePartitions
 // before resolving, so a deletion one replica has shadows the data another
-// still holds.
+// still holds. Digest summarises an unresolved answer in a fixed size, so
+// a coordinator reads data from one replica and digests from the others;
+// ReadRange pages a token range unresolved, for range scans reconciled
+// across replicas. Read repair writes back with mutation.Repair.
 package replica

@@ -20,16 +20,30 @@ import (
 
 func openLocal(t *testing.T, sync string) (*Local, *storage.Table) {
 	t.Helper()
+	return openLocalOn(t, vfs.NewMem(), "data", sync), testTable(t, [16]byte{9})
+}
+
+// openLocalOn opens a replica over an engine in dir of fs, closed at the
+// end of the test.
+func openLocalOn(t testing.TB, fs vfs.FS, dir, sync string) *Local {
+	t.Helper()
 	e, err := storage.OpenEngine(storage.EngineOptions{
-		FS: vfs.NewMem(), Dir: "data",
-		Log:    commitlog.Options{Dir: "commitlog", Sync: sync, SegmentSize: 1 << 20},
+		FS: fs, Dir: dir,
+		Log:    commitlog.Options{Dir: fs.PathJoin(dir, "commitlog"), Sync: sync, SegmentSize: 1 << 20},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	def := &storage.TableDef{Keyspace: "ks", Name: "t", ID: [16]byte{9}, Columns: []storage.ColumnDef{
+	return NewLocal(e)
+}
+
+// testTable is ks.t (k int, c int, v text, PRIMARY KEY (k, c)) with the
+// given id.
+func testTable(t testing.TB, id [16]byte) *storage.Table {
+	t.Helper()
+	def := &storage.TableDef{Keyspace: "ks", Name: "t", ID: id, Columns: []storage.ColumnDef{
 		{Name: "k", Type: "int", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
 		{Name: "c", Type: "int", Kind: storage.KindClustering, Position: 0, Order: "asc"},
 		{Name: "v", Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
@@ -43,7 +57,7 @@ func openLocal(t *testing.T, sync string) (*Local, *storage.Table) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewLocal(e), tbl
+	return tbl
 }
 
 func i32(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }

@@ -243,8 +243,10 @@ type CellTarget struct {
 	Clustering [][]byte // the row; ignored for a static cell
 	Static     bool
 	Column     string
-	PathType   datatype.DataType
-	Path       []byte // nil for a simple cell
+	// PathType is the type of Path; nil when Path is already in key
+	// encoding, as reads return it (ColumnCell.Path, Entry).
+	PathType datatype.DataType
+	Path     []byte // nil for a simple cell
 }
 
 // cellKey appends the key of tg's cell up to and including its path kind.
@@ -263,7 +265,11 @@ func (m *Mutation) cellKey(t *Table, pk []byte, tg CellTarget, kind byte) ([]byt
 	}
 	k = appendColumn(k, tg.Column)
 	k = append(k, kind)
-	if kind == pathElement {
+	switch {
+	case kind != pathElement:
+	case tg.PathType == nil:
+		k = append(k, tg.Path...) // already in key encoding
+	default:
 		if k, err = AppendKey(k, tg.PathType, tg.Path, false); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,274 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/netip"
+	"sync"
+
+	"github.com/cqld/cqld/messaging"
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/storage"
+)
+
+// Remote is a replica on another node, reached over a messaging
+// Transport: each call is one request (a scan, one per page) to the
+// peer's Server, and resolved reads are resolved here, on the
+// coordinator, from the unresolved partitions the peer answers.
+type Remote struct {
+	tr   messaging.Transport
+	peer netip.AddrPort
+	opts RemoteOptions
+	// async are the ApplyAsync requests in flight; Close waits for them.
+	async sync.WaitGroup
+}
+
+var _ Replica = (*Remote)(nil)
+
+// RemoteOptions tune a Remote; zero fields take their defaults.
+type RemoteOptions struct {
+	// PagePartitions and PageBytes bound each page a Scan asks for.
+	PagePartitions int
+	PageBytes      int
+}
+
+// Default page of a Scan.
+const (
+	DefaultPagePartitions = 1000
+	DefaultPageBytes      = 1 << 20
+)
+
+// NewRemote returns the replica at peer, reached through tr.
+func NewRemote(tr messaging.Transport, peer netip.AddrPort, opts RemoteOptions) *Remote {
+	if opts.PagePartitions <= 0 {
+		opts.PagePartitions = DefaultPagePartitions
+	}
+	if opts.PageBytes <= 0 {
+		opts.PageBytes = DefaultPageBytes
+	}
+	return &Remote{tr: tr, peer: peer, opts: opts}
+}
+
+// Peer is the replica's internode address.
+func (r *Remote) Peer() netip.AddrPort { return r.peer }
+
+// Close waits for the writes ApplyAsync started to complete (their then
+// called). The transport's own Close fails those still waiting.
+func (r *Remote) Close() { r.async.Wait() }
+
+func (r *Remote) request(ctx context.Context, verb messaging.Verb, payload []byte) ([]byte, error) {
+	out, err := r.tr.Request(ctx, r.peer, verb, payload)
+	if err != nil {
+		return nil, fromRemote(r.peer, err)
+	}
+	return out, nil
+}
+
+// Apply implements Replica. check runs here, before the mutation is sent:
+// the coordinator's schema is the one it planned against. With counters,
+// the peer answers the totals it wrote, and m holds them on return.
+func (r *Remote) Apply(ctx context.Context, m *mutation.Mutation, check func() error) error {
+	payload, err := r.encode(ctx, m, check)
+	if err != nil {
+		return err
+	}
+	return r.send(ctx, m, payload)
+}
+
+func (r *Remote) encode(ctx context.Context, m *mutation.Mutation, check func() error) ([]byte, error) {
+	if err := expired(ctx); err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	return appendMutation(nil, m)
+}
+
+// send sends an encoded mutation; m, when not nil, takes the totals of
+// its counters from the answer.
+func (r *Remote) send(ctx context.Context, m *mutation.Mutation, payload []byte) error {
+	out, err := r.request(ctx, messaging.VerbMutation, payload)
+	if err != nil || m == nil || !m.HasCounters() {
+		return err
+	}
+	tables := map[[16]byte]*storage.Table{}
+	for _, u := range m.Updates {
+		tables[u.Table.Def.ID] = u.Table
+	}
+	applied, err := decodeMutation(out, func(id [16]byte) (*storage.Table, bool) { t, ok := tables[id]; return t, ok })
+	if err != nil {
+		return fmt.Errorf("replica %s: counter totals: %w", r.peer, err)
+	}
+	defer applied.Release()
+	if len(applied.Updates) != len(m.Updates) {
+		return fmt.Errorf("%w: replica %s answered %d updates for %d", ErrBadMessage, r.peer, len(applied.Updates), len(m.Updates))
+	}
+	for i, u := range m.Updates {
+		a := applied.Updates[i]
+		if len(a.Ops) != len(u.Ops) {
+			return fmt.Errorf("%w: replica %s answered %d operations for %d", ErrBadMessage, r.peer, len(a.Ops), len(u.Ops))
+		}
+		copy(u.Ops, a.Ops) // the cells alias out, which nothing reuses
+	}
+	return nil
+}
+
+// Conditional implements Replica: lightweight transactions run on the
+// coordinator's own replica until they have Paxos across replicas.
+func (r *Remote) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
+	return fmt.Errorf("%w: a conditional write (lightweight transaction) on %s.%s sent to %s", ErrUnsupported, t.Def.Keyspace, t.Def.Name, r.peer)
+}
+
+// ApplyAsync implements Replica: a write without counters is always
+// pending, then called from the response's goroutine; the request's
+// deadline is the transport's RequestTimeout.
+func (r *Remote) ApplyAsync(m *mutation.Mutation, check func() error, then func(error)) (bool, error) {
+	ctx := context.Background()
+	if m.HasCounters() {
+		return false, r.Apply(ctx, m, check)
+	}
+	payload, err := r.encode(ctx, m, check)
+	if err != nil {
+		return false, err
+	}
+	r.async.Add(1)
+	go func() {
+		defer r.async.Done()
+		then(r.send(ctx, nil, payload))
+	}()
+	return true, nil
+}
+
+// ApplyWaits implements Replica: a remote write always waits for its
+// answer.
+func (r *Remote) ApplyWaits() bool { return true }
+
+// Read implements Replica.
+func (r *Remote) Read(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
+	out, err := r.request(ctx, messaging.VerbRead, AppendReadCommand(nil, &ReadCommand{Table: t.Def.ID, Key: pk, Slice: slice}))
+	if err != nil {
+		return nil, err
+	}
+	p, err := DecodePartition(out, t)
+	if err != nil {
+		return nil, fmt.Errorf("replica %s: %w", r.peer, err)
+	}
+	if string(p.Key) != string(pk) {
+		return nil, fmt.Errorf("%w: replica %s answered partition %x for %x", ErrBadMessage, r.peer, p.Key, pk)
+	}
+	return p, nil
+}
+
+// Digest implements Replica.
+func (r *Remote) Digest(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice) (storage.Digest, error) {
+	out, err := r.request(ctx, messaging.VerbRead, AppendReadCommand(nil, &ReadCommand{Table: t.Def.ID, Key: pk, Slice: slice, Digest: true}))
+	if err != nil {
+		return storage.Digest{}, err
+	}
+	d, err := decodeDigest(out)
+	if err != nil {
+		return storage.Digest{}, fmt.Errorf("replica %s: %w", r.peer, err)
+	}
+	return d, nil
+}
+
+// ReadRange implements Replica. The peer bounds its pages too (at most
+// 10,000 partitions, 4 MiB), so a page may end before c's bounds.
+func (r *Remote) ReadRange(ctx context.Context, t *storage.Table, c RangeCommand) ([]*storage.Partition, bool, error) {
+	out, err := r.request(ctx, messaging.VerbRangeRead, appendRangeRequest(nil, &rangeRequest{Table: t.Def.ID, RangeCommand: c}))
+	if err != nil {
+		return nil, false, err
+	}
+	ps, more, err := DecodePartitions(out, t)
+	if err != nil {
+		return nil, false, fmt.Errorf("replica %s: %w", r.peer, err)
+	}
+	for _, p := range ps {
+		if !c.Range.Contains(storage.Token(p.Key)) {
+			return nil, false, fmt.Errorf("%w: replica %s answered partition %x outside range (%d, %d]", ErrBadMessage, r.peer, p.Key, c.Range.Start, c.Range.End)
+		}
+	}
+	return ps, more, nil
+}
+
+// ReadPartition implements Replica: Read, resolved here.
+func (r *Remote) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
+	p, err := r.Read(ctx, t, pk, o.Slice)
+	if err != nil {
+		return err
+	}
+	return t.Resolve(p, o, fn)
+}
+
+// Scan implements Replica: range reads of PagePartitions and PageBytes,
+// each page resolved here.
+func (r *Remote) Scan(ctx context.Context, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
+	c := RangeCommand{Range: storage.TokenRange{Start: storage.MinToken, End: storage.MinToken}, MaxPartitions: r.opts.PagePartitions, MaxBytes: r.opts.PageBytes}
+	if o.MinToken != nil && *o.MinToken > storage.MinToken {
+		c.Range.Start = *o.MinToken - 1
+	}
+	if o.MaxToken != nil && *o.MaxToken < math.MaxInt64 {
+		if *o.MaxToken <= c.Range.Start {
+			return nil // empty (or only the empty key's token, which holds nothing)
+		}
+		c.Range.End = *o.MaxToken
+	}
+	ro := storage.ReadOptions{Now: o.Now}
+	stopped := false
+	emit := func(p *storage.Partition) error {
+		return t.Resolve(p, ro, func(row *storage.Row) bool {
+			stopped = !fn(p.Key, row)
+			return !stopped
+		})
+	}
+	if from := o.FromPartition; from != nil {
+		if !c.Range.Contains(storage.Token(from)) {
+			if storage.Token(from) > c.Range.End && c.Range.End != storage.MinToken {
+				return nil
+			}
+		} else {
+			// The range read resumes after a partition: read this one first.
+			p, err := r.Read(ctx, t, from, storage.Slice{})
+			if err != nil {
+				return err
+			}
+			if err := emit(p); err != nil || stopped {
+				return err
+			}
+			c.After = from
+		}
+	}
+	for {
+		ps, more, err := r.ReadRange(ctx, t, c)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if err := emit(p); err != nil || stopped {
+				return err
+			}
+		}
+		if !more || len(ps) == 0 {
+			return nil
+		}
+		c.After = ps[len(ps)-1].Key
+	}
+}
+
+// ScanIndex implements Replica: a remote replica does not serve index
+// queries. A coordinator reads the range instead (Scan or ReadRange) and
+// keeps the rows holding the value, as ALLOW FILTERING does.
+func (r *Remote) ScanIndex(ctx context.Context, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
+	return fmt.Errorf("%w: a query of index %s on %s.%s sent to %s", ErrUnsupported, name, t.Def.Keyspace, t.Def.Name, r.peer)
+}
+
+// Truncate implements Replica.
+func (r *Remote) Truncate(ctx context.Context, t *storage.Table) error {
+	payload := append([]byte{codecV1}, t.Def.ID[:]...)
+	_, err := r.request(ctx, messaging.VerbTruncate, payload)
+	return err
+}

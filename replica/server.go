@@ -1,0 +1,194 @@
+package replica
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cqld/cqld/messaging"
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/storage"
+)
+
+// Bounds of a range read page a server answers, whatever the command asks:
+// a page must fit in one internode message (messaging.DefaultMaxMessageSize).
+const (
+	serveMaxPartitions = 10000
+	serveMaxBytes      = 4 << 20
+	// maxUpdates caps the updates of one mutation message.
+	maxUpdates = 1 << 20
+)
+
+// Server serves a Local replica to peers: the handlers of VerbMutation,
+// VerbRead, VerbRangeRead and VerbTruncate.
+type Server struct {
+	local  *Local
+	tables func(id [16]byte) (*storage.Table, bool)
+}
+
+// Serve registers on tr the handlers that serve local to peers; tables
+// resolves the table ids requests name (the node's current schema). A
+// request for a table tables does not know fails with
+// FailureUnknownTable, which the coordinator's Remote returns as an
+// *UnknownTableError.
+func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*storage.Table, bool)) *Server {
+	s := &Server{local: local, tables: tables}
+	for verb, h := range map[messaging.Verb]func(context.Context, []byte) ([]byte, error){
+		messaging.VerbMutation:  s.mutation,
+		messaging.VerbRead:      s.read,
+		messaging.VerbRangeRead: s.rangeRead,
+		messaging.VerbTruncate:  s.truncate,
+	} {
+		tr.Handle(verb, func(ctx context.Context, m messaging.Inbound) ([]byte, error) {
+			out, err := h(ctx, m.Payload)
+			if err != nil {
+				return nil, toFailure(err)
+			}
+			return out, nil
+		})
+	}
+	return s
+}
+
+func (s *Server) table(id [16]byte) (*storage.Table, error) {
+	t, ok := s.tables(id)
+	if !ok {
+		return nil, &UnknownTableError{ID: id}
+	}
+	return t, nil
+}
+
+// mutation applies a mutation and answers once Local.Apply returns; with
+// counters, the answer is the mutation as applied (the totals written).
+func (s *Server) mutation(ctx context.Context, b []byte) ([]byte, error) {
+	var missing *UnknownTableError
+	lookup := func(id [16]byte) (*storage.Table, bool) {
+		t, ok := s.tables(id)
+		if !ok && missing == nil {
+			missing = &UnknownTableError{ID: id}
+		}
+		return t, ok
+	}
+	m, err := decodeMutation(b, lookup)
+	if missing != nil {
+		return nil, missing
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer m.Release()
+	counters := m.HasCounters()
+	if err := s.local.Apply(ctx, m, nil); err != nil {
+		return nil, err
+	}
+	if !counters {
+		return nil, nil
+	}
+	return appendMutation(nil, m)
+}
+
+func (s *Server) read(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := DecodeReadCommand(b)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.table(c.Table)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.local.Read(ctx, t, c.Key, c.Slice)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	if c.Digest {
+		return appendDigest(nil, storage.PartitionDigest(p)), nil
+	}
+	return AppendPartition(nil, p), nil
+}
+
+func (s *Server) rangeRead(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := decodeRangeRequest(b)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.table(c.Table)
+	if err != nil {
+		return nil, err
+	}
+	rc := c.RangeCommand
+	if rc.MaxPartitions <= 0 || rc.MaxPartitions > serveMaxPartitions {
+		rc.MaxPartitions = serveMaxPartitions
+	}
+	if rc.MaxBytes <= 0 || rc.MaxBytes > serveMaxBytes {
+		rc.MaxBytes = serveMaxBytes
+	}
+	ps, more, err := s.local.ReadRange(ctx, t, rc)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	return AppendPartitions(nil, ps, more), nil
+}
+
+func (s *Server) truncate(ctx context.Context, b []byte) ([]byte, error) {
+	r := newReader(b)
+	r.version()
+	var id [16]byte
+	copy(id[:], r.Next(16))
+	if err := r.End(); err != nil {
+		return nil, err
+	}
+	t, err := s.table(id)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.local.Truncate(ctx, t)
+}
+
+// badRequest marks a read's error that is not the context's as the
+// request's fault: a key or slice the table cannot encode.
+func badRequest(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrBadMessage, err)
+}
+
+// appendMutation appends m's encoding (see codec.go) to dst.
+func appendMutation(dst []byte, m *mutation.Mutation) ([]byte, error) {
+	dst = append(dst, codecV1)
+	dst = binary.AppendUvarint(dst, uint64(len(m.Updates)))
+	var err error
+	for _, u := range m.Updates {
+		if dst, err = mutation.Append(dst, u); err != nil {
+			return nil, err
+		}
+	}
+	return dst, nil
+}
+
+// decodeMutation decodes a mutation; it references b.
+func decodeMutation(b []byte, tables func(id [16]byte) (*storage.Table, bool)) (*mutation.Mutation, error) {
+	r := newReader(b)
+	r.version()
+	// An update takes at least 19 bytes.
+	n := r.Uvarint(min(maxUpdates, len(r.B)/19))
+	if r.Err() != nil {
+		return nil, r.Err()
+	}
+	m := mutation.New()
+	rest := r.B
+	for range n {
+		u, after, err := mutation.Decode(rest, tables)
+		if err != nil {
+			m.Release()
+			return nil, err
+		}
+		m.Updates, rest = append(m.Updates, u), after
+	}
+	if len(rest) != 0 {
+		m.Release()
+		return nil, fmt.Errorf("%w: %d bytes after the mutation", ErrBadMessage, len(rest))
+	}
+	return m, nil
+}
