@@ -1,0 +1,217 @@
+package proxy
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cqld/cqld/ring"
+	"github.com/cqld/cqld/storage"
+)
+
+// Topology says where a keyspace's data lives. Implementations are safe
+// for concurrent use; the slices they return are shared and must not be
+// modified.
+type Topology interface {
+	// Replicas returns the natural replicas of token t of keyspace ks, in
+	// placement order (the primary first), and the pending ones: nodes
+	// joining or taking over a leaving node's range, which get writes but
+	// count for no read.
+	Replicas(ks *storage.KeyspaceDef, t int64) (natural, pending []ring.HostID, err error)
+	// Ranges returns every range of the ring in token order with the
+	// natural replicas of ks there.
+	Ranges(ks *storage.KeyspaceDef) ([]RangeReplicas, error)
+	// Strategy is keyspace ks's replication strategy, for the
+	// replication factors that consistency levels count.
+	Strategy(ks *storage.KeyspaceDef) (ring.Strategy, error)
+	// DC is host h's data center, "" when h is not known.
+	DC(h ring.HostID) string
+	// Addr is host h's broadcast address, invalid when h is not known.
+	Addr(h ring.HostID) netip.Addr
+	// Local is this node's host id and data center.
+	Local() (ring.HostID, string)
+}
+
+// RangeReplicas is a token range and its natural replicas.
+type RangeReplicas struct {
+	Range    ring.Range
+	Replicas []ring.HostID
+}
+
+// RingState is a topology as the cluster publishes it: the ring of normal
+// members and the changes in progress, from which pending ranges follow.
+// It is immutable once published.
+type RingState struct {
+	Ring    *ring.Ring
+	Joining []ring.Node
+	Leaving []ring.HostID
+}
+
+// RingTopology is the Topology of the ring last published, with each
+// keyspace's placement and pending ranges computed once per ring.
+type RingTopology struct {
+	local   ring.HostID
+	localDC string
+	view    atomic.Pointer[ringView]
+}
+
+var _ Topology = (*RingTopology)(nil)
+
+// NewRingTopology returns the topology of node local, of data center dc,
+// over s.
+func NewRingTopology(local ring.HostID, dc string, s RingState) *RingTopology {
+	t := &RingTopology{local: local, localDC: dc}
+	t.Publish(s)
+	return t
+}
+
+// Publish makes s the topology. Safe for concurrent use with every other
+// method; requests already running keep the one they started with.
+func (t *RingTopology) Publish(s RingState) {
+	if s.Ring == nil {
+		s.Ring, _ = ring.New(nil)
+	}
+	v := &ringView{state: s, nodes: map[ring.HostID]nodeInfo{}, byKeyspace: map[*storage.KeyspaceDef]*keyspacePlacement{}}
+	for _, n := range append(s.Ring.Nodes(), s.Joining...) {
+		v.nodes[n.HostID] = nodeInfo{dc: n.DC, addr: n.Addr}
+	}
+	t.view.Store(v)
+}
+
+// State is the topology last published.
+func (t *RingTopology) State() RingState { return t.view.Load().state }
+
+// ringView is one published topology and what was computed from it.
+type ringView struct {
+	state RingState
+	nodes map[ring.HostID]nodeInfo
+
+	mu sync.Mutex
+	// byKeyspace is keyed by definition: definitions are immutable and
+	// replaced when a keyspace changes.
+	byKeyspace map[*storage.KeyspaceDef]*keyspacePlacement
+}
+
+type nodeInfo struct {
+	dc   string
+	addr netip.Addr
+}
+
+// keyspacePlacement is a keyspace's replicas on one ring.
+type keyspacePlacement struct {
+	strategy  ring.Strategy
+	placement *ring.Placement
+	pending   *ring.Pending
+	// localOnly is a keyspace of LocalStrategy (system, system_schema):
+	// every node holds its own.
+	localOnly bool
+}
+
+// maxCached bounds the placements one view keeps: definitions replaced by
+// schema changes would otherwise stay until the next ring.
+const maxCached = 1024
+
+func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *ringView, error) {
+	v := t.view.Load()
+	v.mu.Lock()
+	kp, ok := v.byKeyspace[ks]
+	v.mu.Unlock()
+	if ok {
+		return kp, v, nil
+	}
+	kp = &keyspacePlacement{}
+	if strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
+		kp.localOnly = true
+		kp.strategy = ring.SimpleStrategy{RF: 1}
+	} else {
+		s, err := ring.ParseStrategy(ks.Name, ks.Replication)
+		if err != nil {
+			return nil, nil, fmt.Errorf("proxy: keyspace %s: %w", ks.Name, err)
+		}
+		kp.strategy = s
+		kp.placement = ring.NewPlacement(v.state.Ring, s)
+		if len(v.state.Joining) > 0 || len(v.state.Leaving) > 0 {
+			if kp.pending, err = ring.PendingRanges(s, v.state.Ring, v.state.Joining, v.state.Leaving); err != nil {
+				return nil, nil, fmt.Errorf("proxy: keyspace %s: pending ranges: %w", ks.Name, err)
+			}
+		}
+	}
+	v.mu.Lock()
+	if len(v.byKeyspace) >= maxCached {
+		clear(v.byKeyspace)
+	}
+	v.byKeyspace[ks] = kp
+	v.mu.Unlock()
+	return kp, v, nil
+}
+
+// Replicas implements Topology.
+func (t *RingTopology) Replicas(ks *storage.KeyspaceDef, tok int64) (natural, pending []ring.HostID, err error) {
+	kp, v, err := t.placement(ks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kp.localOnly {
+		return []ring.HostID{t.local}, nil, nil
+	}
+	if v.state.Ring.Len() == 0 {
+		return nil, nil, fmt.Errorf("proxy: keyspace %s: the ring has no members yet", ks.Name)
+	}
+	natural = kp.placement.Replicas(tok)
+	if kp.pending != nil {
+		pending = kp.pending.Endpoints(tok)
+	}
+	return natural, pending, nil
+}
+
+// Ranges implements Topology.
+func (t *RingTopology) Ranges(ks *storage.KeyspaceDef) ([]RangeReplicas, error) {
+	kp, v, err := t.placement(ks)
+	if err != nil {
+		return nil, err
+	}
+	if kp.localOnly {
+		return []RangeReplicas{{Range: wholeRing, Replicas: []ring.HostID{t.local}}}, nil
+	}
+	if v.state.Ring.Len() == 0 {
+		return nil, fmt.Errorf("proxy: keyspace %s: the ring has no members yet", ks.Name)
+	}
+	var out []RangeReplicas
+	for rg, reps := range kp.placement.All() {
+		out = append(out, RangeReplicas{Range: rg, Replicas: reps})
+	}
+	return out, nil
+}
+
+// wholeRing is the range of every token.
+var wholeRing = ring.Range{Start: minToken, End: minToken}
+
+const minToken = -1 << 63
+
+// Strategy implements Topology.
+func (t *RingTopology) Strategy(ks *storage.KeyspaceDef) (ring.Strategy, error) {
+	kp, _, err := t.placement(ks)
+	if err != nil {
+		return nil, err
+	}
+	return kp.strategy, nil
+}
+
+// DC implements Topology.
+func (t *RingTopology) DC(h ring.HostID) string {
+	if n, ok := t.view.Load().nodes[h]; ok {
+		return n.dc
+	}
+	if h == t.local {
+		return t.localDC
+	}
+	return ""
+}
+
+// Addr implements Topology.
+func (t *RingTopology) Addr(h ring.HostID) netip.Addr { return t.view.Load().nodes[h].addr }
+
+// Local implements Topology.
+func (t *RingTopology) Local() (ring.HostID, string) { return t.local, t.localDC }

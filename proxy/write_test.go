@@ -1,0 +1,253 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/ring"
+	"github.com/cqld/cqld/storage"
+)
+
+func rf(n string) map[string]string {
+	return map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": n}
+}
+
+var writeLevels = []primitive.ConsistencyLevel{
+	primitive.ConsistencyLevelAny, primitive.ConsistencyLevelOne, primitive.ConsistencyLevelTwo,
+	primitive.ConsistencyLevelThree, primitive.ConsistencyLevelQuorum, primitive.ConsistencyLevelAll,
+	primitive.ConsistencyLevelLocalOne, primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelEachQuorum,
+}
+
+// Every write level lands the write on every replica (the proxy sends to
+// all of them, whatever the level waits for), and reads back at every
+// read level, at RF 1 and RF 3.
+func TestEveryLevelWritesAndReads(t *testing.T) {
+	for _, tc := range []struct {
+		rf    string
+		nodes int
+	}{{"1", 3}, {"3", 3}, {"3", 4}} {
+		t.Run("rf"+tc.rf, func(t *testing.T) {
+			dcs := make([]string, tc.nodes)
+			for i := range dcs {
+				dcs[i] = "dc1"
+			}
+			c := newCluster(t, dcs, rf(tc.rf))
+			p := c.proxies[0]
+			ctx := context.Background()
+			for i, cl := range writeLevels {
+				err := p.Apply(ctx, cl, c.write(i, 0, cl.String(), 10), primitive.WriteTypeSimple, nil)
+				want := tc.rf == "3" || (cl != primitive.ConsistencyLevelTwo && cl != primitive.ConsistencyLevelThree)
+				var ua *cqlerr.Unavailable
+				switch {
+				case want && err != nil:
+					t.Fatalf("%v: %v", cl, err)
+				case !want && !errors.As(err, &ua):
+					t.Fatalf("%v at RF 1: %v, want UNAVAILABLE", cl, err)
+				case !want:
+					continue
+				}
+				p.Close() // the writes the level did not wait for
+				for _, n := range c.replicasOf(i) {
+					if got := c.rowsOf(n, i)[0]; got != cl.String() {
+						t.Fatalf("%v: node %d holds %q", cl, n, got)
+					}
+				}
+				for _, rcl := range writeLevels {
+					if rcl == primitive.ConsistencyLevelAny || rcl == primitive.ConsistencyLevelEachQuorum {
+						continue
+					}
+					if tc.rf == "1" && (rcl == primitive.ConsistencyLevelTwo || rcl == primitive.ConsistencyLevelThree) {
+						continue
+					}
+					got := map[int]string{}
+					if err := p.ReadPartition(ctx, rcl, c.tbl, i32(i), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool { collect(got, r); return true }); err != nil {
+						t.Fatalf("read at %v: %v", rcl, err)
+					}
+					if got[0] != cl.String() {
+						t.Fatalf("read at %v: %q", rcl, got[0])
+					}
+				}
+			}
+		})
+	}
+}
+
+// Too few replicas up is UNAVAILABLE, with Cassandra's fields, and nothing
+// is sent or hinted.
+func TestUnavailableBeforeSending(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	c.setDown(1, true)
+	c.setDown(2, true)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cl              primitive.ConsistencyLevel
+		required, alive int32
+	}{
+		{primitive.ConsistencyLevelQuorum, 2, 1},
+		{primitive.ConsistencyLevelAll, 3, 1},
+		{primitive.ConsistencyLevelTwo, 2, 1},
+		{primitive.ConsistencyLevelLocalQuorum, 2, 1},
+	} {
+		err := c.proxies[0].Apply(ctx, tc.cl, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil)
+		var ua *cqlerr.Unavailable
+		if !errors.As(err, &ua) || ua.Consistency != tc.cl || ua.Required != tc.required || ua.Alive != tc.alive {
+			t.Fatalf("%v: %v (%+v)", tc.cl, err, ua)
+		}
+		if err.Error() != "Cannot achieve consistency level "+cqlerr.ConsistencyName(tc.cl) {
+			t.Fatalf("message %q", err)
+		}
+	}
+	c.proxies[0].Close()
+	for i := range c.nodes {
+		if n := c.nodes[i].calls.Load(); n != 0 {
+			t.Fatalf("node %d got %d calls", i, n)
+		}
+		if h := c.hints.count(c.hosts[i]); h != 0 {
+			t.Fatalf("node %d got %d hints", i, h)
+		}
+	}
+	// ONE still works, and the replicas down get hints.
+	if err := c.proxies[0].Apply(ctx, primitive.ConsistencyLevelOne, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 {
+		t.Fatalf("hints %v", c.hints.byFor)
+	}
+	// Reads too.
+	err := c.proxies[0].ReadPartition(ctx, primitive.ConsistencyLevelQuorum, c.tbl, i32(1), storage.ReadOptions{}, func(*storage.Row) bool { return true })
+	var ua *cqlerr.Unavailable
+	if !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 1 {
+		t.Fatalf("QUORUM read: %v", err)
+	}
+}
+
+// ANY is met by hints alone when every replica is down.
+func TestAnyCountsHints(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	// A partition this node does not replicate... with RF 3 on 3 nodes
+	// each is; take every node but the coordinator down and make its own
+	// replica fail.
+	c.setDown(1, true)
+	c.setDown(2, true)
+	c.nodes[0].mode.Store(int32(hanging))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.proxies[0].Apply(ctx, primitive.ConsistencyLevelAny, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 {
+		t.Fatalf("hints %v", c.hints.byFor)
+	}
+	cancel()
+}
+
+// A deadline passing before the level is met answers WRITE_TIMEOUT with
+// what was received, what the level blocks for and the write type; the
+// replicas that did not answer get hints.
+func TestWriteTimeoutFields(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	c.nodes[1].mode.Store(int32(hanging))
+	c.nodes[2].mode.Store(int32(hanging))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := c.proxies[0].Apply(ctx, primitive.ConsistencyLevelQuorum, c.write(1, 0, "x", 10), primitive.WriteTypeUnloggedBatch, nil)
+	var wt *cqlerr.WriteTimeout
+	if !errors.As(err, &wt) || wt.Received != 1 || wt.BlockFor != 2 || wt.WriteType != primitive.WriteTypeUnloggedBatch || wt.Consistency != primitive.ConsistencyLevelQuorum {
+		t.Fatalf("%v (%+v)", err, wt)
+	}
+	if err.Error() != "Operation timed out - received only 1 responses." {
+		t.Fatalf("message %q", err)
+	}
+	c.proxies[0].Close()
+	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 || c.hints.count(c.hosts[0]) != 0 {
+		t.Fatalf("hints %v", c.hints.byFor)
+	}
+}
+
+// Replicas refusing the write so the level cannot be met is WRITE_FAILURE,
+// at once, naming them; a refusal is not hinted.
+func TestWriteFailure(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	c.nodes[1].mode.Store(int32(failing))
+	c.nodes[2].mode.Store(int32(failing))
+	err := c.proxies[0].Apply(context.Background(), primitive.ConsistencyLevelQuorum, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil)
+	var wf *cqlerr.WriteFailure
+	if !errors.As(err, &wf) || wf.BlockFor != 2 || len(wf.Reasons) != 2 || !errors.Is(err, errDisk) {
+		t.Fatalf("%v (%+v)", err, wf)
+	}
+	c.proxies[0].Close()
+	if len(c.hints.byFor) != 0 {
+		t.Fatalf("hints %v", c.hints.byFor)
+	}
+	// ONE is met by the one that did not fail.
+	if err := c.proxies[0].Apply(context.Background(), primitive.ConsistencyLevelOne, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// One node at RF 1: the write is the local replica's Apply of the very
+// mutation, once; the read its ReadPartition; the scan one Scan.
+func TestOneNodeIsTheLocalCall(t *testing.T) {
+	c := newCluster(t, []string{"dc1"}, rf("1"))
+	p, n := c.proxies[0], c.nodes[0]
+	ctx := context.Background()
+	m := c.write(1, 0, "x", 10)
+	if err := p.Apply(ctx, primitive.ConsistencyLevelOne, m, primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.applied) != 1 || n.applied[0] != m {
+		t.Fatalf("applied %v, want the mutation itself", n.applied)
+	}
+	tok := storage.Token(i32(1))
+	if !p.AllLocal(c.ks, tok, primitive.ConsistencyLevelQuorum) || p.AllLocal(c.ks, tok, primitive.ConsistencyLevelTwo) {
+		t.Fatal("AllLocal")
+	}
+	before := n.calls.Load()
+	if err := p.ReadPartition(ctx, primitive.ConsistencyLevelOne, c.tbl, i32(1), storage.ReadOptions{}, func(*storage.Row) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Scan(ctx, primitive.ConsistencyLevelOne, c.tbl, storage.ScanOptions{}, func([]byte, *storage.Row) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.calls.Load() - before; got != 2 {
+		t.Fatalf("%d replica calls for a read and a scan", got)
+	}
+}
+
+// Levels as ConsistencyLevel.blockFor and blockForWrite count them.
+func TestBlockFor(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc2"}, rf("1"))
+	p := c.proxies[0]
+	nts := ring.NetworkTopologyStrategy{RF: map[string]int{"dc1": 3, "dc2": 2}}
+	simple := ring.SimpleStrategy{RF: 3}
+	pendingDC2 := []ring.HostID{c.hosts[2]}
+	for _, tc := range []struct {
+		cl      primitive.ConsistencyLevel
+		st      ring.Strategy
+		pending []ring.HostID
+		want    int
+	}{
+		{primitive.ConsistencyLevelAny, nts, pendingDC2, 1},
+		{primitive.ConsistencyLevelOne, nts, pendingDC2, 2},
+		{primitive.ConsistencyLevelQuorum, nts, nil, 3},
+		{primitive.ConsistencyLevelQuorum, simple, nil, 2},
+		{primitive.ConsistencyLevelAll, nts, nil, 5},
+		{primitive.ConsistencyLevelLocalQuorum, nts, nil, 2},
+		{primitive.ConsistencyLevelLocalQuorum, nts, pendingDC2, 2}, // a pending replica elsewhere does not count
+		{primitive.ConsistencyLevelLocalOne, nts, nil, 1},
+		{primitive.ConsistencyLevelEachQuorum, nts, nil, 4},
+		{primitive.ConsistencyLevelEachQuorum, nts, pendingDC2, 5},
+		{primitive.ConsistencyLevelEachQuorum, simple, nil, 2},
+		{primitive.ConsistencyLevelThree, simple, pendingDC2, 4},
+	} {
+		n := p.needFor(tc.cl, tc.st, tc.pending, true)
+		if got := n.total(); got != tc.want {
+			t.Errorf("%v %v pending %d: blockFor %d, want %d", tc.cl, tc.st.Options(), len(tc.pending), got, tc.want)
+		}
+	}
+}
