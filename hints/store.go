@@ -556,3 +556,44 @@ func (s *Store) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Delete removes every hint for target, written or buffered: the node
+// calls it when the target leaves the ring for good (removenode,
+// decommission), as Cassandra's deleteAllHintsForEndpoint. Hints written
+// after it are kept as usual.
+func (s *Store) Delete(id ring.HostID) error {
+	s.mu.Lock()
+	t, closed := s.targets[id], s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if t == nil {
+		return nil
+	}
+	s.dispatchMu.Lock()
+	defer s.dispatchMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	files := t.files
+	t.files = nil
+	if w := t.cur; w != nil {
+		t.cur = nil
+		if w.f != nil {
+			t.syncMu.Lock()
+			w.f.Close()
+			t.syncMu.Unlock()
+			files = append(files, hintsFile{w.name, w.written})
+		}
+	}
+	t.buf, t.bufRecords = nil, 0
+	t.offset, t.backoff, t.retryAt = 0, 0, time.Time{}
+	var errs []error
+	for _, f := range files {
+		if err := s.fs.Remove(s.path(f.name)); err != nil {
+			errs = append(errs, fmt.Errorf("hints: removing %s: %w", s.path(f.name), err))
+		}
+	}
+	s.updatePendingLocked(t)
+	return errors.Join(errs...)
+}

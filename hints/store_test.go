@@ -174,3 +174,35 @@ func TestFileNames(t *testing.T) {
 		}
 	}
 }
+
+// Delete drops a departed target's hints, on disk and buffered, and no
+// other target's.
+func TestDelete(t *testing.T) {
+	e := newEnv(t)
+	e.opts = func(o *Options) { o.MaxFileSize = MinFileSize; o.BufferSize = 256 }
+	s := e.open()
+	defer closeStore(t, s)
+	e.live.setDown(host(1), e.clock.Now())
+	e.live.setDown(host(2), e.clock.Now())
+	for i := range 100 {
+		mustWrite(t, s, 1, i)
+		mustWrite(t, s, 2, i)
+	}
+	if err := s.Delete(host(1)); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Pending(host(1)); p != (Pending{}) {
+		t.Errorf("Pending after Delete = %+v", p)
+	}
+	for _, n := range e.files(fileSuffix) {
+		if id, _, _ := parseFileName(n); id == host(1) {
+			t.Errorf("file %s left after Delete", n)
+		}
+	}
+	mustWrite(t, s, 1, 100)
+	e.live.setUp(host(1))
+	e.live.setUp(host(2))
+	s.dispatchRound(s.ctx)
+	wantHints(t, e.rec.delivered(host(1)), 1, 100, 101)
+	wantHints(t, e.rec.delivered(host(2)), 2, 0, 100)
+}
