@@ -77,11 +77,12 @@ func (s *Store) dispatchRound(ctx context.Context) time.Duration {
 	}
 }
 
-// dispatchFile delivers f's hints from t.offset on, in order. It returns
-// nil once the file is done (every hint acknowledged or dropped, or the
-// file quarantined) and gone, or the error that stopped it, t.offset then
-// at the first hint not delivered. REQUIRES: s.dispatchMu held, f =
-// t.files[0].
+// dispatchFile delivers f's hints from t.offset on, in order, several in
+// flight (window). It returns nil once the file is done (every hint
+// acknowledged or dropped, or the file quarantined) and gone, or the error
+// that stopped it, t.offset then at the first hint not delivered and
+// t.acked holding the hints after it that were. REQUIRES: s.dispatchMu
+// held, f = t.files[0].
 func (s *Store) dispatchFile(ctx context.Context, t *target, f hintsFile) error {
 	path := s.path(f.name)
 	r, err := openReader(s.fs, path)
@@ -100,36 +101,75 @@ func (s *Store) dispatchFile(ctx context.Context, t *target, f hintsFile) error 
 		s.quarantine(t, f, 0, fmt.Errorf("the file header names host %s", h.target))
 		return nil
 	}
-	off := max(t.offset, fileHeaderSize)
-	for off < r.size {
-		rh, m, err := r.read(off)
-		if isBadRecord(err) {
-			return s.badRecord(t, f, r, off, err)
+	win := newWindow(ctx, s, t.id)
+	off, bad, stopErr := s.sendFile(ctx, t, r, win)
+	failedAt, failErr, failed, acked := win.wait()
+
+	// The first hint not acknowledged is the earliest failure, else where
+	// sending stopped.
+	if failed {
+		off = min(off, failedAt)
+	}
+	for _, a := range acked {
+		t.acked[a] = true
+	}
+	t.offset = off
+	for a := range t.acked {
+		if a < off {
+			delete(t.acked, a)
 		}
-		if err != nil {
-			return err
-		}
-		if rh.kind == kindEnd {
-			break
-		}
-		created := time.UnixMicro(rh.created)
-		if s.opts.MaxAge != nil && s.opts.Now().Sub(created) > s.opts.MaxAge(m) {
-			s.droppedExpired.Inc()
-		} else {
-			if err := s.throttle(ctx, len(m)); err != nil {
-				return err
-			}
-			if err := s.opts.Deliver(ctx, t.id, m); err != nil {
-				s.opts.Metrics.DeliveryFailures.Inc()
-				return fmt.Errorf("hints: delivering the hint at offset %d of %s: %w", off, path, err)
-			}
-			s.opts.Metrics.Replayed.Inc()
-		}
-		off += rh.size()
-		t.offset = off
+	}
+	switch {
+	case failed:
+		return fmt.Errorf("hints: delivering the hint at offset %d of %s: %w", failedAt, path, failErr)
+	case stopErr != nil:
+		return stopErr
+	case bad != nil:
+		return s.badRecord(t, f, r, off, bad)
 	}
 	s.done(t, f)
 	return nil
+}
+
+// sendFile sends the hints of r from t.offset on through win until the
+// file ends, a record does not decode, a delivery fails or ctx ends. It
+// returns the offset it stopped at (the file's size at its end), the
+// record there that does not decode, if that stopped it, and an error that
+// is neither (I/O, ctx).
+func (s *Store) sendFile(ctx context.Context, t *target, r *fileReader, win *window) (off int64, bad, err error) {
+	off = max(t.offset, fileHeaderSize)
+	for off < r.size {
+		rh, m, err := r.read(off)
+		if isBadRecord(err) {
+			return off, err, nil
+		}
+		if err != nil {
+			return off, nil, err
+		}
+		if rh.kind == kindEnd {
+			return r.size, nil, nil
+		}
+		next := off + rh.size()
+		created := time.UnixMicro(rh.created)
+		switch {
+		case t.acked[off]:
+			// Delivered before an earlier failure: not again.
+		case s.opts.MaxAge != nil && s.opts.Now().Sub(created) > s.opts.MaxAge(m):
+			s.droppedExpired.Inc()
+		default:
+			if win.hasFailed() {
+				return off, nil, nil
+			}
+			if err := s.throttle(ctx, len(m)); err != nil {
+				return off, nil, err
+			}
+			if !win.send(off, m) {
+				return off, nil, nil
+			}
+		}
+		off = next
+	}
+	return r.size, nil, nil
 }
 
 // badRecord handles a record of f that does not decode: damage if a later
@@ -182,6 +222,7 @@ func (s *Store) pop(t *target, f hintsFile) {
 		t.files = t.files[1:]
 	}
 	t.offset = 0
+	clear(t.acked)
 	s.updatePendingLocked(t)
 }
 

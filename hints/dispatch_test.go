@@ -269,3 +269,45 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("throttle waited %v in all, want %v (%d bytes at %d B/s)", total, want, bytes, rate)
 	}
 }
+
+// With many hints in flight and deliveries failing at random, every hint
+// is delivered, and none again once it was acknowledged.
+func TestWindowFailuresExactlyOnce(t *testing.T) {
+	for seed := range uint64(10) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			e := newEnv(t)
+			e.opts = func(o *Options) { o.MaxFileSize = 16 << 10 }
+			e.writeClosed(1000)
+			rng := rand.New(rand.NewPCG(seed, 3))
+			e.rec.fail = func(ring.HostID, []byte) error {
+				if rng.IntN(20) == 0 {
+					return errors.New("dropped")
+				}
+				return nil
+			}
+			e.opts = func(o *Options) { o.MaxInFlight = 16; o.MaxInFlightBytes = 1 << 10 }
+			s := e.open()
+			defer closeStore(t, s)
+			for round := 0; len(e.rec.delivered(host(1))) < 1000 && round < 1000; round++ {
+				s.dispatchRound(s.ctx)
+				e.clock.Advance(DefaultMaxRetry)
+			}
+			got := e.rec.delivered(host(1))
+			seen := map[string]bool{}
+			for _, g := range got {
+				if seen[g] {
+					t.Fatalf("%q delivered twice", g)
+				}
+				seen[g] = true
+			}
+			for i := range 1000 {
+				if !seen[hint(1, i)] {
+					t.Fatalf("hint %d never delivered (%d of 1000 were)", i, len(got))
+				}
+			}
+			if p := s.Pending(host(1)); p != (Pending{}) {
+				t.Errorf("Pending = %+v after every hint was delivered", p)
+			}
+		})
+	}
+}

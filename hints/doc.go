@@ -98,14 +98,18 @@
 // hints would pile up without end. The dispatcher wakes every
 // DispatchInterval, or on Wake (the node calls it when gossip marks a node
 // up); for each target that is up, in host id order, a file at a time, it
-// delivers hints in the order written, one at a time, paced so the bytes
-// delivered per second stay under hinted_handoff_throttle (one limit for
-// the dispatcher, shared by every target). A hint older than MaxAge (the
+// sends hints in the order written, up to MaxInFlight (16) of them and
+// MaxInFlightBytes under way at once, so that a replay does not take a
+// round trip per hint, paced so the bytes sent per second stay under
+// hinted_handoff_throttle (one limit for the dispatcher, shared by every
+// target). Mutations carry their timestamps, so the order they are applied
+// in does not matter; with MaxInFlight 1 it is the order written. A hint older than MaxAge (the
 // gc grace of its tables) is dropped, counted, not delivered: its
 // tombstones may already be purged on the target, so it could resurrect
 // data. A delivery that fails stops that target until a backoff (MinRetry,
-// doubling to MaxRetry) has passed; the next attempt resumes at the hint
-// that failed.
+// doubling to MaxRetry) has passed; the next attempt resumes at the first
+// hint that failed and skips the ones after it that were acknowledged (at
+// most a window of them, remembered in memory).
 //
 // hinted_handoff_enabled is the caller's: a node with it off does not call
 // Write (and need not open a Store); hints already on disk are still
@@ -118,8 +122,10 @@
 //   - A file's synced offset only grows, after an fdatasync covering it.
 //   - Nothing is written to a file after an I/O error hit it.
 //   - Only the dispatcher reads or removes closed files (under dispatchMu).
-//   - The store runs two goroutines, the flusher and the dispatcher; Close
-//     stops and waits for both before closing the files.
+//   - The store runs two goroutines, the flusher and the dispatcher, and the
+//     dispatcher one per delivery in flight, which it waits for before it
+//     moves a target's offset; Close stops and waits for all of them before
+//     closing the files.
 //   - All file I/O goes through vfs.FS (Options.FS), so tests run the store
 //     on vfs.NewMem and inject faults with vfs/errorfs.
 package hints

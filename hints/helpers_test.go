@@ -139,10 +139,12 @@ func (e *env) options() Options {
 		Liveness: e.live,
 		Deliver:  e.rec.deliver,
 		Throttle: -1,
-		Now:      e.clock.Now,
-		After:    e.clock.After,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Metrics:  e.m,
+		// One hint in flight: delivered in order, which the tests check.
+		MaxInFlight: 1,
+		Now:         e.clock.Now,
+		After:       e.clock.After,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics:     e.m,
 	}
 	if e.opts != nil {
 		e.opts(&o)

@@ -21,6 +21,8 @@ const (
 	DefaultThrottle         = 1024 << 10 // bytes per second
 	DefaultDispatchInterval = 10 * time.Second
 	DefaultBufferSize       = 64 << 10
+	DefaultMaxInFlight      = 16
+	DefaultMaxInFlightBytes = 4 << 20
 	DefaultMinRetry         = time.Second
 	DefaultMaxRetry         = time.Minute
 
@@ -37,8 +39,9 @@ type Liveness interface {
 }
 
 // Deliver sends one hint, an encoded mutation, to its target and returns
-// once the target has applied it (nil) or it failed. It is called from the
-// dispatcher goroutine, one hint at a time, with a context that Close
+// once the target has applied it (nil) or it failed. It is called from
+// goroutines of the dispatcher, up to Options.MaxInFlight at once for one
+// target, so it must be safe for concurrent use, with a context that Close
 // cancels; it must give itself a deadline (write_request_timeout) and must
 // not keep m after returning.
 type Deliver func(ctx context.Context, target ring.HostID, m []byte) error
@@ -69,6 +72,11 @@ type Options struct {
 	// DispatchInterval is how often the dispatcher looks for live targets
 	// with hints (Wake makes it look at once).
 	DispatchInterval time.Duration
+	// MaxInFlight and MaxInFlightBytes bound the deliveries to one target
+	// under way at once (a hint larger than MaxInFlightBytes goes alone).
+	// With MaxInFlight 1 hints are delivered strictly in the order written.
+	MaxInFlight      int
+	MaxInFlightBytes int
 	// MinRetry and MaxRetry bound the backoff after a failed delivery: the
 	// first retry waits MinRetry, each failure after it twice as long.
 	MinRetry, MaxRetry time.Duration
@@ -124,6 +132,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BufferSize < 0 {
 		return o, fmt.Errorf("hints: negative buffer size")
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.MaxInFlightBytes == 0 {
+		o.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
+	if o.MaxInFlight < 0 || o.MaxInFlightBytes < 0 {
+		return o, fmt.Errorf("hints: negative in-flight bound")
 	}
 	if o.Throttle == 0 {
 		o.Throttle = DefaultThrottle

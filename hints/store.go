@@ -65,7 +65,8 @@ type target struct {
 	pendingBytes, pendingFiles prometheus.Gauge
 
 	// Dispatch state, under Store.dispatchMu.
-	offset  int64 // the first record of files[0] not yet delivered; 0 is its start
+	offset  int64          // the first record of files[0] not yet delivered; 0 is its start
+	acked   map[int64]bool // records of files[0] after offset that were delivered
 	backoff time.Duration
 	retryAt time.Time
 }
@@ -188,6 +189,7 @@ func (s *Store) targetLocked(id ring.HostID) *target {
 		host := id.String()
 		t = &target{
 			id:           id,
+			acked:        map[int64]bool{},
 			pendingBytes: s.opts.Metrics.PendingBytes.WithLabelValues(host),
 			pendingFiles: s.opts.Metrics.PendingFiles.WithLabelValues(host),
 		}
@@ -588,6 +590,7 @@ func (s *Store) Delete(id ring.HostID) error {
 	}
 	t.buf, t.bufRecords = nil, 0
 	t.offset, t.backoff, t.retryAt = 0, 0, time.Time{}
+	clear(t.acked)
 	var errs []error
 	for _, f := range files {
 		if err := s.fs.Remove(s.path(f.name)); err != nil {
