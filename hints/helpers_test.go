@@ -114,7 +114,7 @@ func (r *recorder) delivered(target ring.HostID) []string {
 
 // env is a store's surroundings, kept across reopenings.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	fs    vfs.FS
 	dir   string
 	clock *clock
@@ -125,7 +125,7 @@ type env struct {
 	opts  func(*Options)
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	e := &env{t: t, fs: vfs.NewMem(), dir: "hints", clock: newClock(), live: newLiveness(), rec: newRecorder()}
 	e.reg = prometheus.NewRegistry()
 	e.m = metrics.NewHints(e.reg)
@@ -164,7 +164,7 @@ func (e *env) open() *Store {
 }
 
 // closeStore closes a store opened with open (no goroutines to stop).
-func closeStore(t *testing.T, s *Store) {
+func closeStore(t testing.TB, s *Store) {
 	t.Helper()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func closeStore(t *testing.T, s *Store) {
 
 func hint(target, i int) string { return fmt.Sprintf("mutation %d for host %d", i, target) }
 
-func mustWrite(t *testing.T, s *Store, target, i int) {
+func mustWrite(t testing.TB, s *Store, target, i int) {
 	t.Helper()
 	if err := s.Write(host(target), []byte(hint(target, i)), s.opts.Now()); err != nil {
 		t.Fatalf("Write(%d, %d): %v", target, i, err)
