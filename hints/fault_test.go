@@ -37,9 +37,12 @@ func TestDiskFull(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		kinds []errorfs.OpKind
+		after int // hints written once the disk has room again
 	}{
-		{"writes", []errorfs.OpKind{errorfs.OpFileWrite, errorfs.OpCreate}},
-		{"syncs", []errorfs.OpKind{errorfs.OpFileSyncData, errorfs.OpFileSync}},
+		{"writes", []errorfs.OpKind{errorfs.OpFileWrite, errorfs.OpCreate}, 50},
+		{"syncs", []errorfs.OpKind{errorfs.OpFileSyncData, errorfs.OpFileSync}, 50},
+		// Close alone writes what stayed buffered.
+		{"writes then none", []errorfs.OpKind{errorfs.OpFileWrite}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inj := &diskFull{kinds: map[errorfs.OpKind]bool{}}
@@ -82,15 +85,15 @@ func TestDiskFull(t *testing.T) {
 			if err := s.Flush(); !errors.Is(err, syscall.ENOSPC) {
 				t.Errorf("Flush on a full disk = %v, want ENOSPC", err)
 			}
-			if c.name == "writes" && failed == 0 {
+			if c.kinds[0] == errorfs.OpFileWrite && failed == 0 {
 				t.Fatalf("no Write failed on a full disk")
 			}
-			if c.name == "syncs" && failed != 0 {
+			if c.kinds[0] == errorfs.OpFileSyncData && failed != 0 {
 				t.Fatalf("%d Writes failed while only syncs fail (Write does not sync)", failed)
 			}
 
 			inj.on.Store(false)
-			for ; i < 250; i++ {
+			for end := i + c.after; i < end; i++ {
 				if err := write(i); err != nil {
 					t.Fatal(err)
 				}

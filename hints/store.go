@@ -261,12 +261,12 @@ func (s *Store) Write(id ring.HostID, m []byte, created time.Time) error {
 	if len(t.buf) >= s.opts.BufferSize {
 		if err := s.writeOutLocked(t); err != nil {
 			// Only this hint is refused: the ones before it stay buffered.
+			// The buffer's records belong to t.cur, w or the file that
+			// replaced it.
 			t.buf = t.buf[:before]
 			t.bufRecords--
-			if t.cur == w {
-				w.size -= n
-				w.records--
-			}
+			t.cur.size -= n
+			t.cur.records--
 			s.droppedWriteError.Inc()
 			s.updatePendingLocked(t)
 			return err
@@ -330,8 +330,8 @@ func (s *Store) writeOutLocked(t *target) error {
 
 // abandonLocked gives up t's current file after an I/O error: nothing more
 // is written to it, what it holds stays for dispatch (its tail cut there
-// as torn), and the buffered records go to the next file. REQUIRES: t.mu
-// held.
+// as torn), and the buffered records go to the next file, which becomes
+// t.cur (buffered records always belong to t.cur). REQUIRES: t.mu held.
 func (s *Store) abandonLocked(t *target, cause error) {
 	w := t.cur
 	t.cur = nil
@@ -351,6 +351,9 @@ func (s *Store) abandonLocked(t *target, cause error) {
 	for off := 0; off < len(t.buf); {
 		setSynced(t.buf[off:], 0)
 		off += int(recordSize(int(binary.LittleEndian.Uint32(t.buf[off+4:]))))
+	}
+	if len(t.buf) > 0 {
+		s.newWriterLocked(t)
 	}
 }
 
