@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/ring"
 )
 
@@ -39,6 +40,12 @@ type Store struct {
 	throttleNext time.Time
 
 	lock io.Closer // the directory's LOCK file, held until Close
+
+	// A full disk fails every Write that fills its buffer: logIOError logs
+	// one line per ioLogInterval with the count of those it held back.
+	ioLogMu         sync.Mutex
+	ioLogged        time.Time
+	ioLogSuppressed int
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -120,9 +127,9 @@ func open(opts Options) (*Store, error) {
 		opts:              opts,
 		fs:                opts.FS,
 		log:               opts.Logger,
-		droppedWindow:     opts.Metrics.Dropped.WithLabelValues("window"),
-		droppedExpired:    opts.Metrics.Dropped.WithLabelValues("expired"),
-		droppedWriteError: opts.Metrics.Dropped.WithLabelValues("write_error"),
+		droppedWindow:     opts.Metrics.Dropped.WithLabelValues(metrics.HintDroppedWindow),
+		droppedExpired:    opts.Metrics.Dropped.WithLabelValues(metrics.HintDroppedExpired),
+		droppedWriteError: opts.Metrics.Dropped.WithLabelValues(metrics.HintDroppedWriteError),
 		targets:           make(map[ring.HostID]*target),
 		wake:              make(chan struct{}, 1),
 	}
@@ -335,8 +342,8 @@ func (s *Store) writeOutLocked(t *target) error {
 func (s *Store) abandonLocked(t *target, cause error) {
 	w := t.cur
 	t.cur = nil
-	s.log.Error("hints: abandoning a hints file after an I/O error; its hints so far stay for dispatch, "+
-		"later ones go to a new file", "file", s.path(w.name), "error", cause)
+	s.logIOError(cause, "hints: abandoning a hints file after an I/O error; its hints so far stay for dispatch, "+
+		"later ones go to a new file", "file", s.path(w.name))
 	if w.f != nil {
 		t.syncMu.Lock()
 		w.f.Close()
@@ -602,4 +609,20 @@ func (s *Store) Delete(id ring.HostID) error {
 	}
 	s.updatePendingLocked(t)
 	return errors.Join(errs...)
+}
+
+const ioLogInterval = 10 * time.Second
+
+func (s *Store) logIOError(err error, msg string, args ...any) {
+	s.ioLogMu.Lock()
+	now := s.opts.Now()
+	if !s.ioLogged.IsZero() && now.Sub(s.ioLogged) < ioLogInterval {
+		s.ioLogSuppressed++
+		s.ioLogMu.Unlock()
+		return
+	}
+	suppressed := s.ioLogSuppressed
+	s.ioLogged, s.ioLogSuppressed = now, 0
+	s.ioLogMu.Unlock()
+	s.log.Error(msg, append(args, "error", err, "similar_errors_not_logged", suppressed)...)
 }
