@@ -33,10 +33,20 @@ const (
 
 // Liveness is what the store needs to know of the failure detector (gossip).
 type Liveness interface {
-	// DownSince reports whether target is down now and, if so, since when.
-	// It must be safe for concurrent use and must not block.
+	// DownSince reports whether target is down now and, if so, since when
+	// (a node the failure detector has not heard from since this node
+	// started is down since the start). It must be safe for concurrent use
+	// and must not block.
 	DownSince(target ring.HostID) (since time.Time, down bool)
 }
+
+// LivenessFunc adapts a function to Liveness.
+type LivenessFunc func(target ring.HostID) (since time.Time, down bool)
+
+// DownSince calls f.
+func (f LivenessFunc) DownSince(target ring.HostID) (time.Time, bool) { return f(target) }
+
+var _ Liveness = LivenessFunc(nil)
 
 // Deliver sends one hint, an encoded mutation, to its target and returns
 // once the target has applied it (nil) or it failed. It is called from
