@@ -95,3 +95,47 @@ func TestInOrderByAcrossPartitions(t *testing.T) {
 		t.Errorf("paged IN + ORDER BY: got %v, want Cassandra's Invalid", err)
 	}
 }
+
+// TestReadConsistencyEveryPath: ANY is refused for reads of user and
+// system tables, simple or prepared; SERIAL is refused for several named
+// partitions only, and a range or index read at SERIAL runs, as in
+// Cassandra 4.0 (only its single-partition reads go through Paxos).
+func TestReadConsistencyEveryPath(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "cl")
+	mustExec(t, s, `CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))`)
+	mustExec(t, s, `CREATE INDEX ON t (v)`)
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (1, 1, 7)`)
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (2, 1, 7)`)
+	for _, q := range []string{
+		`SELECT * FROM t`, `SELECT * FROM t WHERE k = 1`, `SELECT * FROM t WHERE k = 1 AND c = 1`,
+		`SELECT * FROM t WHERE v = 7`, `SELECT count(*) FROM t`,
+		`SELECT * FROM system.local`, `SELECT keyspace_name FROM system_schema.tables`,
+	} {
+		// gocql prepares a SELECT; the comment keeps it a simple QUERY.
+		for _, text := range []string{q, "/* simple */ " + q} {
+			err := s.Query(text).Consistency(gocql.Any).Exec()
+			if re, ok := err.(gocql.RequestError); !ok || re.Code() != gocql.ErrCodeInvalid || re.Message() != "ANY ConsistencyLevel is only supported for writes" {
+				t.Errorf("%s at ANY: got %v, want Invalid", text, err)
+			}
+		}
+	}
+	serial := gocql.Consistency(gocql.Serial)
+	for _, tc := range []struct {
+		q    string
+		rows int
+	}{{`SELECT * FROM t`, 2}, {`SELECT * FROM t WHERE v = 7`, 2}, {`SELECT * FROM t WHERE k = 1`, 1}, {`SELECT * FROM t WHERE k IN (1)`, 1}} {
+		n := 0
+		iter := s.Query(tc.q).Consistency(serial).Iter()
+		for iter.Scan(new(int), new(int), new(int)) {
+			n++
+		}
+		if err := iter.Close(); err != nil || n != tc.rows {
+			t.Errorf("%s at SERIAL: %d rows, %v; want %d rows", tc.q, n, err, tc.rows)
+		}
+	}
+	err := s.Query(`SELECT * FROM t WHERE k IN (1, 2)`).Consistency(serial).Exec()
+	if err == nil || !strings.Contains(err.Error(), "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time") {
+		t.Errorf("IN of two partitions at SERIAL: %v", err)
+	}
+}
