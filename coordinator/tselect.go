@@ -365,7 +365,7 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if err != nil {
 		return nil, err
 	}
-	r := &selectRun{p: p, x: x, now: int32(x.now().Unix()), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
+	r := &selectRun{p: p, x: x, now: x.nowInSeconds(), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
 	if p.orderAfter > 0 && r.pageSize > 0 {
 		return nil, errPagedOrderAfter
 	}
