@@ -153,7 +153,7 @@ func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *me
 	if len(b.Children) > 65535 {
 		return nil, invalidf("Too many statements in a batch: %d (the maximum is 65535)", len(b.Children))
 	}
-	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace}
+	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace, NowInSeconds: b.NowInSeconds}
 	ks := keyspaceOf(req, b.Keyspace)
 	base := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now}
 	base.now()

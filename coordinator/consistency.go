@@ -48,8 +48,9 @@ func checkReadConsistency(x *execution) error {
 	return nil
 }
 
-// errSerialRange refuses a serial read of more than one partition.
-var errSerialRange = invalidf("SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time")
+// errSerialPartitions refuses a serial read of more than one named
+// partition.
+var errSerialPartitions = invalidf("SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time")
 
 // Availability on one node. Cassandra counts the replicas a level needs
 // from the keyspace's replication factor (ConsistencyLevel.blockFor), and

@@ -258,6 +258,17 @@ func (x *execution) now() time.Time {
 	return x.at
 }
 
+// nowInSeconds is the statement's time for TTLs, expiry and deletion
+// times: v5's now_in_seconds when the request sets it, as Cassandra's
+// QueryOptions.getNowInSeconds, else its clock. Write timestamps and
+// now() keep the clock.
+func (x *execution) nowInSeconds() int32 {
+	if n := x.opts.NowInSeconds; n != nil {
+		return *n
+	}
+	return int32(x.now().Unix())
+}
+
 // bindValues resolves the request's values against the plan's markers
 // into x: positional, or named and matched to the markers' names.
 func bindValues(p plan, opts *message.QueryOptions, x *execution) error {

@@ -629,7 +629,7 @@ func (p *writePlan) mutateInto(m *mutation.Mutation, x *execution) error {
 	if err != nil {
 		return err
 	}
-	now := int32(x.now().Unix())
+	now := x.nowInSeconds()
 	live := storage.Cell{Timestamp: ts}
 	if ttl > 0 {
 		live.TTL, live.LocalDeletionTime = ttl, now+ttl

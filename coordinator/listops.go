@@ -21,7 +21,7 @@ import (
 // listCells returns the live cells of list column col in row (pk, ck), in
 // list order.
 func (p *writePlan) listCells(pk []byte, ck [][]byte, col *colInfo, x *execution) ([]storage.ColumnCell, error) {
-	o := storage.ReadOptions{Now: int32(x.now().Unix())}
+	o := storage.ReadOptions{Now: x.nowInSeconds()}
 	static := col.isStatic()
 	if !static && len(ck) > 0 {
 		o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}

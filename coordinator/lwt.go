@@ -287,7 +287,7 @@ func (w *writePlan) target(x *execution) (writeTarget, error) {
 
 // currentRow reads the row (pk, ck) and the partition's static row.
 func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execution) (row, static *storage.Row, err error) {
-	o := storage.ReadOptions{Now: int32(x.now().Unix())}
+	o := storage.ReadOptions{Now: x.nowInSeconds()}
 	if len(t.ck) > 0 {
 		if ck == nil {
 			o.Slice = storage.Slice{End: &storage.Bound{}} // statics only

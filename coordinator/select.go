@@ -300,6 +300,9 @@ func splitList(b []byte) ([][]byte, error) {
 }
 
 func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	if err := checkReadConsistency(x); err != nil {
+		return nil, err
+	}
 	limit := -1
 	if p.limit.marker >= 0 || p.limit.lit != nil {
 		vs, err := p.limit.values(x)

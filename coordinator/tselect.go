@@ -99,13 +99,6 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		cols = append(cols, spec(name, it.typ))
 	}
 	p.proj = sc.proj
-	if p.distinct {
-		for _, pr := range p.proj {
-			if k := t.cols[pr.col].def.Kind; k != storage.KindPartitionKey && k != storage.KindStatic {
-				return nil, invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", t.cols[pr.col].def.Name)
-			}
-		}
-	}
 	k, err := analyzeWhere(t, s.Where, b)
 	if err != nil {
 		return nil, err
@@ -149,6 +142,11 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	}
 	if k.pkAny() && !k.pkComplete() {
 		return nil, invalidf("Partial partition key restrictions are not supported yet")
+	}
+	if p.distinct {
+		if err := p.checkDistinct(s, k); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range k.filters {
 		if f.op != statements.OpEq && f.op != statements.OpIn && f.op != statements.OpNeq && f.op != statements.OpLt && f.op != statements.OpLte && f.op != statements.OpGt && f.op != statements.OpGte {
@@ -197,6 +195,39 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 	}
 	p.metaID = metadataID(p.meta)
 	return p, nil
+}
+
+// checkDistinct refuses what Cassandra refuses in a SELECT DISTINCT
+// (SelectStatement.validateDistinctSelection): restrictions on other
+// than partition key and static columns, a selection of other columns,
+// and, unless the partition key is named by = or IN, a selection without
+// every partition key column.
+func (p *tableSelectPlan) checkDistinct(s *statements.Select, k *keyRestrictions) error {
+	t := p.t
+	if s.PerPartitionLimit != nil {
+		return invalidf("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
+	}
+	restricted := len(k.ck) > 0 || k.lower != nil || k.upper != nil || len(k.gapFilters) > 0
+	for _, f := range k.filters {
+		restricted = restricted || !t.cols[f.col].isStatic()
+	}
+	if restricted {
+		return invalidf("SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.")
+	}
+	for _, pr := range p.proj {
+		if kind := t.cols[pr.col].def.Kind; kind != storage.KindPartitionKey && kind != storage.KindStatic {
+			return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", t.cols[pr.col].def.Name)
+		}
+	}
+	if k.pkComplete() {
+		return nil
+	}
+	for _, ci := range t.pk {
+		if !slices.ContainsFunc(p.proj, func(pr projection) bool { return pr.col == ci }) {
+			return invalidf("SELECT DISTINCT queries must request all the partition key columns (missing %s)", t.cols[ci].def.Name)
+		}
+	}
+	return nil
 }
 
 // orderBy accepts the clustering order or its exact reverse.
@@ -323,19 +354,18 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if err == nil {
 		err = c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency)
 	}
-	if err == nil && isSerial(x.opts.Consistency) {
-		err = errSerialRange
-		if p.keys.pkComplete() {
-			var pks [][][]byte
-			if pks, err = evalKeys(p.t, p.keys.pk, p.t.pk, x); err == nil && len(pks) != 1 {
-				err = errSerialRange
-			}
+	if err == nil && isSerial(x.opts.Consistency) && p.keys.pkComplete() {
+		// Cassandra refuses a serial read of several named partitions; a
+		// range read at SERIAL runs, as a read at QUORUM does.
+		var pks [][][]byte
+		if pks, err = evalKeys(p.t, p.keys.pk, p.t.pk, x); err == nil && len(pks) != 1 {
+			err = errSerialPartitions
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &selectRun{p: p, x: x, now: int32(x.now().Unix()), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
+	r := &selectRun{p: p, x: x, now: x.nowInSeconds(), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
 	if p.orderAfter > 0 && r.pageSize > 0 {
 		return nil, errPagedOrderAfter
 	}

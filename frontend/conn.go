@@ -390,6 +390,7 @@ func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
 	switch h.OpCode {
 	case primitive.OpCodeOptions:
 		cn.replyFrame(h, cn.s.supported[cn.versionFor(h)])
+		cn.s.okRequests[h.OpCode].Inc()
 		return gnet.None
 	case primitive.OpCodeStartup:
 		return cn.startup(h, body)

@@ -67,6 +67,7 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 	}
 	cn.version = h.Version
 	cn.reply(h, &message.Ready{})
+	cn.s.okRequests[h.OpCode].Inc()
 	compName := strings.ToLower(opts["COMPRESSION"])
 	if compName == "" {
 		compName = "none"
@@ -105,6 +106,7 @@ func (cn *conn) register(h protocol.Header, body []byte) gnet.Action {
 	}
 	cn.events.Or(bits)
 	cn.reply(h, &message.Ready{})
+	cn.s.okRequests[h.OpCode].Inc()
 	return gnet.None
 }
 

@@ -5,7 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/gocql/gocql"
 )
 
@@ -93,5 +95,121 @@ func TestInOrderByAcrossPartitions(t *testing.T) {
 	err := s.Query(`SELECT k, c FROM t WHERE k IN (1, 0) ORDER BY c DESC`).PageSize(100).Exec()
 	if re, ok := err.(gocql.RequestError); !ok || re.Code() != gocql.ErrCodeInvalid || !strings.Contains(re.Message(), "Cannot page queries with both ORDER BY and a IN restriction on the partition key") {
 		t.Errorf("paged IN + ORDER BY: got %v, want Cassandra's Invalid", err)
+	}
+}
+
+// TestReadConsistencyEveryPath: ANY is refused for reads of user and
+// system tables, simple or prepared; SERIAL is refused for several named
+// partitions only, and a range or index read at SERIAL runs, as in
+// Cassandra 4.0 (only its single-partition reads go through Paxos).
+func TestReadConsistencyEveryPath(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "cl")
+	mustExec(t, s, `CREATE TABLE t (k int, c int, v int, PRIMARY KEY (k, c))`)
+	mustExec(t, s, `CREATE INDEX ON t (v)`)
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (1, 1, 7)`)
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (2, 1, 7)`)
+	for _, q := range []string{
+		`SELECT * FROM t`, `SELECT * FROM t WHERE k = 1`, `SELECT * FROM t WHERE k = 1 AND c = 1`,
+		`SELECT * FROM t WHERE v = 7`, `SELECT count(*) FROM t`,
+		`SELECT * FROM system.local`, `SELECT keyspace_name FROM system_schema.tables`,
+	} {
+		// gocql prepares a SELECT; the comment keeps it a simple QUERY.
+		for _, text := range []string{q, "/* simple */ " + q} {
+			err := s.Query(text).Consistency(gocql.Any).Exec()
+			if re, ok := err.(gocql.RequestError); !ok || re.Code() != gocql.ErrCodeInvalid || re.Message() != "ANY ConsistencyLevel is only supported for writes" {
+				t.Errorf("%s at ANY: got %v, want Invalid", text, err)
+			}
+		}
+	}
+	serial := gocql.Consistency(gocql.Serial)
+	for _, tc := range []struct {
+		q    string
+		rows int
+	}{{`SELECT * FROM t`, 2}, {`SELECT * FROM t WHERE v = 7`, 2}, {`SELECT * FROM t WHERE k = 1`, 1}, {`SELECT * FROM t WHERE k IN (1)`, 1}} {
+		n := 0
+		iter := s.Query(tc.q).Consistency(serial).Iter()
+		for iter.Scan(new(int), new(int), new(int)) {
+			n++
+		}
+		if err := iter.Close(); err != nil || n != tc.rows {
+			t.Errorf("%s at SERIAL: %d rows, %v; want %d rows", tc.q, n, err, tc.rows)
+		}
+	}
+	err := s.Query(`SELECT * FROM t WHERE k IN (1, 2)`).Consistency(serial).Exec()
+	if err == nil || !strings.Contains(err.Error(), "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time") {
+		t.Errorf("IN of two partitions at SERIAL: %v", err)
+	}
+}
+
+// TestNowInSeconds: protocol v5's now_in_seconds is the request's time for
+// TTLs and expiry on QUERY, EXECUTE and BATCH, as in Cassandra 4.0 (the
+// cases of apache/cassandra-gocql-driver v2's own TestQuery_WithNowInSeconds
+// and TestBatch_WithNowInSeconds, and an expiry either side of it).
+func TestNowInSeconds(t *testing.T) {
+	node, clock := newClockedNode(t)
+	host, port := hostPort(node.Addr())
+	c := gocql2.NewCluster(host)
+	c.Port = port
+	c.Timeout = 5 * time.Second
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range []string{
+		`CREATE KEYSPACE nis WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE nis.t (id int PRIMARY KEY, val text)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ttlAt := func(id int, now int) int {
+		t.Helper()
+		var ttl int
+		if err := s.Query(`SELECT TTL(val) FROM nis.t WHERE id = ?`, id).WithNowInSeconds(now).Scan(&ttl); err != nil {
+			t.Fatalf("TTL of %d at %d: %v", id, now, err)
+		}
+		return ttl
+	}
+	// gocql v2 prepares an INSERT (EXECUTE); a leading comment keeps it a
+	// QUERY.
+	if err := s.Query(`INSERT INTO nis.t (id, val) VALUES (?, ?) USING TTL 20`, 1, "v").WithNowInSeconds(0).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(`/* q */ INSERT INTO nis.t (id, val) VALUES (2, 'v') USING TTL 20`).WithNowInSeconds(0).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	b := s.Batch(gocql2.LoggedBatch)
+	b.WithNowInSeconds(0)
+	b.Query(`INSERT INTO nis.t (id, val) VALUES (?, ?) USING TTL 20`, 3, "v")
+	if err := b.Exec(); err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= 3; id++ {
+		if got := ttlAt(id, 10); got != 10 {
+			t.Errorf("row %d written at 0 with TTL 20: TTL %d at 10, want 10", id, got)
+		}
+		// At the node's own time the cell expired long ago.
+		if err := s.Query(`SELECT TTL(val) FROM nis.t WHERE id = ?`, id).Scan(new(int)); err != gocql2.ErrNotFound {
+			t.Errorf("row %d at the node's time: %v, want no row", id, err)
+		}
+	}
+	// A write at the node's time expires on the node's clock, and a read
+	// with a later now_in_seconds sees it expired already.
+	now := int(clock.Now().Unix())
+	if err := s.Query(`INSERT INTO nis.t (id, val) VALUES (?, ?) USING TTL 100`, 4, "v").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttlAt(4, now+40); got != 60 {
+		t.Errorf("TTL at now+40: %d, want 60", got)
+	}
+	if err := s.Query(`SELECT val FROM nis.t WHERE id = ?`, 4).WithNowInSeconds(now + 100).Scan(new(string)); err != gocql2.ErrNotFound {
+		t.Errorf("read at now+100: %v, want no row", err)
+	}
+	clock.Advance(50 * time.Second)
+	if err := s.Query(`SELECT val FROM nis.t WHERE id = ?`, 4).Scan(new(string)); err != nil {
+		t.Errorf("read at the node's time: %v", err)
 	}
 }

@@ -131,7 +131,6 @@ func TestSerialConsistency(t *testing.T) {
 		{s.Query(`UPDATE acct SET v = 1 WHERE k = 1`).Consistency(gocql.Consistency(gocql.Serial)), "You must use conditional updates for serializable writes"},
 		{s.Query(`UPDATE acct SET v = 1 WHERE k = 1 IF v = 10`).Consistency(gocql.Consistency(gocql.LocalSerial)), "LOCAL_SERIAL is not supported as conditional update commit consistency"},
 		{s.Query(`UPDATE acct SET v = 1 WHERE k = 1 IF v = 10`).SerialConsistency(gocql.SerialConsistency(gocql.Quorum)), "Invalid consistency for conditional update. Must be one of SERIAL or LOCAL_SERIAL"},
-		{s.Query(`SELECT v FROM acct`).Consistency(gocql.Consistency(gocql.Serial)), "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time"},
 		{s.Query(`SELECT v FROM acct WHERE k IN (1, 2)`).Consistency(gocql.Consistency(gocql.LocalSerial)), "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time"},
 		{s.Query(`SELECT v FROM acct WHERE k = 1`).Consistency(gocql.Any), "ANY ConsistencyLevel is only supported for writes"},
 	} {

@@ -80,6 +80,17 @@ func TestMetricsEndpoint(t *testing.T) {
 	if v := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"outcome": "invalid"}); v < 1 {
 		t.Errorf("invalid outcomes = %v, want >= 1", v)
 	}
+	// The handshake counts too: gocql sends OPTIONS and STARTUP on every
+	// connection and REGISTER on its control connection.
+	startups := metricValue(t, node.Registry, "cqld_native_startups_total", nil)
+	if v := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": "STARTUP", "outcome": "ok"}); v != startups || v < 2 {
+		t.Errorf("STARTUP ok = %v, want the %v handshakes (>= 2)", v, startups)
+	}
+	for _, op := range []string{"OPTIONS", "REGISTER"} {
+		if v := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": op, "outcome": "ok"}); v < 1 {
+			t.Errorf("%s ok = %v, want >= 1", op, v)
+		}
+	}
 	if v := metricValue(t, node.Registry, "cqld_native_request_duration_seconds", map[string]string{"opcode": "EXECUTE"}); v < 5 {
 		t.Errorf("EXECUTE latency samples = %v", v)
 	}

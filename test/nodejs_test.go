@@ -14,9 +14,9 @@ const nodejsDriverDir = "drivers/nodejs"
 // (cassandra-driver from npm) to a node: protocol negotiation (one
 // downgrade, from DSE_V2 to v4), node discovery, CREATE KEYSPACE and its
 // metadata, USE, system.local, a table with a user-defined type, a set and
-// a timestamp through prepared statements, a lightweight transaction, a
-// client with a keyspace set, DROP KEYSPACE, with no warning or error in
-// the driver's log.
+// a timestamp through prepared statements, prepared batches with int
+// parameters, a lightweight transaction, a client with a keyspace set,
+// DROP KEYSPACE, with no warning or error in the driver's log.
 func TestNodejsDriverSmoke(t *testing.T) {
 	probe := exec.Command("node", "-e", "require('cassandra-driver')")
 	probe.Dir = nodejsDriverDir

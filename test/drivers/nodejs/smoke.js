@@ -9,7 +9,8 @@
 // checks the negotiated protocol version and the discovered node, creates a
 // keyspace, checks its metadata, USEs it, reads system.local, writes and
 // reads a table with a user-defined type, a set and a timestamp through
-// prepared statements and a lightweight transaction, connects a second
+// prepared statements, runs prepared batches with int parameters and a
+// lightweight transaction, connects a second
 // client with `keyspace` set (the driver USEs it on connect) and drops the
 // keyspace.
 //
@@ -145,6 +146,21 @@ async function run(host, port, clusterName, ks) {
     const lwt2 = await client.execute(`UPDATE people SET name = ? WHERE id = ? IF name = ?`, ['anne', 1, 'ann'],
       { prepare: true });
     check(lwt2.wasApplied() === true, `UPDATE ... IF name = 'ann' not applied`);
+
+    // A prepared batch with int parameters (issue 17 reported "Expected 4
+    // or 0 byte int (8)"): the driver encodes each value by the type in
+    // the statement's PREPARED metadata, as for a single EXECUTE.
+    await client.execute(`CREATE TABLE IF NOT EXISTS scores (k int, c int, n int, PRIMARY KEY (k, c))`);
+    await client.batch([
+      { query: `INSERT INTO scores (k, c, n) VALUES (?, ?, ?)`, params: [1, 1, 10] },
+      { query: `UPDATE scores SET n = ? WHERE k = ? AND c = ?`, params: [20, 1, 2] },
+      { query: `INSERT INTO scores (k, c, n) VALUES (?, ?, ?) USING TTL ?`, params: [2, 1, 30, 1000] },
+    ], { prepare: true });
+    await client.batch([{ query: `DELETE FROM scores WHERE k = ? AND c = ?`, params: [2, 1] }],
+      { prepare: true, logged: false });
+    const scores = (await client.execute(`SELECT k, c, n FROM scores`, [], { prepare: true })).rows
+      .map(r => `${r.k}/${r.c}/${r.n}`).sort().join(' ');
+    check(scores === '1/1/10 1/2/20', `prepared batches left scores ${scores}, want 1/1/10 1/2/20`);
 
     // An application's usual set-up: the keyspace in the options.
     const client2 = newClient('client2', host, port, { keyspace: ks });
