@@ -80,7 +80,7 @@ func OpenState(o StateOptions) (*State, error) {
 	if err := storage.MkdirAllSynced(o.FS, o.Dir); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	data, ok, err := storage.ReadFile(o.FS, filepath.Join(o.Dir, stateFile))
+	data, ok, err := storage.ReadFileIfExists(o.FS, filepath.Join(o.Dir, stateFile))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}

@@ -63,8 +63,11 @@ type Config struct {
 	// Authenticator is AllowAllAuthenticator or PasswordAuthenticator;
 	// Validate turns org.apache.cassandra.auth.X into X.
 	Authenticator string `yaml:"authenticator"`
-	// Authorizer is AllowAllAuthorizer, the only one cqld has.
-	Authorizer string `yaml:"authorizer"`
+	// Authorizer is AllowAllAuthorizer or CassandraAuthorizer, and
+	// RoleManager CassandraRoleManager (the only one); Validate shortens
+	// their class names too.
+	Authorizer  string `yaml:"authorizer"`
+	RoleManager string `yaml:"role_manager"`
 
 	NumTokens int `yaml:"num_tokens"`
 	// AllocateTokensForLocalReplicationFactor is the replication factor a
@@ -190,6 +193,7 @@ func Default() Config {
 		DiskFailurePolicy:                       "stop",
 		Authenticator:                           "AllowAllAuthenticator",
 		Authorizer:                              "AllowAllAuthorizer",
+		RoleManager:                             "CassandraRoleManager",
 		NumTokens:                               16,
 		AllocateTokensForLocalReplicationFactor: 3,
 		HintedHandoffEnabled:                    true,
@@ -390,7 +394,8 @@ func keys() []key {
 		{name: "commit_failure_policy", usage: "on commit log failure: stop, stop_commit, die or ignore", field: func(c *Config) any { return &c.CommitFailurePolicy }},
 		{name: "disk_failure_policy", usage: "on data disk failure: die, stop_paranoid, stop, best_effort or ignore", field: func(c *Config) any { return &c.DiskFailurePolicy }},
 		{name: "authenticator", usage: "AllowAllAuthenticator or PasswordAuthenticator", field: func(c *Config) any { return &c.Authenticator }},
-		{name: "authorizer", usage: "AllowAllAuthorizer", field: func(c *Config) any { return &c.Authorizer }},
+		{name: "authorizer", usage: "AllowAllAuthorizer or CassandraAuthorizer", field: func(c *Config) any { return &c.Authorizer }},
+		{name: "role_manager", usage: "CassandraRoleManager", field: func(c *Config) any { return &c.RoleManager }},
 		{name: "num_tokens", usage: "tokens per node, 1 to 1536", field: func(c *Config) any { return &c.NumTokens }},
 		{name: "allocate_tokens_for_local_replication_factor", usage: "replication factor a joining node balances its tokens for", field: func(c *Config) any { return &c.AllocateTokensForLocalReplicationFactor }},
 		{name: "endpoint_snitch", usage: "snitch class", field: func(c *Config) any { return &c.EndpointSnitch }},
@@ -910,12 +915,18 @@ func (c *Config) problems() []*keyError {
 	} else {
 		bad("authenticator", "%q is not supported; use AllowAllAuthenticator or PasswordAuthenticator", c.Authenticator)
 	}
-	// Accepting an authorizer cqld does not enforce would let an operator
-	// believe permissions are checked when they are not.
-	if a := strings.TrimPrefix(c.Authorizer, "org.apache.cassandra.auth."); a == "AllowAllAuthorizer" {
+	if a := strings.TrimPrefix(c.Authorizer, "org.apache.cassandra.auth."); a == "AllowAllAuthorizer" || a == "CassandraAuthorizer" {
 		c.Authorizer = a
 	} else {
-		bad("authorizer", "%q is not supported; cqld has only AllowAllAuthorizer", c.Authorizer)
+		bad("authorizer", "%q is not supported; use AllowAllAuthorizer or CassandraAuthorizer", c.Authorizer)
+	}
+	if c.Authenticator == "AllowAllAuthenticator" && c.Authorizer == "CassandraAuthorizer" {
+		bad("authorizer", "AllowAllAuthenticator can't be used with %s", c.Authorizer)
+	}
+	if a := strings.TrimPrefix(c.RoleManager, "org.apache.cassandra.auth."); a == "CassandraRoleManager" {
+		c.RoleManager = a
+	} else {
+		bad("role_manager", "%q is not supported; cqld has only CassandraRoleManager", c.RoleManager)
 	}
 
 	inRange("num_tokens", c.NumTokens, 1, 1536)

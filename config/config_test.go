@@ -60,6 +60,7 @@ func TestDefault(t *testing.T) {
 		{"disk_failure_policy", d.DiskFailurePolicy, "stop"},
 		{"authenticator", d.Authenticator, "AllowAllAuthenticator"},
 		{"authorizer", d.Authorizer, "AllowAllAuthorizer"},
+		{"role_manager", d.RoleManager, "CassandraRoleManager"},
 		{"num_tokens", d.NumTokens, 16},
 		{"endpoint_snitch", d.EndpointSnitch, "SimpleSnitch"},
 		{"data_center", d.DataCenter, "datacenter1"},
@@ -172,6 +173,10 @@ func TestEachKey(t *testing.T) {
 		{`authenticator: org.apache.cassandra.auth.PasswordAuthenticator`, func(c *Config) { c.Authenticator = "PasswordAuthenticator" }},
 		{`authenticator: org.apache.cassandra.auth.AllowAllAuthenticator`, func(c *Config) {}},
 		{`authorizer: org.apache.cassandra.auth.AllowAllAuthorizer`, func(c *Config) {}},
+		{"authenticator: PasswordAuthenticator\nauthorizer: org.apache.cassandra.auth.CassandraAuthorizer", func(c *Config) {
+			c.Authenticator, c.Authorizer = "PasswordAuthenticator", "CassandraAuthorizer"
+		}},
+		{`role_manager: org.apache.cassandra.auth.CassandraRoleManager`, func(c *Config) {}},
 		{`num_tokens: 256`, func(c *Config) { c.NumTokens = 256 }},
 		{`endpoint_snitch: GossipingPropertyFileSnitch`, func(c *Config) { c.EndpointSnitch = "GossipingPropertyFileSnitch" }},
 		{`endpoint_snitch: org.apache.cassandra.locator.SimpleSnitch`, func(c *Config) {}},
@@ -307,7 +312,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 		CommitFailurePolicy:                     "ignore",
 		DiskFailurePolicy:                       "die",
 		Authenticator:                           "PasswordAuthenticator",
-		Authorizer:                              "AllowAllAuthorizer",
+		Authorizer:                              "CassandraAuthorizer",
+		RoleManager:                             "CassandraRoleManager",
 		NumTokens:                               8,
 		EndpointSnitch:                          "GossipingPropertyFileSnitch",
 		DataCenter:                              "dc2",
@@ -335,12 +341,12 @@ func TestMarshalRoundTrip(t *testing.T) {
 		PrometheusAddress:                            "::",
 		PrometheusPort:                               0,
 	}
-	// Authorizer has a single legal value; every other field must differ
+	// RoleManager has a single legal value; every other field must differ
 	// from the default so that this test covers every key.
 	cv, dv := reflect.ValueOf(c), reflect.ValueOf(Default())
 	for i := range cv.NumField() {
 		name := cv.Type().Field(i).Name
-		if name != "Authorizer" && reflect.DeepEqual(cv.Field(i).Interface(), dv.Field(i).Interface()) {
+		if name != "RoleManager" && reflect.DeepEqual(cv.Field(i).Interface(), dv.Field(i).Interface()) {
 			t.Errorf("%s has its default value; pick another", name)
 		}
 	}
@@ -417,7 +423,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad commit failure policy", "commit_failure_policy: panic\n", []string{"commit_failure_policy (line 1)", `"panic"`}},
 		{"bad disk failure policy", "disk_failure_policy: stop_commit\n", []string{"disk_failure_policy (line 1)"}},
 		{"bad authenticator", "authenticator: LdapAuthenticator\n", []string{"authenticator (line 1)", "LdapAuthenticator"}},
-		{"unenforced authorizer", "authorizer: CassandraAuthorizer\n", []string{"authorizer (line 1)", "CassandraAuthorizer"}},
+		{"authorizer without authenticator", "authorizer: CassandraAuthorizer\n", []string{"authorizer (line 1)", "AllowAllAuthenticator can't be used with CassandraAuthorizer"}},
+		{"bad authorizer", "authenticator: PasswordAuthenticator\nauthorizer: LdapAuthorizer\n", []string{"authorizer (line 2)", "LdapAuthorizer"}},
+		{"bad role manager", "role_manager: LDAPRoleManager\n", []string{"role_manager (line 1)", "LDAPRoleManager"}},
 		{"num_tokens zero", "num_tokens: 0\n", []string{"num_tokens (line 1)", "out of range 1 to 1536"}},
 		{"num_tokens too many", "num_tokens: 1537\n", []string{"num_tokens (line 1)"}},
 		{"port out of range", "native_transport_port: 70000\n", []string{"native_transport_port (line 1)", "out of range"}},

@@ -116,9 +116,9 @@
 // transports and keeps the process up; stop_commit keeps serving reads;
 // die exits; ignore fails the writes the error hit and carries on),
 // num_tokens (at the first start: the tokens are saved with the data),
-// data_center, rack, authenticator (only AllowAllAuthenticator starts;
-// PasswordAuthenticator is refused at start-up, as cqld has no
-// authentication), the native_transport_* keys (among them the
+// data_center, rack, authenticator (PasswordAuthenticator makes clients
+// log in as a role of the data directory's system_auth, with the default
+// superuser cassandra/cassandra on a fresh node), the native_transport_* keys (among them the
 // connection caps native_transport_max_concurrent_connections and _per_ip;
 // the bounds on request bytes in flight,
 // native_transport_max_request_data_in_flight, default 256MiB, and _per_ip,
@@ -137,5 +137,7 @@
 // disk_failure_policy (a data disk that cannot take a flush makes writes
 // fail with WRITE_FAILURE until a flush succeeds, whatever it says),
 // saved_caches_directory, hints_directory, endpoint_snitch, authorizer
-// (only AllowAllAuthorizer is accepted) and seed_provider.
+// (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
+// permissions are not checked yet, which start-up warns about),
+// role_manager (CassandraRoleManager only) and seed_provider.
 package config

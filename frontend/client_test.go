@@ -216,13 +216,28 @@ func expectAll[M message.Message](c *client, streams ...int16) map[int16]M {
 // the server expects them.
 func (c *client) startup(v primitive.ProtocolVersion, opts map[string]string) {
 	c.t.Helper()
+	if m := c.startupAnswer(v, opts); m == nil {
+		c.t.Fatal("no answer to STARTUP")
+	} else if _, ok := m.(*message.Ready); !ok {
+		c.t.Fatalf("STARTUP answered %T %v, want READY", m, m)
+	}
+}
+
+// startupAnswer sends STARTUP as startup does and returns the answer (READY
+// or AUTHENTICATE), after which the client frames requests as the server
+// expects them.
+func (c *client) startupAnswer(v primitive.ProtocolVersion, opts map[string]string) message.Message {
+	c.t.Helper()
 	c.v = v
 	all := map[string]string{"CQL_VERSION": "3.0.0"}
 	for k, val := range opts {
 		all[k] = val
 	}
 	c.send(0, &message.Startup{Options: all})
-	expect[*message.Ready](c, 0)
+	h, m := c.mustRecv()
+	if h.Stream != 0 {
+		c.t.Fatalf("STARTUP answered on stream %d", h.Stream)
+	}
 	name := all["COMPRESSION"]
 	switch {
 	case v >= primitive.ProtocolVersion5:
@@ -236,6 +251,7 @@ func (c *client) startup(v primitive.ProtocolVersion, opts map[string]string) {
 		}
 		c.comp = comp
 	}
+	return m
 }
 
 // expectClosed reads until the server closes the connection, skipping any

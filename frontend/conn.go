@@ -23,7 +23,8 @@ type connState int
 
 const (
 	stateNew   connState = iota // before STARTUP: only OPTIONS and STARTUP
-	stateReady                  // after READY: everything but STARTUP
+	stateAuth                   // after AUTHENTICATE: only OPTIONS and AUTH_RESPONSE
+	stateReady                  // after READY or AUTH_SUCCESS: everything but STARTUP
 )
 
 // maxPendingOut bounds cn.out while a batch of frames is being answered.
@@ -111,6 +112,10 @@ type conn struct {
 	spare     []byte
 
 	keyspace atomic.Pointer[string]
+	// role is who the connection logged in as, set by the worker that
+	// checked the credentials before it answers AUTH_SUCCESS; the event
+	// loop moves from stateAuth to stateReady when it sees it.
+	role     atomic.Pointer[string]
 	events   atomic.Uint32
 	inflight atomic.Int32
 	closed   atomic.Bool
@@ -376,6 +381,9 @@ func (cn *conn) settle() gnet.Action {
 // dispatch answers a handshake frame at once or hands a request to the
 // pool; n is the request data the frame holds, given back once answered.
 func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
+	if cn.state == stateAuth && cn.role.Load() != nil {
+		cn.state = stateReady
+	}
 	switch h.OpCode {
 	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch, protocol.OpCodePrepareBatch:
 		if h.OpCode == protocol.OpCodePrepareBatch && !cn.prepareBatch {
@@ -383,6 +391,11 @@ func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
 		}
 		if cn.state == stateReady {
 			cn.submit(h, body, n)
+			return gnet.None
+		}
+	case primitive.OpCodeAuthResponse:
+		if cn.state == stateAuth {
+			cn.submitAuth(h, body, n)
 			return gnet.None
 		}
 	}
@@ -400,10 +413,17 @@ func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
 		if h.OpCode == protocol.OpCodePrepareBatch && !cn.prepareBatch {
 			break
 		}
-		cn.replyError(h, fmt.Sprintf("Unexpected message %s, expecting STARTUP or OPTIONS", opName(h.OpCode)))
+		cn.replyError(h, cn.unexpected(h.OpCode))
 		return gnet.None
 	case primitive.OpCodeAuthResponse:
-		cn.replyError(h, "Unexpected message AUTH_RESPONSE, the server does not require authentication")
+		switch {
+		case cn.state == stateNew:
+			cn.replyError(h, cn.unexpected(h.OpCode))
+		case cn.s.opts.Authenticator == nil:
+			cn.replyError(h, "Unexpected message AUTH_RESPONSE, the server does not require authentication")
+		default:
+			cn.replyError(h, "Unexpected message AUTH_RESPONSE, the connection is already authenticated")
+		}
 		return gnet.None
 	}
 	cn.replyError(h, fmt.Sprintf("Unknown opcode %d", byte(h.OpCode)))
@@ -415,10 +435,35 @@ func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
 // request holds until it is answered.
 func (cn *conn) submit(h protocol.Header, body []byte, n int64) {
 	s := cn.s
+	req, t := cn.admit(h, body, n)
+	if req == nil {
+		return
+	}
+	if s.inliner != nil {
+		resp, taken := s.inliner.Inline(cn.ctx, req, t)
+		if taken {
+			s.m.Inline.Inc()
+			if resp != nil {
+				s.observe(h.OpCode, resp.Message, req.Received)
+				cn.emit(cn.version, h.Stream, resp)
+				t.done()
+			}
+			return
+		}
+	}
+	cn.toWorker(h, t, func() { t.execute(req) })
+}
+
+// admit decodes a request for a worker and counts it in flight, with the
+// ticket that answers it; or answers it at once (OVERLOADED, or the error
+// that it does not decode) and returns nil. n is the request data the
+// request holds until it is answered.
+func (cn *conn) admit(h protocol.Header, body []byte, n int64) (*protocol.Request, *ticket) {
+	s := cn.s
 	if msg := s.admitRequest(cn); msg != nil {
 		s.giveData(cn.peer, n)
 		cn.reply(h, msg)
-		return
+		return nil, nil
 	}
 	start := time.Now()
 	req, err := protocol.DecodeRequest(h, body, cn.comp, s.opts.MaxFrameSize)
@@ -427,31 +472,58 @@ func (cn *conn) submit(h protocol.Header, body []byte, n int64) {
 		msg := &message.ProtocolError{ErrorMessage: err.Error()}
 		s.observe(h.OpCode, msg, start)
 		cn.reply(h, msg)
-		return
+		return nil, nil
 	}
 	req.Keyspace = cn.currentKeyspace()
+	if r := cn.role.Load(); r != nil {
+		req.Role = *r
+	}
 	req.Received = start
 	// In flight from here: an answer given later may come before Inline
 	// returns.
 	s.begin(cn)
-	t := &ticket{cn: cn, data: n}
-	if s.inliner != nil {
-		resp, taken := s.inliner.Inline(cn.ctx, req, t)
-		if taken {
-			s.m.Inline.Inc()
-			if resp != nil {
-				s.observe(h.OpCode, resp.Message, start)
-				cn.emit(cn.version, h.Stream, resp)
-				t.done()
-			}
-			return
-		}
-	}
-	if !s.pool.submit(func() { t.execute(req) }) {
+	return req, &ticket{cn: cn, data: n}
+}
+
+// toWorker runs work on the pool, or answers OVERLOADED when its queue is
+// full.
+func (cn *conn) toWorker(h protocol.Header, t *ticket, work func()) {
+	if !cn.s.pool.submit(work) {
 		t.done()
-		s.m.Overloaded.WithLabelValues("queue").Inc()
+		cn.s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})
 	}
+}
+
+// submitAuth checks an AUTH_RESPONSE's credentials on a worker: bcrypt is
+// too slow for an event loop. On success the worker records the role
+// before it answers AUTH_SUCCESS, so the requests the client sends once it
+// has the answer find the connection ready.
+func (cn *conn) submitAuth(h protocol.Header, body []byte, n int64) {
+	req, t := cn.admit(h, body, n)
+	if req == nil {
+		return
+	}
+	token := req.Message.(*message.AuthResponse).Token
+	cn.toWorker(h, t, func() {
+		role, err := cn.s.opts.Authenticator.Authenticate(cn.ip, token)
+		if err != nil {
+			t.Answer(req, &protocol.Response{Message: &message.AuthenticationError{ErrorMessage: err.Error()}})
+			return
+		}
+		cn.role.Store(&role)
+		cn.ready.Store(true)
+		t.Answer(req, &protocol.Response{Message: &message.AuthSuccess{}})
+	})
+}
+
+// unexpected is Cassandra's refusal of a request the connection's state
+// does not allow.
+func (cn *conn) unexpected(op primitive.OpCode) string {
+	if cn.state == stateAuth {
+		return fmt.Sprintf("Unexpected message %s, expecting SASL_RESPONSE", opName(op))
+	}
+	return fmt.Sprintf("Unexpected message %s, expecting STARTUP or OPTIONS", opName(op))
 }
 
 // A ticket is one request in flight: it answers the request once, and

@@ -21,10 +21,21 @@
 // connections of its event loop while it runs, which is why only requests
 // that are cheap and cannot block qualify.
 //
+// Authentication. With an Authenticator (PasswordAuthenticator), STARTUP
+// is answered AUTHENTICATE and the connection can then send only OPTIONS
+// and AUTH_RESPONSE; anything else gets Cassandra's PROTOCOL_ERROR
+// "Unexpected message X, expecting SASL_RESPONSE" on its stream. The SASL
+// PLAIN token goes to a worker, since bcrypt takes milliseconds an event
+// loop must not spend; the worker records the role before it answers
+// AUTH_SUCCESS, and the event loop marks the connection ready when it next
+// reads from it. A failed check answers BAD_CREDENTIALS and leaves the
+// connection open for another attempt, as Cassandra does; the
+// HandshakeTimeout covers the login too. The role rides on every Request.
+//
 // Connection state (protocol version, compression, v5 framing, keyspace,
-// registered events) lives in a conn. The event loop is its only writer
-// except for the keyspace, which a worker sets after a USE, so that field is
-// atomic.
+// role, registered events) lives in a conn. The event loop is its only writer
+// except for the keyspace, which a worker sets after a USE, and the role,
+// which a worker sets after a login, so those fields are atomic.
 //
 // Each connection's requests run under a context that ends when the
 // connection closes, so a request whose client is gone stops at the next

@@ -25,6 +25,7 @@ import (
 //	rows N       one row of one N-byte cell
 //	use KS       SET_KEYSPACE KS
 //	keyspace     one row holding the connection's keyspace
+//	role         one row holding the role the connection logged in as
 //	echo TEXT    one row holding TEXT
 //	warn TEXT    VOID with the warning TEXT
 //	anything else: VOID
@@ -66,6 +67,8 @@ func answer(ctx context.Context, h *fakeHandler, req *protocol.Request, q string
 		return &protocol.Response{Message: &message.SetKeyspaceResult{Keyspace: arg}}
 	case "keyspace":
 		return rowOf([]byte(req.Keyspace))
+	case "role":
+		return rowOf([]byte(req.Role))
 	case "echo":
 		return rowOf([]byte(arg))
 	case "warn":

@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/cqld/cqld/protocol"
 )
@@ -34,4 +35,19 @@ type Handler interface {
 // before Inline returns; resp is then nil.
 type Inliner interface {
 	Inline(ctx context.Context, req *protocol.Request, later protocol.Later) (resp *protocol.Response, taken bool)
+}
+
+// Authenticator checks the credentials of connections that must log in
+// before they send requests (PasswordAuthenticator): STARTUP is answered
+// AUTHENTICATE with ClassName, and each AUTH_RESPONSE's token goes to
+// Authenticate.
+//
+// Authenticate is slow on purpose (bcrypt), so it is called on a worker,
+// never an event loop, from many goroutines at once; it must not keep
+// token. remote is the client's address, for rate limiting. It returns the
+// role logged in as, or an error whose message is the BAD_CREDENTIALS the
+// client gets, so it must hold nothing secret.
+type Authenticator interface {
+	ClassName() string
+	Authenticate(remote netip.Addr, token []byte) (role string, err error)
 }

@@ -26,9 +26,14 @@ func supportedOptions() map[string][]string {
 }
 
 // startup settles the connection's version and compression and answers
-// READY. For v5, everything after READY travels in segments.
+// READY, or AUTHENTICATE when clients must log in. For v5, everything
+// after that answer travels in segments, as in Cassandra.
 func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
-	if cn.state != stateNew {
+	switch cn.state {
+	case stateAuth:
+		cn.replyError(h, cn.unexpected(h.OpCode))
+		return gnet.None
+	case stateReady:
 		cn.replyError(h, "Unexpected message STARTUP, the connection is already initialized")
 		return gnet.None
 	}
@@ -66,15 +71,21 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 		return gnet.None
 	}
 	cn.version = h.Version
-	cn.reply(h, &message.Ready{})
-	cn.s.okRequests[h.OpCode].Inc()
+	if a := cn.s.opts.Authenticator; a != nil {
+		cn.reply(h, &message.Authenticate{Authenticator: a.ClassName()})
+		cn.s.okRequests[h.OpCode].Inc()
+		cn.state = stateAuth
+	} else {
+		cn.reply(h, &message.Ready{})
+		cn.s.okRequests[h.OpCode].Inc()
+		cn.state = stateReady
+		cn.ready.Store(true)
+	}
 	compName := strings.ToLower(opts["COMPRESSION"])
 	if compName == "" {
 		compName = "none"
 	}
 	cn.s.m.Startups.WithLabelValues(strconv.Itoa(int(h.Version)), compName).Inc()
-	cn.state = stateReady
-	cn.ready.Store(true)
 	cn.comp = comp
 	if h.Version >= primitive.ProtocolVersion5 {
 		cn.framed = true
@@ -87,7 +98,7 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 // register records the event types the connection wants pushed.
 func (cn *conn) register(h protocol.Header, body []byte) gnet.Action {
 	if cn.state != stateReady {
-		cn.replyError(h, "Unexpected message REGISTER, expecting STARTUP or OPTIONS")
+		cn.replyError(h, cn.unexpected(h.OpCode))
 		return gnet.None
 	}
 	req, err := protocol.DecodeRequest(h, body, cn.comp, cn.s.opts.MaxFrameSize)

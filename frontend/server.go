@@ -75,8 +75,11 @@ type Options struct {
 	// did not finish it in this long. 0 turns either off.
 	HandshakeTimeout time.Duration
 	FrameTimeout     time.Duration
-	Metrics          *metrics.Native
-	Logger           *slog.Logger
+	// Authenticator, when set, makes every connection log in after
+	// STARTUP; nil lets every client in (AllowAllAuthenticator).
+	Authenticator Authenticator
+	Metrics       *metrics.Native
+	Logger        *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

@@ -109,6 +109,9 @@ type Request struct {
 	// Keyspace is the connection's current keyspace ("" when none), set by
 	// the frontend.
 	Keyspace string
+	// Role is the role the connection logged in as, "" when the server
+	// authenticates no one (AllowAllAuthenticator); set by the frontend.
+	Role string
 	// Received is when the frontend read the whole frame, for its latency
 	// metric.
 	Received time.Time

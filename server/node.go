@@ -15,6 +15,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/config"
 	"github.com/cqld/cqld/coordinator"
@@ -32,7 +33,9 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
-	engine   *storage.Engine
+	// Auth is the role state under PasswordAuthenticator, nil otherwise.
+	Auth   *auth.Store
+	engine *storage.Engine
 	// stopPurges ends the background purge of old tombstones; purges
 	// waits for it.
 	stopPurges context.CancelFunc
@@ -74,9 +77,6 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		log = slog.Default()
 	}
 	spareProc(log)
-	if cfg.Authenticator != "AllowAllAuthenticator" {
-		return nil, fmt.Errorf("server: authenticator %s is not supported yet; use AllowAllAuthenticator", cfg.Authenticator)
-	}
 	fs := o.FS
 	if fs == nil {
 		fs = vfs.Default
@@ -90,8 +90,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	roles, authn, err := startAuth(cfg, fs, dataDir, log)
+	if err != nil {
+		return nil, err
+	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info}
+	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info, Auth: roles}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -168,6 +172,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		MaxResponseData:      int(cfg.NativeTransportMaxResponseDataInFlight),
 		HandshakeTimeout:     cfg.NativeTransportHandshakeTimeout.Duration,
 		FrameTimeout:         cfg.NativeTransportFrameTimeout.Duration,
+		Authenticator:        authn,
 		Metrics:              metrics.NewNative(reg),
 		Logger:               log,
 	})

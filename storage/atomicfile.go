@@ -87,3 +87,17 @@ func mkdirAllSynced(fs vfs.FS, dir string) error {
 	}
 	return nil
 }
+
+// WriteFileAtomic is writeFileAtomic for the small state files of other
+// packages (auth's roles).
+func WriteFileAtomic(fs vfs.FS, path string, data []byte) error {
+	return writeFileAtomic(fs, path, data)
+}
+
+// ReadFileIfExists is readFile for other packages.
+func ReadFileIfExists(fs vfs.FS, path string) (data []byte, ok bool, err error) {
+	return readFile(fs, path)
+}
+
+// MkdirAllSynced is mkdirAllSynced for other packages.
+func MkdirAllSynced(fs vfs.FS, dir string) error { return mkdirAllSynced(fs, dir) }

@@ -77,6 +77,18 @@ func driverEnv() []string {
 	return env
 }
 
+// needPythonDriver skips (or under CI fails) a test when Debian's Python
+// cannot import the driver.
+func needPythonDriver(t *testing.T) {
+	t.Helper()
+	probe := exec.Command(debianPython, "-c", "import cassandra")
+	probe.Env = driverEnv()
+	if out, err := probe.CombinedOutput(); err != nil {
+		driverMissing(t, "the DataStax Python driver",
+			"apt-get install python3-cassandra, as .ci/run does", err, out)
+	}
+}
+
 // debianPython is Debian's interpreter, which python3-cassandra installs
 // into (the python3 first on PATH may be another one).
 const debianPython = "/usr/bin/python3"
@@ -94,12 +106,7 @@ const pythonNegotiated = 5
 // system.local, DROP KEYSPACE, with no warning or error in the driver's log
 // other than its own protocol downgrade steps (see drivers/python/smoke.py).
 func TestPythonDriverSmoke(t *testing.T) {
-	probe := exec.Command(debianPython, "-c", "import cassandra")
-	probe.Env = driverEnv()
-	if out, err := probe.CombinedOutput(); err != nil {
-		driverMissing(t, "the DataStax Python driver",
-			"apt-get install python3-cassandra, as .ci/run does", err, out)
-	}
+	needPythonDriver(t)
 	node, cfg := newNode(t)
 	host, port := hostPort(node.Addr())
 	for _, tc := range []struct {

@@ -1,0 +1,123 @@
+package test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/server"
+)
+
+// newAuthNode starts a node with authenticator: PasswordAuthenticator and
+// a fresh data directory, so it has the default superuser
+// cassandra/cassandra.
+func newAuthNode(t *testing.T) *server.Node {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir())
+	cfg.Authenticator = "PasswordAuthenticator"
+	cfg.Authorizer = "CassandraAuthorizer"
+	return startNode(t, cfg)
+}
+
+// Each driver logs in with its PlainTextAuthProvider (gocql:
+// PasswordAuthenticator) as cassandra/cassandra, and is refused with a
+// wrong password with Cassandra's BAD_CREDENTIALS message.
+func TestPasswordAuthenticatorDrivers(t *testing.T) {
+	node := newAuthNode(t)
+	host, port := hostPort(node.Addr())
+
+	t.Run("gocql", func(t *testing.T) {
+		c := gocqlCluster(node.Addr())
+		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
+		s, err := c.CreateSession()
+		if err != nil {
+			t.Fatalf("connect as cassandra: %v", err)
+		}
+		var release string
+		if err := s.Query(`SELECT release_version FROM system.local WHERE key='local'`).Scan(&release); err != nil {
+			t.Fatalf("query after login: %v", err)
+		}
+		s.Close()
+
+		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "wrong"}
+		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
+			t.Fatalf("wrong password: %v", err)
+		}
+		c.Authenticator = nil
+		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "authentication required") {
+			t.Fatalf("no credentials: %v", err)
+		}
+	})
+
+	t.Run("python", func(t *testing.T) {
+		needPythonDriver(t)
+		runDriverScript(t, "drivers/python", debianPython, "auth.py", host, strconv.Itoa(port))
+	})
+
+	t.Run("nodejs", func(t *testing.T) {
+		needNodejsDriver(t)
+		runDriverScript(t, nodejsDriverDir, "node", "auth.js", host, strconv.Itoa(port))
+	})
+}
+
+func authResponseBody(token string) []byte {
+	return append(binaryLen(len(token)), token...)
+}
+
+func binaryLen(n int) []byte { return []byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)} }
+
+// The bad input of issue 15 on the wire: each gets Cassandra's error on its
+// stream, the connection stays usable, and a good login afterwards works.
+func TestPasswordAuthenticatorBadInput(t *testing.T) {
+	node := newAuthNode(t)
+	w := dial(t, node.Addr())
+	expectErr := func(stream int16, code primitive.ErrorCode, want string) {
+		t.Helper()
+		r := w.mustRead()
+		got, msg := r.errorCode()
+		if r.stream != stream || got != code || msg != want {
+			t.Fatalf("got %s, want stream %d code 0x%04x %q", fmtReply(r), stream, uint32(code), want)
+		}
+	}
+	w.send(4, 1, primitive.OpCodeAuthResponse, authResponseBody("\x00cassandra\x00cassandra"))
+	expectErr(1, primitive.ErrorCodeProtocolError, "Unexpected message AUTH_RESPONSE, expecting STARTUP or OPTIONS")
+	w.send(4, 2, primitive.OpCodeStartup, startupBody())
+	if r := w.mustRead(); r.op != primitive.OpCodeAuthenticate {
+		t.Fatalf("STARTUP answered %s", fmtReply(r))
+	}
+	w.send(4, 3, primitive.OpCodeQuery, queryBody("SELECT * FROM system.local"))
+	expectErr(3, primitive.ErrorCodeProtocolError, "Unexpected message QUERY, expecting SASL_RESPONSE")
+
+	for i, tc := range []struct {
+		token, msg string
+	}{
+		{"\x00cassandra\x00wrong", "Provided username cassandra and/or password are incorrect"},
+		{"\x00nobody\x00cassandra", "Provided username nobody and/or password are incorrect"},
+		{"\x00cassandra\x00", "Password must not be null"},
+		{"cassandra:cassandra", "Password must not be null"},
+		{"\x00\x00cassandra", "Authentication ID must not be null"},
+	} {
+		stream := int16(10 + i)
+		w.send(4, stream, primitive.OpCodeAuthResponse, authResponseBody(tc.token))
+		expectErr(stream, primitive.ErrorCodeAuthenticationError, tc.msg)
+	}
+	// A 1 MB username: refused like any unknown user, the echo of it cut
+	// to what an ERROR can carry.
+	w.send(4, 20, primitive.OpCodeAuthResponse, authResponseBody("\x00"+strings.Repeat("u", 1<<20)+"\x00x"))
+	r := w.mustRead()
+	if code, msg := r.errorCode(); code != primitive.ErrorCodeAuthenticationError || !strings.HasPrefix(msg, "Provided username uuu") || !strings.HasSuffix(msg, "(truncated)") {
+		t.Fatalf("1 MB username: code 0x%04x, %d-byte message %.60q", uint32(code), len(msg), msg)
+	}
+
+	w.send(4, 21, primitive.OpCodeAuthResponse, authResponseBody("\x00cassandra\x00cassandra"))
+	if r := w.mustRead(); r.op != primitive.OpCodeAuthSuccess || r.stream != 21 {
+		t.Fatalf("good login answered %s", fmtReply(r))
+	}
+	w.send(4, 22, primitive.OpCodeQuery, queryBody("SELECT release_version FROM system.local"))
+	if r := w.mustRead(); r.op != primitive.OpCodeResult || r.stream != 22 {
+		t.Fatalf("QUERY after login answered %s", fmtReply(r))
+	}
+}
