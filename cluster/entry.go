@@ -17,6 +17,11 @@ const (
 	KindMember
 	// KindRemove removes member Member.HostID.
 	KindRemove
+	// KindSchemaReset replaces the whole schema with Schema, a
+	// SchemaApplier snapshot: the first entry of a cluster bootstrapped
+	// by a node that already had a schema (one that ran alone before), so
+	// that nodes joining later learn it.
+	KindSchemaReset
 )
 
 // Entry is one change of the cluster's metadata, as the log carries it.
@@ -48,7 +53,7 @@ func AppendEntry(dst []byte, e Entry) ([]byte, error) {
 	dst = append(dst, entryVersion, byte(e.Kind))
 	dst = append(dst, e.Proposal[:]...)
 	switch e.Kind {
-	case KindSchema:
+	case KindSchema, KindSchemaReset:
 		if len(e.Schema) > maxEntrySize-entryHeaderLen {
 			return nil, fmt.Errorf("cluster: schema change of %d bytes is too large", len(e.Schema))
 		}
@@ -96,7 +101,7 @@ func DecodeEntry(b []byte) (Entry, error) {
 	copy(e.Proposal[:], b[2:18])
 	r := reader{b: b[entryHeaderLen:]}
 	switch e.Kind {
-	case KindSchema:
+	case KindSchema, KindSchemaReset:
 		e.Schema = append([]byte(nil), r.b...)
 		r.b = nil
 	case KindMember:

@@ -174,6 +174,8 @@ func (s *State) apply(e Entry) Result {
 	case KindSchema:
 		v, err := s.opts.Schema.ApplySchema(e.Schema)
 		return Result{Value: v, Err: err}
+	case KindSchemaReset:
+		return Result{Err: s.opts.Schema.RestoreSchema(e.Schema)}
 	case KindMember, KindRemove:
 		before := s.topo.Load()
 		var after *Topology

@@ -115,7 +115,7 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 			return nil, err
 		}
 	}
-	if err := c.replica.Apply(x.ctx, m, func() error { return c.checkAllCurrent(p.children) }); err != nil {
+	if err := c.data.Apply(x.ctx, x.opts.Consistency, m, p.writeType(), func() error { return c.checkAllCurrent(p.children) }); err != nil {
 		return nil, batchError(err)
 	}
 	return &message.VoidResult{}, nil
@@ -225,7 +225,7 @@ func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *me
 			return nil, err
 		}
 	}
-	if err := c.replica.Apply(ctx, m, func() error { return c.checkAllCurrent(plainWs) }); err != nil {
+	if err := c.data.Apply(ctx, opts.Consistency, m, primitive.WriteTypeBatch, func() error { return c.checkAllCurrent(plainWs) }); err != nil {
 		return nil, batchError(err)
 	}
 	return &message.VoidResult{}, nil

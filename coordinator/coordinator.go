@@ -37,6 +37,15 @@ type Options struct {
 	RPCAddress    net.IP // the address clients reach this node at
 	NativePort    int
 	StoragePort   int
+	// Local is this node's replica; nil means one over Engine. Data reaches
+	// every replica at a consistency level; nil means this node alone,
+	// holding every partition on Local.
+	Local replica.Replica
+	Data  Data
+	// Alone reports whether this node is the ring's only member, none
+	// joining or leaving: only then may a request run inline, on an event
+	// loop. Nil means always (a node on its own).
+	Alone func() bool
 	// Cluster, when set, is what system.local and system.peers say about
 	// the ring: the other nodes and this node's tokens. Nil is a node on
 	// its own, with Node's tokens.
@@ -71,9 +80,11 @@ type Coordinator struct {
 	opts    Options
 	catalog *storage.Catalog
 	engine  *storage.Engine
-	// replica holds every partition: the coordinator reads and writes
-	// user data only through it.
-	replica    replica.Replica
+	// data is the coordinator's one way to user data; local is this
+	// node's replica, written to directly only by inline requests whose
+	// replicas are all here.
+	data       Data
+	local      replica.Replica
 	node       storage.NodeInfo
 	generation int32
 	vt         vtables
@@ -105,13 +116,24 @@ func New(opts Options) (*Coordinator, error) {
 		opts:          opts,
 		catalog:       opts.Catalog,
 		engine:        opts.Engine,
-		replica:       replica.NewLocal(opts.Engine),
+		local:         opts.Local,
+		data:          opts.Data,
 		node:          opts.Node,
 		generation:    int32(opts.Now().Unix()),
 		vt:            vt,
 		log:           opts.Logger,
 		schema:        opts.Schema,
 		schemaChanges: opts.SchemaChanges,
+	}
+	if c.local == nil {
+		c.local = replica.NewLocal(opts.Engine)
+	}
+	if c.data == nil {
+		d, err := aloneData(opts, c.local)
+		if err != nil {
+			return nil, err
+		}
+		c.data = d
 	}
 	if c.schema == nil {
 		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,

@@ -40,7 +40,7 @@ type truncatePlan struct {
 	keyspace, table string
 }
 
-func (p *truncatePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {
 	if err := userModifiable(p.keyspace); err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (p *truncatePlan) run(_ context.Context, c *Coordinator, _ *execution) (mes
 	if err != nil {
 		return nil, err
 	}
-	if err := c.engine.Truncate(t.st); err != nil {
+	if err := c.data.Truncate(ctx, t.st); err != nil {
 		return nil, fmt.Errorf("truncate %s.%s: %w", p.keyspace, p.table, err)
 	}
 	return &message.VoidResult{}, nil

@@ -12,7 +12,6 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/mutation"
-	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/functions"
@@ -72,9 +71,10 @@ type writePlan struct {
 	// counter: the write increments counters, which reads their current
 	// values (under the coordinator's counter lock).
 	counter bool
-	// lists reads the current list for list operations by index or
-	// value; nil when the write never reads.
-	lists replica.Replica
+	// lists is the coordinator whose data the write reads the current
+	// list through (operations by index or value); nil when it never
+	// reads.
+	lists *Coordinator
 }
 
 func (p *writePlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -286,7 +286,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 		case statements.AssignSet:
 			if l, ok := col.typ.(*datatype.List); ok && a.Key != nil && col.multiCell() {
 				op.kind = opSetIndex
-				p.lists = c.replica
+				p.lists = c
 				if op.key, err = b.term(a.Key, datatype.Int, "idx("+a.Column+")"); err != nil {
 					return nil, err
 				}
@@ -315,7 +315,7 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 			}
 			op.kind = map[statements.AssignmentOp]opKind{statements.AssignAdd: opAdd, statements.AssignSubtract: opSubtract, statements.AssignPrepend: opPrepend}[a.Op]
 			if op.kind == opSubtract && col.typ.Code() == primitive.DataTypeCodeList {
-				p.lists = c.replica
+				p.lists = c
 			}
 			if op.kind == opPrepend && col.typ.Code() != primitive.DataTypeCodeList {
 				return nil, invalidf("Invalid operation (%s = ? + %s) for non list column %s", a.Column, a.Column, a.Column)
@@ -383,7 +383,7 @@ func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string
 				kt, spec = ct.ElementType, "value("+d.Column+")"
 			case *datatype.List:
 				kt, spec, op.kind = datatype.Int, "idx("+d.Column+")", opDeleteIndex
-				p.lists = c.replica
+				p.lists = c
 			}
 			if kt == nil || !col.multiCell() {
 				return nil, invalidf("Invalid element deletion on %s", d.Column)
@@ -527,7 +527,7 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 		return nil, err
 	}
 	defer m.Release()
-	return p.applied(c.replica.Apply(x.ctx, m, p.current(c)))
+	return p.applied(c.data.Apply(x.ctx, x.opts.Consistency, m, p.writeType(), p.current(c)))
 }
 
 // start runs a write that must not block (on an event loop) as far as the
@@ -542,7 +542,7 @@ func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Messag
 	if err != nil {
 		return false, nil, err
 	}
-	pending, err = c.replica.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
+	pending, err = c.local.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
 	m.Release()
 	if pending {
 		return true, nil, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/protocol"
 )
@@ -28,11 +29,11 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		return nil, false
 	}
 	ps, err := c.lookupPrepared(m.QueryId)
-	if err != nil || !inlines(ps.plan, m.Options) {
+	if err != nil || !inlines(ps.plan, m.Options) || !c.inlinesHere(ps.plan, m.Options.Consistency) {
 		return nil, false
 	}
 	w, ok := ps.plan.(*writePlan)
-	if !ok || !c.replica.ApplyWaits() {
+	if !ok || !c.local.ApplyWaits() {
 		// A read, or a write the commit log acknowledges once buffered.
 		msg, err := c.executePrepared(ctx, req, m, ps)
 		return respond(msg, err, req.Version), true
@@ -51,6 +52,25 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 	}
 	msg, err = c.executed(ps, m, msg, err)
 	return respond(msg, err, v), true
+}
+
+// inlinesHere reports whether p's data is on this node alone at level cl,
+// so that running it inline touches no other node.
+func (c *Coordinator) inlinesHere(p plan, cl primitive.ConsistencyLevel) bool {
+	if c.opts.Alone != nil && !c.opts.Alone() {
+		return false
+	}
+	var t *tableInfo
+	switch p := p.(type) {
+	case *tableSelectPlan:
+		t = p.t
+	case *writePlan:
+		t = p.t
+	default:
+		return false
+	}
+	ks := c.catalog.Current().Keyspace(t.def.Keyspace)
+	return ks != nil && c.data.AllLocal(ks, 0, cl)
 }
 
 // inlines reports whether p, run with opts, is cheap and cannot block.

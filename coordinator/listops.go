@@ -27,7 +27,7 @@ func (p *writePlan) listCells(pk []byte, ck [][]byte, col *colInfo, x *execution
 		o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 	}
 	var out []storage.ColumnCell
-	err := p.lists.ReadPartition(x.ctx, p.t.st, pk, o, func(r *storage.Row) bool {
+	err := p.lists.data.ReadPartition(x.ctx, readLevel(x.opts.Consistency), p.t.st, pk, o, func(r *storage.Row) bool {
 		if r.Static != static {
 			return !static // the static row comes first: past it, stop
 		}

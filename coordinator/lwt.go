@@ -239,7 +239,7 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		}
 		return nil
 	}
-	if err := c.replica.Conditional(xs[0].ctx, t0.st, pk, decide, check); err != nil {
+	if err := c.data.Conditional(xs[0].ctx, xs[0].opts.Consistency, t0.st, pk, decide, check); err != nil {
 		if isStale(err) || isDropped(err) {
 			return nil, err
 		}
@@ -285,7 +285,9 @@ func (w *writePlan) target(x *execution) (writeTarget, error) {
 	return writeTarget{pk: t.partitionKey(pkVals), ck: ck}, nil
 }
 
-// currentRow reads the row (pk, ck) and the partition's static row.
+// currentRow reads the row (pk, ck) and the partition's static row from
+// this node's replica: it runs inside Conditional's decide, on the
+// partition's primary replica.
 func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execution) (row, static *storage.Row, err error) {
 	o := storage.ReadOptions{Now: x.nowInSeconds()}
 	if len(t.ck) > 0 {
@@ -295,7 +297,7 @@ func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execut
 			o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 		}
 	}
-	err = c.replica.ReadPartition(x.ctx, t.st, pk, o, func(r *storage.Row) bool {
+	err = c.local.ReadPartition(x.ctx, t.st, pk, o, func(r *storage.Row) bool {
 		if r.Static {
 			static = r
 		} else if ck != nil || len(t.ck) == 0 {

@@ -558,7 +558,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 		for si, s := range slices {
 			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now}
 			first := si == 0
-			err := c.replica.ReadPartition(r.x.ctx, t.st, pt.pk, o, func(row *storage.Row) bool {
+			err := c.data.ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
 				if row.Static {
 					if first {
 						r.static = row
@@ -609,13 +609,13 @@ func (r *selectRun) scan(c *Coordinator) error {
 	}
 	stopped := false
 	scan := func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-		return c.replica.Scan(r.x.ctx, t, o, fn)
+		return c.data.Scan(r.x.ctx, r.x.opts.Consistency, t, o, fn)
 	}
 	if v, err := r.indexValue(); err != nil {
 		return err
 	} else if v != nil {
 		scan = func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-			return c.replica.ScanIndex(r.x.ctx, t, r.p.index.name, v, o, fn)
+			return c.data.ScanIndex(r.x.ctx, r.x.opts.Consistency, t, r.p.index.name, v, o, fn)
 		}
 	}
 	err = scan(t.st, o, func(pk []byte, row *storage.Row) bool {

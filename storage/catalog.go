@@ -294,3 +294,38 @@ func (k *KeyspaceDef) withTable(name string, def *TableDef) *KeyspaceDef {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
+
+// Snapshot encodes the whole schema, as Restore takes it.
+func (c *Catalog) Snapshot() ([]byte, error) {
+	data, err := json.Marshal(catalogFile{Version: 1, Keyspaces: c.Current().SortedKeyspaces()})
+	if err != nil {
+		return nil, fmt.Errorf("storage: encode catalog: %w", err)
+	}
+	return data, nil
+}
+
+// Restore replaces the whole schema with a Snapshot's, durably, and
+// returns the schema it replaced.
+func (c *Catalog) Restore(snapshot []byte) (old *Schema, err error) {
+	var f catalogFile
+	if len(snapshot) > 0 {
+		if err := json.Unmarshal(snapshot, &f); err != nil {
+			return nil, fmt.Errorf("storage: schema snapshot: %w", err)
+		}
+		if f.Version != 1 {
+			return nil, fmt.Errorf("storage: schema snapshot has unknown format version %d", f.Version)
+		}
+	}
+	err = c.update(func(ks map[string]*KeyspaceDef) error {
+		old = c.Current()
+		clear(ks)
+		for _, k := range f.Keyspaces {
+			if k.Tables == nil {
+				k.Tables = map[string]*TableDef{}
+			}
+			ks[k.Name] = k
+		}
+		return nil
+	})
+	return old, err
+}

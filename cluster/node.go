@@ -1,0 +1,295 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cqld/cqld/gossip"
+	"github.com/cqld/cqld/messaging"
+	"github.com/cqld/cqld/metalog"
+	"github.com/cqld/cqld/ring"
+)
+
+// NodeOptions configure this node's membership of the cluster.
+type NodeOptions struct {
+	ClusterName string
+	HostID      ring.HostID
+	// Addr is the internode address peers reach this node at
+	// (broadcast_address:storage_port); Listen is where it listens
+	// (listen_address:storage_port).
+	Addr, Listen netip.AddrPort
+	// Seeds are the seed nodes' internode addresses. The first seed
+	// starts a new cluster when it has no metadata yet; every other node
+	// joins through the seeds.
+	Seeds      []netip.AddrPort
+	DataCenter string
+	Rack       string
+	// NumTokens and AllocationRF are num_tokens and
+	// allocate_tokens_for_local_replication_factor; Tokens are the tokens
+	// the node already has, kept when it is the first member of a new
+	// cluster (a node that ran alone before keeps its ranges).
+	NumTokens    int
+	AllocationRF int
+	Tokens       []int64
+	// Dir holds the metadata log and the state machine's record.
+	Dir string
+	FS  vfs.FS
+	// Schema applies schema entries to this node's catalog; HasSchema
+	// reports whether the catalog holds a user schema already.
+	Schema    SchemaApplier
+	HasSchema bool
+	// Meta is this node's gossip metadata, read when it changes.
+	Meta func() gossip.Meta
+	// OnTopology is called after each topology change the log applies;
+	// OnGossip with each membership event of another node.
+	OnTopology func(before, after *Topology)
+	OnGossip   func(gossip.Event)
+	// InjectedDelay is internode_injected_delay.
+	InjectedDelay time.Duration
+	// Timing of the metadata log and of gossip; zero fields take defaults
+	// suited to nodes on one network.
+	LogTiming    metalog.Timing
+	GossipTiming gossip.Timing
+	Registry     prometheus.Registerer
+	Logger       *slog.Logger
+}
+
+// Node is this node's membership of the cluster: the internode transport,
+// gossip (who is up) and the metadata log (schema and topology). Its
+// methods are safe for concurrent use.
+type Node struct {
+	opts      NodeOptions
+	transport *messaging.TCPTransport
+	state     *State
+	log       *metalog.Log
+	gossip    *gossip.Gossip
+}
+
+// metadataTiming is the metadata log's default timing: nodes a few
+// milliseconds apart, so that a node alone elects itself quickly.
+var metadataTiming = metalog.Timing{
+	HeartbeatTimeout:   300 * time.Millisecond,
+	ElectionTimeout:    300 * time.Millisecond,
+	LeaderLeaseTimeout: 150 * time.Millisecond,
+}
+
+// StartNode opens the transport, the metadata log and gossip, joins the
+// cluster through the seeds when this node is new (retrying, with a log
+// line per failure, until ctx ends), and makes sure the topology lists this
+// node with its tokens. On error nothing is left running.
+func StartNode(ctx context.Context, o NodeOptions) (n *Node, err error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.LogTiming == (metalog.Timing{}) {
+		o.LogTiming = metadataTiming
+	}
+	n = &Node{opts: o}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
+	if o.InjectedDelay > 0 {
+		o.Logger.Warn("internode_injected_delay is set: every internode message this node sends is held back", "delay", o.InjectedDelay)
+	}
+	n.transport, err = messaging.ListenTCP(messaging.Options{
+		ClusterName:   o.ClusterName,
+		HostID:        o.HostID,
+		Addr:          o.Listen,
+		BroadcastAddr: o.Addr,
+		InjectedDelay: o.InjectedDelay,
+		Metrics:       messaging.NewMetrics(o.Registry),
+		Logger:        o.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
+	}
+	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	bootstrap := len(o.Seeds) > 0 && o.Seeds[0] == o.Addr
+	n.log, err = metalog.Open(metalog.Options{
+		Dir:       filepath.Join(o.Dir, "log"),
+		Transport: n.transport,
+		HostID:    o.HostID,
+		Addr:      o.Addr,
+		FSM:       n.state,
+		Bootstrap: bootstrap,
+		Seeds:     o.Seeds,
+		Logger:    o.Logger,
+		Metrics:   o.Registry,
+		Timing:    o.LogTiming,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !bootstrap {
+		if err := n.log.Join(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.ensureMember(ctx, bootstrap); err != nil {
+		return nil, err
+	}
+	n.gossip, err = gossip.Start(gossip.Options{
+		Transport: n.transport,
+		HostID:    o.HostID,
+		Seeds:     o.Seeds,
+		Meta:      o.Meta,
+		OnEvent:   o.OnGossip,
+		Logger:    o.Logger,
+		Metrics:   gossip.NewMetrics(o.Registry),
+		Timing:    o.GossipTiming,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: gossip: %w", err)
+	}
+	return n, nil
+}
+
+// ensureMember proposes this node's member record when the topology lacks
+// it or records another address, retrying when a concurrent join took a
+// token it chose.
+func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
+	o := n.opts
+	if bootstrap && o.HasSchema && n.state.Applied() == 0 {
+		snap, err := o.Schema.SchemaSnapshot()
+		if err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+		if _, err := n.Propose(ctx, Entry{Kind: KindSchemaReset, Schema: snap}); err != nil {
+			return fmt.Errorf("cluster: recording the schema in the new cluster's log: %w", err)
+		}
+	}
+	rnd := mrand.New(mrand.NewPCG(seedOf(o.HostID)))
+	for attempt := 1; ; attempt++ {
+		t := n.state.Topology()
+		m, ok := t.Member(o.HostID)
+		if ok && m.Addr == o.Addr && m.DataCenter == o.DataCenter && m.Rack == o.Rack {
+			return nil
+		}
+		if ok {
+			m.Addr, m.DataCenter, m.Rack = o.Addr, o.DataCenter, o.Rack
+		} else {
+			m = Member{HostID: o.HostID, Addr: o.Addr, DataCenter: o.DataCenter, Rack: o.Rack, Status: StatusNormal}
+			if t.Ring().Len() == 0 && len(o.Tokens) > 0 {
+				m.Tokens = slices.Clone(o.Tokens)
+			} else {
+				toks, err := ring.AllocateTokens(t.Ring(), m.ringNode(), o.NumTokens, o.AllocationRF, rnd)
+				if err != nil {
+					return fmt.Errorf("cluster: choosing tokens: %w", err)
+				}
+				m.Tokens = toks
+			}
+		}
+		_, err := n.Propose(ctx, Entry{Kind: KindMember, Member: m})
+		if err == nil {
+			n.opts.Logger.Info("this node is a member of the ring", "host_id", o.HostID, "addr", o.Addr, "tokens", len(m.Tokens))
+			return nil
+		}
+		if ctx.Err() != nil || attempt == 5 {
+			return fmt.Errorf("cluster: joining the ring: %w", err)
+		}
+		n.opts.Logger.Warn("joining the ring failed; retrying with the current topology", "attempt", attempt, "err", err)
+	}
+}
+
+func seedOf(id ring.HostID) (uint64, uint64) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	var a, c uint64
+	for i := range 8 {
+		a = a<<8 | uint64(id[i]^b[i])
+		c = c<<8 | uint64(id[8+i]^b[8+i])
+	}
+	return a, c
+}
+
+// Propose appends e to the metadata log and returns the result of applying
+// it here, once this node has applied it.
+func (n *Node) Propose(ctx context.Context, e Entry) (any, error) {
+	if _, err := rand.Read(e.Proposal[:]); err != nil {
+		return nil, err
+	}
+	b, err := AppendEntry(nil, e)
+	if err != nil {
+		return nil, err
+	}
+	done := n.state.Expect(e.Proposal)
+	defer n.state.Forget(e.Proposal)
+	// The log returns once this node has applied the entry, so its result
+	// is already waiting unless the entry did not get that far.
+	_, err = n.log.Propose(ctx, b)
+	select {
+	case r := <-done:
+		return r.Value, r.Err
+	default:
+		if err == nil {
+			err = errors.New("cluster: the metadata log applied a proposal without its result")
+		}
+		return nil, err
+	}
+}
+
+// Topology is the topology this node has applied.
+func (n *Node) Topology() *Topology { return n.state.Topology() }
+
+// Transport is the node's internode transport.
+func (n *Node) Transport() messaging.Transport { return n.transport }
+
+// Alive reports whether node id answers, by gossip; this node always does.
+func (n *Node) Alive(id ring.HostID) bool {
+	if id == n.opts.HostID {
+		return true
+	}
+	return n.gossip != nil && n.gossip.Alive(id)
+}
+
+// Gossip is the node's membership view, for metadata of other nodes.
+func (n *Node) Gossip() *gossip.Gossip { return n.gossip }
+
+// UpdateMeta spreads a change of this node's gossip metadata.
+func (n *Node) UpdateMeta() {
+	if n.gossip != nil {
+		if err := n.gossip.UpdateMeta(); err != nil {
+			n.opts.Logger.Warn("cannot spread this node's gossip metadata", "err", err)
+		}
+	}
+}
+
+// LogStats are the metadata log's figures.
+func (n *Node) LogStats() metalog.Stats { return n.log.Stats() }
+
+// Close leaves gossip and stops the log and the transport.
+func (n *Node) Close() error {
+	var errs []error
+	if n.gossip != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = n.gossip.Leave(ctx)
+		cancel()
+		errs = append(errs, n.gossip.Close())
+	}
+	if n.log != nil {
+		errs = append(errs, n.log.Close())
+	}
+	if n.transport != nil {
+		errs = append(errs, n.transport.Close())
+	}
+	return errors.Join(errs...)
+}

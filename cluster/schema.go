@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+
+	"github.com/cqld/cqld/schema"
+)
+
+// SchemaLog carries schema changes through the metadata log: as a
+// schema.Submitter it proposes each change as an entry, and as the State's
+// SchemaApplier it applies the entries in log order on every node,
+// publishing each change's event to this node's clients.
+type SchemaLog struct {
+	schema  *schema.Schema
+	publish func(message.Message)
+
+	mu   sync.Mutex
+	node *Node
+}
+
+var (
+	_ schema.Submitter = (*SchemaLog)(nil)
+	_ SchemaApplier    = (*SchemaLog)(nil)
+)
+
+// NewSchemaLog returns the SchemaLog applying changes to s; publish pushes
+// events to this node's clients.
+func NewSchemaLog(s *schema.Schema, publish func(message.Message)) *SchemaLog {
+	if publish == nil {
+		publish = func(message.Message) {}
+	}
+	return &SchemaLog{schema: s, publish: publish}
+}
+
+// Attach gives the SchemaLog the node whose log it proposes to; Submit
+// fails before.
+func (l *SchemaLog) Attach(n *Node) {
+	l.mu.Lock()
+	l.node = n
+	l.mu.Unlock()
+}
+
+// Submit proposes ch, once the current schema says it can apply, and
+// answers with its result on this node.
+func (l *SchemaLog) Submit(ctx context.Context, ch schema.Change) (message.Message, error) {
+	l.mu.Lock()
+	n := l.node
+	l.mu.Unlock()
+	if n == nil {
+		return nil, fmt.Errorf("cluster: schema change before the node joined its cluster")
+	}
+	if err := l.schema.Validate(ch); err != nil {
+		return nil, err
+	}
+	b, err := ch.Append(nil)
+	if err != nil {
+		return nil, err
+	}
+	v, err := n.Propose(ctx, Entry{Kind: KindSchema, Schema: b})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := v.(message.Message)
+	if !ok {
+		return nil, fmt.Errorf("cluster: schema change answered %T", v)
+	}
+	return res, nil
+}
+
+// ApplySchema applies one change from the log.
+func (l *SchemaLog) ApplySchema(b []byte) (any, error) {
+	ch, err := schema.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	res, err := l.schema.Apply(ch)
+	if err != nil {
+		return nil, err
+	}
+	if ev := schema.Event(res); ev != nil {
+		l.publish(ev)
+	}
+	return res, nil
+}
+
+// SchemaSnapshot and RestoreSchema are the schema's part of the log's
+// snapshots.
+func (l *SchemaLog) SchemaSnapshot() ([]byte, error) { return l.schema.Snapshot() }
+
+func (l *SchemaLog) RestoreSchema(b []byte) error { return l.schema.Restore(b) }
