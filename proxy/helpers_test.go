@@ -150,6 +150,7 @@ type cluster struct {
 	hosts    []ring.HostID
 	nodes    []*faulty
 	proxies  []*Proxy
+	topos    []*RingTopology
 	live     *liveness
 	hints    *hintStore
 	ring     *ring.Ring
@@ -204,8 +205,10 @@ func newCluster(t *testing.T, dcs []string, replication map[string]string) *clus
 	}
 	c.ring = r
 	for i, h := range c.hosts {
+		topo := NewRingTopology(h, dcs[i], RingState{Ring: r})
+		c.topos = append(c.topos, topo)
 		p := New(Options{
-			Topology: NewRingTopology(h, dcs[i], RingState{Ring: r}),
+			Topology: topo,
 			Liveness: c.live,
 			Replicas: reps,
 			Hints:    c.hints,
