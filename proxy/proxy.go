@@ -81,7 +81,8 @@ func New(o Options) *Proxy {
 }
 
 // Close waits for the writes and hints still running for requests already
-// answered. Calls made after Close has started are not waited for.
+// answered. REQUIRES: no other call running or starting meanwhile; the
+// proxy may be used again once Close returns.
 func (p *Proxy) Close() { p.wg.Wait() }
 
 // goBackground runs fn on a goroutine Close waits for.

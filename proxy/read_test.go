@@ -277,3 +277,21 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// A conditional write at ANY on the primary still reaches the other
+// replicas.
+func TestConditionalAnyReplicates(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	k := 2
+	primary := c.replicasOf(k)[0]
+	decide := func() (*mutation.Mutation, error) { return c.write(k, 0, "any", 50), nil }
+	if err := c.proxies[primary].Conditional(context.Background(), primitive.ConsistencyLevelAny, c.tbl, i32(k), decide, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.proxies[primary].Close()
+	for i := range c.nodes {
+		if c.rowsOf(i, k)[0] != "any" {
+			t.Fatalf("node %d lacks the conditional write", i)
+		}
+	}
+}

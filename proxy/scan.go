@@ -78,9 +78,11 @@ func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 		}
 		return !stopped
 	}
-	for _, s := range segs {
+	for i, s := range segs {
 		so := o
-		if s.lo != math.MinInt64 || o.MinToken != nil {
+		// The first segment starts where o does: at its partition, or the
+		// ring's start, as the one replica of a one-node ring is asked.
+		if i > 0 || o.MinToken != nil || (s.lo != math.MinInt64 && o.FromPartition == nil) {
 			so.MinToken = &s.lo
 		}
 		if s.hi != math.MaxInt64 || o.MaxToken != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -188,6 +189,11 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 		if allMet(tallies) {
 			return nil
 		}
+		if !slices.Contains(outstanding, true) {
+			// Nothing more can come (ANY with every replica down and no
+			// hint kept): the timeout the level would end in, now.
+			return p.writeTimeout(w, tallies)
+		}
 		select {
 		case r := <-results:
 			outstanding[r.host] = false
@@ -221,14 +227,20 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 				}
 			}
 		case <-ctx.Done():
-			for _, t := range tallies {
-				if !t.met() {
-					return &cqlerr.WriteTimeout{Consistency: w.cl, Received: int32(t.received()), BlockFor: int32(t.n.total()), WriteType: w.wt}
-				}
-			}
-			return nil
+			return p.writeTimeout(w, tallies)
 		}
 	}
+}
+
+// writeTimeout is the WRITE_TIMEOUT of the first Update whose level is
+// not met.
+func (p *Proxy) writeTimeout(w *writePlan, tallies []*tally) error {
+	for _, t := range tallies {
+		if !t.met() {
+			return &cqlerr.WriteTimeout{Consistency: w.cl, Received: int32(t.received()), BlockFor: int32(t.n.total()), WriteType: w.wt}
+		}
+	}
+	return nil
 }
 
 func allMet(ts []*tally) bool {
