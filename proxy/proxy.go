@@ -55,7 +55,9 @@ type Options struct {
 	// there is none.
 	Keyspace func(name string) *storage.KeyspaceDef
 	Logger   *slog.Logger
-	// Now is the clock, for the logs' rate limits.
+	// Metrics, when set, get the proxy's latencies and counters.
+	Metrics *Metrics
+	// Now is the clock of the latencies.
 	Now func() time.Time
 }
 

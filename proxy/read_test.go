@@ -11,6 +11,8 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
@@ -51,6 +53,9 @@ func TestReadRepairMakesStaleReplicaCurrent(t *testing.T) {
 	}
 	if got[0] != "new" || got[1] != "added" {
 		t.Fatalf("read %v", got)
+	}
+	if n := testutil.ToFloat64(c.metrics.ReadRepairs); n != 2 {
+		t.Fatalf("%v read repairs counted, want 2", n)
 	}
 	for i := range c.nodes {
 		if r := c.rowsOf(i, 7); r[0] != "new" || r[1] != "added" {

@@ -47,7 +47,8 @@ type segment struct {
 	contacts []ring.HostID
 }
 
-func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool, scanOne scanFunc) error {
+func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool, scanOne scanFunc) (err error) {
+	defer p.measure("range", cl)(&err)
 	if err := checkRead(cl); err != nil {
 		return err
 	}

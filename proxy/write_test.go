@@ -8,6 +8,8 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
@@ -166,6 +168,12 @@ func TestWriteTimeoutFields(t *testing.T) {
 	c.proxies[0].Close()
 	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 || c.hints.count(c.hosts[0]) != 0 {
 		t.Fatalf("hints %v", c.hints.byFor)
+	}
+	if n := testutil.ToFloat64(c.metrics.Hints.WithLabelValues("late")); n != 2 {
+		t.Fatalf("%v late hints counted", n)
+	}
+	if n := testutil.ToFloat64(c.metrics.Errors.WithLabelValues("write", "QUORUM", "timeout")); n != 1 {
+		t.Fatalf("%v write timeouts counted", n)
 	}
 }
 
