@@ -5,7 +5,7 @@
 // hints (Store.Write); a dispatcher goroutine delivers them through the
 // Deliver func the node gives it (messaging.VerbHint to the target, which
 // applies the mutation to its replica.Local). The store knows bytes and
-// host ids, not CQL: a hint is an encoded mutation (mutation.Encode) and the
+// host ids, not CQL: a hint is an encoded mutation (one or more mutation.Append Updates) and the
 // time it was written.
 //
 // # Files
@@ -33,13 +33,15 @@
 // hint belongs to was answered at its consistency level by the replicas
 // that took it (a hint never counts towards one, except for ANY, which
 // promises no more), so a lost hint leaves the replica to read repair and
-// repair. Memory is one buffer per target whatever the backlog: hints for a
-// peer that is down are on disk, not in memory.
+// repair. Memory is one buffer per target, and for dispatch the hints in
+// flight (MaxInFlightBytes, or one larger hint), whatever the backlog:
+// hints for a peer that is down are on disk, not in memory.
 //
 // Delivery is at least once: a hint is never delivered again after Deliver
-// returned nil for it, within one run of the store; after a restart, or an
-// I/O error that abandoned a file, the hints of a partly delivered file
-// are delivered again from its start. Hints are mutations with their own
+// returned nil for it, within one run of the store. After a restart the
+// hints of a partly delivered file are delivered again from its start; a
+// write error that left part of a buffer in the file it abandoned makes
+// that part be written again to the next file. Hints are mutations with their own
 // timestamps, so delivering one twice changes nothing.
 //
 // # On-disk format

@@ -21,8 +21,9 @@ import (
 
 // Conditional runs a read-decide-write on partition pk of t
 // (Replica.Conditional) on its primary replica, this node, then writes
-// what decide chose to the other replicas at level cl (the commit level:
-// ANY answers once the primary applied it).
+// what decide chose to the other replicas at level cl, the commit level,
+// which counts the primary's write (ANY and ONE answer once it applied;
+// the others still get the write).
 func (p *Proxy) Conditional(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
 	ks, err := p.keyspace(t)
 	if err != nil {
@@ -49,7 +50,7 @@ func (p *Proxy) Conditional(ctx context.Context, cl primitive.ConsistencyLevel, 
 		decided = m
 		return m, err
 	}, check)
-	if err != nil || decided == nil || cl == primitive.ConsistencyLevelAny {
+	if err != nil || decided == nil {
 		return err
 	}
 	skip := make(map[int]ring.HostID, len(decided.Updates))

@@ -53,6 +53,12 @@
 // partition's primary replica when that is this node, and are refused
 // with an InvalidRequest naming the limitation on any other node.
 //
+// # Metrics
+//
+// Metrics (optional) are request latencies by operation and level, the
+// UNAVAILABLE, timeout and failure answers, read repairs and hints by
+// reason.
+//
 // # One node
 //
 // On a ring of one node with replication factor 1 every call is exactly

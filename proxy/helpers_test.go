@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/mutation"
@@ -150,9 +151,11 @@ type cluster struct {
 	hosts    []ring.HostID
 	nodes    []*faulty
 	proxies  []*Proxy
+	topos    []*RingTopology
 	live     *liveness
 	hints    *hintStore
 	ring     *ring.Ring
+	metrics  *Metrics
 	tbl, ctr *storage.Table
 	ks       *storage.KeyspaceDef
 }
@@ -203,12 +206,16 @@ func newCluster(t *testing.T, dcs []string, replication map[string]string) *clus
 		t.Fatal(err)
 	}
 	c.ring = r
+	c.metrics = NewMetrics(prometheus.NewRegistry())
 	for i, h := range c.hosts {
+		topo := NewRingTopology(h, dcs[i], RingState{Ring: r})
+		c.topos = append(c.topos, topo)
 		p := New(Options{
-			Topology: NewRingTopology(h, dcs[i], RingState{Ring: r}),
+			Topology: topo,
 			Liveness: c.live,
 			Replicas: reps,
 			Hints:    c.hints,
+			Metrics:  c.metrics,
 			Keyspace: func(name string) *storage.KeyspaceDef {
 				if name == "ks" {
 					return c.ks

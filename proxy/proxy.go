@@ -55,7 +55,9 @@ type Options struct {
 	// there is none.
 	Keyspace func(name string) *storage.KeyspaceDef
 	Logger   *slog.Logger
-	// Now is the clock, for the logs' rate limits.
+	// Metrics, when set, get the proxy's latencies and counters.
+	Metrics *Metrics
+	// Now is the clock of the latencies.
 	Now func() time.Time
 }
 
@@ -81,7 +83,8 @@ func New(o Options) *Proxy {
 }
 
 // Close waits for the writes and hints still running for requests already
-// answered. Calls made after Close has started are not waited for.
+// answered. REQUIRES: no other call running or starting meanwhile; the
+// proxy may be used again once Close returns.
 func (p *Proxy) Close() { p.wg.Wait() }
 
 // goBackground runs fn on a goroutine Close waits for.

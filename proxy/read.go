@@ -17,7 +17,8 @@ import (
 // read at level cl, until fn returns false. One replica's answer is that
 // replica's read; several replicas' answers are reconciled (Read) and
 // resolved here. Errors are Read's.
-func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
+func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
+	defer p.measure("read", cl)(&err)
 	contacts, n, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
@@ -44,7 +45,8 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // Cassandra's words; too few replicas up is *cqlerr.Unavailable; the
 // deadline of ctx passing is *cqlerr.ReadTimeout, a replica failing
 // *cqlerr.ReadFailure.
-func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
+func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (_ *storage.Partition, err error) {
+	defer p.measure("read", cl)(&err)
 	contacts, n, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err
@@ -205,6 +207,9 @@ func (p *Proxy) repair(ctx context.Context, n *need, contacts []ring.HostID, t *
 			return err
 		}
 		sent++
+		if m := p.opts.Metrics; m != nil {
+			m.ReadRepairs.Inc()
+		}
 		p.goBackground(func() {
 			results <- readResult{i: i, err: rep.Apply(ctx, &mutation.Mutation{Updates: []*mutation.Update{u}}, nil)}
 		})

@@ -47,7 +47,8 @@ type segment struct {
 	contacts []ring.HostID
 }
 
-func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool, scanOne scanFunc) error {
+func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool, scanOne scanFunc) (err error) {
+	defer p.measure("range", cl)(&err)
 	if err := checkRead(cl); err != nil {
 		return err
 	}
@@ -78,9 +79,11 @@ func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 		}
 		return !stopped
 	}
-	for _, s := range segs {
+	for i, s := range segs {
 		so := o
-		if s.lo != math.MinInt64 || o.MinToken != nil {
+		// The first segment starts where o does: at its partition, or the
+		// ring's start, as the one replica of a one-node ring is asked.
+		if i > 0 || o.MinToken != nil || (s.lo != math.MinInt64 && o.FromPartition == nil) {
 			so.MinToken = &s.lo
 		}
 		if s.hi != math.MaxInt64 || o.MaxToken != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -29,7 +30,8 @@ import (
 // runs it. Counter deltas go through a leader replica (counter.go). m is
 // not kept after Apply returns; with counters it holds the totals
 // written, as Replica.Apply leaves it.
-func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) error {
+func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) (err error) {
+	defer p.measure("write", cl)(&err)
 	if m.HasCounters() {
 		return p.applyCounters(ctx, cl, m, wt, check)
 	}
@@ -151,7 +153,7 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			hm.Updates = append(hm.Updates, updates[i])
 		}
 		if !p.alive(h) {
-			if p.hint(h, hm) && w.cl == primitive.ConsistencyLevelAny {
+			if p.hint(h, hm, "down") && w.cl == primitive.ConsistencyLevelAny {
 				for _, i := range w.updatesOf[j] {
 					tallies[i].ackAny()
 				}
@@ -171,7 +173,7 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			err := rep.Apply(bg, hm, check)
 			hinted := false
 			if err != nil && hintable(err) {
-				hinted = p.hint(h, hm)
+				hinted = p.hint(h, hm, "late")
 			}
 			results <- hostResult{host: j, err: err, hinted: hinted}
 		})
@@ -187,6 +189,11 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 	for {
 		if allMet(tallies) {
 			return nil
+		}
+		if !slices.Contains(outstanding, true) {
+			// Nothing more can come (ANY with every replica down and no
+			// hint kept): the timeout the level would end in, now.
+			return p.writeTimeout(w, tallies)
 		}
 		select {
 		case r := <-results:
@@ -221,14 +228,20 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 				}
 			}
 		case <-ctx.Done():
-			for _, t := range tallies {
-				if !t.met() {
-					return &cqlerr.WriteTimeout{Consistency: w.cl, Received: int32(t.received()), BlockFor: int32(t.n.total()), WriteType: w.wt}
-				}
-			}
-			return nil
+			return p.writeTimeout(w, tallies)
 		}
 	}
+}
+
+// writeTimeout is the WRITE_TIMEOUT of the first Update whose level is
+// not met.
+func (p *Proxy) writeTimeout(w *writePlan, tallies []*tally) error {
+	for _, t := range tallies {
+		if !t.met() {
+			return &cqlerr.WriteTimeout{Consistency: w.cl, Received: int32(t.received()), BlockFor: int32(t.n.total()), WriteType: w.wt}
+		}
+	}
+	return nil
 }
 
 func allMet(ts []*tally) bool {
@@ -261,14 +274,18 @@ func (p *Proxy) unreachable(w *writePlan, tallies []*tally, outstanding []bool) 
 	return 0, false
 }
 
-// hint stores m for h, reporting whether it was kept.
-func (p *Proxy) hint(h ring.HostID, m *mutation.Mutation) bool {
+// hint stores m for h, reporting whether it was kept; reason is the
+// Metrics.Hints label.
+func (p *Proxy) hint(h ring.HostID, m *mutation.Mutation, reason string) bool {
 	if p.opts.Hints == nil {
 		return false
 	}
 	if err := p.opts.Hints.Store(h, m); err != nil {
 		p.log.Warn("proxy: hint not stored", "target", h.String(), "err", err)
 		return false
+	}
+	if pm := p.opts.Metrics; pm != nil {
+		pm.Hints.WithLabelValues(reason).Inc()
 	}
 	return true
 }

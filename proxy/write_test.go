@@ -8,6 +8,8 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
@@ -167,6 +169,12 @@ func TestWriteTimeoutFields(t *testing.T) {
 	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 || c.hints.count(c.hosts[0]) != 0 {
 		t.Fatalf("hints %v", c.hints.byFor)
 	}
+	if n := testutil.ToFloat64(c.metrics.Hints.WithLabelValues("late")); n != 2 {
+		t.Fatalf("%v late hints counted", n)
+	}
+	if n := testutil.ToFloat64(c.metrics.Errors.WithLabelValues("write", "QUORUM", "timeout")); n != 1 {
+		t.Fatalf("%v write timeouts counted", n)
+	}
 }
 
 // Replicas refusing the write so the level cannot be met is WRITE_FAILURE,
@@ -249,5 +257,45 @@ func TestBlockFor(t *testing.T) {
 		if got := n.total(); got != tc.want {
 			t.Errorf("%v %v pending %d: blockFor %d, want %d", tc.cl, tc.st.Options(), len(tc.pending), got, tc.want)
 		}
+	}
+}
+
+// A joining node gets the writes of the ranges it takes over, and counts
+// toward blockFor as Cassandra's pending replicas do.
+func TestPendingReplicas(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1", "dc1"}, rf("2"))
+	joining, _ := c.ring.Node(c.hosts[3])
+	members, err := c.ring.Without(c.hosts[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topo := range c.topos {
+		topo.Publish(RingState{Ring: members, Joining: []ring.Node{joining}})
+	}
+	p := c.proxies[0]
+	k := -1
+	for i := range 100 {
+		if _, pending, _ := c.topos[0].Replicas(c.ks, storage.Token(i32(i))); len(pending) == 1 {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatal("no partition with a pending replica")
+	}
+	if err := p.Apply(context.Background(), primitive.ConsistencyLevelOne, c.write(k, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if c.rowsOf(3, k)[0] != "x" {
+		t.Fatal("the joining node missed the write")
+	}
+	c.nodes[3].mode.Store(int32(hanging))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = p.Apply(ctx, primitive.ConsistencyLevelQuorum, c.write(k, 0, "y", 20), primitive.WriteTypeSimple, nil)
+	var wt *cqlerr.WriteTimeout
+	if !errors.As(err, &wt) || wt.BlockFor != 3 || wt.Received != 2 {
+		t.Fatalf("QUORUM at RF 2 with a pending replica hanging: %v (%+v)", err, wt)
 	}
 }

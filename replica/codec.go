@@ -19,8 +19,9 @@ import (
 //	  slice
 //	range command (VerbRangeRead request):
 //	  version, table id (16), start, end (8 bytes each, big-endian
-//	  signed), flags (1 byte: 0x01 has a resume partition), after (bytes,
-//	  with 0x01), slice, max partitions (uvarint), max bytes (uvarint)
+//	  signed), flags (1 byte: 0x01 has a resume partition, 0x02 an index
+//	  query), after (bytes, with 0x01), index name and value (bytes each,
+//	  with 0x02), slice, max partitions (uvarint), max bytes (uvarint)
 //	partition (VerbRead answer):
 //	  version, partition
 //	digest (VerbRead answer to a digest command):
@@ -102,11 +103,20 @@ func appendRangeRequest(dst []byte, c *rangeRequest) []byte {
 	dst = append(dst, c.Table[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(c.Range.Start))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(c.Range.End))
+	var flags byte
 	if c.After != nil {
-		dst = append(dst, 0x01)
+		flags |= 0x01
+	}
+	if c.Index != nil {
+		flags |= 0x02
+	}
+	dst = append(dst, flags)
+	if c.After != nil {
 		dst = wire.AppendBytes(dst, c.After)
-	} else {
-		dst = append(dst, 0)
+	}
+	if c.Index != nil {
+		dst = wire.AppendBytes(dst, []byte(c.Index.Name))
+		dst = wire.AppendBytes(dst, c.Index.Value)
 	}
 	dst = wire.AppendSlice(dst, c.Slice)
 	dst = binary.AppendUvarint(dst, uint64(max(c.MaxPartitions, 0)))
@@ -121,15 +131,20 @@ func decodeRangeRequest(b []byte) (*rangeRequest, error) {
 	copy(c.Table[:], r.Next(16))
 	c.Range.Start = int64(r.Uint64())
 	c.Range.End = int64(r.Uint64())
-	switch flags := r.Byte(); flags {
-	case 0:
-	case 0x01:
-		c.After = r.Bytes()
-		if c.After == nil && r.Err() == nil {
+	flags := r.Byte()
+	if flags&^0x03 != 0 {
+		r.Fail("unknown range flags %#x", flags)
+	}
+	if flags&0x01 != 0 {
+		if c.After = r.Bytes(); c.After == nil {
 			r.Fail("empty resume partition")
 		}
-	default:
-		r.Fail("unknown range flags %#x", flags)
+	}
+	if flags&0x02 != 0 {
+		c.Index = &storage.IndexQuery{Name: string(r.Bytes()), Value: r.Bytes()}
+		if c.Index.Value == nil {
+			r.Fail("index query for an empty value")
+		}
 	}
 	c.Slice = r.Slice()
 	c.MaxPartitions = r.Uvarint(math.MaxInt32)

@@ -11,10 +11,11 @@
 // *UnknownTableError (ErrUnknownTable), a write the peer could not make
 // durable is storage.ErrWriteFailed, a deadline is context's, and
 // messaging's own errors (ErrTimeout, ErrUnreachable, ErrQueueFull) stay
-// in the chain. Lightweight transactions (Conditional) and index queries
-// (ScanIndex) are refused by a Remote with ErrUnsupported: the former stay
-// on one replica until Paxos, the latter a coordinator answers with a
-// range read filtered as ALLOW FILTERING does.
+// in the chain. Lightweight transactions (Conditional) are refused by a
+// Remote with ErrUnsupported: they stay on one replica until Paxos. Index
+// queries go as range reads with an index query (RangeCommand.Index): the
+// peer answers the partitions its entries name, whole, and the caller
+// filters the resolved rows as it does a Local's.
 //
 // The internode encodings (codec.go) are versioned and bounded; a
 // partition from a peer is checked against its table

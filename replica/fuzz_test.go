@@ -55,6 +55,7 @@ func FuzzDecodeRangeRequest(f *testing.F) {
 	f.Add(appendRangeRequest(nil, &rangeRequest{Table: [16]byte{9}, RangeCommand: RangeCommand{Range: storage.TokenRange{Start: -5, End: 7}}}))
 	f.Add(appendRangeRequest(nil, &rangeRequest{Table: [16]byte{9}, RangeCommand: RangeCommand{
 		Range: storage.TokenRange{Start: 7, End: -5}, After: i32(3), MaxPartitions: 100, MaxBytes: 1 << 20,
+		Index: &storage.IndexQuery{Name: "v_idx", Value: []byte("hit")},
 		Slice: storage.Slice{End: &storage.Bound{Prefix: [][]byte{i32(2)}, Inclusive: true}},
 	}}))
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -20,6 +20,11 @@ type RangeCommand struct {
 	// partition, however large.
 	MaxPartitions int
 	MaxBytes      int
+	// Index, when set, keeps the partitions the entries of a secondary
+	// index for a value point at, each whole within Slice: a superset of
+	// those holding the value, which the coordinator filters row by row
+	// once resolved, as Replica.ScanIndex's caller does.
+	Index *storage.IndexQuery
 }
 
 // ReadRange implements Replica.
@@ -32,7 +37,7 @@ func (l *Local) ReadRange(ctx context.Context, t *storage.Table, c RangeCommand)
 		bytes  int
 		ctxErr error
 	)
-	more, err := l.engine.ScanRaw(t, storage.RawScanOptions{Range: c.Range, After: c.After, Slice: c.Slice}, func(p *storage.Partition) bool {
+	more, err := l.engine.ScanRaw(t, storage.RawScanOptions{Range: c.Range, After: c.After, Slice: c.Slice, Index: c.Index}, func(p *storage.Partition) bool {
 		out = append(out, p)
 		bytes += p.Size()
 		// A partition costs an iterator: looking at ctx each time is cheap.

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -207,7 +208,18 @@ func (r *Remote) ReadPartition(ctx context.Context, t *storage.Table, pk []byte,
 // Scan implements Replica: range reads of PagePartitions and PageBytes,
 // each page resolved here.
 func (r *Remote) Scan(ctx context.Context, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
-	c := RangeCommand{Range: storage.TokenRange{Start: storage.MinToken, End: storage.MinToken}, MaxPartitions: r.opts.PagePartitions, MaxBytes: r.opts.PageBytes}
+	return r.scan(ctx, t, o, nil, fn)
+}
+
+// ScanIndex implements Replica: range reads through the index, each page
+// resolved here. Each partition an entry names comes whole, so fn sees
+// rows that do not hold value (as it may from a Local) and checks them.
+func (r *Remote) ScanIndex(ctx context.Context, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
+	return r.scan(ctx, t, o, &storage.IndexQuery{Name: name, Value: value}, fn)
+}
+
+func (r *Remote) scan(ctx context.Context, t *storage.Table, o storage.ScanOptions, index *storage.IndexQuery, fn func(pk []byte, row *storage.Row) bool) error {
+	c := RangeCommand{Range: storage.TokenRange{Start: storage.MinToken, End: storage.MinToken}, MaxPartitions: r.opts.PagePartitions, MaxBytes: r.opts.PageBytes, Index: index}
 	if o.MinToken != nil && *o.MinToken > storage.MinToken {
 		c.Range.Start = *o.MinToken - 1
 	}
@@ -220,35 +232,56 @@ func (r *Remote) Scan(ctx context.Context, t *storage.Table, o storage.ScanOptio
 	ro := storage.ReadOptions{Now: o.Now}
 	stopped := false
 	emit := func(p *storage.Partition) error {
-		return t.Resolve(p, ro, func(row *storage.Row) bool {
+		err := t.Resolve(p, ro, func(row *storage.Row) bool {
 			stopped = !fn(p.Key, row)
 			return !stopped
 		})
+		if err == nil && stopped {
+			return errStopped
+		}
+		return err
 	}
 	if from := o.FromPartition; from != nil {
-		if !c.Range.Contains(storage.Token(from)) {
-			if storage.Token(from) > c.Range.End && c.Range.End != storage.MinToken {
-				return nil
-			}
-		} else {
-			// The range read resumes after a partition: read this one first.
-			p, err := r.Read(ctx, t, from, storage.Slice{})
-			if err != nil {
-				return err
-			}
-			if err := emit(p); err != nil || stopped {
+		switch tok := storage.Token(from); {
+		case c.Range.Contains(tok):
+			// A range read resumes after a partition: read this one first
+			// (through the index, it is read by a one-partition range).
+			first := c
+			first.Range = storage.TokenRange{Start: tok - 1, End: tok}
+			first.MaxPartitions, first.MaxBytes = 0, 0
+			if err := r.pages(ctx, t, first, func(p *storage.Partition) error {
+				if string(p.Key) != string(from) {
+					return nil
+				}
+				return emit(p)
+			}); err != nil || stopped {
 				return err
 			}
 			c.After = from
+		case c.Range.End != storage.MinToken && tok > c.Range.End:
+			return nil
 		}
 	}
+	return r.pages(ctx, t, c, emit)
+}
+
+// errStopped is what a pages callback returns to end the pages early
+// without an error.
+var errStopped = errors.New("replica: scan stopped")
+
+// pages calls fn for each partition of c, page after page, until fn
+// returns an error; errStopped ends it quietly.
+func (r *Remote) pages(ctx context.Context, t *storage.Table, c RangeCommand, fn func(*storage.Partition) error) error {
 	for {
 		ps, more, err := r.ReadRange(ctx, t, c)
 		if err != nil {
 			return err
 		}
 		for _, p := range ps {
-			if err := emit(p); err != nil || stopped {
+			if err := fn(p); err != nil {
+				if err == errStopped {
+					return nil
+				}
 				return err
 			}
 		}
@@ -257,13 +290,6 @@ func (r *Remote) Scan(ctx context.Context, t *storage.Table, o storage.ScanOptio
 		}
 		c.After = ps[len(ps)-1].Key
 	}
-}
-
-// ScanIndex implements Replica: a remote replica does not serve index
-// queries. A coordinator reads the range instead (Scan or ReadRange) and
-// keeps the rows holding the value, as ALLOW FILTERING does.
-func (r *Remote) ScanIndex(ctx context.Context, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
-	return fmt.Errorf("%w: a query of index %s on %s.%s sent to %s", ErrUnsupported, name, t.Def.Keyspace, t.Def.Name, r.peer)
 }
 
 // Truncate implements Replica.

@@ -147,12 +147,12 @@ func TestRemoteWritesAndReads(t *testing.T) {
 		m.Release()
 	}
 
-	// Conditional and index queries are refused with a named error.
+	// Conditional writes are refused with a named error.
 	if err := n.remote.Conditional(ctx, n.tbl, i32(1), nil, nil); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("remote Conditional: %v", err)
 	}
-	if err := n.remote.ScanIndex(ctx, n.tbl, "ix", []byte("v"), storage.ScanOptions{}, nil); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("remote ScanIndex: %v", err)
+	if err := n.remote.ScanIndex(ctx, n.tbl, "ix", []byte("v"), storage.ScanOptions{}, nil); !errors.Is(err, ErrBadMessage) {
+		t.Fatalf("remote ScanIndex of an unknown index: %v", err)
 	}
 	if err := n.remote.Truncate(ctx, n.tbl); err != nil {
 		t.Fatal(err)
@@ -169,6 +169,14 @@ func TestRemoteRangeReads(t *testing.T) {
 	n := newTwoNodes(t, RemoteOptions{PagePartitions: 7, PageBytes: 1 << 10})
 	const count = 400
 	writePartitions(t, n.lb, n.tbl, count)
+	m := mutation.New()
+	for k := 0; k < count; k += 5 {
+		writeV(m, n.tbl, k, 1, "hit", 2)
+	}
+	if err := n.lb.Apply(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Release()
 	rng := rand.New(rand.NewPCG(4, 5))
 	tok := func() int64 { return storage.Token(i32(rng.IntN(count))) }
 	ranges := []storage.TokenRange{{Start: storage.MinToken, End: storage.MinToken}, {Start: 0, End: 0}}
@@ -182,12 +190,30 @@ func TestRemoteRangeReads(t *testing.T) {
 				t.Fatalf("%+v through the remote: %d partitions, want %d", c, len(got), len(want))
 			}
 		}
+		hits := &storage.IndexQuery{Name: "v_idx", Value: []byte("hit")}
+		want = readAll(t, n.lb, n.tbl, RangeCommand{Range: r, Index: hits})
+		if got := readAll(t, n.remote, n.tbl, RangeCommand{Range: r, Index: hits, MaxPartitions: 3}); !reflect.DeepEqual(got, want) || len(want) > count/5 {
+			t.Fatalf("%+v through the index and the remote: %d partitions, want %d", r, len(got), len(want))
+		}
 	}
 	render := func(r Replica, o storage.ScanOptions) []string {
 		var out []string
 		err := r.Scan(context.Background(), n.tbl, o, func(pk []byte, row *storage.Row) bool {
 			out = append(out, fmt.Sprintf("%x/%x", pk, row.Clustering))
 			return len(out) < 350
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	renderIndex := func(r Replica, o storage.ScanOptions) []string {
+		var out []string
+		err := r.ScanIndex(context.Background(), n.tbl, "v_idx", []byte("hit"), o, func(pk []byte, row *storage.Row) bool {
+			if string(row.Cells[0].Cell.Value) == "hit" {
+				out = append(out, fmt.Sprintf("%x/%x", pk, row.Clustering))
+			}
+			return len(out) < 50
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -210,6 +236,10 @@ func TestRemoteRangeReads(t *testing.T) {
 		want := render(n.lb, o)
 		if got := render(n.remote, o); !reflect.DeepEqual(got, want) {
 			t.Fatalf("scan %+v through the remote: %d rows, want %d", o, len(got), len(want))
+		}
+		want = renderIndex(n.lb, o)
+		if got := renderIndex(n.remote, o); !reflect.DeepEqual(got, want) || len(want) == 0 && o.MinToken == nil {
+			t.Fatalf("index scan %+v through the remote: %d rows, want %d", o, len(got), len(want))
 		}
 	}
 }

@@ -57,6 +57,16 @@ type RawScanOptions struct {
 	After []byte
 	// Slice selects each partition's rows, as ReadRaw's slice does.
 	Slice Slice
+	// Index, when set, keeps the partitions that the entries of an index
+	// for a value point at (a superset of those holding it: entries are
+	// never removed), each whole within Slice.
+	Index *IndexQuery
+}
+
+// IndexQuery names the entries of index Name for Value (not empty).
+type IndexQuery struct {
+	Name  string
+	Value []byte
 }
 
 // ScanRaw calls fn for each partition of t whose token lies in o.Range,
@@ -84,6 +94,9 @@ func (e *Engine) ScanRaw(t *Table, o RawScanOptions, fn func(*Partition) bool) (
 			return false, err
 		}
 		resume = prefixEnd(p)
+	}
+	if o.Index != nil {
+		return e.scanRawIndex(t, o, segs, fn)
 	}
 	for i, sg := range segs {
 		lower := appendToken(append([]byte(nil), table...), sg.lo)
@@ -149,4 +162,61 @@ func (e *Engine) scanRawSegment(t *Table, lower, upper []byte, slice Slice, fn f
 		}
 	}
 	return false, false, it.Error()
+}
+
+// scanRawIndex is ScanRaw through an index: the partitions its entries
+// for the value name, within segs, in ring order.
+func (e *Engine) scanRawIndex(t *Table, o RawScanOptions, segs []tokenSegment, fn func(*Partition) bool) (more bool, err error) {
+	ix, err := t.index(o.Index.Name)
+	if err != nil {
+		return false, err
+	}
+	if len(o.Index.Value) == 0 {
+		return false, fmt.Errorf("storage: %s.%s: index %s queried for an empty value", t.Def.Keyspace, t.Def.Name, o.Index.Name)
+	}
+	var (
+		last    []byte // the partition of the last entry seen
+		stopped bool
+		readErr error
+	)
+	for i, sg := range segs {
+		slice := Slice{
+			Start: &Bound{Prefix: [][]byte{tokenBytes(sg.lo)}, Inclusive: true},
+			End:   &Bound{Prefix: [][]byte{tokenBytes(sg.hi)}, Inclusive: true},
+		}
+		if i == 0 && o.After != nil {
+			// Entries of the partition resumed after are skipped whole.
+			slice.Start = &Bound{Prefix: [][]byte{tokenBytes(Token(o.After)), o.After}}
+		}
+		err := e.ReadPartition(ix.table, o.Index.Value, ReadOptions{Slice: slice}, func(r *Row) bool {
+			if r.Static {
+				return true
+			}
+			pk := r.Clustering[1]
+			if bytes.Equal(pk, last) {
+				return true
+			}
+			if stopped {
+				more = true
+				return false
+			}
+			last = pk
+			p, err := e.ReadRaw(t, pk, o.Slice)
+			if err != nil {
+				readErr = err
+				return false
+			}
+			if len(p.KVs) > 0 && !fn(p) {
+				stopped = true
+			}
+			return true
+		})
+		if err == nil {
+			err = readErr
+		}
+		if err != nil || more {
+			return more, err
+		}
+	}
+	return false, nil
 }

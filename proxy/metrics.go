@@ -1,0 +1,95 @@
+package proxy
+
+import (
+	"errors"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cqld/cqld/cqlerr"
+)
+
+// Metrics are a proxy's counters and latencies, named cqld_proxy_*.
+// Several proxies (a test's nodes) may share one set. Safe for concurrent
+// use.
+type Metrics struct {
+	// Latency is each request's time in the proxy, by operation ("write",
+	// "read", "range") and consistency level.
+	Latency *prometheus.HistogramVec
+	// Errors counts the requests answered UNAVAILABLE, a timeout or a
+	// failure, by operation, level and kind ("unavailable", "timeout",
+	// "failure").
+	Errors *prometheus.CounterVec
+	// ReadRepairs counts the repair writes reads sent to stale replicas.
+	ReadRepairs prometheus.Counter
+	// Hints counts the hints handed to hinted handoff, by reason: "down"
+	// (the replica was down when the write was sent), "late" (it did not
+	// answer in time or could not be reached).
+	Hints *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	const ns, sub = "cqld", "proxy"
+	m := &Metrics{
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_seconds",
+			Help:    "Time of requests in the proxy, from placement to the level met.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"op", "consistency"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "errors_total",
+			Help: "Requests answered UNAVAILABLE, a timeout or a failure."}, []string{"op", "consistency", "kind"}),
+		ReadRepairs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "read_repairs_total",
+			Help: "Repair writes sent to replicas a read found stale."}),
+		Hints: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "hints_total",
+			Help: "Hints handed to hinted handoff."}, []string{"reason"}),
+	}
+	reg.MustRegister(m.Latency, m.Errors, m.ReadRepairs, m.Hints)
+	return m
+}
+
+// observe records a request of op at level cl that started at start and
+// ended with err.
+func (p *Proxy) observe(op string, cl primitive.ConsistencyLevel, start time.Time, err error) {
+	m := p.opts.Metrics
+	if m == nil {
+		return
+	}
+	level := cqlerr.ConsistencyName(cl)
+	m.Latency.WithLabelValues(op, level).Observe(p.opts.Now().Sub(start).Seconds())
+	if kind := errorKind(err); kind != "" {
+		m.Errors.WithLabelValues(op, level, kind).Inc()
+	}
+}
+
+func errorKind(err error) string {
+	var (
+		ua *cqlerr.Unavailable
+		wt *cqlerr.WriteTimeout
+		rt *cqlerr.ReadTimeout
+		wf *cqlerr.WriteFailure
+		rf *cqlerr.ReadFailure
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ua):
+		return "unavailable"
+	case errors.As(err, &wt), errors.As(err, &rt):
+		return "timeout"
+	case errors.As(err, &wf), errors.As(err, &rf):
+		return "failure"
+	}
+	return ""
+}
+
+// measure starts measuring a request of op at level cl; the function it
+// returns records it with its error: defer p.measure(op, cl)(&err).
+func (p *Proxy) measure(op string, cl primitive.ConsistencyLevel) func(*error) {
+	if p.opts.Metrics == nil {
+		return noMeasure
+	}
+	start := p.opts.Now()
+	return func(err *error) { p.observe(op, cl, start, *err) }
+}
+
+func noMeasure(*error) {}

@@ -1,0 +1,302 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/storage"
+)
+
+func (c *cluster) applyOn(i int, m *mutation.Mutation) {
+	c.t.Helper()
+	if err := c.nodes[i].Local.Apply(context.Background(), m, nil); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cluster) readAt(p *Proxy, cl primitive.ConsistencyLevel, k int) (map[int]string, error) {
+	got := map[int]string{}
+	err := p.ReadPartition(context.Background(), cl, c.tbl, i32(k), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+		collect(got, r)
+		return true
+	})
+	return got, err
+}
+
+// A replica that missed a write is made current by a read that sees it
+// (blocking read repair), before the read answers: read back from the
+// replica itself. A collection element is repaired too.
+func TestReadRepairMakesStaleReplicaCurrent(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	for i := range c.nodes {
+		c.applyOn(i, c.write(7, 0, "old", 10))
+	}
+	fresh := c.write(7, 0, "new", 20)
+	fresh.WriteCell(c.tbl, i32(7), storage.CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, storage.Cell{Timestamp: 20, Value: []byte("added")})
+	fresh.WriteCell(c.tbl, i32(7), storage.CellTarget{Clustering: [][]byte{i32(1)}, Column: "s", PathType: datatype.Int, Path: i32(42)}, storage.Cell{Timestamp: 20, Value: []byte{}})
+	c.applyOn(1, fresh)
+
+	got, err := c.readAt(c.proxies[0], primitive.ConsistencyLevelAll, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "new" || got[1] != "added" {
+		t.Fatalf("read %v", got)
+	}
+	if n := testutil.ToFloat64(c.metrics.ReadRepairs); n != 2 {
+		t.Fatalf("%v read repairs counted, want 2", n)
+	}
+	for i := range c.nodes {
+		if r := c.rowsOf(i, 7); r[0] != "new" || r[1] != "added" {
+			t.Fatalf("node %d after repair: %v", i, r)
+		}
+		part, err := c.nodes[i].Local.Read(context.Background(), c.tbl, i32(7), storage.Slice{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := c.nodes[1].Local.Read(context.Background(), c.tbl, i32(7), storage.Slice{})
+		if !samePartition(part, want) {
+			t.Fatalf("node %d holds %d keys after repair, node 1 %d", i, len(part.KVs), len(want.KVs))
+		}
+	}
+}
+
+// A tombstone on one replica shadows the data another still holds, at
+// QUORUM, and the stale replica gets the tombstone.
+func TestTombstoneShadowsAtQuorum(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	for i := range c.nodes {
+		c.applyOn(i, c.write(3, 0, "alive", 10))
+	}
+	del := &mutation.Mutation{}
+	del.DeleteRow(c.tbl, i32(3), [][]byte{i32(0)}, storage.Cell{Timestamp: 20, Tombstone: true, LocalDeletionTime: 1})
+	c.applyOn(1, del)
+	c.setDown(2, true) // QUORUM from node 0 asks 0 and 1
+	got, err := c.readAt(c.proxies[0], primitive.ConsistencyLevelQuorum, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("deleted row read back: %v", got)
+	}
+	if r := c.rowsOf(0, 3); len(r) != 0 {
+		t.Fatalf("node 0 not repaired: %v", r)
+	}
+	if r := c.rowsOf(2, 3); r[0] != "alive" {
+		t.Fatalf("node 2 was not asked, yet holds %v", r)
+	}
+	// A partition deletion shadows too, through Read.
+	pd := &mutation.Mutation{}
+	pd.DeletePartition(c.tbl, i32(3), storage.Cell{Timestamp: 30, Tombstone: true, LocalDeletionTime: 1})
+	c.setDown(2, false)
+	c.applyOn(2, c.write(3, 5, "late", 25))
+	c.applyOn(0, pd)
+	c.setDown(1, true)
+	if got, err := c.readAt(c.proxies[2], primitive.ConsistencyLevelQuorum, 3); err != nil || len(got) != 0 {
+		t.Fatalf("after the partition deletion: %v %v", got, err)
+	}
+}
+
+// A replica that does not answer by the deadline is READ_TIMEOUT with what
+// was received; one that fails is READ_FAILURE.
+func TestReadTimeoutAndFailure(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	c.nodes[1].mode.Store(int32(hanging))
+	c.setDown(2, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := c.proxies[0].ReadPartition(ctx, primitive.ConsistencyLevelQuorum, c.tbl, i32(1), storage.ReadOptions{}, func(*storage.Row) bool { return true })
+	var rt *cqlerr.ReadTimeout
+	if !errors.As(err, &rt) || rt.Received != 1 || rt.BlockFor != 2 || !rt.DataPresent {
+		t.Fatalf("%v (%+v)", err, rt)
+	}
+	c.nodes[1].mode.Store(int32(failing))
+	err = c.proxies[0].ReadPartition(context.Background(), primitive.ConsistencyLevelQuorum, c.tbl, i32(1), storage.ReadOptions{}, func(*storage.Row) bool { return true })
+	var rf *cqlerr.ReadFailure
+	if !errors.As(err, &rf) || rf.BlockFor != 2 || len(rf.Reasons) != 1 {
+		t.Fatalf("%v (%+v)", err, rf)
+	}
+}
+
+// ANY and EACH_QUORUM reads are refused with Cassandra's words; a SERIAL
+// read or a conditional write on a node that is not the primary replica
+// names the limitation.
+func TestRefusedReads(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	for cl, msg := range map[primitive.ConsistencyLevel]string{
+		primitive.ConsistencyLevelAny:        "ANY ConsistencyLevel is only supported for writes",
+		primitive.ConsistencyLevelEachQuorum: "EACH_QUORUM ConsistencyLevel is only supported for writes",
+	} {
+		_, err := c.readAt(c.proxies[0], cl, 1)
+		var ce *cqlerr.Error
+		if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeInvalid || ce.Msg != msg {
+			t.Fatalf("%v: %v", cl, err)
+		}
+	}
+	k := 1
+	primary := c.replicasOf(k)[0]
+	other := (primary + 1) % 3
+	decide := func() (*mutation.Mutation, error) { return c.write(k, 0, "cas", 50), nil }
+	var ce *cqlerr.Error
+	if err := c.proxies[other].Conditional(context.Background(), primitive.ConsistencyLevelQuorum, c.tbl, i32(k), decide, nil); !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeInvalid {
+		t.Fatalf("conditional on a non-primary: %v", err)
+	}
+	if _, err := c.readAt(c.proxies[other], primitive.ConsistencyLevelSerial, k); !errors.As(err, &ce) {
+		t.Fatalf("SERIAL read on a non-primary: %v", err)
+	}
+	// On the primary it runs, and the write reaches the other replicas.
+	if err := c.proxies[primary].Conditional(context.Background(), primitive.ConsistencyLevelAll, c.tbl, i32(k), decide, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.nodes {
+		if c.rowsOf(i, k)[0] != "cas" {
+			t.Fatalf("node %d lacks the conditional write", i)
+		}
+	}
+}
+
+// Increments through two coordinators at once are all counted.
+func TestCountersThroughTwoProxies(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	const perProxy = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*perProxy)
+	for _, p := range c.proxies[:2] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perProxy {
+				m := &mutation.Mutation{}
+				m.AddCounter(c.ctr, i32(1), storage.CellTarget{Column: "n"}, 1, int64(100+i))
+				errs <- p.Apply(context.Background(), primitive.ConsistencyLevelQuorum, m, primitive.WriteTypeCounter, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range c.proxies {
+		p.Close()
+	}
+	for i := range c.nodes {
+		var total int64
+		err := c.nodes[i].Local.ReadPartition(context.Background(), c.ctr, i32(1), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+			for _, cc := range r.Cells {
+				total = int64(binary.BigEndian.Uint64(cc.Cell.Value))
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != 2*perProxy {
+			t.Fatalf("node %d counts %d, want %d", i, total, 2*perProxy)
+		}
+	}
+	m := &mutation.Mutation{}
+	m.AddCounter(c.ctr, i32(1), storage.CellTarget{Column: "n"}, 1, 1)
+	var ce *cqlerr.Error
+	if err := c.proxies[0].Apply(context.Background(), primitive.ConsistencyLevelAny, m, primitive.WriteTypeCounter, nil); !errors.As(err, &ce) {
+		t.Fatalf("counter at ANY: %v", err)
+	}
+}
+
+// Two data centers: LOCAL_QUORUM and LOCAL_ONE need the local one alone,
+// EACH_QUORUM a quorum in each, QUORUM a quorum of the sum.
+func TestMultiDC(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1", "dc2", "dc2"},
+		map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "3", "dc2": "2"})
+	c.setDown(3, true)
+	c.setDown(4, true)
+	ctx := context.Background()
+	p := c.proxies[0]
+	for _, cl := range []primitive.ConsistencyLevel{primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelLocalOne, primitive.ConsistencyLevelQuorum} {
+		if err := p.Apply(ctx, cl, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
+			t.Fatalf("%v with dc2 down: %v", cl, err)
+		}
+		if _, err := c.readAt(p, cl, 1); err != nil {
+			t.Fatalf("%v read with dc2 down: %v", cl, err)
+		}
+	}
+	err := p.Apply(ctx, primitive.ConsistencyLevelEachQuorum, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil)
+	var ua *cqlerr.Unavailable
+	if !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 0 {
+		t.Fatalf("EACH_QUORUM with dc2 down: %v", err)
+	}
+	// From dc2, LOCAL_ONE with dc2 down is unavailable though dc1 is up.
+	c.setDown(3, false)
+	c.setDown(4, false)
+	c.setDown(0, true)
+	c.setDown(1, true)
+	c.setDown(2, true)
+	if err := c.proxies[3].Apply(ctx, primitive.ConsistencyLevelLocalQuorum, c.write(1, 0, "y", 20), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.setDown(4, true)
+	err = c.proxies[3].Apply(ctx, primitive.ConsistencyLevelLocalQuorum, c.write(1, 0, "y", 20), primitive.WriteTypeSimple, nil)
+	if !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 1 {
+		t.Fatalf("LOCAL_QUORUM in dc2 with one of two up: %v", err)
+	}
+	if err := c.proxies[3].Apply(ctx, primitive.ConsistencyLevelEachQuorum, c.write(1, 0, "y", 20), primitive.WriteTypeSimple, nil); !errors.As(err, &ua) {
+		t.Fatalf("EACH_QUORUM: %v", err)
+	}
+}
+
+// TRUNCATE needs every replica up and reaches them all.
+func TestTruncate(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("2"))
+	for k := range 20 {
+		if err := c.proxies[0].Apply(context.Background(), primitive.ConsistencyLevelAll, c.write(k, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.setDown(2, true)
+	var ua *cqlerr.Unavailable
+	if err := c.proxies[0].Truncate(context.Background(), c.tbl); !errors.As(err, &ua) || ua.Consistency != primitive.ConsistencyLevelAll || ua.Required != 3 || ua.Alive != 2 {
+		t.Fatalf("truncate with a node down: %v", err)
+	}
+	c.setDown(2, false)
+	if err := c.proxies[0].Truncate(context.Background(), c.tbl); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.nodes {
+		for k := range 20 {
+			if r := c.rowsOf(i, k); len(r) != 0 {
+				t.Fatalf("node %d still holds %d", i, k)
+			}
+		}
+	}
+}
+
+// A conditional write at ANY on the primary still reaches the other
+// replicas.
+func TestConditionalAnyReplicates(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	k := 2
+	primary := c.replicasOf(k)[0]
+	decide := func() (*mutation.Mutation, error) { return c.write(k, 0, "any", 50), nil }
+	if err := c.proxies[primary].Conditional(context.Background(), primitive.ConsistencyLevelAny, c.tbl, i32(k), decide, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.proxies[primary].Close()
+	for i := range c.nodes {
+		if c.rowsOf(i, k)[0] != "any" {
+			t.Fatalf("node %d lacks the conditional write", i)
+		}
+	}
+}
