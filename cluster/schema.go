@@ -53,8 +53,13 @@ func (l *SchemaLog) Submit(ctx context.Context, ch schema.Change) (message.Messa
 	if n == nil {
 		return nil, fmt.Errorf("cluster: schema change before the node joined its cluster")
 	}
-	if err := l.schema.Validate(ch); err != nil {
+	switch unchanged, err := l.schema.Unchanged(ch); {
+	case err != nil:
 		return nil, err
+	case unchanged:
+		// IF [NOT] EXISTS with nothing to do: answered here, as
+		// Cassandra's coordinator does, without a schema change.
+		return &message.VoidResult{}, nil
 	}
 	b, err := ch.Append(nil)
 	if err != nil {
@@ -71,13 +76,13 @@ func (l *SchemaLog) Submit(ctx context.Context, ch schema.Change) (message.Messa
 	return res, nil
 }
 
-// ApplySchema applies one change from the log.
-func (l *SchemaLog) ApplySchema(b []byte) (any, error) {
+// ApplySchema applies the change of the log's entry at index.
+func (l *SchemaLog) ApplySchema(index uint64, b []byte) (any, error) {
 	ch, err := schema.Decode(b)
 	if err != nil {
 		return nil, err
 	}
-	res, err := l.schema.Apply(ch)
+	res, err := l.schema.ApplyAt(index, ch)
 	if err != nil {
 		return nil, err
 	}
@@ -91,4 +96,7 @@ func (l *SchemaLog) ApplySchema(b []byte) (any, error) {
 // snapshots.
 func (l *SchemaLog) SchemaSnapshot() ([]byte, error) { return l.schema.Snapshot() }
 
-func (l *SchemaLog) RestoreSchema(b []byte) error { return l.schema.Restore(b) }
+func (l *SchemaLog) RestoreSchema(index uint64, b []byte) error { return l.schema.RestoreAt(index, b) }
+
+// SchemaApplied is the log index the catalog last recorded.
+func (l *SchemaLog) SchemaApplied() uint64 { return l.schema.Applied() }

@@ -17,13 +17,17 @@ import (
 // to this node's catalog. ApplySchema must be deterministic: the same
 // changes in the same order give every node the same schema.
 type SchemaApplier interface {
-	// ApplySchema applies one encoded change and returns what answers the
-	// statement that proposed it, or the error it fails with.
-	ApplySchema(change []byte) (result any, err error)
+	// ApplySchema applies the encoded change of the entry at index and
+	// returns what answers the statement that proposed it, or the error it
+	// fails with. What the change writes is recorded with index, durably,
+	// in the same write.
+	ApplySchema(index uint64, change []byte) (result any, err error)
 	// SchemaSnapshot encodes the whole schema; RestoreSchema replaces the
-	// schema with a snapshot's.
+	// schema with a snapshot's, recorded as of index.
 	SchemaSnapshot() ([]byte, error)
-	RestoreSchema(snapshot []byte) error
+	RestoreSchema(index uint64, snapshot []byte) error
+	// SchemaApplied is the index recorded with the schema's last write.
+	SchemaApplied() uint64
 }
 
 // Result is what applying an entry gave the node that proposed it.
@@ -103,11 +107,11 @@ func OpenState(o StateOptions) (*State, error) {
 func (s *State) Topology() *Topology { return s.topo.Load() }
 
 // Applied is the index of the last entry this node has applied and
-// recorded.
+// recorded: metadata.json records topology entries, the schema its own.
 func (s *State) Applied() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.applied
+	return max(s.applied, s.opts.Schema.SchemaApplied())
 }
 
 // Expect registers a proposal: the Result of applying the entry carrying
@@ -148,7 +152,7 @@ func (s *State) deliver(id [16]byte, r Result) {
 func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if index <= s.applied {
+	if index <= max(s.applied, s.opts.Schema.SchemaApplied()) {
 		return nil, nil
 	}
 	e, err := DecodeEntry(entry)
@@ -157,25 +161,28 @@ func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 		s.opts.Logger.Error("metadata log entry cannot be decoded; skipped", "index", index, "err", err)
 		r.Err = err
 	} else {
-		r = s.apply(e)
+		r = s.apply(index, e)
 	}
-	s.applied = index
-	if err := s.save(); err != nil {
-		// The entry is applied in memory; a restart applies it again,
-		// which entries tolerate (see the package doc).
-		s.opts.Logger.Error("cannot record the metadata log's applied index", "index", index, "err", err)
+	if err == nil && (e.Kind == KindMember || e.Kind == KindRemove) {
+		// A schema entry is recorded by the schema's own write; one that
+		// changed nothing is applied again after a restart, against the
+		// same state, and changes nothing again.
+		s.applied = index
+		if err := s.save(); err != nil {
+			s.opts.Logger.Error("cannot record the metadata log's applied index", "index", index, "err", err)
+		}
 	}
 	s.deliver(e.Proposal, r)
 	return nil, r.Err
 }
 
-func (s *State) apply(e Entry) Result {
+func (s *State) apply(index uint64, e Entry) Result {
 	switch e.Kind {
 	case KindSchema:
-		v, err := s.opts.Schema.ApplySchema(e.Schema)
+		v, err := s.opts.Schema.ApplySchema(index, e.Schema)
 		return Result{Value: v, Err: err}
 	case KindSchemaReset:
-		return Result{Err: s.opts.Schema.RestoreSchema(e.Schema)}
+		return Result{Err: s.opts.Schema.RestoreSchema(index, e.Schema)}
 	case KindMember, KindRemove:
 		before := s.topo.Load()
 		var after *Topology
@@ -217,7 +224,7 @@ func (s *State) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
-	return json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members(), Schema: schema})
+	return json.Marshal(stateJSON{Applied: max(s.applied, s.opts.Schema.SchemaApplied()), Members: s.topo.Load().Members(), Schema: schema})
 }
 
 // Restore replaces the state with a snapshot taken at index.
@@ -235,7 +242,7 @@ func (s *State) Restore(index uint64, snapshot []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.opts.Schema.RestoreSchema(st.Schema); err != nil {
+	if err := s.opts.Schema.RestoreSchema(index, st.Schema); err != nil {
 		return fmt.Errorf("cluster: snapshot: %w", err)
 	}
 	before := s.topo.Load()

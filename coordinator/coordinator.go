@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -95,6 +96,8 @@ type Coordinator struct {
 	schemaChanges schema.Submitter
 
 	prep *prepCache
+	// byID indexes the current schema's tables by id.
+	byID atomic.Pointer[tablesByID]
 }
 
 // New returns a coordinator over the given catalog.

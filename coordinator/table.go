@@ -177,3 +177,30 @@ func (t *tableInfo) hasStatic() bool {
 }
 
 func indexOf(xs []string, x string) int { return slices.Index(xs, x) }
+
+// tablesByID indexes one schema's tables by id, for replicas resolving the
+// ids other nodes' requests name.
+type tablesByID struct {
+	schema *storage.Schema
+	byID   map[[16]byte]*storage.Table
+}
+
+// TableByID returns the current schema's table with id id, for the
+// replica serving other nodes (replica.Serve).
+func (c *Coordinator) TableByID(id [16]byte) (*storage.Table, bool) {
+	s := c.catalog.Current()
+	idx := c.byID.Load()
+	if idx == nil || idx.schema != s {
+		idx = &tablesByID{schema: s, byID: map[[16]byte]*storage.Table{}}
+		for _, k := range s.Keyspaces {
+			for _, def := range k.Tables {
+				if ti, err := compileTable(def, k); err == nil {
+					idx.byID[def.ID] = ti.st
+				}
+			}
+		}
+		c.byID.Store(idx)
+	}
+	t, ok := idx.byID[id]
+	return t, ok
+}

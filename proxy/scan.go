@@ -52,8 +52,13 @@ func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 	if err := checkRead(cl); err != nil {
 		return err
 	}
-	if isSerial(cl) {
-		return cqlerr.Invalidf("SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time")
+	// A range read at SERIAL reads what a quorum holds, as Cassandra 4.0
+	// runs it: there is no partition to run Paxos on.
+	switch cl {
+	case primitive.ConsistencyLevelSerial:
+		cl = primitive.ConsistencyLevelQuorum
+	case primitive.ConsistencyLevelLocalSerial:
+		cl = primitive.ConsistencyLevelLocalQuorum
 	}
 	ks, err := p.keyspace(t)
 	if err != nil {

@@ -39,6 +39,11 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 	if err != nil {
 		return err
 	}
+	if len(w.hosts) == 0 && cl == primitive.ConsistencyLevelAny {
+		// No replica anywhere (a keyspace placed only in data centers
+		// the ring lacks): nothing to write or hint, as on one node.
+		return nil
+	}
 	if len(w.hosts) == 1 && w.hosts[0] == p.local() {
 		// One replica, this node's: the write is the local one alone.
 		rep, err := p.replica(w.hosts[0])

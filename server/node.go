@@ -16,17 +16,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cqld/cqld/auth"
+	"github.com/cqld/cqld/cluster"
 	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/config"
 	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/frontend"
+	"github.com/cqld/cqld/hints"
 	"github.com/cqld/cqld/metrics"
+	"github.com/cqld/cqld/proxy"
+	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/storage"
 )
 
 // Node is a running cqld node.
 type Node struct {
 	cfg      config.Config
+	fs       vfs.FS
 	log      *slog.Logger
 	Registry *prometheus.Registry
 	Coord    *coordinator.Coordinator
@@ -36,6 +42,19 @@ type Node struct {
 	// Auth is the role state under PasswordAuthenticator, nil otherwise.
 	Auth   *auth.Store
 	engine *storage.Engine
+
+	// The cluster: this node's membership (transport, metadata log,
+	// gossip), the schema applied through the log, and the data path.
+	cluster   *cluster.Node
+	members   *members
+	proxy     *proxy.Proxy
+	hints     *hints.Store
+	replicas  *replica.Server
+	schema    *schema.Schema
+	schemaLog *cluster.SchemaLog
+	// coordRef is the coordinator once it exists, for the schema version
+	// gossip spreads.
+	coordRef atomic.Pointer[coordinator.Coordinator]
 	// stopPurges ends the background purge of old tombstones; purges
 	// waits for it.
 	stopPurges context.CancelFunc
@@ -63,6 +82,9 @@ type Options struct {
 	// Now is the coordinator's clock (coordinator.Options.Now); nil means
 	// time.Now. Tests advance a fake one to run TTLs out.
 	Now func() time.Time
+	// Context bounds the start: a new node waits for a seed to let it
+	// join the cluster until it ends. Nil means no bound.
+	Context context.Context
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -95,7 +117,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, log: log, Registry: reg, Info: info, Auth: roles}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -124,21 +146,33 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	n.engine = engine
 	metrics.NewLSM(reg, engine.LSMStats)
 	var srv atomic.Pointer[frontend.Server]
+	publish := func(m message.Message) {
+		if s := srv.Load(); s != nil {
+			s.Publish(m)
+		}
+	}
+	if err := n.joinCluster(o, catalog, publish); err != nil {
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
 	coord, err := coordinator.New(coordinator.Options{
-		Catalog:       catalog,
-		Engine:        engine,
-		Node:          info,
-		DataCenter:    cfg.DataCenter,
-		Rack:          cfg.Rack,
-		ListenAddress: resolveIP(cfg.ListenAddress),
-		RPCAddress:    resolveIP(rpc),
-		NativePort:    cfg.NativeTransportPort,
-		StoragePort:   cfg.StoragePort,
-		Publish: func(m message.Message) {
-			if s := srv.Load(); s != nil {
-				s.Publish(m)
-			}
-		},
+		Catalog:           catalog,
+		Engine:            engine,
+		Node:              info,
+		DataCenter:        cfg.DataCenter,
+		Rack:              cfg.Rack,
+		ListenAddress:     resolveIP(cfg.ListenAddress),
+		RPCAddress:        resolveIP(rpc),
+		NativePort:        cfg.NativeTransportPort,
+		StoragePort:       cfg.StoragePort,
+		Local:             n.members.local,
+		Data:              n.proxy,
+		Alone:             n.members.alone,
+		Cluster:           n.members,
+		Schema:            n.schema,
+		SchemaChanges:     n.schemaLog,
+		Publish:           publish,
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
 		Timeouts: coordinator.Timeouts{
@@ -151,9 +185,13 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Now:             o.Now,
 	})
 	if err != nil {
+		n.closeCluster()
 		engine.Close()
 		return nil, err
 	}
+	n.coordRef.Store(coord)
+	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	n.cluster.UpdateMeta()
 	n.Coord = coord
 	fe := frontend.New(coord, frontend.Options{
 		Addr:                 cfg.NativeAddr(),
@@ -177,6 +215,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Logger:               log,
 	})
 	if err := fe.Start(); err != nil {
+		n.closeCluster()
 		engine.Close()
 		return nil, err
 	}
@@ -200,6 +239,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()
 			n.purges.Wait()
+			n.closeCluster()
 			engine.Close()
 			return nil, err
 		}
@@ -274,6 +314,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.metrics != nil {
 		err = errors.Join(err, n.metrics.Close(ctx))
 	}
+	err = errors.Join(err, n.closeCluster())
 	err = errors.Join(err, n.engine.Close())
 	n.log.Info("cqld stopped")
 	return err

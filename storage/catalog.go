@@ -28,6 +28,9 @@ var (
 type catalogFile struct {
 	Version   int            `json:"version"`
 	Keyspaces []*KeyspaceDef `json:"keyspaces"`
+	// Applied is the index of the cluster metadata log entry the schema
+	// is as of, written with it so the two never disagree.
+	Applied uint64 `json:"applied,omitempty"`
 }
 
 const catalogName = "schema.json"
@@ -41,6 +44,9 @@ type Catalog struct {
 
 	mu  sync.Mutex // serialises changes
 	cur atomic.Pointer[Schema]
+	// applied is the metadata log index of the last change written;
+	// applying is the index the next changes are written as.
+	applied, applying uint64
 }
 
 // OpenCatalog loads the catalog kept in dir, creating an empty one if dir
@@ -69,7 +75,9 @@ func OpenCatalog(fs vfs.FS, dir string) (*Catalog, error) {
 			}
 			keyspaces[k.Name] = k
 		}
+		c.applied = f.Applied
 	}
+	c.applying = c.applied
 	c.cur.Store(newSchema(keyspaces))
 	return c, nil
 }
@@ -112,15 +120,32 @@ func (c *Catalog) update(change func(ks map[string]*KeyspaceDef) error) error {
 		return err
 	}
 	s := newSchema(next)
-	data, err := json.MarshalIndent(catalogFile{Version: 1, Keyspaces: s.SortedKeyspaces()}, "", "  ")
+	data, err := json.MarshalIndent(catalogFile{Version: 1, Keyspaces: s.SortedKeyspaces(), Applied: c.applying}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("storage: encode catalog: %w", err)
 	}
 	if err := writeFileAtomic(c.fs, c.path, data); err != nil {
 		return err
 	}
+	c.applied = c.applying
 	c.cur.Store(s)
 	return nil
+}
+
+// Applying makes index the metadata log index the catalog's next changes
+// are recorded as, until the next call: the caller applying that entry's
+// schema change calls it first.
+func (c *Catalog) Applying(index uint64) {
+	c.mu.Lock()
+	c.applying = index
+	c.mu.Unlock()
+}
+
+// Applied is the metadata log index recorded with the last change written.
+func (c *Catalog) Applied() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applied
 }
 
 // CreateKeyspace adds def. It fails with ErrKeyspaceExists if a keyspace of

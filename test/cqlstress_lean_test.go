@@ -127,7 +127,7 @@ func TestLeanModeTimeout(t *testing.T) {
 	}
 	r, err := stress.ReadResult(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, out)
 	}
 	st := r.Steps[0]
 	if st.Total.Ops != 4 || st.Total.Errors != 4 || st.ErrorKinds["client_timeout"] != 4 {

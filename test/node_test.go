@@ -40,6 +40,9 @@ func testConfig(t testing.TB, dir string) config.Config {
 	cfg := config.Default()
 	cfg.NativeTransportPort = freePort(t)
 	cfg.PrometheusPort = freePort(t)
+	// A node of its own: its own internode port, itself its one seed.
+	cfg.StoragePort = freePort(t)
+	cfg.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", cfg.StoragePort)}
 	cfg.DataFileDirectories = []string{dir + "/data"}
 	cfg.CommitlogDirectory = dir + "/commitlog"
 	cfg.SavedCachesDirectory = dir + "/saved_caches"

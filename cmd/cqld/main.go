@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cqld:", err)
 		return 2
 	}
-	node, err := server.Start(cfg, log)
+	node, err := server.StartWith(cfg, log, server.Options{Context: ctx})
 	if err != nil {
 		fmt.Fprintln(stderr, "cqld:", err)
 		return 1

@@ -1,0 +1,357 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/cluster"
+	"github.com/cqld/cqld/coordinator"
+	"github.com/cqld/cqld/gossip"
+	"github.com/cqld/cqld/hints"
+	"github.com/cqld/cqld/metrics"
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/proxy"
+	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/ring"
+	"github.com/cqld/cqld/schema"
+	"github.com/cqld/cqld/storage"
+)
+
+// members is the node's view of the cluster's other nodes for the data
+// path: their replicas, whether they are up and since when they are down,
+// and what the coordinator shows of them in system.peers. It turns gossip
+// and topology changes into the events drivers register for.
+type members struct {
+	self  ring.HostID
+	local *replica.Local
+	// node is set once StartNode returns; the log applies entries (and
+	// calls onTopology) before that.
+	node    atomic.Pointer[cluster.Node]
+	topo    *proxy.RingTopology
+	hints   *hints.Store // nil when hinted handoff is off
+	publish func(message.Message)
+	// nativePort is this node's native_transport_port, the port of peers
+	// whose gossip has not told theirs yet.
+	nativePort int
+
+	mu      sync.Mutex
+	remotes map[ring.HostID]*replica.Remote
+	down    map[ring.HostID]time.Time
+}
+
+var (
+	_ proxy.Liveness          = (*members)(nil)
+	_ proxy.Replicas          = (*members)(nil)
+	_ hints.Liveness          = (*members)(nil)
+	_ coordinator.ClusterView = (*members)(nil)
+)
+
+// Alive implements proxy.Liveness.
+func (m *members) Alive(h ring.HostID) bool { return m.node.Load().Alive(h) }
+
+// DownSince implements hints.Liveness.
+func (m *members) DownSince(h ring.HostID) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.down[h]
+	return t, ok
+}
+
+// Replica implements proxy.Replicas.
+func (m *members) Replica(h ring.HostID) (replica.Replica, error) {
+	if h == m.self {
+		return m.local, nil
+	}
+	return m.remote(h)
+}
+
+func (m *members) remote(h ring.HostID) (*replica.Remote, error) {
+	mem, ok := m.node.Load().Topology().Member(h)
+	if !ok {
+		return nil, fmt.Errorf("server: node %s is not a member of the cluster", h)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.remotes[h]
+	if r == nil || r.Peer() != mem.Addr {
+		r = replica.NewRemote(m.node.Load().Transport(), mem.Addr, replica.RemoteOptions{})
+		m.remotes[h] = r
+	}
+	return r, nil
+}
+
+// deliverHint is the hints store's Deliver.
+func (m *members) deliverHint(timeout time.Duration) hints.Deliver {
+	return func(ctx context.Context, target ring.HostID, hint []byte) error {
+		r, err := m.remote(target)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return r.ApplyHint(ctx, hint)
+	}
+}
+
+// hintStore is the proxy's Hints over the hints store.
+type hintStore struct {
+	store *hints.Store
+	now   func() time.Time
+}
+
+// Store implements proxy.Hints.
+func (s hintStore) Store(target ring.HostID, m *mutation.Mutation) error {
+	b, err := replica.AppendHint(nil, m)
+	if err != nil {
+		return err
+	}
+	return s.store.Write(target, b, s.now())
+}
+
+// closeRemotes waits for the remote writes still in flight.
+func (m *members) closeRemotes() {
+	m.mu.Lock()
+	rs := m.remotes
+	m.remotes = map[ring.HostID]*replica.Remote{}
+	m.mu.Unlock()
+	for _, r := range rs {
+		r.Close()
+	}
+}
+
+// ringState is what the proxy routes by: the topology's ring and the
+// changes in progress.
+func ringState(t *cluster.Topology) proxy.RingState {
+	joining, leaving := t.Pending()
+	return proxy.RingState{Ring: t.Ring(), Joining: joining, Leaving: leaving}
+}
+
+// alone reports whether this node is the ring's only member, none joining
+// or leaving: coordinator.Options.Alone.
+func (m *members) alone() bool {
+	ms := m.node.Load().Topology().Members()
+	return len(ms) == 1 && ms[0].HostID == m.self && ms[0].Status == cluster.StatusNormal
+}
+
+// LocalTokens implements coordinator.ClusterView.
+func (m *members) LocalTokens() []int64 {
+	mem, _ := m.node.Load().Topology().Member(m.self)
+	return mem.Tokens
+}
+
+// Peers implements coordinator.ClusterView.
+func (m *members) Peers() []coordinator.Peer {
+	meta := m.gossipMeta()
+	var out []coordinator.Peer
+	for _, mem := range m.node.Load().Topology().Members() {
+		if mem.HostID == m.self {
+			continue
+		}
+		p := coordinator.Peer{HostID: mem.HostID, Addr: mem.Addr, DataCenter: mem.DataCenter, Rack: mem.Rack, Tokens: mem.Tokens}
+		if g, ok := meta[mem.HostID]; ok {
+			p.NativeAddr, p.NativePort = g.RPCAddr, int(g.NativePort)
+			p.ReleaseVersion, p.SchemaVersion = g.ReleaseVersion, g.SchemaVersion
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (m *members) gossipMeta() map[ring.HostID]gossip.Meta {
+	n := m.node.Load()
+	if n == nil || n.Gossip() == nil {
+		return nil
+	}
+	g := n.Gossip()
+	if g == nil {
+		return nil
+	}
+	out := map[ring.HostID]gossip.Meta{}
+	for _, mem := range g.Members() {
+		out[mem.HostID] = mem.Meta
+	}
+	return out
+}
+
+// nativeAddr is where a node's clients connect, for events: its gossiped
+// rpc address and port, else its internode address and this node's port.
+func (m *members) nativeAddr(h ring.HostID, addr netip.AddrPort) *primitive.Inet {
+	a, port := addr.Addr(), int32(m.nativePort)
+	if g, ok := m.gossipMeta()[h]; ok && g.RPCAddr.IsValid() {
+		a, port = g.RPCAddr, int32(g.NativePort)
+	}
+	return &primitive.Inet{Addr: net.IP(a.AsSlice()), Port: port}
+}
+
+// onGossip turns another node's membership event into liveness and a
+// STATUS_CHANGE event.
+func (m *members) onGossip(e gossip.Event) {
+	h := e.Member.HostID
+	switch e.Kind {
+	case gossip.Down:
+		m.mu.Lock()
+		m.down[h] = time.Now()
+		m.mu.Unlock()
+		m.publish(&message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeDown, Address: m.nativeAddr(h, e.Member.Addr)})
+	case gossip.Up, gossip.Joined:
+		m.mu.Lock()
+		delete(m.down, h)
+		m.mu.Unlock()
+		if m.hints != nil {
+			m.hints.Wake()
+		}
+		m.publish(&message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeUp, Address: m.nativeAddr(h, e.Member.Addr)})
+	}
+}
+
+// onTopology republishes the ring and tells drivers of nodes that joined
+// or left it.
+func (m *members) onTopology(before, after *cluster.Topology) {
+	m.topo.Publish(ringState(after))
+	if m.publish == nil {
+		return
+	}
+	for _, mem := range after.Members() {
+		if _, ok := before.Member(mem.HostID); !ok && mem.HostID != m.self {
+			m.publish(&message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeNewNode, Address: m.nativeAddr(mem.HostID, mem.Addr)})
+		}
+	}
+	for _, mem := range before.Members() {
+		if _, ok := after.Member(mem.HostID); !ok {
+			m.publish(&message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeRemovedNode, Address: m.nativeAddr(mem.HostID, mem.Addr)})
+		}
+	}
+}
+
+// joinCluster starts this node's membership of its cluster (transport,
+// metadata log, gossip), through which schema changes and topology come,
+// and the data path over it: the proxy, the hints store and the replicas.
+func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(message.Message)) error {
+	cfg := n.cfg
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	seeds, err := cfg.Seeds()
+	if err != nil {
+		return err
+	}
+	self := ring.HostID(n.Info.HostID)
+	empty, _ := ring.New(nil)
+	m := &members{
+		self:       self,
+		local:      replica.NewLocal(n.engine),
+		topo:       proxy.NewRingTopology(self, cfg.DataCenter, proxy.RingState{Ring: empty}),
+		publish:    publish,
+		nativePort: cfg.NativeTransportPort,
+		remotes:    map[ring.HostID]*replica.Remote{},
+		down:       map[ring.HostID]time.Time{},
+	}
+	n.members = m
+	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: coordinator.IsSystemKeyspace, Logger: n.log})
+	n.schemaLog = cluster.NewSchemaLog(n.schema, func(msg message.Message) {
+		publish(msg)
+		if node := m.node.Load(); node != nil {
+			node.UpdateMeta()
+		}
+	})
+	rpcAddr := cfg.RPCAddress
+	if cfg.BroadcastRPCAddress != "" {
+		rpcAddr = cfg.BroadcastRPCAddress
+	}
+	rpcIP, _ := netip.AddrFromSlice(resolveIP(rpcAddr))
+	node, err := cluster.StartNode(ctx, cluster.NodeOptions{
+		ClusterName:  cfg.ClusterName,
+		HostID:       self,
+		Addr:         cfg.InternodeAddr(),
+		Listen:       cfg.ListenAddr(),
+		Seeds:        seeds,
+		DataCenter:   cfg.DataCenter,
+		Rack:         cfg.Rack,
+		NumTokens:    cfg.NumTokens,
+		AllocationRF: cfg.AllocateTokensForLocalReplicationFactor,
+		Tokens:       n.Info.Tokens,
+		Dir:          filepath.Join(cfg.DataFileDirectories[0], "metadata"),
+		FS:           n.fs,
+		Schema:       n.schemaLog,
+		HasSchema:    len(catalog.Keyspaces()) > 0,
+		Meta: func() gossip.Meta {
+			meta := gossip.Meta{RPCAddr: rpcIP.Unmap(), NativePort: uint16(cfg.NativeTransportPort),
+				DataCenter: cfg.DataCenter, Rack: cfg.Rack, ReleaseVersion: coordinator.ReleaseVersion, Status: "NORMAL"}
+			if c := n.coordRef.Load(); c != nil {
+				meta.SchemaVersion = c.SchemaVersion()
+			}
+			return meta
+		},
+		OnTopology:    m.onTopology,
+		OnGossip:      m.onGossip,
+		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
+		Registry:      n.Registry,
+		Logger:        n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.cluster = node
+	m.node.Store(node)
+	n.schemaLog.Attach(node)
+	m.topo.Publish(ringState(node.Topology()))
+	var hs proxy.Hints
+	if cfg.HintedHandoffEnabled {
+		m.hints, err = hints.Open(hints.Options{
+			FS:          n.fs,
+			Dir:         cfg.HintsDirectory,
+			MaxFileSize: int64(cfg.MaxHintsFileSize),
+			FlushPeriod: cfg.HintsFlushPeriod.Duration,
+			MaxWindow:   cfg.MaxHintWindow.Duration,
+			Throttle:    int64(cfg.HintedHandoffThrottle),
+			Liveness:    m,
+			Deliver:     m.deliverHint(cfg.WriteRequestTimeout.Duration),
+			Logger:      n.log,
+			Metrics:     metrics.NewHints(n.Registry),
+		})
+		if err != nil {
+			return err
+		}
+		n.hints = m.hints
+		hs = hintStore{store: m.hints, now: time.Now}
+	}
+	n.proxy = proxy.New(proxy.Options{
+		Topology: m.topo,
+		Liveness: m,
+		Replicas: m,
+		Hints:    hs,
+		Keyspace: func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) },
+		Logger:   n.log,
+		Metrics:  proxy.NewMetrics(n.Registry),
+	})
+	return nil
+}
+
+// closeCluster stops what joinCluster started, in reverse order.
+func (n *Node) closeCluster() error {
+	var errs []error
+	if n.proxy != nil {
+		n.proxy.Close()
+	}
+	if n.members != nil {
+		n.members.closeRemotes()
+	}
+	if n.hints != nil {
+		errs = append(errs, n.hints.Close())
+	}
+	if n.cluster != nil {
+		errs = append(errs, n.cluster.Close())
+	}
+	return errors.Join(errs...)
+}
