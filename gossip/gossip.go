@@ -129,8 +129,8 @@ type Gossip struct {
 	members  map[ring.HostID]*Member // the other nodes
 	leaving  map[ring.HostID]bool    // the nodes that announced they leave
 	refusals map[string]bool         // refusals logged, so each is logged once
-	left     bool
-	joined   chan struct{} // closed once this node is in a cluster
+	left     bool                    // Leave was called
+	joined   chan struct{}           // closed once this node is in a cluster
 	joinedOK bool
 
 	events *eventQueue
