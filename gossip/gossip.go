@@ -341,8 +341,9 @@ func (g *Gossip) isClosed() bool {
 
 // Close stops gossip and returns once every goroutine it started has
 // returned, and memberlist has shut down (memberlist's own loops return
-// on its shutdown signal, without a handle to wait on). Peers see this
-// node down, unless it left first. Events not yet delivered are dropped.
+// on its shutdown signal, without a handle to wait on). It waits for a
+// Leave under way. Peers see this node down, unless it left first. Events
+// not yet delivered are dropped.
 func (g *Gossip) Close() error {
 	g.closed.Do(func() {
 		// Taking updateMu waits out a Leave or UpdateMeta under way:
