@@ -4,7 +4,8 @@
 // messaging fault seams (InmemNetwork partitions, dropped messages)
 // partition gossip too.
 //
-// Liveness comes from here only (Alive). Topology — who is a member of the
+// Liveness comes from here only (Alive, and DownSince, which is
+// hints.Liveness). Topology — who is a member of the
 // ring, tokens, joining/leaving — and the schema come from the metadata
 // log; gossip metadata (Meta) carries what changes often and needs no
 // agreement: rpc address, native port, data center, rack, release and

@@ -349,3 +349,29 @@ func TestNewHostIDOnAnAddressTakesOver(t *testing.T) {
 		}
 	}
 }
+
+func TestDownSince(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, c := nodes[0], nodes[2]
+	if _, down := a.g.DownSince(c.id); down {
+		t.Fatal("an up node is down")
+	}
+	if _, down := a.g.DownSince(a.id); down {
+		t.Fatal("this node is down")
+	}
+	if since, down := a.g.DownSince(hostID(99)); !down || since != a.g.started {
+		t.Errorf("an unknown node: %v, %v; want down since Start (%v)", since, down, a.g.started)
+	}
+	cutAt := time.Now()
+	net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), nodes[1].tr.Addr()})
+	waitFor(t, "node 1 holding node 3 down", func() bool { return !a.g.Alive(c.id) })
+	since, down := a.g.DownSince(c.id)
+	if m, _ := a.member(c.id); !down || since.Before(cutAt) || since.After(time.Now()) || m.DownSince != since {
+		t.Errorf("DownSince = %v, %v (member: %v); want down since after the cut at %v", since, down, m.DownSince, cutAt)
+	}
+	net.Heal()
+	waitFor(t, "node 1 holding node 3 up", func() bool { return a.g.Alive(c.id) })
+	if since, down := a.g.DownSince(c.id); down || !since.IsZero() {
+		t.Errorf("DownSince after the heal = %v, %v", since, down)
+	}
+}
