@@ -3,6 +3,7 @@ package gossip
 import (
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 
@@ -116,7 +117,7 @@ func (d *delegate) NotifyJoin(n *memberlist.Node) {
 				return
 			}
 		}
-		m.Addr, m.Up, m.Meta = addr, true, meta
+		m.Addr, m.Up, m.DownSince, m.Meta = addr, true, time.Time{}, meta
 		g.changed(kind, m)
 	})
 }
@@ -132,7 +133,7 @@ func (d *delegate) NotifyLeave(n *memberlist.Node) {
 			delete(g.leaving, id)
 			g.changed(Left, m)
 		case m.Up:
-			m.Up = false
+			m.Up, m.DownSince = false, g.opts.Now()
 			g.changed(Down, m)
 		}
 	})

@@ -4,7 +4,8 @@
 // messaging fault seams (InmemNetwork partitions, dropped messages)
 // partition gossip too.
 //
-// Liveness comes from here only (Alive). Topology — who is a member of the
+// Liveness comes from here only (Alive, and DownSince, which is
+// hints.Liveness). Topology — who is a member of the
 // ring, tokens, joining/leaving — and the schema come from the metadata
 // log; gossip metadata (Meta) carries what changes often and needs no
 // agreement: rpc address, native port, data center, rack, release and
@@ -36,7 +37,9 @@
 // (errExchanged), so a future memberlist pattern outside this one fails
 // loudly rather than hanging. The stream ping is disabled: packets and
 // streams ride one messaging connection, so it would learn nothing the
-// packet ping did not.
+// packet ping did not. A packet that cannot be sent (peer unreachable,
+// queue full) fails as a *net.OpError, the only error memberlist takes
+// for the peer's failure rather than its own.
 //
 // Everything buffered is bounded: a packet to 64 KiB, each side of an
 // exchange to 8 MiB, packets waiting for memberlist to 512 (more are

@@ -44,6 +44,9 @@ type Options struct {
 	// Timing sets failure detection's pace; fields left zero take
 	// memberlist's LAN defaults.
 	Timing Timing
+	// Now is the clock of DownSince's times; nil means time.Now.
+	// (memberlist's own timers run on the system clock.)
+	Now func() time.Time
 }
 
 // Timing sets how fast gossip probes, spreads news and retries. The zero
@@ -105,9 +108,11 @@ type Member struct {
 	// Addr is its internode address.
 	Addr netip.AddrPort
 	// Up is whether it answers; false once memberlist declared it dead,
-	// until it answers again.
-	Up   bool
-	Meta Meta
+	// until it answers again. DownSince is when it went down (zero while
+	// up).
+	Up        bool
+	DownSince time.Time
+	Meta      Meta
 }
 
 // Gossip is one node's membership in the cluster: memberlist over the
@@ -117,6 +122,7 @@ type Gossip struct {
 	timing  Timing
 	self    netip.AddrPort
 	name    string
+	started time.Time
 	log     *slog.Logger
 	metrics *Metrics
 	ml      *memberlist.Memberlist
@@ -129,8 +135,8 @@ type Gossip struct {
 	members  map[ring.HostID]*Member // the other nodes
 	leaving  map[ring.HostID]bool    // the nodes that announced they leave
 	refusals map[string]bool         // refusals logged, so each is logged once
-	left     bool
-	joined   chan struct{} // closed once this node is in a cluster
+	left     bool                    // Leave was called
+	joined   chan struct{}           // closed once this node is in a cluster
 	joinedOK bool
 
 	events *eventQueue
@@ -157,11 +163,15 @@ func Start(opts Options) (*Gossip, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	g := &Gossip{
 		opts:     opts,
 		timing:   opts.Timing.withDefaults(),
 		self:     opts.Transport.Addr(),
 		name:     opts.HostID.String(),
+		started:  opts.Now(),
 		log:      opts.Logger,
 		metrics:  opts.Metrics,
 		members:  make(map[ring.HostID]*Member),
@@ -260,6 +270,25 @@ func (g *Gossip) Alive(id ring.HostID) bool {
 	return m != nil && m.Up
 }
 
+// DownSince reports whether the node with host id id is down and, if so,
+// since when; a node gossip does not know (not heard from since Start,
+// left or forgotten) is down since Start. It is hints.Liveness.
+func (g *Gossip) DownSince(id ring.HostID) (time.Time, bool) {
+	if id == g.opts.HostID {
+		return time.Time{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch m := g.members[id]; {
+	case m == nil:
+		return g.started, true
+	case m.Up:
+		return time.Time{}, false
+	default:
+		return m.DownSince, true
+	}
+}
+
 // UpdateMeta reads this node's metadata again (Options.Meta) and spreads
 // it. It fails, keeping the previous metadata, when the new one does not
 // encode.
@@ -341,8 +370,9 @@ func (g *Gossip) isClosed() bool {
 
 // Close stops gossip and returns once every goroutine it started has
 // returned, and memberlist has shut down (memberlist's own loops return
-// on its shutdown signal, without a handle to wait on). Peers see this
-// node down, unless it left first. Events not yet delivered are dropped.
+// on its shutdown signal, without a handle to wait on). It waits for a
+// Leave under way. Peers see this node down, unless it left first. Events
+// not yet delivered are dropped.
 func (g *Gossip) Close() error {
 	g.closed.Do(func() {
 		// Taking updateMu waits out a Leave or UpdateMeta under way:

@@ -63,10 +63,23 @@ func TestMetaChangesPropagate(t *testing.T) {
 	}
 }
 
+// TestPartitionedNodeDownThenUp cuts a node off, as a partition does
+// (messages lost) and as refused connections do (sends fail at once).
 func TestPartitionedNodeDownThenUp(t *testing.T) {
+	for _, cut := range []string{"partition", "disconnect"} {
+		t.Run(cut, func(t *testing.T) { testPartitionedNodeDownThenUp(t, cut) })
+	}
+}
+
+func testPartitionedNodeDownThenUp(t *testing.T, cut string) {
 	net, nodes := inmemCluster(t, 3)
 	a, b, c := nodes[0], nodes[1], nodes[2]
-	net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), b.tr.Addr()})
+	if cut == "partition" {
+		net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), b.tr.Addr()})
+	} else {
+		net.Disconnect(c.tr.Addr(), a.tr.Addr())
+		net.Disconnect(c.tr.Addr(), b.tr.Addr())
+	}
 	for _, n := range []*node{a, b} {
 		waitFor(t, n.tr.Addr().String()+" holding the partitioned node down", func() bool { return !n.g.Alive(c.id) })
 	}
@@ -295,5 +308,70 @@ func TestSlowOnEventDoesNotBlockGossip(t *testing.T) {
 		if e := <-delivered; e.Kind != Joined {
 			t.Errorf("event %v, want joined", e.Kind)
 		}
+	}
+}
+
+// restart stops n's gossip and transport, and starts a node with id at
+// the same address.
+func restart(t *testing.T, net *messaging.InmemNetwork, n *node, k int, cfg nodeConfig) *node {
+	t.Helper()
+	n.g.Close()
+	n.tr.Close()
+	return startNode(t, inmemTransport(t, net, k, cfg.id), cfg)
+}
+
+func TestRestartedNodeDownThenUp(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, c := nodes[0], nodes[2]
+	c.g.Close()
+	c.tr.Close()
+	waitFor(t, "node 1 holding the stopped node down", func() bool { return !a.g.Alive(c.id) })
+	meta := testMeta(3)
+	meta.Load = 999
+	c2 := startNode(t, inmemTransport(t, net, 3, c.id), nodeConfig{id: c.id, seeds: []netip.AddrPort{inmemAddr(1)}, meta: meta})
+	waitAllSee(t, []*node{a, nodes[1], c2})
+	waitFor(t, "node 1 delivering Up with the new metadata", func() bool {
+		m, _ := a.member(c.id)
+		return m.Meta == meta && slices.Contains(a.kindsFor(c.id), Up)
+	})
+}
+
+func TestNewHostIDOnAnAddressTakesOver(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	// Node 3 comes back at its address with its data wiped: a new host
+	// id. Its address is refused while node 3 is held up, then taken.
+	c2 := restart(t, net, c, 3, nodeConfig{id: hostID(33), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(3)})
+	waitAllSee(t, []*node{a, b, c2})
+	for _, n := range []*node{a, b} {
+		if n.g.Alive(c.id) {
+			t.Errorf("%s holds the old host id up", n.tr.Addr())
+		}
+	}
+}
+
+func TestDownSince(t *testing.T) {
+	net, nodes := inmemCluster(t, 3)
+	a, c := nodes[0], nodes[2]
+	if _, down := a.g.DownSince(c.id); down {
+		t.Fatal("an up node is down")
+	}
+	if _, down := a.g.DownSince(a.id); down {
+		t.Fatal("this node is down")
+	}
+	if since, down := a.g.DownSince(hostID(99)); !down || since != a.g.started {
+		t.Errorf("an unknown node: %v, %v; want down since Start (%v)", since, down, a.g.started)
+	}
+	cutAt := time.Now()
+	net.Partition([]netip.AddrPort{c.tr.Addr()}, []netip.AddrPort{a.tr.Addr(), nodes[1].tr.Addr()})
+	waitFor(t, "node 1 holding node 3 down", func() bool { return !a.g.Alive(c.id) })
+	since, down := a.g.DownSince(c.id)
+	if m, _ := a.member(c.id); !down || since.Before(cutAt) || since.After(time.Now()) || m.DownSince != since {
+		t.Errorf("DownSince = %v, %v (member: %v); want down since after the cut at %v", since, down, m.DownSince, cutAt)
+	}
+	net.Heal()
+	waitFor(t, "node 1 holding node 3 up", func() bool { return a.g.Alive(c.id) })
+	if since, down := a.g.DownSince(c.id); down || !since.IsZero() {
+		t.Errorf("DownSince after the heal = %v, %v", since, down)
 	}
 }

@@ -17,7 +17,7 @@ func (g *Gossip) joinLoop() {
 	for len(seeds) > 0 && !g.hasPeers() {
 		n, err := g.ml.Join(addrStrings(seeds))
 		if n > 0 {
-			g.log.Info("gossip: joined the cluster", "seeds", joinAddrs(seeds), "members", n+1)
+			g.log.Info("gossip: joined the cluster", "seeds", joinAddrs(seeds), "seeds_answering", n, "members", g.ml.NumMembers())
 			break
 		}
 		if g.hasPeers() {

@@ -31,13 +31,25 @@ func (w levelWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	if bytes.Contains(line, []byte("ignoring alive message")) {
-		// Each announcement of a refused node; the refusal is logged
-		// once by NotifyAlive.
-		level = slog.LevelDebug
+	for _, quiet := range quietLines {
+		if bytes.Contains(line, []byte(quiet)) {
+			level = slog.LevelDebug
+		}
 	}
 	if w.l.Enabled(context.Background(), level) {
 		w.l.Log(context.Background(), level, string(line), "component", "memberlist")
 	}
 	return len(p), nil
+}
+
+// quietLines are memberlist's lines repeated for as long as a peer is down
+// or refused (each probe, each gossip round), which gossip reports once
+// itself: Down events, "node refused". They are logged at debug level.
+var quietLines = [...]string{
+	"ignoring alive message",
+	"Failed to send gossip to",
+	"Failed to send UDP ping",
+	"Failed to send indirect UDP ping",
+	"Failed to send UDP compound ping",
+	"Push/Pull with",
 }

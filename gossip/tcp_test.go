@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,23 @@ func TestTCPAddressConflictRefused(t *testing.T) {
 	if !strings.Contains(n1.logs.String(), "which live node "+n2.id.String()+" has") {
 		t.Errorf("node 1 did not log the conflict naming node 2:\n%s", n1.logs.String())
 	}
+}
+
+// TestTCPStoppedNodeDownThenUp stops a node without leaving, as a kill
+// does, and starts it again at its address.
+func TestTCPStoppedNodeDownThenUp(t *testing.T) {
+	nodes := tcpCluster(t)
+	a, c := nodes[0], nodes[2]
+	addr := c.tr.Addr()
+	c.g.Close()
+	c.tr.Close()
+	waitFor(t, "node 1 holding the stopped node down", func() bool { return !a.g.Alive(c.id) })
+	m := messaging.NewMetrics(prometheus.NewRegistry())
+	tr, err := messaging.ListenTCP(messaging.Options{ClusterName: "Test Cluster", HostID: c.id, Addr: addr, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := startNode(t, tr, nodeConfig{id: c.id, seeds: []netip.AddrPort{a.tr.Addr()}, meta: testMeta(3)})
+	waitAllSee(t, []*node{a, nodes[1], c2})
+	waitFor(t, "node 1 delivering Up", func() bool { return slices.Contains(a.kindsFor(c.id), Up) })
 }

@@ -102,10 +102,19 @@ func (t *transport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, e
 	ctx, cancel := context.WithTimeout(t.ctx, t.ttl)
 	defer cancel()
 	now := time.Now()
-	if err := t.mt.Send(ctx, to, messaging.VerbGossip, appendEnvelope(make([]byte, 0, 1+len(b)), kindPacket, b)); err != nil {
+	err = t.mt.Send(ctx, to, messaging.VerbGossip, appendEnvelope(make([]byte, 0, 1+len(b)), kindPacket, b))
+	switch {
+	case err == nil:
+		return now, nil
+	case errors.Is(err, messaging.ErrClosed), errors.Is(err, messaging.ErrTooLarge):
 		return now, fmt.Errorf("gossip: packet to %s: %w", to, err)
+	default:
+		// memberlist counts a failed probe only when the error is a
+		// *net.OpError writing to the network (failedRemote in its
+		// state.go): anything else it takes for its own fault and skips
+		// the probe, so a peer whose link is cut would never go down.
+		return now, &net.OpError{Op: "write", Net: "udp", Addr: net.UDPAddrFromAddrPort(to), Err: err}
 	}
-	return now, nil
 }
 
 // PacketCh implements memberlist.Transport.

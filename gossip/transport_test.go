@@ -161,3 +161,14 @@ func TestShutdownEndsWaitingStreams(t *testing.T) {
 		t.Error("dial after Shutdown succeeded")
 	}
 }
+
+// TestUnreachablePacketIsRemoteFailure: memberlist takes a failed send
+// for the peer's failure only as a *net.OpError.
+func TestUnreachablePacketIsRemoteFailure(t *testing.T) {
+	d, _ := transportPair(t)
+	_, err := d.WriteTo([]byte{0}, "127.0.0.99:7000")
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "write" || !errors.Is(err, messaging.ErrUnreachable) {
+		t.Errorf("a packet to no node: %#v, want a *net.OpError writing, wrapping ErrUnreachable", err)
+	}
+}
