@@ -100,15 +100,19 @@ func Open(opts Options) (*Log, error) {
 	}
 	l.closeCtx, l.closeNow = context.WithCancel(context.Background())
 	l.fsm = newFSMAdapter(opts.FSM, l.trans.maxSnapshot)
-	if _, err := rand.Read(l.incarnation[:]); err != nil {
-		_ = st.close()
-		return nil, fmt.Errorf("metalog: %w", err)
-	}
-	if err := l.start(snaps, hcl); err != nil {
+	l.trans.forwards = l.serveForward
+	fail := func(err error) (*Log, error) {
+		l.closeNow()
+		_ = l.trans.Close()
 		_ = st.close()
 		return nil, err
 	}
-	l.trans.forwards = l.serveForward
+	if _, err := rand.Read(l.incarnation[:]); err != nil {
+		return fail(fmt.Errorf("metalog: %w", err))
+	}
+	if err := l.start(snaps, hcl); err != nil {
+		return fail(err)
+	}
 	opts.Transport.Handle(messaging.VerbMetadata, l.handle)
 	l.metrics = newMetrics(l, opts.Metrics)
 	return l, nil
@@ -350,7 +354,8 @@ func (l *Log) isMember() (bool, error) {
 
 // Remove removes the node hostID from the cluster (removenode,
 // decommission), through the leader. It returns once the change is
-// committed.
+// committed. The removed node's raft member stops once it learns of it:
+// its Log then only closes.
 func (l *Log) Remove(ctx context.Context, hostID ring.HostID) error {
 	ctx, done, err := l.enter(ctx)
 	if err != nil {
