@@ -494,11 +494,11 @@ func (l *Log) ask(ctx context.Context, to netip.AddrPort, f *forward) (uint64, e
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.opts.Timing.RPCTimeout)
-		defer cancel()
-	}
+	// One attempt waits at most RPCTimeout: a proposal whose answer is
+	// lost still has the rest of its caller's time to see its entry
+	// applied.
+	ctx, cancel := context.WithTimeout(ctx, l.opts.Timing.RPCTimeout)
+	defer cancel()
 	b, err := l.opts.Transport.Request(ctx, to, messaging.VerbMetadata, payload)
 	if err != nil {
 		if code, ok := remoteCode(err); ok {
