@@ -566,7 +566,8 @@ func (l *Log) lead(ctx context.Context, f *forward) (uint64, error) {
 		case errors.Is(err, raft.ErrLeadershipLost):
 			return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 		case errors.Is(err, raft.ErrRaftShutdown):
-			return 0, ErrClosed
+			// Raft may have shut down after it sent the entry on.
+			return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ErrClosed)
 		}
 		return 0, err
 	case <-ctx.Done():
