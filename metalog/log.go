@@ -34,13 +34,6 @@ var (
 	errNotLeader = errors.New("metalog: not the leader")
 )
 
-// ApplyError is an FSM's error as a proposer on another node sees it.
-// A proposer gets its own node's FSM error, so this appears only where the
-// leader's outcome is all there is.
-type ApplyError struct{ Message string }
-
-func (e *ApplyError) Error() string { return e.Message }
-
 // Log is this node's member of the cluster's metadata log: a raft group
 // whose entries every member applies, in order, to its FSM.
 //
@@ -220,7 +213,9 @@ func (l *Log) closedErr(err error) error {
 // Propose appends entry to the log and returns its result once it is
 // committed and applied on this node, so the caller's next read of its
 // own state sees it. On a follower it is forwarded to the leader. The FSM's
-// error is returned as this node's FSM returned it. When ctx ends first the
+// error is returned as this node's FSM returned it (ErrResultUnknown in
+// the rare case the entry reached this node within a snapshot). An entry
+// over MaxEntrySize fails with ErrEntryTooLarge. When ctx ends first the
 // error wraps ctx's, and the entry may yet be applied (ErrOutcomeUnknown
 // when it reached a leader). Propose does not keep entry.
 func (l *Log) Propose(ctx context.Context, entry []byte) ([]byte, error) {
