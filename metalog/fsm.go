@@ -137,12 +137,13 @@ func (a *fsmAdapter) placed(id proposalID, index uint64) {
 	}
 }
 
-// errViaSnapshot is the outcome of a proposal this node received within
-// a snapshot: it was applied, but its result is not known here.
-var errViaSnapshot = errors.New("metalog: the entry was applied, but reached this node within a snapshot: its result is not known")
+// ErrResultUnknown is Propose's error for an entry that this node
+// received within a snapshot (it fell far behind while the entry was
+// committed): the entry was applied, but its result is not known here.
+var ErrResultUnknown = errors.New("metalog: the entry was applied, but reached this node within a snapshot: its result is not known")
 
 func (a *fsmAdapter) viaSnapshotLocked(id proposalID, w *waiter) {
-	w.ch <- outcome{err: fmt.Errorf("entry %d: %w", w.index, errViaSnapshot)}
+	w.ch <- outcome{err: fmt.Errorf("entry %d: %w", w.index, ErrResultUnknown)}
 	delete(a.waiters, id)
 }
 

@@ -34,13 +34,6 @@ var (
 	errNotLeader = errors.New("metalog: not the leader")
 )
 
-// ApplyError is an FSM's error as a proposer on another node sees it.
-// A proposer gets its own node's FSM error, so this appears only where the
-// leader's outcome is all there is.
-type ApplyError struct{ Message string }
-
-func (e *ApplyError) Error() string { return e.Message }
-
 // Log is this node's member of the cluster's metadata log: a raft group
 // whose entries every member applies, in order, to its FSM.
 //
@@ -100,15 +93,19 @@ func Open(opts Options) (*Log, error) {
 	}
 	l.closeCtx, l.closeNow = context.WithCancel(context.Background())
 	l.fsm = newFSMAdapter(opts.FSM, l.trans.maxSnapshot)
-	if _, err := rand.Read(l.incarnation[:]); err != nil {
-		_ = st.close()
-		return nil, fmt.Errorf("metalog: %w", err)
-	}
-	if err := l.start(snaps, hcl); err != nil {
+	l.trans.forwards = l.serveForward
+	fail := func(err error) (*Log, error) {
+		l.closeNow()
+		_ = l.trans.Close()
 		_ = st.close()
 		return nil, err
 	}
-	l.trans.forwards = l.serveForward
+	if _, err := rand.Read(l.incarnation[:]); err != nil {
+		return fail(fmt.Errorf("metalog: %w", err))
+	}
+	if err := l.start(snaps, hcl); err != nil {
+		return fail(err)
+	}
 	opts.Transport.Handle(messaging.VerbMetadata, l.handle)
 	l.metrics = newMetrics(l, opts.Metrics)
 	return l, nil
@@ -216,7 +213,9 @@ func (l *Log) closedErr(err error) error {
 // Propose appends entry to the log and returns its result once it is
 // committed and applied on this node, so the caller's next read of its
 // own state sees it. On a follower it is forwarded to the leader. The FSM's
-// error is returned as this node's FSM returned it. When ctx ends first the
+// error is returned as this node's FSM returned it (ErrResultUnknown in
+// the rare case the entry reached this node within a snapshot). An entry
+// over MaxEntrySize fails with ErrEntryTooLarge. When ctx ends first the
 // error wraps ctx's, and the entry may yet be applied (ErrOutcomeUnknown
 // when it reached a leader). Propose does not keep entry.
 func (l *Log) Propose(ctx context.Context, entry []byte) ([]byte, error) {
@@ -350,7 +349,8 @@ func (l *Log) isMember() (bool, error) {
 
 // Remove removes the node hostID from the cluster (removenode,
 // decommission), through the leader. It returns once the change is
-// committed.
+// committed. The removed node's raft member stops once it learns of it:
+// its Log then only closes.
 func (l *Log) Remove(ctx context.Context, hostID ring.HostID) error {
 	ctx, done, err := l.enter(ctx)
 	if err != nil {
@@ -489,11 +489,11 @@ func (l *Log) ask(ctx context.Context, to netip.AddrPort, f *forward) (uint64, e
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.opts.Timing.RPCTimeout)
-		defer cancel()
-	}
+	// One attempt waits at most RPCTimeout: a proposal whose answer is
+	// lost still has the rest of its caller's time to see its entry
+	// applied.
+	ctx, cancel := context.WithTimeout(ctx, l.opts.Timing.RPCTimeout)
+	defer cancel()
 	b, err := l.opts.Transport.Request(ctx, to, messaging.VerbMetadata, payload)
 	if err != nil {
 		if code, ok := remoteCode(err); ok {
@@ -561,7 +561,8 @@ func (l *Log) lead(ctx context.Context, f *forward) (uint64, error) {
 		case errors.Is(err, raft.ErrLeadershipLost):
 			return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 		case errors.Is(err, raft.ErrRaftShutdown):
-			return 0, ErrClosed
+			// Raft may have shut down after it sent the entry on.
+			return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ErrClosed)
 		}
 		return 0, err
 	case <-ctx.Done():

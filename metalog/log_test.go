@@ -145,6 +145,24 @@ func TestProposalOnFollowerIsForwardedAndAppliedThere(t *testing.T) {
 	}
 }
 
+// The leader's answer to a forwarded proposal is lost; the proposer
+// still returns its result, once its own node applies the entry.
+func TestLostForwardAnswerStillFindsTheOutcome(t *testing.T) {
+	c := newCluster(t, 3, testTiming)
+	c.start()
+	leader := c.waitLeader(c.nodes)
+	follower := c.nodes[(leader+1)%3]
+	from, to := c.nodes[leader].addr, follower.addr
+	c.net.SetFault(func(f, t netip.AddrPort, verb messaging.Verb, response bool) messaging.Fault {
+		return messaging.Fault{Drop: f == from && t == to && verb == messaging.VerbMetadata && response}
+	})
+	if got := string(propose(t, follower.log, "y")); got != "ok y" {
+		t.Errorf("result %q, want %q", got, "ok y")
+	}
+	c.net.SetFault(nil)
+	c.waitConverged([]string{"y"})
+}
+
 func TestFSMErrorReachesTheProposer(t *testing.T) {
 	c := newCluster(t, 3, testTiming)
 	c.start()
