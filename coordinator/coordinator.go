@@ -111,7 +111,7 @@ func New(opts Options) (*Coordinator, error) {
 	}
 	if c.schema == nil {
 		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
-			SystemKeyspace: isSystemKeyspace, Logger: opts.Logger})
+			SystemKeyspace: IsSystemKeyspace, Logger: opts.Logger})
 	}
 	if c.schemaChanges == nil {
 		c.schemaChanges = schema.NewLocal(c.schema, opts.Publish)

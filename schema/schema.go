@@ -114,12 +114,6 @@ func keyspaceOf(stmt statements.Statement, session string) (string, error) {
 	return ResolveKeyspace(ks, session)
 }
 
-// IsChange reports whether stmt is a schema change this package applies.
-func IsChange(stmt statements.Statement) bool {
-	_, err := keyspaceOf(stmt, "-")
-	return err == nil
-}
-
 // changed is the result answering a change of target in ks (object names
 // the table or type; "" for a keyspace).
 func changed(t primitive.SchemaChangeType, target primitive.SchemaChangeTarget, ks, object string) message.Message {
