@@ -2,7 +2,9 @@ package schema
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/replica"
@@ -77,4 +79,31 @@ func TestDataFollowsTheSchema(t *testing.T) {
 		t.Fatalf("%d rows of a dropped table remain", rows)
 	}
 	count("dropped", indexed, 0)
+}
+
+// failingBuilds is an engine whose index builds fail, as on a full disk.
+type failingBuilds struct{ *storage.Engine }
+
+func (failingBuilds) BuildIndex(*storage.Table, string, int32) error {
+	return errors.New("injected build failure")
+}
+
+// A failed index build is this node's alone: the index stays in the
+// schema, marked building (queries scan), and a restart builds it.
+func TestFailedIndexBuildKeepsTheIndex(t *testing.T) {
+	n := newTestNode(t)
+	n.schema.data = failingBuilds{n.engine}
+	n.apply(t, "", `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`, 1)
+	n.apply(t, "ks", `CREATE TABLE t (k int PRIMARY KEY, v int)`, 2)
+	n.apply(t, "ks", `CREATE INDEX vi ON t (v)`, 3)
+	if ix := n.catalog.Current().Table("ks", "t").IndexOn("v"); ix == nil || !ix.Building {
+		t.Fatalf("index after a failed build: %+v, want it kept, building", ix)
+	}
+	n.schema.data = n.engine
+	if err := n.schema.FinishIndexBuilds(time.Unix(4, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if ix := n.catalog.Current().Table("ks", "t").IndexOn("v"); ix == nil || ix.Building {
+		t.Fatalf("index after FinishIndexBuilds: %+v, want built", ix)
+	}
 }

@@ -63,8 +63,8 @@ func New(opts Options) *Schema {
 
 // userModifiable refuses a schema change in a system keyspace with
 // Cassandra's words.
-func (s *Schema) userModifiable(ks string) error {
-	if s.system(ks) {
+func (sc *Schema) userModifiable(ks string) error {
+	if sc.system(ks) {
 		return cqlerr.Unauthorizedf("%s keyspace is not user-modifiable.", ks)
 	}
 	return nil
