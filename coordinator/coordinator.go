@@ -39,6 +39,7 @@ type Options struct {
 	StoragePort   int
 	// Publish pushes an event to registered clients; nil drops events.
 	Publish func(message.Message)
+	Logger  *slog.Logger
 	// Schema applies schema changes to Catalog; nil makes one over Catalog
 	// and Engine.
 	Schema *schema.Schema
@@ -46,7 +47,6 @@ type Options struct {
 	// coordinates; nil applies them to Schema here, publishing their
 	// events through Publish.
 	SchemaChanges schema.Submitter
-	Logger        *slog.Logger
 	// PreparedCacheSize bounds the prepared statements' estimated memory
 	// (prepared_statements_cache_size); 0 means 10 MiB.
 	PreparedCacheSize int64
@@ -98,17 +98,16 @@ func New(opts Options) (*Coordinator, error) {
 		opts.Now = time.Now
 	}
 	c := &Coordinator{
-		opts:          opts,
-		catalog:       opts.Catalog,
-		engine:        opts.Engine,
-		replica:       replica.NewLocal(opts.Engine),
-		node:          opts.Node,
-		generation:    int32(opts.Now().Unix()),
-		vt:            vt,
-		log:           opts.Logger,
-		schema:        opts.Schema,
-		schemaChanges: opts.SchemaChanges,
+		opts:       opts,
+		catalog:    opts.Catalog,
+		engine:     opts.Engine,
+		replica:    replica.NewLocal(opts.Engine),
+		node:       opts.Node,
+		generation: int32(opts.Now().Unix()),
+		vt:         vt,
+		log:        opts.Logger,
 	}
+	c.schema, c.schemaChanges = opts.Schema, opts.SchemaChanges
 	if c.schema == nil {
 		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
 			SystemKeyspace: IsSystemKeyspace, Logger: opts.Logger})
@@ -221,12 +220,12 @@ type execution struct {
 	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
+	values  [][]byte         // positional, resolved from named values when needed
+	unset   []bool           // values[i] was bound as unset (v4+)
+	clock   func() time.Time // Options.Now
+	at      time.Time
 	// query is the QUERY's text; EXECUTE's is prepared.query.
-	query  string
-	values [][]byte         // positional, resolved from named values when needed
-	unset  []bool           // values[i] was bound as unset (v4+)
-	clock  func() time.Time // Options.Now
-	at     time.Time
+	query string
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt
