@@ -53,6 +53,7 @@ type Options struct {
 	Cluster ClusterView
 	// Publish pushes an event to registered clients; nil drops events.
 	Publish func(message.Message)
+	Logger  *slog.Logger
 	// Schema applies schema changes to Catalog; nil makes one over Catalog
 	// and Engine.
 	Schema *schema.Schema
@@ -60,7 +61,6 @@ type Options struct {
 	// coordinates; nil applies them to Schema here, publishing their
 	// events through Publish.
 	SchemaChanges schema.Submitter
-	Logger        *slog.Logger
 	// PreparedCacheSize bounds the prepared statements' estimated memory
 	// (prepared_statements_cache_size); 0 means 10 MiB.
 	PreparedCacheSize int64
@@ -140,7 +140,7 @@ func New(opts Options) (*Coordinator, error) {
 	}
 	if c.schema == nil {
 		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
-			SystemKeyspace: isSystemKeyspace, Logger: opts.Logger})
+			SystemKeyspace: IsSystemKeyspace, Logger: opts.Logger})
 	}
 	if c.schemaChanges == nil {
 		c.schemaChanges = schema.NewLocal(c.schema, opts.Publish)
@@ -250,12 +250,12 @@ type execution struct {
 	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
+	values  [][]byte         // positional, resolved from named values when needed
+	unset   []bool           // values[i] was bound as unset (v4+)
+	clock   func() time.Time // Options.Now
+	at      time.Time
 	// query is the QUERY's text; EXECUTE's is prepared.query.
-	query  string
-	values [][]byte         // positional, resolved from named values when needed
-	unset  []bool           // values[i] was bound as unset (v4+)
-	clock  func() time.Time // Options.Now
-	at     time.Time
+	query string
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt

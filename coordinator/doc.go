@@ -35,7 +35,10 @@
 // whose table was dropped answers INVALID and is forgotten. Evicted ids
 // answer UNPREPARED.
 //
-// Schema changes are durable in the storage catalog before they are
-// answered, and each one is pushed as a SCHEMA_CHANGE event through
-// Options.Publish.
+// A schema change is checked when analysed as Cassandra checks it when
+// preparing; when it runs, it becomes a schema.Change (its text, the
+// statement's time, the ids it needs) submitted through
+// Options.SchemaChanges, which applies it (package schema), durable in the
+// storage catalog before it is answered, and pushes its SCHEMA_CHANGE
+// event through Options.Publish.
 package coordinator

@@ -53,7 +53,7 @@ func TestIndexBuildingFallsBackToScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.catalog.Current().Table("ks", "t").Indexes[0].Building {
-		t.Fatal("still building after finishIndexBuilds")
+		t.Fatal("still building after FinishIndexBuilds")
 	}
 	count("rebuilt")
 }

@@ -345,7 +345,3 @@ func (c *Coordinator) indexRows() []row {
 	}
 	return sortRows(rows, "keyspace_name", "table_name", "index_name")
 }
-
-// IsSystemKeyspace reports whether ks is one of the keyspaces cqld owns,
-// which no schema change may modify.
-func IsSystemKeyspace(ks string) bool { return isSystemKeyspace(ks) }

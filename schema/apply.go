@@ -15,13 +15,13 @@ import (
 // options, and for CREATE TABLE the whole definition. session is the
 // session's keyspace; dataCenters are as for Change. The rest is checked
 // when the change applies, against the schema current then.
-func (s *Schema) Check(stmt statements.Statement, session string, dataCenters []string) error {
+func (sc *Schema) Check(stmt statements.Statement, session string, dataCenters []string) error {
 	switch st := stmt.(type) {
 	case *statements.CreateKeyspace:
 		_, err := analyzeCreateKeyspace(st, dataCenters)
 		return err
 	case *statements.CreateTable:
-		_, err := s.analyzeCreateTable(s.catalog.Current(), st, session, [16]byte{})
+		_, err := sc.analyzeCreateTable(sc.catalog.Current(), st, session, [16]byte{})
 		return err
 	case *statements.CreateIndex:
 		if _, err := keyspaceOf(stmt, session); err != nil {
@@ -37,13 +37,15 @@ func (s *Schema) Check(stmt statements.Statement, session string, dataCenters []
 // removes a table or builds an index. It returns the SCHEMA_CHANGE result
 // answering the change, or a VoidResult when the change was an IF [NOT]
 // EXISTS that changed nothing; the caller publishes Event(result) to its
-// clients. A change that fails changes nothing and answers the error its
-// client sees, with Cassandra's class and words. Changes apply one at a
-// time; Apply is safe for concurrent use.
-func (s *Schema) Apply(ch Change) (message.Message, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.decide(&ch)
+// clients. A change its checks refuse changes nothing and answers the
+// error its client sees, with Cassandra's class and words; one whose
+// catalog write fails (an I/O error) answers that error, this node's
+// catalog as far as the write got. Changes apply one at a time; Apply is
+// safe for concurrent use.
+func (sc *Schema) Apply(ch Change) (message.Message, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	e, err := sc.decide(&ch)
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +61,8 @@ func (s *Schema) Apply(ch Change) (message.Message, error) {
 // changes nothing: a proposer refuses with it the changes that would fail
 // before they are ordered. A change that validates can still fail when it
 // applies, after changes ordered before it.
-func (s *Schema) Validate(ch Change) error {
-	_, err := s.decide(&ch)
+func (sc *Schema) Validate(ch Change) error {
+	_, err := sc.decide(&ch)
 	return err
 }
 
@@ -78,7 +80,7 @@ func unchanged() *edit { return &edit{result: &message.VoidResult{}} }
 
 // decide checks ch against the current schema and decides what applying
 // it does.
-func (s *Schema) decide(ch *Change) (*edit, error) {
+func (sc *Schema) decide(ch *Change) (*edit, error) {
 	if len(ch.Statement) > MaxStatement {
 		return nil, cqlerr.Invalidf("Schema change statement of %d bytes is longer than the %d bytes allowed", len(ch.Statement), MaxStatement)
 	}
@@ -86,25 +88,25 @@ func (s *Schema) decide(ch *Change) (*edit, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur := s.catalog.Current()
+	cur := sc.catalog.Current()
 	switch st := stmt.(type) {
 	case *statements.CreateKeyspace:
 		def, err := analyzeCreateKeyspace(st, ch.DataCenters)
 		if err != nil {
 			return nil, err
 		}
-		return s.createKeyspace(cur, def, st.IfNotExists)
+		return sc.createKeyspace(cur, def, st.IfNotExists)
 	case *statements.DropKeyspace:
-		return s.dropKeyspace(cur, st)
+		return sc.dropKeyspace(cur, st)
 	case *statements.CreateTable:
 		if ch.TableID == ([16]byte{}) {
 			return nil, fmt.Errorf("schema: CREATE TABLE %s without a table id", st.Table)
 		}
-		def, err := s.analyzeCreateTable(cur, st, ch.Keyspace, ch.TableID)
+		def, err := sc.analyzeCreateTable(cur, st, ch.Keyspace, ch.TableID)
 		if err != nil {
 			return nil, err
 		}
-		return s.createTable(cur, def, st.IfNotExists)
+		return sc.createTable(cur, def, st.IfNotExists)
 	}
 	ks, err := keyspaceOf(stmt, ch.Keyspace)
 	if err != nil {
@@ -115,30 +117,30 @@ func (s *Schema) decide(ch *Change) (*edit, error) {
 			return nil, err
 		}
 	}
-	if err := s.userModifiable(ks); err != nil {
+	if err := sc.userModifiable(ks); err != nil {
 		return nil, err
 	}
-	return s.decideIn(ks, cur.Keyspace(ks), stmt, ch)
+	return sc.decideIn(ks, cur.Keyspace(ks), stmt, ch)
 }
 
 // decideIn decides the change stmt to keyspace ks, whose definition is k
 // (nil when it does not exist).
-func (s *Schema) decideIn(ks string, k *storage.KeyspaceDef, stmt statements.Statement, ch *Change) (*edit, error) {
+func (sc *Schema) decideIn(ks string, k *storage.KeyspaceDef, stmt statements.Statement, ch *Change) (*edit, error) {
 	switch st := stmt.(type) {
 	case *statements.AlterTable:
-		return s.alterTable(ks, k, st, ch)
+		return sc.alterTable(ks, k, st, ch)
 	case *statements.DropTable:
-		return s.dropTable(ks, k, st)
+		return sc.dropTable(ks, k, st)
 	case *statements.CreateType:
-		return s.createType(ks, k, st)
+		return sc.createType(ks, k, st)
 	case *statements.AlterType:
-		return s.alterType(ks, k, st)
+		return sc.alterType(ks, k, st)
 	case *statements.DropType:
-		return s.dropType(ks, k, st)
+		return sc.dropType(ks, k, st)
 	case *statements.CreateIndex:
-		return s.createIndex(ks, k, st, ch)
+		return sc.createIndex(ks, k, st, ch)
 	case *statements.DropIndex:
-		return s.dropIndex(ks, k, st)
+		return sc.dropIndex(ks, k, st)
 	}
 	return nil, fmt.Errorf("schema: not a schema change: %T", stmt)
 }

@@ -24,7 +24,7 @@ type testNode struct {
 	engine  *storage.Engine
 }
 
-func newTestNode(t *testing.T) *testNode {
+func newTestNode(t testing.TB) *testNode {
 	t.Helper()
 	fs := vfs.NewMem()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -217,4 +217,37 @@ func TestLocalPublishes(t *testing.T) {
 	if _, err := l.Submit(t.Context(), Change{Keyspace: "ks", Statement: `CREATE TABLE t (k int PRIMARY KEY)`}); err == nil {
 		t.Fatal("a CREATE TABLE change without a table id applied")
 	}
+}
+
+// FuzzValidate decides arbitrary statements against a schema with a
+// keyspace, a type, a table and an index: a change from another node must
+// answer an error, never panic.
+func FuzzValidate(f *testing.F) {
+	for _, p := range proposals {
+		f.Add(p.session, p.cql)
+	}
+	n := fuzzNode(f) // Validate changes nothing, so every input shares it
+	f.Fuzz(func(t *testing.T, session, cql string) {
+		_ = n.schema.Validate(Change{Keyspace: session, Statement: cql, TableID: [16]byte{1}, DataCenters: []string{"dc1"}})
+	})
+}
+
+// fuzzNode is a node with a small schema.
+func fuzzNode(t testing.TB) *testNode {
+	n := newTestNode(t)
+	for i, q := range []string{
+		`CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TYPE ks.addr (street text, zip int)`,
+		`CREATE TABLE ks.t (k int, c int, v text, a frozen<addr>, m map<int, text>, s int static, PRIMARY KEY (k, c))`,
+		`CREATE INDEX vi ON ks.t (v)`,
+	} {
+		stmt, _, err := statements.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.schema.Apply(NewChange(stmt, q, "", int64(i+1), nil)); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return n
 }

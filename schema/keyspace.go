@@ -110,16 +110,16 @@ func KeyspaceExists(ks string) error {
 		Msg: fmt.Sprintf("Cannot add existing keyspace \"%s\"", ks), Keyspace: ks}
 }
 
-func (s *Schema) createKeyspace(cur *storage.Schema, def *storage.KeyspaceDef, ifNotExists bool) (*edit, error) {
+func (sc *Schema) createKeyspace(cur *storage.Schema, def *storage.KeyspaceDef, ifNotExists bool) (*edit, error) {
 	name := def.Name
-	if s.system(name) {
+	if sc.system(name) {
 		// They exist: Cassandra answers as for any existing keyspace.
 		if ifNotExists {
 			return unchanged(), nil
 		}
 		return nil, KeyspaceExists(name)
 	}
-	if err := s.userModifiable(name); err != nil {
+	if err := sc.userModifiable(name); err != nil {
 		return nil, err
 	}
 	if cur.Keyspace(name) != nil {
@@ -129,15 +129,15 @@ func (s *Schema) createKeyspace(cur *storage.Schema, def *storage.KeyspaceDef, i
 		return nil, KeyspaceExists(name)
 	}
 	return change(changed(primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetKeyspace, name, ""), func() error {
-		if err := s.catalog.CreateKeyspace(def); err != nil {
+		if err := sc.catalog.CreateKeyspace(def); err != nil {
 			return fmt.Errorf("create keyspace %s: %w", name, err)
 		}
 		return nil
 	}), nil
 }
 
-func (s *Schema) dropKeyspace(cur *storage.Schema, st *statements.DropKeyspace) (*edit, error) {
-	if err := s.userModifiable(st.Keyspace); err != nil {
+func (sc *Schema) dropKeyspace(cur *storage.Schema, st *statements.DropKeyspace) (*edit, error) {
+	if err := sc.userModifiable(st.Keyspace); err != nil {
 		return nil, err
 	}
 	if cur.Keyspace(st.Keyspace) == nil {
@@ -147,12 +147,12 @@ func (s *Schema) dropKeyspace(cur *storage.Schema, st *statements.DropKeyspace) 
 		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", st.Keyspace)
 	}
 	return change(changed(primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetKeyspace, st.Keyspace, ""), func() error {
-		dropped, err := s.catalog.DropKeyspace(st.Keyspace)
+		dropped, err := sc.catalog.DropKeyspace(st.Keyspace)
 		if err != nil {
 			return fmt.Errorf("drop keyspace %s: %w", st.Keyspace, err)
 		}
 		for _, t := range dropped.SortedTables() {
-			s.dropData(t, dropped)
+			sc.dropData(t, dropped)
 		}
 		return nil
 	}), nil

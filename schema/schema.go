@@ -63,8 +63,8 @@ func New(opts Options) *Schema {
 
 // userModifiable refuses a schema change in a system keyspace with
 // Cassandra's words.
-func (s *Schema) userModifiable(ks string) error {
-	if s.system(ks) {
+func (sc *Schema) userModifiable(ks string) error {
+	if sc.system(ks) {
 		return cqlerr.Unauthorizedf("%s keyspace is not user-modifiable.", ks)
 	}
 	return nil
@@ -112,12 +112,6 @@ func keyspaceOf(stmt statements.Statement, session string) (string, error) {
 		return "", fmt.Errorf("schema: not a schema change: %T", stmt)
 	}
 	return ResolveKeyspace(ks, session)
-}
-
-// IsChange reports whether stmt is a schema change this package applies.
-func IsChange(stmt statements.Statement) bool {
-	_, err := keyspaceOf(stmt, "-")
-	return err == nil
 }
 
 // changed is the result answering a change of target in ks (object names
