@@ -9,6 +9,10 @@
 // storage batch (package replica), a remote one will receive them encoded
 // (codec.go), and hints will keep them on disk in the same encoding.
 //
+// Read repair goes the other way (repair.go): Mutation.Repair turns a
+// reconciled unresolved partition, or its difference from one replica's
+// answer, into the writes that bring that replica up to date.
+//
 // The cells carry their own timestamps and expiry, so applying an Update
 // twice, or two replicas applying it in different orders with other
 // writes, gives the same result: reconciliation is last write wins per

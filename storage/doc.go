@@ -50,7 +50,13 @@
 // unresolved (ReadRaw, partition.go: every key with its cell, tombstones
 // included), which ReconcilePartitions merges across replicas by cell
 // timestamp and Table.Resolve turns into live rows through the same row
-// assembly as ReadPartition.
+// assembly as ReadPartition. ScanRaw (rangeread.go) reads a token range
+// unresolved, in ring order, resumable after a partition, directly or
+// through an index's entries; PartitionDigest (digest.go) summarises an
+// unresolved partition so replicas compare answers without sending them;
+// Table.Entries (entries.go) decodes each key back into the write that
+// made it, which checks a partition from another node before it is
+// trusted and lets read repair write it again.
 //
 // # Schema and identity
 //

@@ -46,7 +46,7 @@ func (t *Table) Entries(p *Partition, fn func(Entry) error) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadPartition, err)
 	}
-	var last []byte
+	var last, scratch []byte
 	for i, kv := range p.KVs {
 		if !bytes.HasPrefix(kv.Key, prefix) || len(kv.Key) == len(prefix) {
 			return fmt.Errorf("%w: %s.%s: key %d outside partition %x", ErrBadPartition, t.Def.Keyspace, t.Def.Name, i, p.Key)
@@ -55,7 +55,7 @@ func (t *Table) Entries(p *Partition, fn func(Entry) error) error {
 			return fmt.Errorf("%w: %s.%s: key %d out of order", ErrBadPartition, t.Def.Keyspace, t.Def.Name, i)
 		}
 		last = kv.Key
-		en, err := t.entry(kv.Key[len(prefix):])
+		en, err := t.entry(kv.Key[len(prefix):], &scratch)
 		if err != nil {
 			return fmt.Errorf("%w: %s.%s: key %d: %w", ErrBadPartition, t.Def.Keyspace, t.Def.Name, i, err)
 		}
@@ -76,8 +76,10 @@ func (t *Table) CheckPartition(p *Partition) error {
 	return t.Entries(p, func(Entry) error { return nil })
 }
 
-// entry decodes a key after its partition prefix (keys.go).
-func (t *Table) entry(k []byte) (Entry, error) {
+// entry decodes a key after its partition prefix (keys.go). Only the
+// one encoding of each key is accepted: what decodes is what a write of
+// the entry makes (scratch holds the re-encodings that check it).
+func (t *Table) entry(k []byte, scratch *[]byte) (Entry, error) {
 	var en Entry
 	region, k := k[0], k[1:]
 	switch region {
@@ -90,10 +92,10 @@ func (t *Table) entry(k []byte) (Entry, error) {
 	case regionRangeTombstone:
 		en.Kind = EntryRangeDeletion
 		var err error
-		if en.Range.Start, k, err = t.decodeBound(k); err != nil {
+		if en.Range.Start, k, err = t.decodeBound(k, scratch); err != nil {
 			return en, err
 		}
-		if en.Range.End, k, err = t.decodeBound(k); err != nil {
+		if en.Range.End, k, err = t.decodeBound(k, scratch); err != nil {
 			return en, err
 		}
 		if len(k) != 0 {
@@ -102,10 +104,10 @@ func (t *Table) entry(k []byte) (Entry, error) {
 		return en, nil
 	case regionStatic:
 		en.Target.Static = true
-		return en, t.cellEntry(&en, k)
+		return en, t.cellEntry(&en, k, scratch)
 	case regionRow:
 		ck, rest, err := t.decodeClustering(k)
-		if err != nil || len(rest) == 0 {
+		if err != nil || len(rest) == 0 || !t.canonical(k[:len(k)-len(rest)], ck, scratch) {
 			return en, errBadKey
 		}
 		en.Target.Clustering = ck
@@ -120,16 +122,19 @@ func (t *Table) entry(k []byte) (Entry, error) {
 			}
 			return en, nil
 		case rowCell:
-			return en, t.cellEntry(&en, rest[1:])
+			return en, t.cellEntry(&en, rest[1:], scratch)
 		}
 	}
 	return en, errBadKey
 }
 
 // cellEntry decodes a cell key's column and path into en.
-func (t *Table) cellEntry(en *Entry, k []byte) error {
+func (t *Table) cellEntry(en *Entry, k []byte, scratch *[]byte) error {
 	name, rest, err := t.columnName(k)
 	if err != nil || len(rest) == 0 {
+		return errBadKey
+	}
+	if *scratch = appendColumn((*scratch)[:0], name); !bytes.Equal(*scratch, k[:len(k)-len(rest)]) {
 		return errBadKey
 	}
 	en.Target.Column = name
@@ -155,7 +160,7 @@ func (t *Table) cellEntry(en *Entry, k []byte) error {
 
 // decodeBound decodes one bound of a range tombstone's key: nil when
 // unbounded.
-func (t *Table) decodeBound(k []byte) (*Bound, []byte, error) {
+func (t *Table) decodeBound(k []byte, scratch *[]byte) (*Bound, []byte, error) {
 	if len(k) == 0 {
 		return nil, nil, errBadKey
 	}
@@ -168,6 +173,7 @@ func (t *Table) decodeBound(k []byte) (*Bound, []byte, error) {
 		return nil, nil, errBadKey
 	}
 	b := &Bound{Prefix: make([][]byte, n)}
+	enc := k
 	for i := range n {
 		v, rest, err := DecodeKey(k, t.ClusteringTypes[i], t.ClusteringDesc[i])
 		if err != nil {
@@ -175,9 +181,16 @@ func (t *Table) decodeBound(k []byte) (*Bound, []byte, error) {
 		}
 		b.Prefix[i], k = v, rest
 	}
-	if len(k) == 0 || k[0] > 1 {
+	if len(k) == 0 || k[0] > 1 || !t.canonical(enc[:len(enc)-len(k)], b.Prefix, scratch) {
 		return nil, nil, errBadKey
 	}
 	b.Inclusive = k[0] == 1
 	return b, k[1:], nil
+}
+
+// canonical reports whether enc is the encoding of clustering prefix ck.
+func (t *Table) canonical(enc []byte, ck [][]byte, scratch *[]byte) bool {
+	var err error
+	*scratch, err = t.appendClustering((*scratch)[:0], ck)
+	return err == nil && bytes.Equal(*scratch, enc)
 }
