@@ -85,6 +85,10 @@ func (p *Proxy) planRead(cl primitive.ConsistencyLevel, t *storage.Table, tok in
 		return nil, need{}, err
 	}
 	n := p.needFor(cl, st, nil, false)
+	if len(natural) == 1 && natural[0] == p.local() {
+		// A cluster of one: no choice to make.
+		return natural, n, p.available(&n, natural)
+	}
 	return p.contacts(&n, natural)
 }
 

@@ -35,19 +35,44 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 	if m.HasCounters() {
 		return p.applyCounters(ctx, cl, m, wt, check)
 	}
-	w, err := p.planWrite(cl, wt, m.Updates, nil)
-	if err != nil {
-		return err
-	}
-	if len(w.hosts) == 1 && w.hosts[0] == p.local() {
+	if local, err := p.localOnly(cl, m.Updates); err != nil || local {
+		if err != nil {
+			return err
+		}
 		// One replica, this node's: the write is the local one alone.
-		rep, err := p.replica(w.hosts[0])
+		rep, err := p.replica(p.local())
 		if err != nil {
 			return err
 		}
 		return rep.Apply(ctx, m, check)
 	}
+	w, err := p.planWrite(cl, wt, m.Updates, nil)
+	if err != nil {
+		return err
+	}
 	return p.write(ctx, w, check, nil)
+}
+
+// localOnly reports whether this node is the one replica, natural or
+// pending, of every Update, checking their level can be met; it is
+// planWrite for a cluster of one, without its allocations.
+func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Update) (bool, error) {
+	local := p.local()
+	var memo keyspaceMemo
+	for _, u := range updates {
+		st, natural, pending, err := memo.replicas(p, u)
+		if err != nil {
+			return false, err
+		}
+		if len(natural) != 1 || natural[0] != local || len(pending) != 0 {
+			return false, nil
+		}
+		n := p.needFor(cl, st, nil, true)
+		if err := p.available(&n, natural); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // writePlan is where a write's Updates go and what each needs.
@@ -70,23 +95,11 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 	w := &writePlan{cl: cl, wt: wt, updates: updates, needs: make([]need, len(updates))}
 	index := map[ring.HostID]int{}
 	var (
-		lastTable *storage.Table
-		ks        *storage.KeyspaceDef
-		st        ring.Strategy
-		live      []ring.HostID
+		memo keyspaceMemo
+		live []ring.HostID
 	)
 	for i, u := range updates {
-		if u.Table != lastTable {
-			var err error
-			if ks, err = p.keyspace(u.Table); err != nil {
-				return nil, err
-			}
-			if st, err = p.strategy(ks); err != nil {
-				return nil, err
-			}
-			lastTable = u.Table
-		}
-		natural, pending, err := p.opts.Topology.Replicas(ks, storage.Token(u.Key))
+		st, natural, pending, err := memo.replicas(p, u)
 		if err != nil {
 			return nil, err
 		}
@@ -336,4 +349,30 @@ func cloneUpdates(updates []*mutation.Update) ([]*mutation.Update, error) {
 		out[i], buf = u, rest
 	}
 	return out, nil
+}
+
+// keyspaceMemo is the keyspace and strategy of the last table looked up:
+// a batch's Updates are mostly of one table.
+type keyspaceMemo struct {
+	t  *storage.Table
+	ks *storage.KeyspaceDef
+	st ring.Strategy
+}
+
+// replicas is u's keyspace strategy and its partition's natural and
+// pending replicas.
+func (m *keyspaceMemo) replicas(p *Proxy, u *mutation.Update) (st ring.Strategy, natural, pending []ring.HostID, err error) {
+	if u.Table != m.t {
+		ks, err := p.keyspace(u.Table)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		st, err := p.strategy(ks)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		*m = keyspaceMemo{t: u.Table, ks: ks, st: st}
+	}
+	natural, pending, err = p.opts.Topology.Replicas(m.ks, storage.Token(u.Key))
+	return m.st, natural, pending, err
 }
