@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -41,8 +42,8 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // replicas of level cl hold it together (StorageProxy.read): each
 // replica's answer, and when they differ, their reconciliation, once
 // every replica that lacked part of it has been repaired (blocking read
-// repair, Cassandra 4.0's default). ANY and EACH_QUORUM are refused with
-// Cassandra's words; too few replicas up is *cqlerr.Unavailable; the
+// repair, Cassandra 4.0's default). ANY is refused with Cassandra's words;
+// EACH_QUORUM asks a quorum in every data center; too few replicas up is *cqlerr.Unavailable; the
 // deadline of ctx passing is *cqlerr.ReadTimeout, a replica failing
 // *cqlerr.ReadFailure.
 func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (_ *storage.Partition, err error) {
@@ -98,7 +99,20 @@ func (p *Proxy) contacts(n *need, natural []ring.HostID) ([]ring.HostID, need, e
 	if err := p.available(n, live); err != nil {
 		return nil, *n, err
 	}
-	return live[:n.total()], *n, nil
+	if n.perDC == nil {
+		return live[:n.blockFor], *n, nil
+	}
+	// EACH_QUORUM: the nearest quorum of every data center
+	// (ReplicaPlans.contactForEachQuorumRead).
+	left := maps.Clone(n.perDC)
+	var out []ring.HostID
+	for _, h := range live {
+		if dc := p.opts.Topology.DC(h); left[dc] > 0 {
+			left[dc]--
+			out = append(out, h)
+		}
+	}
+	return out, *n, nil
 }
 
 // byProximity returns the replicas up among hosts (of data center dc

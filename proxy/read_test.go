@@ -129,19 +129,18 @@ func TestReadTimeoutAndFailure(t *testing.T) {
 	}
 }
 
-// ANY and EACH_QUORUM reads are refused with Cassandra's words; a SERIAL
-// read or a conditional write on a node that is not the primary replica
-// names the limitation.
+// ANY reads are refused with Cassandra's words; a SERIAL read or a
+// conditional write on a node that is not the primary replica names the
+// limitation.
 func TestRefusedReads(t *testing.T) {
 	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
-	for cl, msg := range map[primitive.ConsistencyLevel]string{
-		primitive.ConsistencyLevelAny:        "ANY ConsistencyLevel is only supported for writes",
-		primitive.ConsistencyLevelEachQuorum: "EACH_QUORUM ConsistencyLevel is only supported for writes",
+	for _, err := range []error{
+		func() error { _, err := c.readAt(c.proxies[0], primitive.ConsistencyLevelAny, 1); return err }(),
+		c.proxies[0].Scan(context.Background(), primitive.ConsistencyLevelAny, c.tbl, storage.ScanOptions{}, func([]byte, *storage.Row) bool { return true }),
 	} {
-		_, err := c.readAt(c.proxies[0], cl, 1)
 		var ce *cqlerr.Error
-		if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeInvalid || ce.Msg != msg {
-			t.Fatalf("%v: %v", cl, err)
+		if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeInvalid || ce.Msg != "ANY ConsistencyLevel is only supported for writes" {
+			t.Fatalf("ANY: %v", err)
 		}
 	}
 	k := 1
@@ -238,6 +237,21 @@ func TestMultiDC(t *testing.T) {
 	if !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 0 {
 		t.Fatalf("EACH_QUORUM with dc2 down: %v", err)
 	}
+	if _, err := c.readAt(p, primitive.ConsistencyLevelEachQuorum, 1); !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 0 {
+		t.Fatalf("EACH_QUORUM read with dc2 down: %v", err)
+	}
+	// With every node up, an EACH_QUORUM read asks two replicas in each
+	// data center and repairs what dc2 missed.
+	c.setDown(3, false)
+	c.setDown(4, false)
+	if got, err := c.readAt(p, primitive.ConsistencyLevelEachQuorum, 1); err != nil || got[0] != "x" {
+		t.Fatalf("EACH_QUORUM read: %v %v", got, err)
+	}
+	if c.rowsOf(3, 1)[0] != "x" || c.rowsOf(4, 1)[0] != "x" {
+		t.Fatal("the EACH_QUORUM read did not repair dc2")
+	}
+	c.setDown(3, true)
+	c.setDown(4, true)
 	// From dc2, LOCAL_ONE with dc2 down is unavailable though dc1 is up.
 	c.setDown(3, false)
 	c.setDown(4, false)

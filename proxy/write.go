@@ -134,6 +134,10 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 	return w, nil
 }
 
+// errDown is the answer of a replica gossip says is down: it is not sent
+// the write, as if it were unreachable.
+var errDown = fmt.Errorf("proxy: replica down: %w", messaging.ErrUnreachable)
+
 // hostResult is one replica's answer to a write.
 type hostResult struct {
 	host   int
@@ -166,11 +170,12 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			hm.Updates = append(hm.Updates, updates[i])
 		}
 		if !p.alive(h) {
-			if p.hint(h, hm, "down") && w.cl == primitive.ConsistencyLevelAny {
-				for _, i := range w.updatesOf[j] {
-					tallies[i].ackAny()
-				}
-			}
+			// Its hint is written off the request's path; under ANY it
+			// counts once kept.
+			outstanding[j] = true
+			p.goBackground(func() {
+				results <- hostResult{host: j, err: errDown, hinted: p.hint(h, hm, "down")}
+			})
 			continue
 		}
 		rep, err := p.replica(h)
