@@ -38,7 +38,9 @@
 // (storage.ReconcilePartitions, so a tombstone on one replica shadows
 // data on another), sends every stale replica the Update that makes it
 // current and waits for those writes (blocking read repair) before it
-// resolves the rows. Every answer is a full read: digest reads are to
+// resolves the rows. A replica slower than the table's speculative retry
+// delay, or unreachable, has one more replica asked in its place. Every
+// answer is a full read: digest reads are to
 // come with the replica interface's digest. EACH_QUORUM reads ask the
 // nearest quorum of every data center, as Cassandra 4.0's do.
 //
@@ -57,8 +59,8 @@
 // # Metrics
 //
 // Metrics (optional) are request latencies by operation and level, the
-// UNAVAILABLE, timeout and failure answers, read repairs and hints by
-// reason.
+// UNAVAILABLE, timeout and failure answers, read repairs, speculative
+// retries and hints by reason.
 //
 // # One node
 //

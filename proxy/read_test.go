@@ -314,3 +314,52 @@ func TestConditionalAnyReplicates(t *testing.T) {
 		}
 	}
 }
+
+// A replica slower than the speculative retry delay has another asked in
+// its place, and the read answers from the two that did; without
+// speculation it times out.
+func TestSpeculativeRetry(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	for i := range c.nodes {
+		c.applyOn(i, c.write(4, 0, "x", 10))
+	}
+	// Node 0 reads at QUORUM from itself and the next replica in
+	// placement order: make that one hang.
+	var second int
+	for _, n := range c.replicasOf(4) {
+		if n != 0 {
+			second = n
+			break
+		}
+	}
+	c.nodes[second].mode.Store(int32(hanging))
+	fired := make(chan time.Time)
+	close(fired) // the delay has passed as soon as it is asked for
+	p := New(Options{Topology: c.topos[0], Liveness: c.live, Replicas: replicaMap{c.hosts[0]: c.nodes[0], c.hosts[1]: c.nodes[1], c.hosts[2]: c.nodes[2]},
+		Keyspace:         func(string) *storage.KeyspaceDef { return c.ks },
+		Metrics:          c.metrics,
+		SpeculativeRetry: func(*storage.Table) time.Duration { return time.Millisecond },
+		After:            func(time.Duration) <-chan time.Time { return fired },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := map[int]string{}
+	if err := p.ReadPartition(ctx, primitive.ConsistencyLevelQuorum, c.tbl, i32(4), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool { collect(got, r); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "x" {
+		t.Fatalf("read %v", got)
+	}
+	if n := testutil.ToFloat64(c.metrics.SpeculativeRetries); n != 1 {
+		t.Fatalf("%v speculative retries", n)
+	}
+	cancel() // releases the hanging read
+	p.Close()
+
+	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	var rt *cqlerr.ReadTimeout
+	if err := c.proxies[0].ReadPartition(short, primitive.ConsistencyLevelQuorum, c.tbl, i32(4), storage.ReadOptions{}, func(*storage.Row) bool { return true }); !errors.As(err, &rt) {
+		t.Fatalf("without speculation: %v", err)
+	}
+}
