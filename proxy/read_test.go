@@ -363,3 +363,30 @@ func TestSpeculativeRetry(t *testing.T) {
 		t.Fatalf("without speculation: %v", err)
 	}
 }
+
+// A coordinator that is no replica of a counter hands the deltas to the
+// leader; at RF 1 the leader is the one replica.
+func TestCounterLeaderElsewhere(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("1"))
+	for k := range 10 {
+		for _, p := range c.proxies {
+			m := &mutation.Mutation{}
+			m.AddCounter(c.ctr, i32(k), storage.CellTarget{Column: "n"}, 2, 1)
+			if err := p.Apply(context.Background(), primitive.ConsistencyLevelOne, m, primitive.WriteTypeCounter, nil); err != nil {
+				t.Fatal(err)
+			}
+			if m.HasCounters() {
+				t.Fatal("the mutation does not hold the totals written")
+			}
+		}
+		owner := c.replicasOf(k)[0]
+		var total int64
+		err := c.nodes[owner].Local.ReadPartition(context.Background(), c.ctr, i32(k), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+			total = int64(binary.BigEndian.Uint64(r.Cells[0].Cell.Value))
+			return true
+		})
+		if err != nil || total != 6 {
+			t.Fatalf("counter %d on its replica: %d %v", k, total, err)
+		}
+	}
+}
