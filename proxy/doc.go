@@ -21,9 +21,9 @@
 // ConsistencyLevel.blockForWrite: pending replicas add to the count, the
 // LOCAL_ levels count the local data center alone, EACH_QUORUM a quorum
 // in each). Too few replicas up is UNAVAILABLE before anything is sent; a
-// replica that is down gets a hint at once, one that fails with a timeout
-// or an unreachable peer gets one when it does, and under ANY a stored
-// hint counts. Writes still running once the level is met go on, on a
+// replica that is down gets a hint (written off the request's path), one
+// that fails with a timeout or an unreachable peer gets one when it does,
+// and under ANY a stored hint counts. Writes still running once the level is met go on, on a
 // copy of the mutation and under the request's deadline without its
 // cancellation, on goroutines Close waits for.
 //
@@ -38,8 +38,11 @@
 // (storage.ReconcilePartitions, so a tombstone on one replica shadows
 // data on another), sends every stale replica the Update that makes it
 // current and waits for those writes (blocking read repair) before it
-// resolves the rows. Every answer is a full read: digest reads are to
-// come with the replica interface's digest.
+// resolves the rows. A replica slower than the table's speculative retry
+// delay, or unreachable, has one more replica asked in its place. Every
+// answer is a full read: digest reads are to
+// come with the replica interface's digest. EACH_QUORUM reads ask the
+// nearest quorum of every data center, as Cassandra 4.0's do.
 //
 // Range scans walk the ring's ranges in token order; neighbouring ranges
 // read from the same single replica are one scan, so that a one-node
@@ -56,8 +59,8 @@
 // # Metrics
 //
 // Metrics (optional) are request latencies by operation and level, the
-// UNAVAILABLE, timeout and failure answers, read repairs and hints by
-// reason.
+// UNAVAILABLE, timeout and failure answers, read repairs, speculative
+// retries and hints by reason.
 //
 // # One node
 //

@@ -169,6 +169,7 @@ func newCluster(t *testing.T, dcs []string, replication map[string]string) *clus
 		{Name: "k", Type: "int", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
 		{Name: "c", Type: "int", Kind: storage.KindClustering, Position: 0, Order: "asc"},
 		{Name: "s", Type: "set<int>", Kind: storage.KindRegular, Position: -1, Order: "none"},
+		{Name: "st", Type: "text", Kind: storage.KindStatic, Position: -1, Order: "none"},
 		{Name: "v", Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
 	}})
 	c.ctr = table(t, &storage.TableDef{Keyspace: "ks", Name: "ctr", ID: [16]byte{2}, Columns: []storage.ColumnDef{

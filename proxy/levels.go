@@ -240,13 +240,11 @@ func (t *tally) reachable(pendingDCs []string) bool {
 }
 
 // checkRead refuses the levels Cassandra 4.0 refuses for reads, with its
-// words.
+// words (ConsistencyLevel.validateForRead): ANY alone. EACH_QUORUM reads,
+// refused by Cassandra before 3.0, are served, as 4.0 serves them.
 func checkRead(cl primitive.ConsistencyLevel) error {
-	switch cl {
-	case primitive.ConsistencyLevelAny:
+	if cl == primitive.ConsistencyLevelAny {
 		return cqlerr.Invalidf("ANY ConsistencyLevel is only supported for writes")
-	case primitive.ConsistencyLevelEachQuorum:
-		return cqlerr.Invalidf("EACH_QUORUM ConsistencyLevel is only supported for writes")
 	}
 	return nil
 }

@@ -23,6 +23,9 @@ type Metrics struct {
 	Errors *prometheus.CounterVec
 	// ReadRepairs counts the repair writes reads sent to stale replicas.
 	ReadRepairs prometheus.Counter
+	// SpeculativeRetries counts the replicas reads asked in place of a
+	// late or unreachable one.
+	SpeculativeRetries prometheus.Counter
 	// Hints counts the hints handed to hinted handoff, by reason: "down"
 	// (the replica was down when the write was sent), "late" (it did not
 	// answer in time or could not be reached).
@@ -40,10 +43,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Requests answered UNAVAILABLE, a timeout or a failure."}, []string{"op", "consistency", "kind"}),
 		ReadRepairs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "read_repairs_total",
 			Help: "Repair writes sent to replicas a read found stale."}),
+		SpeculativeRetries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "speculative_retries_total",
+			Help: "Replicas reads asked in place of a late or unreachable one."}),
 		Hints: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "hints_total",
 			Help: "Hints handed to hinted handoff."}, []string{"reason"}),
 	}
-	reg.MustRegister(m.Latency, m.Errors, m.ReadRepairs, m.Hints)
+	reg.MustRegister(m.Latency, m.Errors, m.ReadRepairs, m.SpeculativeRetries, m.Hints)
 	return m
 }
 

@@ -57,8 +57,15 @@ type Options struct {
 	Logger   *slog.Logger
 	// Metrics, when set, get the proxy's latencies and counters.
 	Metrics *Metrics
-	// Now is the clock of the latencies.
-	Now func() time.Time
+	// SpeculativeRetry, when set, is how long a read waits for a replica
+	// before it asks another one in its place (the table's
+	// speculative_retry: a fixed time, or a percentile of its latencies);
+	// zero or less is never.
+	SpeculativeRetry func(t *storage.Table) time.Duration
+	// Now is the clock of the latencies, After the timer of speculative
+	// retries: time.Now and time.After when nil.
+	Now   func() time.Time
+	After func(time.Duration) <-chan time.Time
 }
 
 // Proxy is the coordinator's side of replication (Cassandra's
@@ -78,6 +85,9 @@ func New(o Options) *Proxy {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.After == nil {
+		o.After = time.After
 	}
 	return &Proxy{opts: o, log: o.Logger}
 }

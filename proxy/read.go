@@ -3,7 +3,9 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -19,18 +21,18 @@ import (
 // resolved here. Errors are Read's.
 func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
 	defer p.measure("read", cl)(&err)
-	contacts, n, err := p.planRead(cl, t, storage.Token(pk))
+	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
 	}
-	if len(contacts) == 1 {
-		rep, err := p.replica(contacts[0])
+	if h, ok := p.alone(t, rp); ok {
+		rep, err := p.replica(h)
 		if err != nil {
 			return err
 		}
 		return rep.ReadPartition(ctx, t, pk, o, fn)
 	}
-	part, err := p.readReconciled(ctx, &n, contacts, t, pk, o.Slice)
+	part, err := p.readReconciled(ctx, t, rp, pk, o.Slice)
 	if err != nil {
 		return err
 	}
@@ -41,60 +43,104 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // replicas of level cl hold it together (StorageProxy.read): each
 // replica's answer, and when they differ, their reconciliation, once
 // every replica that lacked part of it has been repaired (blocking read
-// repair, Cassandra 4.0's default). ANY and EACH_QUORUM are refused with
-// Cassandra's words; too few replicas up is *cqlerr.Unavailable; the
-// deadline of ctx passing is *cqlerr.ReadTimeout, a replica failing
-// *cqlerr.ReadFailure.
+// repair, Cassandra 4.0's default). ANY is refused with Cassandra's words;
+// EACH_QUORUM asks a quorum in every data center; too few replicas up is
+// *cqlerr.Unavailable; the deadline of ctx passing is *cqlerr.ReadTimeout,
+// a replica failing *cqlerr.ReadFailure. A replica slower than the
+// table's speculative retry delay (Options.SpeculativeRetry) has another
+// replica asked in its place.
 func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (_ *storage.Partition, err error) {
 	defer p.measure("read", cl)(&err)
-	contacts, n, err := p.planRead(cl, t, storage.Token(pk))
+	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err
 	}
-	if len(contacts) == 1 {
-		rep, err := p.replica(contacts[0])
+	if h, ok := p.alone(t, rp); ok {
+		rep, err := p.replica(h)
 		if err != nil {
 			return nil, err
 		}
 		return rep.Read(ctx, t, pk, slice)
 	}
-	return p.readReconciled(ctx, &n, contacts, t, pk, slice)
+	return p.readReconciled(ctx, t, rp, pk, slice)
+}
+
+// readPlan is the replicas a read asks: contacts first, as many as the
+// level blocks for, and the extras it may ask in their place.
+type readPlan struct {
+	n        need
+	contacts []ring.HostID
+	extras   []ring.HostID
+}
+
+// alone reports whether rp is one replica's read with no speculation:
+// this node's, or one with no other to ask.
+func (p *Proxy) alone(t *storage.Table, rp readPlan) (ring.HostID, bool) {
+	if len(rp.contacts) != 1 {
+		return ring.HostID{}, false
+	}
+	h := rp.contacts[0]
+	return h, h == p.local() || len(rp.extras) == 0 || p.speculateAfter(t) <= 0
+}
+
+func (p *Proxy) speculateAfter(t *storage.Table) time.Duration {
+	if p.opts.SpeculativeRetry == nil {
+		return 0
+	}
+	return p.opts.SpeculativeRetry(t)
 }
 
 // planRead picks the replicas a read of token tok at level cl asks: as
 // many as the level blocks for, this node first, then its data center's,
 // then the others, each group in placement order.
-func (p *Proxy) planRead(cl primitive.ConsistencyLevel, t *storage.Table, tok int64) ([]ring.HostID, need, error) {
+func (p *Proxy) planRead(cl primitive.ConsistencyLevel, t *storage.Table, tok int64) (readPlan, error) {
 	if err := checkRead(cl); err != nil {
-		return nil, need{}, err
+		return readPlan{}, err
 	}
 	ks, err := p.keyspace(t)
 	if err != nil {
-		return nil, need{}, err
+		return readPlan{}, err
 	}
 	natural, _, err := p.opts.Topology.Replicas(ks, tok)
 	if err != nil {
-		return nil, need{}, err
+		return readPlan{}, err
 	}
 	if isSerial(cl) {
 		h, err := p.primaryHere(t, natural)
-		return []ring.HostID{h}, need{cl: cl, blockFor: 1}, err
+		return readPlan{n: need{cl: cl, blockFor: 1}, contacts: []ring.HostID{h}}, err
 	}
 	st, err := p.strategy(ks)
 	if err != nil {
-		return nil, need{}, err
+		return readPlan{}, err
 	}
 	n := p.needFor(cl, st, nil, false)
-	return p.contacts(&n, natural)
+	if len(natural) == 1 && natural[0] == p.local() {
+		// A cluster of one: no choice to make.
+		return readPlan{n: n, contacts: natural}, p.available(&n, natural)
+	}
+	return p.contacts(n, natural)
 }
 
 // contacts chooses the replicas of natural a read with need n asks.
-func (p *Proxy) contacts(n *need, natural []ring.HostID) ([]ring.HostID, need, error) {
+func (p *Proxy) contacts(n need, natural []ring.HostID) (readPlan, error) {
 	live := p.byProximity(natural, n.dc)
-	if err := p.available(n, live); err != nil {
-		return nil, *n, err
+	if err := p.available(&n, live); err != nil {
+		return readPlan{n: n}, err
 	}
-	return live[:n.total()], *n, nil
+	if n.perDC == nil {
+		return readPlan{n: n, contacts: live[:n.blockFor:n.blockFor], extras: live[n.blockFor:]}, nil
+	}
+	// EACH_QUORUM: the nearest quorum of every data center
+	// (ReplicaPlans.contactForEachQuorumRead), with no speculation.
+	left := maps.Clone(n.perDC)
+	var out []ring.HostID
+	for _, h := range live {
+		if dc := p.opts.Topology.DC(h); left[dc] > 0 {
+			left[dc]--
+			out = append(out, h)
+		}
+	}
+	return readPlan{n: n, contacts: out}, nil
 }
 
 // byProximity returns the replicas up among hosts (of data center dc
@@ -126,11 +172,10 @@ type readResult struct {
 	err  error
 }
 
-// readReconciled reads pk from every contact (all of them needed), and
-// when their answers differ, reconciles them and repairs the stale ones.
-// contacts[0] is the one Cassandra would ask for data.
-func (p *Proxy) readReconciled(ctx context.Context, n *need, contacts []ring.HostID, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
-	parts, err := p.readAll(ctx, n, contacts, t, pk, slice)
+// readReconciled reads pk from the level's replicas, and when their
+// answers differ, reconciles them and repairs the stale ones.
+func (p *Proxy) readReconciled(ctx context.Context, t *storage.Table, rp readPlan, pk []byte, slice storage.Slice) (*storage.Partition, error) {
+	hosts, parts, err := p.readAll(ctx, t, rp, pk, slice)
 	if err != nil {
 		return nil, err
 	}
@@ -138,49 +183,80 @@ func (p *Proxy) readReconciled(ctx context.Context, n *need, contacts []ring.Hos
 	if err != nil {
 		return nil, fmt.Errorf("proxy: read of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
 	}
-	if err := p.repair(ctx, n, contacts, t, merged, parts); err != nil {
+	if err := p.repair(ctx, &rp.n, hosts, t, merged, parts); err != nil {
 		return nil, err
 	}
 	return merged, nil
 }
 
-// readAll is every contact's answer, in contacts' order.
-func (p *Proxy) readAll(ctx context.Context, n *need, contacts []ring.HostID, t *storage.Table, pk []byte, slice storage.Slice) ([]*storage.Partition, error) {
-	results := make(chan readResult, len(contacts))
-	for i, h := range contacts {
-		rep, err := p.replica(h)
+// readAll is the answers of as many replicas as rp's level needs, with
+// the replicas that gave them: the contacts', or when one is late (past
+// the speculative retry delay) or unreachable, an extra's in its place.
+// rp.contacts[0] is the one Cassandra would ask for data.
+func (p *Proxy) readAll(ctx context.Context, t *storage.Table, rp readPlan, pk []byte, slice storage.Slice) ([]ring.HostID, []*storage.Partition, error) {
+	n, extras := &rp.n, rp.extras
+	asked := slices.Clone(rp.contacts)
+	results := make(chan readResult, len(rp.contacts)+len(extras))
+	ask := func(i int) {
+		rep, err := p.replica(asked[i])
 		if err != nil {
 			results <- readResult{i: i, err: err}
-			continue
+			return
 		}
 		p.goBackground(func() {
 			part, err := rep.Read(ctx, t, pk, slice)
 			results <- readResult{i: i, part: part, err: err}
 		})
 	}
-	parts := make([]*storage.Partition, len(contacts))
-	received := 0
-	for received < len(contacts) {
+	// speculate asks the next extra replica, reporting whether there was
+	// one.
+	speculate := func() bool {
+		if len(extras) == 0 {
+			return false
+		}
+		asked = append(asked, extras[0])
+		extras = extras[1:]
+		if m := p.opts.Metrics; m != nil {
+			m.SpeculativeRetries.Inc()
+		}
+		ask(len(asked) - 1)
+		return true
+	}
+	for i := range asked {
+		ask(i)
+	}
+	var late <-chan time.Time
+	if d := p.speculateAfter(t); d > 0 && len(extras) > 0 {
+		late = p.opts.After(d)
+	}
+	needed := len(rp.contacts)
+	parts := make([]*storage.Partition, 0, needed)
+	var hosts []ring.HostID
+	dataPresent := false
+	for len(parts) < needed {
 		select {
 		case r := <-results:
 			switch {
 			case r.err == nil:
-				parts[r.i] = r.part
-				received++
+				parts = append(parts, r.part)
+				hosts = append(hosts, asked[r.i])
+				dataPresent = dataPresent || r.i == 0
+			case hintable(r.err) && speculate():
 			case hintable(r.err):
-				// Every contact is needed: one late or unreachable is the
-				// read's timeout.
-				return nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(received), BlockFor: int32(n.total()), DataPresent: parts[0] != nil}
+				return nil, nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(parts)), BlockFor: int32(n.total()), DataPresent: dataPresent}
 			default:
-				return nil, &cqlerr.ReadFailure{Consistency: n.cl, Received: int32(received), BlockFor: int32(n.total()),
-					DataPresent: parts[0] != nil, Reasons: p.failureReasons([]ring.HostID{contacts[r.i]}),
-					Err: fmt.Errorf("proxy: read from %s: %w", contacts[r.i], r.err)}
+				return nil, nil, &cqlerr.ReadFailure{Consistency: n.cl, Received: int32(len(parts)), BlockFor: int32(n.total()),
+					DataPresent: dataPresent, Reasons: p.failureReasons([]ring.HostID{asked[r.i]}),
+					Err: fmt.Errorf("proxy: read from %s: %w", asked[r.i], r.err)}
 			}
+		case <-late:
+			late = nil // one speculation, as Cassandra makes
+			speculate()
 		case <-ctx.Done():
-			return nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(received), BlockFor: int32(n.total()), DataPresent: parts[0] != nil}
+			return nil, nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(parts)), BlockFor: int32(n.total()), DataPresent: dataPresent}
 		}
 	}
-	return parts, nil
+	return hosts, parts, nil
 }
 
 // repair sends each contact whose answer lacks part of merged the Update

@@ -129,19 +129,18 @@ func TestReadTimeoutAndFailure(t *testing.T) {
 	}
 }
 
-// ANY and EACH_QUORUM reads are refused with Cassandra's words; a SERIAL
-// read or a conditional write on a node that is not the primary replica
-// names the limitation.
+// ANY reads are refused with Cassandra's words; a SERIAL read or a
+// conditional write on a node that is not the primary replica names the
+// limitation.
 func TestRefusedReads(t *testing.T) {
 	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
-	for cl, msg := range map[primitive.ConsistencyLevel]string{
-		primitive.ConsistencyLevelAny:        "ANY ConsistencyLevel is only supported for writes",
-		primitive.ConsistencyLevelEachQuorum: "EACH_QUORUM ConsistencyLevel is only supported for writes",
+	for _, err := range []error{
+		func() error { _, err := c.readAt(c.proxies[0], primitive.ConsistencyLevelAny, 1); return err }(),
+		c.proxies[0].Scan(context.Background(), primitive.ConsistencyLevelAny, c.tbl, storage.ScanOptions{}, func([]byte, *storage.Row) bool { return true }),
 	} {
-		_, err := c.readAt(c.proxies[0], cl, 1)
 		var ce *cqlerr.Error
-		if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeInvalid || ce.Msg != msg {
-			t.Fatalf("%v: %v", cl, err)
+		if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeInvalid || ce.Msg != "ANY ConsistencyLevel is only supported for writes" {
+			t.Fatalf("ANY: %v", err)
 		}
 	}
 	k := 1
@@ -238,6 +237,21 @@ func TestMultiDC(t *testing.T) {
 	if !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 0 {
 		t.Fatalf("EACH_QUORUM with dc2 down: %v", err)
 	}
+	if _, err := c.readAt(p, primitive.ConsistencyLevelEachQuorum, 1); !errors.As(err, &ua) || ua.Required != 2 || ua.Alive != 0 {
+		t.Fatalf("EACH_QUORUM read with dc2 down: %v", err)
+	}
+	// With every node up, an EACH_QUORUM read asks two replicas in each
+	// data center and repairs what dc2 missed.
+	c.setDown(3, false)
+	c.setDown(4, false)
+	if got, err := c.readAt(p, primitive.ConsistencyLevelEachQuorum, 1); err != nil || got[0] != "x" {
+		t.Fatalf("EACH_QUORUM read: %v %v", got, err)
+	}
+	if c.rowsOf(3, 1)[0] != "x" || c.rowsOf(4, 1)[0] != "x" {
+		t.Fatal("the EACH_QUORUM read did not repair dc2")
+	}
+	c.setDown(3, true)
+	c.setDown(4, true)
 	// From dc2, LOCAL_ONE with dc2 down is unavailable though dc1 is up.
 	c.setDown(3, false)
 	c.setDown(4, false)
@@ -297,6 +311,82 @@ func TestConditionalAnyReplicates(t *testing.T) {
 	for i := range c.nodes {
 		if c.rowsOf(i, k)[0] != "any" {
 			t.Fatalf("node %d lacks the conditional write", i)
+		}
+	}
+}
+
+// A replica slower than the speculative retry delay has another asked in
+// its place, and the read answers from the two that did; without
+// speculation it times out.
+func TestSpeculativeRetry(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	for i := range c.nodes {
+		c.applyOn(i, c.write(4, 0, "x", 10))
+	}
+	// Node 0 reads at QUORUM from itself and the next replica in
+	// placement order: make that one hang.
+	var second int
+	for _, n := range c.replicasOf(4) {
+		if n != 0 {
+			second = n
+			break
+		}
+	}
+	c.nodes[second].mode.Store(int32(hanging))
+	fired := make(chan time.Time)
+	close(fired) // the delay has passed as soon as it is asked for
+	p := New(Options{Topology: c.topos[0], Liveness: c.live, Replicas: replicaMap{c.hosts[0]: c.nodes[0], c.hosts[1]: c.nodes[1], c.hosts[2]: c.nodes[2]},
+		Keyspace:         func(string) *storage.KeyspaceDef { return c.ks },
+		Metrics:          c.metrics,
+		SpeculativeRetry: func(*storage.Table) time.Duration { return time.Millisecond },
+		After:            func(time.Duration) <-chan time.Time { return fired },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := map[int]string{}
+	if err := p.ReadPartition(ctx, primitive.ConsistencyLevelQuorum, c.tbl, i32(4), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool { collect(got, r); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "x" {
+		t.Fatalf("read %v", got)
+	}
+	if n := testutil.ToFloat64(c.metrics.SpeculativeRetries); n != 1 {
+		t.Fatalf("%v speculative retries", n)
+	}
+	cancel() // releases the hanging read
+	p.Close()
+
+	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	var rt *cqlerr.ReadTimeout
+	if err := c.proxies[0].ReadPartition(short, primitive.ConsistencyLevelQuorum, c.tbl, i32(4), storage.ReadOptions{}, func(*storage.Row) bool { return true }); !errors.As(err, &rt) {
+		t.Fatalf("without speculation: %v", err)
+	}
+}
+
+// A coordinator that is no replica of a counter hands the deltas to the
+// leader; at RF 1 the leader is the one replica.
+func TestCounterLeaderElsewhere(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("1"))
+	for k := range 10 {
+		for _, p := range c.proxies {
+			m := &mutation.Mutation{}
+			m.AddCounter(c.ctr, i32(k), storage.CellTarget{Column: "n"}, 2, 1)
+			if err := p.Apply(context.Background(), primitive.ConsistencyLevelOne, m, primitive.WriteTypeCounter, nil); err != nil {
+				t.Fatal(err)
+			}
+			if m.HasCounters() {
+				t.Fatal("the mutation does not hold the totals written")
+			}
+		}
+		owner := c.replicasOf(k)[0]
+		var total int64
+		err := c.nodes[owner].Local.ReadPartition(context.Background(), c.ctr, i32(k), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+			total = int64(binary.BigEndian.Uint64(r.Cells[0].Cell.Value))
+			return true
+		})
+		if err != nil || total != 6 {
+			t.Fatalf("counter %d on its replica: %d %v", k, total, err)
 		}
 	}
 }

@@ -134,11 +134,11 @@ func (p *Proxy) segments(n *need, ranges []RangeReplicas, o storage.ScanOptions)
 			if a > b {
 				continue
 			}
-			contacts, _, err := p.contacts(n, rr.Replicas)
+			rp, err := p.contacts(*n, rr.Replicas)
 			if err != nil {
 				return nil, err
 			}
-			segs = append(segs, segment{lo: a, hi: b, contacts: contacts})
+			segs = append(segs, segment{lo: a, hi: b, contacts: rp.contacts})
 		}
 	}
 	slices.SortFunc(segs, func(x, y segment) int { return cmp.Compare(x.lo, y.lo) })
@@ -236,7 +236,7 @@ func (p *Proxy) scanReconciled(ctx context.Context, n *need, contacts []ring.Hos
 			if after != nil && keyCompare(k, *after) <= 0 {
 				continue
 			}
-			part, err := p.readReconciled(ctx, n, contacts, t, k.pk, storage.Slice{})
+			part, err := p.readReconciled(ctx, t, readPlan{n: *n, contacts: contacts}, k.pk, storage.Slice{})
 			if err != nil {
 				return err
 			}

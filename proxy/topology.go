@@ -73,7 +73,7 @@ func (t *RingTopology) Publish(s RingState) {
 	if s.Ring == nil {
 		s.Ring, _ = ring.New(nil)
 	}
-	v := &ringView{state: s, nodes: map[ring.HostID]nodeInfo{}, byKeyspace: map[*storage.KeyspaceDef]*keyspacePlacement{}}
+	v := &ringView{state: s, nodes: map[ring.HostID]nodeInfo{}}
 	for _, n := range append(s.Ring.Nodes(), s.Joining...) {
 		v.nodes[n.HostID] = nodeInfo{dc: n.DC, addr: n.Addr}
 	}
@@ -88,10 +88,11 @@ type ringView struct {
 	state RingState
 	nodes map[ring.HostID]nodeInfo
 
-	mu sync.Mutex
-	// byKeyspace is keyed by definition: definitions are immutable and
-	// replaced when a keyspace changes.
-	byKeyspace map[*storage.KeyspaceDef]*keyspacePlacement
+	// byKeyspace maps *storage.KeyspaceDef to *keyspacePlacement: keyed by
+	// definition, since definitions are immutable and replaced when a
+	// keyspace changes. cached counts its entries.
+	byKeyspace sync.Map
+	cached     atomic.Int64
 }
 
 type nodeInfo struct {
@@ -115,13 +116,10 @@ const maxCached = 1024
 
 func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *ringView, error) {
 	v := t.view.Load()
-	v.mu.Lock()
-	kp, ok := v.byKeyspace[ks]
-	v.mu.Unlock()
-	if ok {
-		return kp, v, nil
+	if kp, ok := v.byKeyspace.Load(ks); ok {
+		return kp.(*keyspacePlacement), v, nil
 	}
-	kp = &keyspacePlacement{}
+	kp := &keyspacePlacement{}
 	if strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
 		kp.localOnly = true
 		kp.strategy = ring.SimpleStrategy{RF: 1}
@@ -138,12 +136,11 @@ func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *
 			}
 		}
 	}
-	v.mu.Lock()
-	if len(v.byKeyspace) >= maxCached {
-		clear(v.byKeyspace)
+	if v.cached.Add(1) > maxCached {
+		v.byKeyspace.Clear()
+		v.cached.Store(1)
 	}
-	v.byKeyspace[ks] = kp
-	v.mu.Unlock()
+	v.byKeyspace.Store(ks, kp)
 	return kp, v, nil
 }
 

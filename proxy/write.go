@@ -35,6 +35,17 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 	if m.HasCounters() {
 		return p.applyCounters(ctx, cl, m, wt, check)
 	}
+	if local, err := p.localOnly(cl, m.Updates); err != nil || local {
+		if err != nil {
+			return err
+		}
+		// One replica, this node's: the write is the local one alone.
+		rep, err := p.replica(p.local())
+		if err != nil {
+			return err
+		}
+		return rep.Apply(ctx, m, check)
+	}
 	w, err := p.planWrite(cl, wt, m.Updates, nil)
 	if err != nil {
 		return err
@@ -44,15 +55,29 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 		// the ring lacks): nothing to write or hint, as on one node.
 		return nil
 	}
-	if len(w.hosts) == 1 && w.hosts[0] == p.local() {
-		// One replica, this node's: the write is the local one alone.
-		rep, err := p.replica(w.hosts[0])
-		if err != nil {
-			return err
-		}
-		return rep.Apply(ctx, m, check)
-	}
 	return p.write(ctx, w, check, nil)
+}
+
+// localOnly reports whether this node is the one replica, natural or
+// pending, of every Update, checking their level can be met; it is
+// planWrite for a cluster of one, without its allocations.
+func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Update) (bool, error) {
+	local := p.local()
+	var memo keyspaceMemo
+	for _, u := range updates {
+		st, natural, pending, err := memo.replicas(p, u)
+		if err != nil {
+			return false, err
+		}
+		if len(natural) != 1 || natural[0] != local || len(pending) != 0 {
+			return false, nil
+		}
+		n := p.needFor(cl, st, nil, true)
+		if err := p.available(&n, natural); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // writePlan is where a write's Updates go and what each needs.
@@ -75,23 +100,11 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 	w := &writePlan{cl: cl, wt: wt, updates: updates, needs: make([]need, len(updates))}
 	index := map[ring.HostID]int{}
 	var (
-		lastTable *storage.Table
-		ks        *storage.KeyspaceDef
-		st        ring.Strategy
-		live      []ring.HostID
+		memo keyspaceMemo
+		live []ring.HostID
 	)
 	for i, u := range updates {
-		if u.Table != lastTable {
-			var err error
-			if ks, err = p.keyspace(u.Table); err != nil {
-				return nil, err
-			}
-			if st, err = p.strategy(ks); err != nil {
-				return nil, err
-			}
-			lastTable = u.Table
-		}
-		natural, pending, err := p.opts.Topology.Replicas(ks, storage.Token(u.Key))
+		st, natural, pending, err := memo.replicas(p, u)
 		if err != nil {
 			return nil, err
 		}
@@ -126,6 +139,10 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 	return w, nil
 }
 
+// errDown is the answer of a replica gossip says is down: it is not sent
+// the write, as if it were unreachable.
+var errDown = fmt.Errorf("proxy: replica down: %w", messaging.ErrUnreachable)
+
 // hostResult is one replica's answer to a write.
 type hostResult struct {
 	host   int
@@ -158,11 +175,12 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			hm.Updates = append(hm.Updates, updates[i])
 		}
 		if !p.alive(h) {
-			if p.hint(h, hm, "down") && w.cl == primitive.ConsistencyLevelAny {
-				for _, i := range w.updatesOf[j] {
-					tallies[i].ackAny()
-				}
-			}
+			// Its hint is written off the request's path; under ANY it
+			// counts once kept.
+			outstanding[j] = true
+			p.goBackground(func() {
+				results <- hostResult{host: j, err: errDown, hinted: p.hint(h, hm, "down")}
+			})
 			continue
 		}
 		rep, err := p.replica(h)
@@ -341,4 +359,30 @@ func cloneUpdates(updates []*mutation.Update) ([]*mutation.Update, error) {
 		out[i], buf = u, rest
 	}
 	return out, nil
+}
+
+// keyspaceMemo is the keyspace and strategy of the last table looked up:
+// a batch's Updates are mostly of one table.
+type keyspaceMemo struct {
+	t  *storage.Table
+	ks *storage.KeyspaceDef
+	st ring.Strategy
+}
+
+// replicas is u's keyspace strategy and its partition's natural and
+// pending replicas.
+func (m *keyspaceMemo) replicas(p *Proxy, u *mutation.Update) (st ring.Strategy, natural, pending []ring.HostID, err error) {
+	if u.Table != m.t {
+		ks, err := p.keyspace(u.Table)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		st, err := p.strategy(ks)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		*m = keyspaceMemo{t: u.Table, ks: ks, st: st}
+	}
+	natural, pending, err = p.opts.Topology.Replicas(m.ks, storage.Token(u.Key))
+	return m.st, natural, pending, err
 }

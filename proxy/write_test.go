@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
@@ -117,6 +118,7 @@ func TestUnavailableBeforeSending(t *testing.T) {
 	if err := c.proxies[0].Apply(ctx, primitive.ConsistencyLevelOne, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
 		t.Fatal(err)
 	}
+	c.proxies[0].Close()
 	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 {
 		t.Fatalf("hints %v", c.hints.byFor)
 	}
@@ -142,10 +144,32 @@ func TestAnyCountsHints(t *testing.T) {
 	if err := c.proxies[0].Apply(ctx, primitive.ConsistencyLevelAny, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil); err != nil {
 		t.Fatal(err)
 	}
+	c.proxies[0].Close()
 	if c.hints.count(c.hosts[1]) != 1 || c.hints.count(c.hosts[2]) != 1 {
 		t.Fatalf("hints %v", c.hints.byFor)
 	}
 	cancel()
+
+	// Without hinted handoff nothing can answer: the timeout, at once
+	// (the context has no deadline).
+	c.setDown(0, true) // as seen from node 1, which is up
+	c.setDown(1, false)
+	c.nodes[0].mode.Store(int32(healthy))
+	p := New(Options{Topology: c.topos[1], Liveness: &liveness{down: map[ring.HostID]bool{c.hosts[0]: true, c.hosts[2]: true}},
+		Replicas: replicaMap{c.hosts[1]: failingReplica{c.nodes[1]}}, Keyspace: func(string) *storage.KeyspaceDef { return c.ks }})
+	err := p.Apply(context.Background(), primitive.ConsistencyLevelAny, c.write(1, 0, "x", 10), primitive.WriteTypeSimple, nil)
+	var wt *cqlerr.WriteTimeout
+	if !errors.As(err, &wt) || wt.Received != 0 || wt.BlockFor != 1 {
+		t.Fatalf("ANY without hints: %v", err)
+	}
+	p.Close()
+}
+
+// failingReplica fails every write as unreachable.
+type failingReplica struct{ *faulty }
+
+func (f failingReplica) Apply(context.Context, *mutation.Mutation, func() error) error {
+	return errDown
 }
 
 // A deadline passing before the level is met answers WRITE_TIMEOUT with
