@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 
@@ -52,6 +54,30 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 		}
 	})
 
+	// gocql v2 logs in over v5 segments: the framing starts after
+	// AUTHENTICATE, as in Cassandra.
+	t.Run("gocqlv2", func(t *testing.T) {
+		c := gocql2.NewCluster(host)
+		c.Port = port
+		c.Timeout = 5 * time.Second
+		c.ConnectTimeout = 5 * time.Second
+		c.Logger = &logSink{}
+		c.Authenticator = gocql2.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
+		s, err := c.CreateSession()
+		if err != nil {
+			t.Fatalf("connect as cassandra: %v", err)
+		}
+		var release string
+		if err := s.Query(`SELECT release_version FROM system.local WHERE key='local'`).Scan(&release); err != nil {
+			t.Fatalf("query after login: %v", err)
+		}
+		s.Close()
+		c.Authenticator = gocql2.PasswordAuthenticator{Username: "cassandra", Password: "wrong"}
+		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
+			t.Fatalf("wrong password: %v", err)
+		}
+	})
+
 	t.Run("python", func(t *testing.T) {
 		needPythonDriver(t)
 		runDriverScript(t, "drivers/python", debianPython, "auth.py", host, strconv.Itoa(port))
@@ -61,6 +87,15 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 		needNodejsDriver(t)
 		runDriverScript(t, nodejsDriverDir, "node", "auth.js", host, strconv.Itoa(port))
 	})
+
+	// Every refusal is counted; the drivers' few failed attempts stay
+	// under the per-address limit (10 a minute) that would refuse the
+	// good logins too.
+	failed := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": "AUTH_RESPONSE", "outcome": "bad_credentials"})
+	t.Logf("%v failed logins", failed)
+	if failed < 2 {
+		t.Errorf("%v failed logins counted", failed)
+	}
 }
 
 func authResponseBody(token string) []byte {
