@@ -33,25 +33,17 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 
 	t.Run("gocql", func(t *testing.T) {
 		c := gocqlCluster(node.Addr())
-		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
-		s, err := c.CreateSession()
-		if err != nil {
-			t.Fatalf("connect as cassandra: %v", err)
-		}
-		var release string
-		if err := s.Query(`SELECT release_version FROM system.local WHERE key='local'`).Scan(&release); err != nil {
-			t.Fatalf("query after login: %v", err)
-		}
-		s.Close()
-
-		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "wrong"}
-		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
-			t.Fatalf("wrong password: %v", err)
-		}
-		c.Authenticator = nil
-		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "authentication required") {
-			t.Fatalf("no credentials: %v", err)
-		}
+		checkGocqlLogin(t, func(user, password string) (func() error, func(), error) {
+			c.Authenticator = gocql.PasswordAuthenticator{Username: user, Password: password}
+			if user == "" {
+				c.Authenticator = nil
+			}
+			s, err := c.CreateSession()
+			if err != nil {
+				return nil, nil, err
+			}
+			return func() error { return s.Query(localQuery).Scan(new(string)) }, s.Close, nil
+		})
 	})
 
 	// gocql v2 logs in over v5 segments: the framing starts after
@@ -62,20 +54,17 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 		c.Timeout = 5 * time.Second
 		c.ConnectTimeout = 5 * time.Second
 		c.Logger = &logSink{}
-		c.Authenticator = gocql2.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
-		s, err := c.CreateSession()
-		if err != nil {
-			t.Fatalf("connect as cassandra: %v", err)
-		}
-		var release string
-		if err := s.Query(`SELECT release_version FROM system.local WHERE key='local'`).Scan(&release); err != nil {
-			t.Fatalf("query after login: %v", err)
-		}
-		s.Close()
-		c.Authenticator = gocql2.PasswordAuthenticator{Username: "cassandra", Password: "wrong"}
-		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
-			t.Fatalf("wrong password: %v", err)
-		}
+		checkGocqlLogin(t, func(user, password string) (func() error, func(), error) {
+			c.Authenticator = gocql2.PasswordAuthenticator{Username: user, Password: password}
+			if user == "" {
+				c.Authenticator = nil
+			}
+			s, err := c.CreateSession()
+			if err != nil {
+				return nil, nil, err
+			}
+			return func() error { return s.Query(localQuery).Scan(new(string)) }, s.Close, nil
+		})
 	})
 
 	t.Run("python", func(t *testing.T) {
@@ -95,6 +84,28 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 	t.Logf("%v failed logins", failed)
 	if failed < 2 {
 		t.Errorf("%v failed logins counted", failed)
+	}
+}
+
+const localQuery = `SELECT release_version FROM system.local WHERE key='local'`
+
+// checkGocqlLogin checks a gocql major's login: connect opens a session
+// as user (none when "") and returns a read and the session's close.
+func checkGocqlLogin(t *testing.T, connect func(user, password string) (read func() error, close func(), err error)) {
+	t.Helper()
+	read, closeSession, err := connect("cassandra", "cassandra")
+	if err != nil {
+		t.Fatalf("connect as cassandra: %v", err)
+	}
+	if err := read(); err != nil {
+		t.Fatalf("query after login: %v", err)
+	}
+	closeSession()
+	if _, _, err := connect("cassandra", "wrong"); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if _, _, err := connect("", ""); err == nil || !strings.Contains(err.Error(), "authentication required") {
+		t.Fatalf("no credentials: %v", err)
 	}
 }
 
