@@ -148,3 +148,26 @@ func TestStorePersists(t *testing.T) {
 		t.Fatalf("corrupt file: %v", err)
 	}
 }
+
+// BenchmarkCheckPassword checks a known user's password and an unknown
+// user's at bcrypt's default cost: the two should take the same time, so
+// that the answer's delay does not tell which users exist.
+func BenchmarkCheckPassword(b *testing.B) {
+	st, err := OpenStore(StoreOptions{FS: vfs.NewMem(), Dir: "/system_auth"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := NewAuthenticator(st.State, st.Cost(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, user := range []string{"cassandra", "unknown"} {
+		b.Run(user, func(b *testing.B) {
+			for b.Loop() {
+				if a.CheckPassword(user, "wrong") == nil {
+					b.Fatal("accepted")
+				}
+			}
+		})
+	}
+}

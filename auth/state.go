@@ -283,35 +283,34 @@ type Grant struct {
 	Permission Permission
 }
 
-// Grants lists the permissions granted directly to role (all roles when
-// ""), or to it and the roles granted to it when recursive, on the
-// resource and its parents (every resource when on is the zero Resource),
-// limited to perms; sorted by role, resource name and permission.
-func (s *State) Grants(role string, recursive bool, on Resource, perms Permissions) []Grant {
-	var roles []string
-	if role == "" {
+// Grants lists the permissions granted directly to the given roles (every
+// role when nil) on the given resources (every resource when nil), limited
+// to perms; sorted by role, resource name and permission, as LIST
+// PERMISSIONS shows them.
+func (s *State) Grants(roles []string, on []Resource, perms Permissions) []Grant {
+	if roles == nil {
 		roles = slices.Sorted(maps.Keys(s.grants))
-	} else {
-		roles = []string{role}
-		if recursive {
-			roles = s.RolesOf(role, true)
-		}
-	}
-	var chain []Resource
-	for r, ok := on, on.Kind != 0; ok; r, ok = r.Parent() {
-		chain = append(chain, r)
 	}
 	var out []Grant
 	for _, name := range roles {
 		g := s.grants[name]
 		for _, res := range slices.SortedFunc(maps.Keys(g), func(a, b Resource) int { return cmp.Compare(a.Name(), b.Name()) }) {
-			if len(chain) > 0 && !slices.Contains(chain, res) {
+			if on != nil && !slices.Contains(on, res) {
 				continue
 			}
 			for _, p := range (g[res] & perms).List() {
 				out = append(out, Grant{Role: name, Resource: res, Permission: p})
 			}
 		}
+	}
+	return out
+}
+
+// Chain is r and its parents, r first.
+func (r Resource) Chain() []Resource {
+	var out []Resource
+	for res, ok := r, r.Kind != 0; ok; res, ok = res.Parent() {
+		out = append(out, res)
 	}
 	return out
 }

@@ -109,16 +109,22 @@ func (s *Store) Cost() int { return s.cost }
 // State is the current state.
 func (s *Store) State() *State { return s.cur.Load() }
 
-// Submit applies c and makes the result durable before it is visible. An
-// error from Apply (Cassandra's, for the client) leaves everything as it
-// was; so does a failure to write.
-func (s *Store) Submit(c Change) error {
+// Submit applies the changes, all or none, and makes the result durable
+// before it is visible. An error from Apply (Cassandra's, for the client)
+// leaves everything as it was; so does a failure to write.
+func (s *Store) Submit(cs ...Change) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.cur.Load()
-	next, err := cur.Apply(c)
-	if err != nil || next == cur {
-		return err
+	next := cur
+	for _, c := range cs {
+		var err error
+		if next, err = next.Apply(c); err != nil {
+			return err
+		}
+	}
+	if next == cur {
+		return nil
 	}
 	if err := storage.WriteFileAtomic(s.fs, s.path, EncodeSnapshot(next)); err != nil {
 		return fmt.Errorf("auth: save roles: %w", err)

@@ -27,12 +27,15 @@
 //     USE, CREATE/DROP KEYSPACE and the dispatch on the leading keywords;
 //     parser_dml.go INSERT, UPDATE, DELETE, BATCH and TRUNCATE;
 //     parser_ddl.go CREATE/ALTER/DROP TABLE and TYPE, ALTER KEYSPACE and
-//     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX. Statement kinds
-//     cqld does not implement (roles, users, permissions, custom indexes,
-//     materialized views, triggers, aggregates, DROP FUNCTION, identities,
-//     DESCRIBE) are recognised by their leading keywords and reported as
-//     *UnsupportedError, which names the statement, so that the server can
-//     refuse them as invalid requests rather than as syntax errors.
+//     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX; parser_auth.go
+//     the role and permission statements (auth.go has their AST), which
+//     parse whole but, until the server executes them, come back as an
+//     *UnsupportedError holding the parsed statement. Statement kinds cqld
+//     does not implement (custom indexes, materialized views, triggers,
+//     aggregates, DROP FUNCTION, identities, DESCRIBE) are recognised by
+//     their leading keywords and reported as *UnsupportedError, which
+//     names the statement, so that the server can refuse them as invalid
+//     requests rather than as syntax errors.
 //     Parsers and their token buffers are pooled, so parsing an unprepared
 //     query allocates little more than the resulting tree.
 //

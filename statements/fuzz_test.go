@@ -45,6 +45,11 @@ var fuzzSeeds = []string{
 	"ALTER TYPE ks.addr RENAME IF EXISTS zip TO code AND street TO road",
 	"DROP TYPE IF EXISTS addr",
 	"CREATE OR REPLACE FUNCTION ks.f(a int, b text) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a;'",
+	"CREATE ROLE IF NOT EXISTS r WITH PASSWORD = 'p' AND LOGIN = true AND OPTIONS = {'a': 'b'} AND ACCESS TO DATACENTERS {'dc1'}",
+	"ALTER USER 'u' WITH HASHED PASSWORD 'h' NOSUPERUSER",
+	"GRANT SELECT, MODIFY PERMISSION ON TABLE ks.t TO 'r'",
+	"REVOKE ALL PERMISSIONS ON ROLE r FROM \"R\"",
+	"LIST ALL ON KEYSPACE ks OF r NORECURSIVE",
 	// Deep and long inputs: each nesting construct just under and over
 	// the bound.
 	"SELECT * FROM t WHERE a = " + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1),

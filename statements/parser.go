@@ -37,10 +37,16 @@ func (e *SyntaxError) Error() string {
 // UnsupportedError reports a syntactically recognised statement kind that
 // cqld does not implement yet. Statement names it: "CREATE INDEX",
 // "CREATE ROLE", "GRANT", "DROP FUNCTION", "DESCRIBE", ...
-// Only the leading keywords are checked; the rest of the statement is not
-// parsed. It is not a syntax error: the server should answer it as an
+// Only the leading keywords are checked and the rest of the statement is
+// not parsed, except for the role and permission statements, which are
+// parsed whole (Parsed). It is not a syntax error: the server should answer it as an
 // invalid request.
-type UnsupportedError struct{ Statement string }
+type UnsupportedError struct {
+	Statement string
+	// Parsed is the whole statement when it was parsed (the role and
+	// permission statements), nil when only its leading keywords were.
+	Parsed Statement
+}
 
 func (e *UnsupportedError) Error() string {
 	return e.Statement + " statements are not supported yet"
@@ -56,6 +62,12 @@ func Parse(query string) (Statement, int, error) {
 	defer putParser(p)
 	if err := p.run(query, func() { st = p.parseQuery() }); err != nil {
 		return nil, 0, err
+	}
+	// The role and permission statements parse whole, with Cassandra's
+	// syntax errors, but nothing executes them yet: they are answered as
+	// unsupported, with the statement for the executor that will.
+	if name := authStatementName(st); name != "" {
+		return nil, 0, &UnsupportedError{Statement: name, Parsed: st}
 	}
 	return st, p.nbind, nil
 }
@@ -442,20 +454,10 @@ func (p *parser) parseStatement() Statement {
 		return p.parseBatch()
 	case kwTruncate:
 		return p.parseTruncate()
-	case kwGrant:
-		p.unsupported("GRANT")
-	case kwRevoke:
-		p.unsupported("REVOKE")
+	case kwGrant, kwRevoke:
+		return p.parseGrantOrRevoke()
 	case kwList:
-		switch p.peekN(1).kind {
-		case kwRoles:
-			p.unsupported("LIST ROLES")
-		case kwUsers:
-			p.unsupported("LIST USERS")
-		case kwSuperusers:
-			p.unsupported("LIST SUPERUSERS")
-		}
-		p.unsupported("LIST PERMISSIONS")
+		return p.parseList()
 	case kwDescribe, kwDesc:
 		p.unsupported("DESCRIBE")
 	case kwAdd:
@@ -508,9 +510,11 @@ func (p *parser) parseCreate() Statement {
 			p.unsupported("CREATE AGGREGATE")
 		}
 	case kwUser:
-		p.unsupported("CREATE USER")
+		p.next()
+		return p.parseCreateUser()
 	case kwRole:
-		p.unsupported("CREATE ROLE")
+		p.next()
+		return p.parseCreateRole()
 	case kwTrigger:
 		p.unsupported("CREATE TRIGGER")
 	case kwMaterialized:
@@ -539,9 +543,11 @@ func (p *parser) parseDrop() Statement {
 	case kwAggregate:
 		p.unsupported("DROP AGGREGATE")
 	case kwUser:
-		p.unsupported("DROP USER")
+		p.next()
+		return p.parseDropRole(true)
 	case kwRole:
-		p.unsupported("DROP ROLE")
+		p.next()
+		return p.parseDropRole(false)
 	case kwTrigger:
 		p.unsupported("DROP TRIGGER")
 	case kwMaterialized:
@@ -566,9 +572,11 @@ func (p *parser) parseAlter() Statement {
 		p.next()
 		return p.parseAlterType()
 	case kwUser:
-		p.unsupported("ALTER USER")
+		p.next()
+		return p.parseAlterUser()
 	case kwRole:
-		p.unsupported("ALTER ROLE")
+		p.next()
+		return p.parseAlterRole()
 	case kwMaterialized:
 		p.unsupported("ALTER MATERIALIZED VIEW")
 	}

@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 
@@ -31,25 +33,38 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 
 	t.Run("gocql", func(t *testing.T) {
 		c := gocqlCluster(node.Addr())
-		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
-		s, err := c.CreateSession()
-		if err != nil {
-			t.Fatalf("connect as cassandra: %v", err)
-		}
-		var release string
-		if err := s.Query(`SELECT release_version FROM system.local WHERE key='local'`).Scan(&release); err != nil {
-			t.Fatalf("query after login: %v", err)
-		}
-		s.Close()
+		checkGocqlLogin(t, func(user, password string) (func() error, func(), error) {
+			c.Authenticator = gocql.PasswordAuthenticator{Username: user, Password: password}
+			if user == "" {
+				c.Authenticator = nil
+			}
+			s, err := c.CreateSession()
+			if err != nil {
+				return nil, nil, err
+			}
+			return func() error { return s.Query(localQuery).Scan(new(string)) }, s.Close, nil
+		})
+	})
 
-		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "wrong"}
-		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
-			t.Fatalf("wrong password: %v", err)
-		}
-		c.Authenticator = nil
-		if _, err := c.CreateSession(); err == nil || !strings.Contains(err.Error(), "authentication required") {
-			t.Fatalf("no credentials: %v", err)
-		}
+	// gocql v2 logs in over v5 segments: the framing starts after
+	// AUTHENTICATE, as in Cassandra.
+	t.Run("gocqlv2", func(t *testing.T) {
+		c := gocql2.NewCluster(host)
+		c.Port = port
+		c.Timeout = 5 * time.Second
+		c.ConnectTimeout = 5 * time.Second
+		c.Logger = &logSink{}
+		checkGocqlLogin(t, func(user, password string) (func() error, func(), error) {
+			c.Authenticator = gocql2.PasswordAuthenticator{Username: user, Password: password}
+			if user == "" {
+				c.Authenticator = nil
+			}
+			s, err := c.CreateSession()
+			if err != nil {
+				return nil, nil, err
+			}
+			return func() error { return s.Query(localQuery).Scan(new(string)) }, s.Close, nil
+		})
 	})
 
 	t.Run("python", func(t *testing.T) {
@@ -61,6 +76,37 @@ func TestPasswordAuthenticatorDrivers(t *testing.T) {
 		needNodejsDriver(t)
 		runDriverScript(t, nodejsDriverDir, "node", "auth.js", host, strconv.Itoa(port))
 	})
+
+	// Every refusal is counted; the drivers' few failed attempts stay
+	// under the per-address limit (10 a minute) that would refuse the
+	// good logins too.
+	failed := metricValue(t, node.Registry, "cqld_native_requests_total", map[string]string{"opcode": "AUTH_RESPONSE", "outcome": "bad_credentials"})
+	t.Logf("%v failed logins", failed)
+	if failed < 2 {
+		t.Errorf("%v failed logins counted", failed)
+	}
+}
+
+const localQuery = `SELECT release_version FROM system.local WHERE key='local'`
+
+// checkGocqlLogin checks a gocql major's login: connect opens a session
+// as user (none when "") and returns a read and the session's close.
+func checkGocqlLogin(t *testing.T, connect func(user, password string) (read func() error, close func(), err error)) {
+	t.Helper()
+	read, closeSession, err := connect("cassandra", "cassandra")
+	if err != nil {
+		t.Fatalf("connect as cassandra: %v", err)
+	}
+	if err := read(); err != nil {
+		t.Fatalf("query after login: %v", err)
+	}
+	closeSession()
+	if _, _, err := connect("cassandra", "wrong"); err == nil || !strings.Contains(err.Error(), "Provided username cassandra and/or password are incorrect") {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if _, _, err := connect("", ""); err == nil || !strings.Contains(err.Error(), "authentication required") {
+		t.Fatalf("no credentials: %v", err)
+	}
 }
 
 func authResponseBody(token string) []byte {
