@@ -88,7 +88,7 @@ var metadataTiming = metalog.Timing{
 // cluster through the seeds when this node is new (retrying, with a log
 // line per failure, until ctx ends), and makes sure the topology lists this
 // node with its tokens. On error nothing is left running.
-func StartNode(ctx context.Context, o NodeOptions) (n *Node, err error) {
+func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -98,7 +98,7 @@ func StartNode(ctx context.Context, o NodeOptions) (n *Node, err error) {
 	if o.LogTiming == (metalog.Timing{}) {
 		o.LogTiming = metadataTiming
 	}
-	n = &Node{opts: o}
+	n := &Node{opts: o}
 	defer func() {
 		if err != nil {
 			n.Close()

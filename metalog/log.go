@@ -133,6 +133,15 @@ func (l *Log) start(snaps raft.SnapshotStore, hcl *hclogger) error {
 	if err != nil {
 		return fmt.Errorf("metalog: read raft state: %w", err)
 	}
+	// A node that bootstraps is its cluster's only voter: nobody else can
+	// win, so it need not wait out a heartbeat timeout before its first
+	// election. Raft starts its first timer with a longer timeout, and
+	// lowering it (ReloadConfig below) fires the timer at once.
+	fresh := !existing && l.opts.Bootstrap
+	if fresh {
+		conf.HeartbeatTimeout += time.Millisecond
+		conf.ElectionTimeout = max(conf.ElectionTimeout, conf.HeartbeatTimeout)
+	}
 	if !existing && l.opts.Bootstrap {
 		cfg := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: l.id, Address: l.trans.local}}}
 		if err := raft.BootstrapCluster(conf, l.store, l.store, snaps, l.trans, cfg); err != nil {
@@ -149,6 +158,12 @@ func (l *Log) start(snaps raft.SnapshotStore, hcl *hclogger) error {
 		return fmt.Errorf("metalog: start raft: %w", err)
 	}
 	l.raft = r
+	if fresh {
+		if err := r.ReloadConfig(raft.ReloadableConfig{TrailingLogs: t.TrailingLogs, SnapshotInterval: t.SnapshotInterval,
+			SnapshotThreshold: t.SnapshotThreshold, HeartbeatTimeout: t.HeartbeatTimeout, ElectionTimeout: t.ElectionTimeout}); err != nil {
+			return fmt.Errorf("metalog: raft timing: %w", err)
+		}
+	}
 	l.obsCh = make(chan raft.Observation, 16)
 	l.observer = raft.NewObserver(l.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
