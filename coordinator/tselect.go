@@ -83,20 +83,9 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 			cols = append(cols, t.meta[i])
 		}
 	}
-	for _, sel := range s.Selectors {
-		it, err := sc.top(sel.Expr)
-		if err != nil {
-			return nil, err
-		}
-		name := sel.Alias
-		if name == "" {
-			name = it.name
-		}
-		if in, ok := it.e.(inputSel); !ok || int(in) != len(exprs) {
-			simple = false
-		}
-		exprs = append(exprs, it.e)
-		cols = append(cols, spec(name, it.typ))
+	exprs, cols, simple, err := sc.selectors(s.Selectors, exprs, cols, simple)
+	if err != nil {
+		return nil, err
 	}
 	p.proj = sc.proj
 	k, err := analyzeWhere(t, s.Where, b)

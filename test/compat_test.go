@@ -213,3 +213,26 @@ func TestNowInSeconds(t *testing.T) {
 		t.Errorf("read at the node's time: %v", err)
 	}
 }
+
+// TestSystemTableClockFunctions: SELECT now() FROM system.local, the
+// classic health check, and the other clock functions answer as on user
+// tables.
+func TestSystemTableClockFunctions(t *testing.T) {
+	node, clock := newClockedNode(t)
+	s := tableSession(t, node.Addr(), "sysfn")
+	for _, q := range []string{`SELECT now(), toTimestamp(now()), currentTimestamp(), currentDate() FROM system.local`,
+		`/* simple */ SELECT now(), toTimestamp(now()), currentTimestamp(), currentDate() FROM system.local`} {
+		var id gocql.UUID
+		var ts, cur, day time.Time
+		if err := s.Query(q).Scan(&id, &ts, &cur, &day); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		want := clock.Now().Truncate(time.Millisecond)
+		if !id.Time().Truncate(time.Millisecond).Equal(want) || !ts.Equal(want) || !cur.Equal(want) {
+			t.Errorf("%s: now() at %v, toTimestamp(now()) %v, currentTimestamp() %v; want the node's clock %v", q, id.Time(), ts, cur, want)
+		}
+		if y, m, d := day.Date(); y != want.UTC().Year() || m != want.UTC().Month() || d != want.UTC().Day() {
+			t.Errorf("%s: currentDate() %v, want the day of %v", q, day, want)
+		}
+	}
+}
