@@ -333,6 +333,9 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 	var states []functions.AggState
 	if p.sel != nil {
 		states = make([]functions.AggState, len(p.sel.aggs))
+		if p.sel.aggregate && !p.keyed() {
+			x.warn(warnAggregateNoKey)
+		}
 	}
 	for _, r := range p.t.rows(c) {
 		ok, err := p.matches(r, allowed, x.version)
@@ -415,6 +418,16 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 		rows[i] = cells
 	}
 	return &message.RowsResult{Metadata: md, Data: rows}, nil
+}
+
+// keyed reports whether WHERE restricts the partition key.
+func (p *selectPlan) keyed() bool {
+	for _, f := range p.filters {
+		if p.t.def.cols[f.col].kind == kindPartitionKey {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *selectPlan) matches(r row, allowed [][][]byte, v primitive.ProtocolVersion) (bool, error) {

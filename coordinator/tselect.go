@@ -375,6 +375,13 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		r.pageSize = 0 // aggregates, groups and DISTINCT are answered in one page
 	}
 	if p.aggregates() {
+		k := p.keys
+		switch {
+		case !k.pkAny() && k.tokenLower == nil && k.tokenUpper == nil:
+			x.warn(warnAggregateNoKey)
+		case k.pkIn():
+			x.warn(warnAggregateIn)
+		}
 		if p.sel.groupCK < 0 {
 			// Aggregating everything reads every selected row: LIMIT
 			// and PER PARTITION LIMIT apply to the one result row.
