@@ -16,11 +16,13 @@ import (
 )
 
 // valueSrc is where a restriction's value comes from: a literal serialized
-// at analysis, or a bind marker.
+// at analysis, a bind marker, or a term computed per execution (a
+// function call).
 type valueSrc struct {
 	lit    []byte
-	marker int  // -1 for a literal
+	marker int  // -1 for a literal or a term
 	list   bool // the marker binds a whole IN list
+	expr   valueExpr
 }
 
 // filter is a restriction col = v or col IN (v...).
@@ -245,12 +247,39 @@ func (p *selectPlan) term(t statements.Term, typ datatype.DataType, name string,
 			return valueSrc{}, err
 		}
 		return valueSrc{lit: b, marker: -1}, nil
+	case *statements.FunctionTerm, *statements.TypeHintTerm:
+		if list {
+			return valueSrc{}, invalidf("Invalid value for IN on %s", name)
+		}
+		// Compiled as on user tables, by the one function registry.
+		d := p.t.def
+		b := newBinder(d.keyspace, d.name, len(p.bind))
+		ex, err := b.term(t, typ, name)
+		if err != nil {
+			return valueSrc{}, err
+		}
+		for i, m := range b.specs {
+			if m != nil {
+				p.bind[i] = m
+			}
+		}
+		if k, ok := ex.(constExpr); ok {
+			return valueSrc{lit: k, marker: -1}, nil
+		}
+		return valueSrc{marker: -1, expr: ex}, nil
 	}
 	return valueSrc{}, invalidf("This value is not supported for %s on system tables yet", name)
 }
 
 // values returns the serialized values a source stands for in x.
 func (s valueSrc) values(x *execution) ([][]byte, error) {
+	if s.expr != nil {
+		v, err := s.expr.eval(x)
+		if err == errUnset {
+			return nil, invalidf("Invalid unset value for restriction")
+		}
+		return [][]byte{v}, err
+	}
 	if s.marker < 0 {
 		return [][]byte{s.lit}, nil
 	}
