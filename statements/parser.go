@@ -40,9 +40,17 @@ func (e *SyntaxError) Error() string {
 // Only the leading keywords are checked; the rest of the statement is not
 // parsed. It is not a syntax error: the server should answer it as an
 // invalid request.
-type UnsupportedError struct{ Statement string }
+type UnsupportedError struct {
+	Statement string
+	// Message, when set, is the whole answer: Cassandra's own, for what it
+	// refuses in its default configuration.
+	Message string
+}
 
 func (e *UnsupportedError) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
 	return e.Statement + " statements are not supported yet"
 }
 
@@ -319,11 +327,13 @@ func (p *parser) recognitionError(msg string) {
 	panic(bailout{&SyntaxError{Msg: Abbreviate(msg)}})
 }
 
-func (p *parser) unsupported(what string) {
+func (p *parser) unsupported(what string) { p.refuse(&UnsupportedError{Statement: what}) }
+
+func (p *parser) refuse(e *UnsupportedError) {
 	if p.spec > 0 {
 		panic(bailout{})
 	}
-	panic(bailout{&UnsupportedError{Statement: what}})
+	panic(bailout{e})
 }
 
 // ---- names ----
@@ -514,7 +524,9 @@ func (p *parser) parseCreate() Statement {
 	case kwTrigger:
 		p.unsupported("CREATE TRIGGER")
 	case kwMaterialized:
-		p.unsupported("CREATE MATERIALIZED VIEW")
+		// Cassandra 4.0's answer with materialized_views_enabled false,
+		// its default.
+		p.refuse(&UnsupportedError{Statement: "CREATE MATERIALIZED VIEW", Message: "Materialized views are disabled. Enable in cassandra.yaml to use."})
 	}
 	p.noViable()
 	return nil
