@@ -115,8 +115,15 @@ func (l *Log) replaySegment(seg *segment, fn func([]byte, Position) error, st *R
 	}
 	cut := res.tornEnd - res.tornAt
 	st.TruncatedBytes += cut
-	l.log.Warn("commit log truncated the torn tail of a segment",
-		"file", seg.path, "offset", res.tornAt, "bytes", cut, "reason", res.tornReason)
+	if res.tornStale {
+		// The normal end of a recycled segment after a kill: no data is
+		// lost, the bytes are an older segment's.
+		l.log.Info("commit log segment ends at its last record; the rest of the file is left over from the older segment it was recycled from, and is cut off",
+			"file", seg.path, "offset", res.tornAt, "leftover_bytes", cut)
+	} else {
+		l.log.Warn("commit log segment ends at a record the crash left incomplete; it and what follows are cut off",
+			"file", seg.path, "offset", res.tornAt, "bytes", cut, "reason", res.tornReason)
+	}
 	if err := l.truncateSegment(seg, res.tornAt); err != nil {
 		return fmt.Errorf("commitlog: truncate %s at %d: %w", seg.path, res.tornAt, err)
 	}
@@ -152,6 +159,7 @@ type scanResult struct {
 	tornAt     int64  // offset of a torn tail, or -1
 	tornEnd    int64  // after its last non-zero byte (zeros follow to the end of the file)
 	tornReason string // why the record there did not decode
+	tornStale  bool   // the record there is an older segment's: the file was recycled
 	skipped    []skip
 }
 
@@ -207,6 +215,7 @@ func scanSegment(r *segmentReader, id uint64, skipCorrupt bool, fn func(payload 
 				return res, err
 			}
 			res.tornAt, res.tornEnd, res.tornReason = off, end, derr.Error()
+			res.tornStale = errors.Is(derr, errRecordSegment)
 			return res, nil
 		}
 		if !skipCorrupt {

@@ -184,7 +184,8 @@ func TestZeroedTail(t *testing.T) {
 }
 
 // TestRecycledStaleTail: a reused file still holds an older segment's
-// records after the new ones; they are never replayed.
+// records after the new ones; they are never replayed, and the log says
+// they are an older segment's, not a torn write.
 func TestRecycledStaleTail(t *testing.T) {
 	old, _ := encodeSegment(3, []string{"old-1", "old-2", "old-3", "old-4", "old-5", "old-6"}, nil)
 	fresh, _ := encodeSegment(7, []string{"new-1", "new-2"}, nil)
@@ -201,8 +202,18 @@ func TestRecycledStaleTail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewMem()
 			opts := testOptions(fs)
+			logs := &testLogger{}
+			opts.Logger = logs.logger()
 			mustf(t, fs.MkdirAll(testDir, 0o755), "mkdir")
 			writeFile(t, fs, fs.PathJoin(testDir, segmentName(7)), tc.file)
+			_, st, err := replayAll(t, opts)
+			mustf(t, err, "Replay")
+			if !tc.unused {
+				line := fmt.Sprintf("level=INFO msg=\"commit log segment ends at its last record; the rest of the file is left over from the older segment it was recycled from, and is cut off\" file=%s offset=%d leftover_bytes=%d", fs.PathJoin(testDir, segmentName(7)), len(fresh), st.TruncatedBytes)
+				if !strings.Contains(logs.String(), line) || strings.Contains(logs.String(), "level=WARN") {
+					t.Fatalf("the log does not say the rest is an older segment's (%s):\n%s", line, logs)
+				}
+			}
 			for range 2 {
 				got, st, err := replayAll(t, opts)
 				mustf(t, err, "Replay")
@@ -349,7 +360,7 @@ func TestZeroFilledSegmentEnd(t *testing.T) {
 			if !slices.Equal(payloads(got), tc.want) || st.TruncatedBytes != tc.torn {
 				t.Fatalf("replayed %q truncating %d, want %q truncating %d", payloads(got), st.TruncatedBytes, tc.want, tc.torn)
 			}
-			if logged := strings.Contains(logs.String(), "torn tail"); logged != (tc.torn > 0) {
+			if logged := strings.Contains(logs.String(), "a record the crash left incomplete"); logged != (tc.torn > 0) {
 				t.Fatalf("torn-tail log line: %v, want %v:\n%s", logged, tc.torn > 0, logs)
 			}
 		})

@@ -140,6 +140,15 @@ type Config struct {
 	NativeTransportFrameTimeout     Duration `yaml:"native_transport_frame_timeout"`
 	PreparedStatementsCacheSize     DataSize `yaml:"prepared_statements_cache_size"`
 
+	// A batch of several partitions whose data is bigger than
+	// BatchSizeWarnThreshold is answered with a client warning, and one
+	// bigger than BatchSizeFailThreshold is refused; an unlogged batch of
+	// more than UnloggedBatchAcrossPartitionsWarnThreshold partitions is
+	// answered with a warning. As in Cassandra.
+	BatchSizeWarnThreshold                     DataSize `yaml:"batch_size_warn_threshold"`
+	BatchSizeFailThreshold                     DataSize `yaml:"batch_size_fail_threshold"`
+	UnloggedBatchAcrossPartitionsWarnThreshold int      `yaml:"unlogged_batch_across_partitions_warn_threshold"`
+
 	// The deadlines of requests, by kind: reads of one partition (or of
 	// an IN list of them), writes (batches and lightweight transactions
 	// included), reads of token ranges, and everything else. A request
@@ -222,6 +231,9 @@ func Default() Config {
 		NativeTransportHandshakeTimeout:              Duration{10 * time.Second},
 		NativeTransportFrameTimeout:                  Duration{30 * time.Second},
 		PreparedStatementsCacheSize:                  10 * MiB,
+		BatchSizeWarnThreshold:                       5 * KiB,
+		BatchSizeFailThreshold:                       50 * KiB,
+		UnloggedBatchAcrossPartitionsWarnThreshold:   10,
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
 		RangeRequestTimeout:                          Duration{10 * time.Second},
@@ -355,6 +367,7 @@ const (
 	legacyMillis                 // whole milliseconds
 	legacyMillisFloat            // milliseconds, fractions allowed
 	legacyMebibytes              // whole MiB
+	legacyKibibytes              // whole KiB
 )
 
 // key is one top-level key cqld reads.
@@ -370,7 +383,7 @@ type key struct {
 // because the package keeps no globals; building it is cheap.
 func keys() []key {
 	legacy := func(name, current string, u legacyUnit, field func(*Config) any) key {
-		unit := map[legacyUnit]string{legacyMillis: "milliseconds", legacyMillisFloat: "milliseconds", legacyMebibytes: "MiB"}[u]
+		unit := map[legacyUnit]string{legacyMillis: "milliseconds", legacyMillisFloat: "milliseconds", legacyMebibytes: "MiB", legacyKibibytes: "KiB"}[u]
 		return key{name: name, usage: "deprecated: " + current + " in " + unit, field: field, alias: current, legacy: u}
 	}
 	return []key{
@@ -424,6 +437,9 @@ func keys() []key {
 		{name: "native_transport_handshake_timeout", usage: "close connections that have not sent STARTUP this long after connecting (0s: never)", field: func(c *Config) any { return &c.NativeTransportHandshakeTimeout }},
 		{name: "native_transport_frame_timeout", usage: "close connections that began a frame and did not finish it in this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportFrameTimeout }},
 		{name: "prepared_statements_cache_size", usage: "prepared statement cache size, e.g. 10MiB", field: func(c *Config) any { return &c.PreparedStatementsCacheSize }},
+		{name: "batch_size_warn_threshold", usage: "batches of several partitions bigger than this are answered with a warning, e.g. 5KiB", field: func(c *Config) any { return &c.BatchSizeWarnThreshold }},
+		{name: "batch_size_fail_threshold", usage: "batches of several partitions bigger than this are refused, e.g. 50KiB", field: func(c *Config) any { return &c.BatchSizeFailThreshold }},
+		{name: "unlogged_batch_across_partitions_warn_threshold", usage: "unlogged batches of more partitions than this are answered with a warning", field: func(c *Config) any { return &c.UnloggedBatchAcrossPartitionsWarnThreshold }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
 		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
@@ -438,6 +454,8 @@ func keys() []key {
 		legacy("commitlog_total_space_in_mb", "commitlog_total_space", legacyMebibytes, func(c *Config) any { return &c.CommitlogTotalSpace }),
 		legacy("native_transport_max_frame_size_in_mb", "native_transport_max_frame_size", legacyMebibytes, func(c *Config) any { return &c.NativeTransportMaxFrameSize }),
 		legacy("prepared_statements_cache_size_mb", "prepared_statements_cache_size", legacyMebibytes, func(c *Config) any { return &c.PreparedStatementsCacheSize }),
+		legacy("batch_size_warn_threshold_in_kb", "batch_size_warn_threshold", legacyKibibytes, func(c *Config) any { return &c.BatchSizeWarnThreshold }),
+		legacy("batch_size_fail_threshold_in_kb", "batch_size_fail_threshold", legacyKibibytes, func(c *Config) any { return &c.BatchSizeFailThreshold }),
 		legacy("read_request_timeout_in_ms", "read_request_timeout", legacyMillis, func(c *Config) any { return &c.ReadRequestTimeout }),
 		legacy("write_request_timeout_in_ms", "write_request_timeout", legacyMillis, func(c *Config) any { return &c.WriteRequestTimeout }),
 		legacy("request_timeout_in_ms", "request_timeout", legacyMillis, func(c *Config) any { return &c.RequestTimeout }),
@@ -598,15 +616,19 @@ func setLegacy(c *Config, k key, n *yaml.Node) error {
 			return fmt.Errorf("%v milliseconds is out of range", f)
 		}
 		*k.field(c).(*Duration) = Duration{time.Duration(math.Round(ns))}
-	case legacyMebibytes:
+	case legacyMebibytes, legacyKibibytes:
+		unit, name := MiB, "MiB"
+		if k.legacy == legacyKibibytes {
+			unit, name = KiB, "KiB"
+		}
 		v, err := parseInt(n)
 		if err != nil {
 			return err
 		}
-		if v < 0 || int64(v) > math.MaxInt64/int64(MiB) {
-			return fmt.Errorf("%d MiB is out of range", v)
+		if v < 0 || int64(v) > math.MaxInt64/int64(unit) {
+			return fmt.Errorf("%d %s is out of range", v, name)
 		}
-		*k.field(c).(*DataSize) = DataSize(v) * MiB
+		*k.field(c).(*DataSize) = DataSize(v) * unit
 	}
 	return nil
 }
@@ -984,6 +1006,15 @@ func (c *Config) problems() []*keyError {
 	positiveSize("native_transport_max_response_data_in_flight", c.NativeTransportMaxResponseDataInFlight)
 	notNegative("native_transport_handshake_timeout", c.NativeTransportHandshakeTimeout)
 	notNegative("native_transport_frame_timeout", c.NativeTransportFrameTimeout)
+	if c.BatchSizeWarnThreshold < 0 {
+		bad("batch_size_warn_threshold", "%s must not be negative", c.BatchSizeWarnThreshold)
+	}
+	if c.BatchSizeFailThreshold < 0 {
+		bad("batch_size_fail_threshold", "%s must not be negative", c.BatchSizeFailThreshold)
+	}
+	if c.UnloggedBatchAcrossPartitionsWarnThreshold < 0 {
+		bad("unlogged_batch_across_partitions_warn_threshold", "%d must not be negative", c.UnloggedBatchAcrossPartitionsWarnThreshold)
+	}
 	if c.PreparedStatementsCacheSize <= 0 {
 		bad("prepared_statements_cache_size", "%s must be greater than 0", c.PreparedStatementsCacheSize)
 	}

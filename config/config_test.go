@@ -90,6 +90,9 @@ func TestDefault(t *testing.T) {
 		{"native_transport_handshake_timeout", d.NativeTransportHandshakeTimeout.Duration, 10 * time.Second},
 		{"native_transport_frame_timeout", d.NativeTransportFrameTimeout.Duration, 30 * time.Second},
 		{"prepared_statements_cache_size", d.PreparedStatementsCacheSize, DataSize(10 << 20)},
+		{"batch_size_warn_threshold", d.BatchSizeWarnThreshold, DataSize(5 << 10)},
+		{"batch_size_fail_threshold", d.BatchSizeFailThreshold, DataSize(50 << 10)},
+		{"unlogged_batch_across_partitions_warn_threshold", d.UnloggedBatchAcrossPartitionsWarnThreshold, 10},
 		{"read_request_timeout", d.ReadRequestTimeout.Duration, 5 * time.Second},
 		{"write_request_timeout", d.WriteRequestTimeout.Duration, 2 * time.Second},
 		{"request_timeout", d.RequestTimeout.Duration, 10 * time.Second},
@@ -215,6 +218,8 @@ func TestEachKey(t *testing.T) {
 		{`commitlog_total_space_in_mb: 4096`, func(c *Config) { c.CommitlogTotalSpace = 4 * GiB }},
 		{`native_transport_max_frame_size_in_mb: 32`, func(c *Config) { c.NativeTransportMaxFrameSize = 32 * MiB }},
 		{`prepared_statements_cache_size_mb: 20`, func(c *Config) { c.PreparedStatementsCacheSize = 20 * MiB }},
+		{`batch_size_warn_threshold_in_kb: 7`, func(c *Config) { c.BatchSizeWarnThreshold = 7 * KiB }},
+		{`batch_size_fail_threshold_in_kb: 70`, func(c *Config) { c.BatchSizeFailThreshold = 70 * KiB }},
 		{`read_request_timeout_in_ms: 7000`, func(c *Config) { c.ReadRequestTimeout.Duration = 7 * time.Second }},
 		{`write_request_timeout_in_ms: 3000`, func(c *Config) { c.WriteRequestTimeout.Duration = 3 * time.Second }},
 		{`request_timeout_in_ms: 12000`, func(c *Config) { c.RequestTimeout.Duration = 12 * time.Second }},
@@ -275,8 +280,8 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	if n := len(byName) - current; n != 9 {
-		t.Errorf("%d legacy keys, want 9", n)
+	if n := len(byName) - current; n != 11 {
+		t.Errorf("%d legacy keys, want 11", n)
 	}
 }
 
@@ -335,6 +340,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 		NativeTransportHandshakeTimeout:              Duration{5 * time.Second},
 		NativeTransportFrameTimeout:                  Duration{time.Minute},
 		PreparedStatementsCacheSize:                  1000,
+		BatchSizeWarnThreshold:                       6 * KiB,
+		BatchSizeFailThreshold:                       60 * KiB,
+		UnloggedBatchAcrossPartitionsWarnThreshold:   20,
 		ReadRequestTimeout:                           Duration{time.Minute},
 		WriteRequestTimeout:                          Duration{time.Hour + time.Nanosecond},
 		RequestTimeout:                               Duration{1},

@@ -59,6 +59,7 @@
 // commitlog_sync_group_window_in_ms (fractions allowed),
 // commitlog_segment_size_in_mb, commitlog_total_space_in_mb,
 // native_transport_max_frame_size_in_mb, prepared_statements_cache_size_mb,
+// batch_size_warn_threshold_in_kb, batch_size_fail_threshold_in_kb,
 // read_request_timeout_in_ms, write_request_timeout_in_ms and
 // request_timeout_in_ms. Setting a key under both its old and new name is an
 // error naming both.
@@ -129,8 +130,10 @@
 // native_transport_max_response_data_in_flight; and the deadlines
 // native_transport_handshake_timeout and native_transport_frame_timeout),
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
-// max(10MiB, heap/256) has no heap to divide in Go), prometheus_address and
-// prometheus_port.
+// max(10MiB, heap/256) has no heap to divide in Go), the batch checks
+// batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
+// unlogged_batch_across_partitions_warn_threshold (10), prometheus_address
+// and prometheus_port.
 //
 // Validated and not used yet: the request timeouts (read_request_timeout,
 // write_request_timeout, request_timeout: no request times out),

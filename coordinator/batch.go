@@ -19,6 +19,7 @@ type batchPlan struct {
 	children []*writePlan
 	binds    []*message.ColumnMetadata
 	counter  bool
+	logged   bool
 }
 
 func (p *batchPlan) markers() []*message.ColumnMetadata       { return p.binds }
@@ -26,7 +27,7 @@ func (p *batchPlan) pkIndices() []uint16                      { return nil }
 func (p *batchPlan) resultColumns() []*message.ColumnMetadata { return nil }
 
 func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (plan, error) {
-	p := &batchPlan{counter: s.Type == statements.BatchCounter}
+	p := &batchPlan{counter: s.Type == statements.BatchCounter, logged: s.Type == statements.BatchLogged}
 	b := newBinder("", "", n)
 	var specs []casSpec
 	conditional := false
@@ -114,6 +115,9 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 		if err := w.mutateInto(m, x); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.checkBatch(m, p.logged, x); err != nil {
+		return nil, err
 	}
 	if err := c.data.Apply(x.ctx, x.opts.Consistency, m, p.writeType(), func() error { return c.checkAllCurrent(p.children) }); err != nil {
 		return nil, batchError(err)
@@ -225,10 +229,14 @@ func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *me
 			return nil, err
 		}
 	}
-	if err := c.data.Apply(ctx, opts.Consistency, m, primitive.WriteTypeBatch, func() error { return c.checkAllCurrent(plainWs) }); err != nil {
+	logged := b.Type == primitive.BatchTypeLogged
+	if err := c.checkBatch(m, logged, base); err != nil {
+		return nil, err
+	}
+	if err := c.data.Apply(ctx, opts.Consistency, m, batchWriteType(logged, counter), func() error { return c.checkAllCurrent(plainWs) }); err != nil {
 		return nil, batchError(err)
 	}
-	return &message.VoidResult{}, nil
+	return base.result(&message.VoidResult{}, nil)
 }
 
 // childTimestamp is the USING TIMESTAMP of a batch's statement, or nil.

@@ -66,6 +66,8 @@ type Options struct {
 	PreparedCacheSize int64
 	// Timeouts are the requests' deadlines by kind; zero ones never end.
 	Timeouts Timeouts
+	// BatchLimits warn about and refuse large batches.
+	BatchLimits BatchLimits
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared
@@ -210,8 +212,12 @@ func respond(msg message.Message, err error, v primitive.ProtocolVersion) *proto
 	if err != nil {
 		msg = errorMessage(err)
 	}
+	var warnings []string
+	if w, ok := msg.(*warned); ok {
+		msg, warnings = w.Message, w.warnings
+	}
 	adaptForVersion(msg, v)
-	return &protocol.Response{Message: msg}
+	return &protocol.Response{Message: msg, Warnings: warnings}
 }
 
 // keyspaceOf picks the keyspace a request runs in: v5's per-request keyspace
@@ -240,7 +246,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
-	return c.runPlan(ctx, p, x)
+	return x.result(c.runPlan(ctx, p, x))
 }
 
 // execution is one run of a plan.
@@ -250,10 +256,12 @@ type execution struct {
 	ctx     context.Context
 	version primitive.ProtocolVersion
 	opts    *message.QueryOptions
-	values  [][]byte         // positional, resolved from named values when needed
-	unset   []bool           // values[i] was bound as unset (v4+)
-	clock   func() time.Time // Options.Now
-	at      time.Time
+	values  [][]byte // positional, resolved from named values when needed
+	unset   []bool   // values[i] was bound as unset (v4+)
+	// warnings are the client warnings the statement noted (warn).
+	warnings []string
+	clock    func() time.Time // Options.Now
+	at       time.Time
 	// query is the QUERY's text; EXECUTE's is prepared.query.
 	query string
 	// prepared is set for EXECUTE, so results can honour skip_metadata and

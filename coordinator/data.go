@@ -84,9 +84,14 @@ func (p *writePlan) writeType() primitive.WriteType {
 	return primitive.WriteTypeSimple
 }
 
-func (p *batchPlan) writeType() primitive.WriteType {
-	if p.counter {
+func (p *batchPlan) writeType() primitive.WriteType { return batchWriteType(p.logged, p.counter) }
+
+func batchWriteType(logged, counter bool) primitive.WriteType {
+	switch {
+	case counter:
 		return primitive.WriteTypeCounter
+	case logged:
+		return primitive.WriteTypeBatch
 	}
-	return primitive.WriteTypeBatch
+	return primitive.WriteTypeUnloggedBatch
 }

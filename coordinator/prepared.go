@@ -176,7 +176,7 @@ func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.runPlan(ctx, ps.plan, x)
+	res, err := x.result(c.runPlan(ctx, ps.plan, x))
 	return c.executed(ps, m, res, err)
 }
 

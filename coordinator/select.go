@@ -11,15 +11,18 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
 )
 
 // valueSrc is where a restriction's value comes from: a literal serialized
-// at analysis, or a bind marker.
+// at analysis, a bind marker, or a term computed per execution (a
+// function call).
 type valueSrc struct {
 	lit    []byte
-	marker int  // -1 for a literal
+	marker int  // -1 for a literal or a term
 	list   bool // the marker binds a whole IN list
+	expr   valueExpr
 }
 
 // filter is a restriction col = v or col IN (v...).
@@ -31,8 +34,9 @@ type filter struct {
 // selectPlan is a SELECT over a system table.
 type selectPlan struct {
 	t        *vtable
-	proj     []int // columns of t, for a plain selection
-	count    bool  // SELECT count(*)
+	proj     []int      // columns of t: the result row, or sel's inputs
+	sel      *selection // functions, casts, terms, aggregates; nil when none
+	json     *types.JSONColumns
 	distinct bool
 	meta     []*message.ColumnMetadata
 	metaID   []byte
@@ -70,8 +74,8 @@ func (c *Coordinator) analyzeSelect(s *statements.Select, nMarkers int, sessionK
 		}
 		return c.analyzeTableSelect(s, nMarkers, ti)
 	}
-	if s.Json {
-		return nil, invalidf("SELECT JSON is not supported on system tables yet")
+	if len(s.GroupBy) > 0 {
+		return nil, invalidf("GROUP BY is not supported on system tables yet")
 	}
 	if len(s.OrderBy) > 0 {
 		return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
@@ -110,6 +114,9 @@ func (p *selectPlan) column(name string) (int, error) {
 	return i, nil
 }
 
+// analyzeSelection compiles the SELECT clause with the user read path's
+// selection compiler (selectors.go) over the system table's columns, so
+// functions, casts, terms, aggregates and JSON work as on user tables.
 func (p *selectPlan) analyzeSelection(s *statements.Select) error {
 	d := p.t.def
 	spec := func(name string, t datatype.DataType) *message.ColumnMetadata {
@@ -120,36 +127,26 @@ func (p *selectPlan) analyzeSelection(s *statements.Select) error {
 			p.proj = append(p.proj, i)
 			p.meta = append(p.meta, p.t.meta[i])
 		}
-		return nil
 	}
-	for _, sel := range s.Selectors {
-		switch e := sel.Expr.(type) {
-		case *statements.ColumnRef:
-			i, err := p.column(e.Name)
-			if err != nil {
-				return err
-			}
-			if p.count {
-				return invalidf("Only aggregate functions are supported alongside count(*) on system tables")
-			}
-			name := e.Name
-			if sel.Alias != "" {
-				name = sel.Alias
-			}
-			p.proj = append(p.proj, i)
-			p.meta = append(p.meta, spec(name, p.t.types[i]))
-		case *statements.FunctionCall:
-			if e.Name != "count" || len(e.Args) != 1 || len(s.Selectors) != 1 {
-				return invalidf("Function %s is not supported on system tables yet", e.Name)
-			}
-			name := "count"
-			if sel.Alias != "" {
-				name = sel.Alias
-			}
-			p.count = true
-			p.meta = append(p.meta, spec(name, datatype.Bigint))
-		default:
-			return invalidf("This selection is not supported on system tables yet")
+	b := newBinder(d.keyspace, d.name, len(p.bind))
+	sc := &selCompiler{t: p.t.info, b: b}
+	exprs, cols, simple, err := sc.selectors(s.Selectors, nil, p.meta, true)
+	if err != nil {
+		return err
+	}
+	p.meta = cols
+	for _, pr := range sc.proj {
+		if pr.kind != projValue {
+			return invalidf("writetime() and ttl() are not supported on system tables yet: their rows are made on each read")
+		}
+		p.proj = append(p.proj, pr.col)
+	}
+	if !simple || len(sc.aggs) > 0 {
+		p.sel = &selection{exprs: exprs, aggs: sc.aggs, aggregate: len(sc.aggs) > 0, groupCK: -1}
+	}
+	for i, m := range b.specs {
+		if m != nil {
+			p.bind[i] = m
 		}
 	}
 	if p.distinct {
@@ -158,6 +155,10 @@ func (p *selectPlan) analyzeSelection(s *statements.Select) error {
 				return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", d.cols[i].name)
 			}
 		}
+	}
+	if s.Json {
+		p.json = types.NewJSONColumns(p.meta)
+		p.meta = []*message.ColumnMetadata{spec("[json]", datatype.Varchar)}
 	}
 	return nil
 }
@@ -246,12 +247,39 @@ func (p *selectPlan) term(t statements.Term, typ datatype.DataType, name string,
 			return valueSrc{}, err
 		}
 		return valueSrc{lit: b, marker: -1}, nil
+	case *statements.FunctionTerm, *statements.TypeHintTerm:
+		if list {
+			return valueSrc{}, invalidf("Invalid value for IN on %s", name)
+		}
+		// Compiled as on user tables, by the one function registry.
+		d := p.t.def
+		b := newBinder(d.keyspace, d.name, len(p.bind))
+		ex, err := b.term(t, typ, name)
+		if err != nil {
+			return valueSrc{}, err
+		}
+		for i, m := range b.specs {
+			if m != nil {
+				p.bind[i] = m
+			}
+		}
+		if k, ok := ex.(constExpr); ok {
+			return valueSrc{lit: k, marker: -1}, nil
+		}
+		return valueSrc{marker: -1, expr: ex}, nil
 	}
 	return valueSrc{}, invalidf("This value is not supported for %s on system tables yet", name)
 }
 
 // values returns the serialized values a source stands for in x.
 func (s valueSrc) values(x *execution) ([][]byte, error) {
+	if s.expr != nil {
+		v, err := s.expr.eval(x)
+		if err == errUnset {
+			return nil, invalidf("Invalid unset value for restriction")
+		}
+		return [][]byte{v}, err
+	}
 	if s.marker < 0 {
 		return [][]byte{s.lit}, nil
 	}
@@ -329,17 +357,21 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 	}
 	var out [][][]byte
 	seen := map[string]bool{}
-	matched := 0
+	sctx := &selCtx{x: x}
+	var first [][]byte // an aggregation's first row
+	var states []functions.AggState
+	if p.sel != nil {
+		states = make([]functions.AggState, len(p.sel.aggs))
+		if p.sel.aggregate && !p.keyed() {
+			x.warn(warnAggregateNoKey)
+		}
+	}
 	for _, r := range p.t.rows(c) {
 		ok, err := p.matches(r, allowed, x.version)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			continue
-		}
-		matched++
-		if p.count {
 			continue
 		}
 		cells := make([][]byte, len(p.proj))
@@ -357,11 +389,35 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 			}
 			seen[k] = true
 		}
+		switch {
+		case p.sel == nil:
+		case p.sel.aggregate:
+			if first == nil {
+				first = cells
+			}
+			if err := p.sel.add(sctx, cells, states); err != nil {
+				return nil, err
+			}
+			continue
+		default:
+			if cells, err = p.sel.row(sctx, cells); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, cells)
 	}
-	if p.count {
-		b, _ := types.EncodeValue(datatype.Bigint, int64(matched), x.version)
-		out = [][][]byte{{b}}
+	if p.sel != nil && p.sel.aggregate {
+		// One result row, even over no rows.
+		cells, err := p.sel.output(sctx, first, states)
+		if err != nil {
+			return nil, err
+		}
+		out = [][][]byte{cells}
+	}
+	if p.json != nil {
+		for i, cells := range out {
+			out[i] = [][]byte{p.json.Row(cells)}
+		}
 	}
 	if limit >= 0 && len(out) > limit {
 		out = out[:limit]
@@ -391,6 +447,16 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 		rows[i] = cells
 	}
 	return &message.RowsResult{Metadata: md, Data: rows}, nil
+}
+
+// keyed reports whether WHERE restricts the partition key.
+func (p *selectPlan) keyed() bool {
+	for _, f := range p.filters {
+		if p.t.def.cols[f.col].kind == kindPartitionKey {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *selectPlan) matches(r row, allowed [][][]byte, v primitive.ProtocolVersion) (bool, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
@@ -165,6 +166,28 @@ func (c *selCompiler) input(col int, kind projKind) int {
 func (c *selCompiler) addAgg(a *aggSpec) int {
 	c.aggs = append(c.aggs, a)
 	return len(c.aggs) - 1
+}
+
+// selectors compiles a SELECT clause's selectors, appending their
+// evaluators to exprs and their result columns (aliases applied) to cols;
+// simple is kept true while the result row is the inputs in order.
+func (c *selCompiler) selectors(sels []statements.Selector, exprs []selExpr, cols []*message.ColumnMetadata, simple bool) ([]selExpr, []*message.ColumnMetadata, bool, error) {
+	for _, sel := range sels {
+		it, err := c.top(sel.Expr)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		name := sel.Alias
+		if name == "" {
+			name = it.name
+		}
+		if in, ok := it.e.(inputSel); !ok || int(in) != len(exprs) {
+			simple = false
+		}
+		exprs = append(exprs, it.e)
+		cols = append(cols, &message.ColumnMetadata{Keyspace: c.t.def.Keyspace, Table: c.t.def.Name, Name: name, Type: it.typ})
+	}
+	return exprs, cols, simple, nil
 }
 
 // top compiles one element of the SELECT clause.

@@ -83,20 +83,9 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 			cols = append(cols, t.meta[i])
 		}
 	}
-	for _, sel := range s.Selectors {
-		it, err := sc.top(sel.Expr)
-		if err != nil {
-			return nil, err
-		}
-		name := sel.Alias
-		if name == "" {
-			name = it.name
-		}
-		if in, ok := it.e.(inputSel); !ok || int(in) != len(exprs) {
-			simple = false
-		}
-		exprs = append(exprs, it.e)
-		cols = append(cols, spec(name, it.typ))
+	exprs, cols, simple, err := sc.selectors(s.Selectors, exprs, cols, simple)
+	if err != nil {
+		return nil, err
 	}
 	p.proj = sc.proj
 	k, err := analyzeWhere(t, s.Where, b)
@@ -386,6 +375,13 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		r.pageSize = 0 // aggregates, groups and DISTINCT are answered in one page
 	}
 	if p.aggregates() {
+		k := p.keys
+		switch {
+		case !k.pkAny() && k.tokenLower == nil && k.tokenUpper == nil:
+			x.warn(warnAggregateNoKey)
+		case k.pkIn():
+			x.warn(warnAggregateIn)
+		}
 		if p.sel.groupCK < 0 {
 			// Aggregating everything reads every selected row: LIMIT
 			// and PER PARTITION LIMIT apply to the one result row.

@@ -26,6 +26,9 @@ type vtable struct {
 	index map[string]int            // column name -> position in def.cols
 	pk    []int                     // partition key columns, by position
 	rows  func(c *Coordinator) []row
+	// info is the table as the user read path's selection compiler sees
+	// it (no storage: the rows are made on each read).
+	info *tableInfo
 }
 
 // row is one row of a vtable, by column name; a missing column is null.
@@ -69,12 +72,28 @@ func newVTables() (vtables, error) {
 			}
 		}
 		sort.Slice(t.pk, func(a, b int) bool { return d.cols[t.pk[a]].position < d.cols[t.pk[b]].position })
+		t.info = t.selInfo()
 		if vt[d.keyspace] == nil {
 			vt[d.keyspace] = map[string]*vtable{}
 		}
 		vt[d.keyspace][d.name] = t
 	}
 	return vt, nil
+}
+
+// selInfo describes t as a tableInfo for compiling selections. Its
+// values are whole (frozen): a system table's rows are encoded values.
+func (t *vtable) selInfo() *tableInfo {
+	d := t.def
+	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name}
+	for _, col := range d.cols {
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
+	}
+	ti := &tableInfo{def: def, byName: t.index, pk: t.pk, meta: t.meta}
+	for i := range def.Columns {
+		ti.cols = append(ti.cols, colInfo{def: &def.Columns[i], typ: t.types[i], frozen: true})
+	}
+	return ti
 }
 
 // systemKeyspaces are the keyspaces cqld owns, in system_schema order.

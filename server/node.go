@@ -181,6 +181,11 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			Range:   cfg.RangeRequestTimeout.Duration,
 			Request: cfg.RequestTimeout.Duration,
 		},
+		BatchLimits: coordinator.BatchLimits{
+			WarnBytes:              int64(cfg.BatchSizeWarnThreshold),
+			FailBytes:              int64(cfg.BatchSizeFailThreshold),
+			UnloggedPartitionsWarn: cfg.UnloggedBatchAcrossPartitionsWarnThreshold,
+		},
 		PreparedMetrics: metrics.NewPrepared(reg),
 		Now:             o.Now,
 	})

@@ -46,9 +46,15 @@ type UnsupportedError struct {
 	// Parsed is the whole statement when it was parsed (the role and
 	// permission statements), nil when only its leading keywords were.
 	Parsed Statement
+	// Message, when set, is the whole answer: Cassandra's own, for what it
+	// refuses in its default configuration.
+	Message string
 }
 
 func (e *UnsupportedError) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
 	return e.Statement + " statements are not supported yet"
 }
 
@@ -331,11 +337,13 @@ func (p *parser) recognitionError(msg string) {
 	panic(bailout{&SyntaxError{Msg: Abbreviate(msg)}})
 }
 
-func (p *parser) unsupported(what string) {
+func (p *parser) unsupported(what string) { p.refuse(&UnsupportedError{Statement: what}) }
+
+func (p *parser) refuse(e *UnsupportedError) {
 	if p.spec > 0 {
 		panic(bailout{})
 	}
-	panic(bailout{&UnsupportedError{Statement: what}})
+	panic(bailout{e})
 }
 
 // ---- names ----
@@ -518,7 +526,9 @@ func (p *parser) parseCreate() Statement {
 	case kwTrigger:
 		p.unsupported("CREATE TRIGGER")
 	case kwMaterialized:
-		p.unsupported("CREATE MATERIALIZED VIEW")
+		// Cassandra 4.0's answer with materialized_views_enabled false,
+		// its default.
+		p.refuse(&UnsupportedError{Statement: "CREATE MATERIALIZED VIEW", Message: "Materialized views are disabled. Enable in cassandra.yaml to use."})
 	}
 	p.noViable()
 	return nil

@@ -146,9 +146,6 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
-	if stats.Records > 0 {
-		o.Logger.Info("commit log replayed", "records", stats.Records, "bytes", stats.Bytes, "took", stats.Duration)
-	}
 	e.bg.Add(1)
 	go e.flushLoop()
 	if stats.Segments > 0 {

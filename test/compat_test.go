@@ -1,6 +1,8 @@
 package test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"strings"
@@ -8,10 +10,29 @@ import (
 	"time"
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/datastax/go-cassandra-native-protocol/frame"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 )
 
 // Regression tests over the wire for the wrong answers of issue 17.
+
+// v2Session is an apache/cassandra-gocql-driver v2 session (protocol
+// v5) on the node at addr, closed when the test ends.
+func v2Session(t *testing.T, addr string) *gocql2.Session {
+	t.Helper()
+	host, port := hostPort(addr)
+	c := gocql2.NewCluster(host)
+	c.Port = port
+	c.Timeout = 5 * time.Second
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
 
 // kcRows reads the (k, c) rows of q at page size size (0: unpaged) as
 // "k/c" strings.
@@ -148,15 +169,7 @@ func TestReadConsistencyEveryPath(t *testing.T) {
 // and TestBatch_WithNowInSeconds, and an expiry either side of it).
 func TestNowInSeconds(t *testing.T) {
 	node, clock := newClockedNode(t)
-	host, port := hostPort(node.Addr())
-	c := gocql2.NewCluster(host)
-	c.Port = port
-	c.Timeout = 5 * time.Second
-	s, err := c.CreateSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := v2Session(t, node.Addr())
 	for _, q := range []string{
 		`CREATE KEYSPACE nis WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
 		`CREATE TABLE nis.t (id int PRIMARY KEY, val text)`,
@@ -212,4 +225,147 @@ func TestNowInSeconds(t *testing.T) {
 	if err := s.Query(`SELECT val FROM nis.t WHERE id = ?`, 4).Scan(new(string)); err != nil {
 		t.Errorf("read at the node's time: %v", err)
 	}
+}
+
+// TestSystemTableClockFunctions: SELECT now() FROM system.local, the
+// classic health check, and the other clock functions answer as on user
+// tables.
+func TestSystemTableClockFunctions(t *testing.T) {
+	node, clock := newClockedNode(t)
+	s := tableSession(t, node.Addr(), "sysfn")
+	for _, q := range []string{`SELECT now(), toTimestamp(now()), currentTimestamp(), currentDate() FROM system.local`,
+		`/* simple */ SELECT now(), toTimestamp(now()), currentTimestamp(), currentDate() FROM system.local`} {
+		var id gocql.UUID
+		var ts, cur, day time.Time
+		if err := s.Query(q).Scan(&id, &ts, &cur, &day); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		want := clock.Now().Truncate(time.Millisecond)
+		if !id.Time().Truncate(time.Millisecond).Equal(want) || !ts.Equal(want) || !cur.Equal(want) {
+			t.Errorf("%s: now() at %v, toTimestamp(now()) %v, currentTimestamp() %v; want the node's clock %v", q, id.Time(), ts, cur, want)
+		}
+		if y, m, d := day.Date(); y != want.UTC().Year() || m != want.UTC().Month() || d != want.UTC().Day() {
+			t.Errorf("%s: currentDate() %v, want the day of %v", q, day, want)
+		}
+	}
+}
+
+// TestClientWarnings: the warnings Cassandra sends in a response, read
+// back through gocql: aggregations over more than one partition, batches
+// of several partitions over batch_size_warn_threshold (and refused over
+// batch_size_fail_threshold), unlogged batches over
+// unlogged_batch_across_partitions_warn_threshold partitions.
+func TestClientWarnings(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "warn")
+	mustExec(t, s, `CREATE TABLE t (k int, c int, v text, PRIMARY KEY (k, c))`)
+	mustExec(t, s, `INSERT INTO t (k, c, v) VALUES (1, 1, 'a')`)
+	warnings := func(iter *gocql.Iter) []string {
+		t.Helper()
+		w := iter.Warnings()
+		if err := iter.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	noKey := []string{"Aggregation query used without partition key"}
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{`SELECT count(*) FROM t`, noKey},
+		{`/* simple */ SELECT max(c) FROM t`, noKey},
+		{`SELECT count(*) FROM t WHERE k IN (1, 2)`, []string{"Aggregation query used on multiple partition keys (IN restriction)"}},
+		{`SELECT count(*) FROM t WHERE k = 1`, nil},
+		{`SELECT count(*) FROM t WHERE token(k) > 0`, nil},
+		{`SELECT k FROM t`, nil},
+		{`SELECT count(*) FROM system_schema.tables`, noKey},
+	} {
+		if got := warnings(s.Query(tc.q).Iter()); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: warnings %q, want %q", tc.q, got, tc.want)
+		}
+	}
+
+	// Neither gocql hands out the warnings of a BATCH (a VOID answer), so
+	// the batches go over a connection of the test's own.
+	batch := func(typ primitive.BatchType, parts, valueSize int) ([]string, error) {
+		b := &message.Batch{Type: typ, Consistency: primitive.ConsistencyLevelOne}
+		for k := 0; k < parts; k++ {
+			b.Children = append(b.Children, &message.BatchChild{Query: `INSERT INTO warn.t (k, c, v) VALUES (?, 1, ?)`,
+				Values: []*primitive.Value{primitive.NewValue(binary.BigEndian.AppendUint32(nil, uint32(k))), primitive.NewValue([]byte(strings.Repeat("x", valueSize)))}})
+		}
+		return requestWarnings(t, node.Addr(), b)
+	}
+	big := "Batch for [warn.t] is of size "
+	for _, tc := range []struct {
+		name       string
+		typ        primitive.BatchType
+		parts, val int
+		want       []string // prefixes
+	}{
+		{"small", primitive.BatchTypeLogged, 3, 10, nil},
+		{"one partition over the threshold", primitive.BatchTypeLogged, 1, 6000, nil},
+		{"over the threshold", primitive.BatchTypeLogged, 2, 3000, []string{big}},
+		{"unlogged, 10 partitions", primitive.BatchTypeUnlogged, 10, 1, nil},
+		{"unlogged, 11 partitions", primitive.BatchTypeUnlogged, 11, 1, []string{"Unlogged batch covering 11 partitions detected against table [warn.t]. You should use a logged batch for atomicity, or asynchronous writes for performance."}},
+		{"unlogged and big", primitive.BatchTypeUnlogged, 11, 600, []string{big, "Unlogged batch covering 11 partitions"}},
+	} {
+		got, err := batch(tc.typ, tc.parts, tc.val)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		ok := len(got) == len(tc.want)
+		for i := 0; ok && i < len(got); i++ {
+			ok = strings.HasPrefix(got[i], tc.want[i])
+		}
+		if !ok {
+			t.Errorf("%s: warnings %q, want ones starting %q", tc.name, got, tc.want)
+		}
+	}
+	// 2 partitions of one row with a 3000-byte value: per row its cell of
+	// 16+3000 bytes, its clustering of 4, liveness 8 and deletion time 12,
+	// as Cassandra's dataSize counts them.
+	if got, _ := batch(primitive.BatchTypeLogged, 2, 3000); len(got) != 1 || got[0] != "Batch for [warn.t] is of size 6080, exceeding specified threshold of 5120 by 960." {
+		t.Errorf("batch size warning %q", got)
+	}
+	if _, err := batch(primitive.BatchTypeLogged, 2, 30000); err == nil || !strings.Contains(err.Error(), "Batch too large") {
+		t.Errorf("a batch over batch_size_fail_threshold: %v, want Invalid 'Batch too large'", err)
+	}
+	// The refused batch wrote nothing.
+	var v string
+	if err := s.Query(`SELECT v FROM t WHERE k = 0 AND c = 1`).Scan(&v); err != nil || len(v) == 30000 {
+		t.Errorf("after the refused batch: %d bytes, %v", len(v), err)
+	}
+	// A BEGIN BATCH statement warns as a BATCH message does.
+	q := "/* simple */ BEGIN UNLOGGED BATCH\n"
+	for k := 0; k < 11; k++ {
+		q += fmt.Sprintf("INSERT INTO t (k, c, v) VALUES (%d, 2, 'y');\n", k)
+	}
+	if got := warnings(s.Query(q + "APPLY BATCH").Iter()); len(got) != 1 || !strings.HasPrefix(got[0], "Unlogged batch covering 11 partitions") {
+		t.Errorf("BEGIN UNLOGGED BATCH of 11 partitions: warnings %q", got)
+	}
+}
+
+// requestWarnings sends msg at v4 on a connection of its own and returns
+// the warnings of the answer, or its ERROR as an error.
+func requestWarnings(t *testing.T, addr string, msg message.Message) ([]string, error) {
+	t.Helper()
+	w := dial(t, addr)
+	w.handshake()
+	codec := frame.NewCodec()
+	var buf bytes.Buffer
+	if err := codec.EncodeFrame(frame.NewFrame(primitive.ProtocolVersion4, 2, msg), &buf); err != nil {
+		t.Fatal(err)
+	}
+	w.write(buf.Bytes())
+	w.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	f, err := codec.DecodeFrame(w.br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := f.Body.Message.(message.Error); ok {
+		return nil, fmt.Errorf("%s", e.GetErrorMessage())
+	}
+	return f.Body.Warnings, nil
 }

@@ -1,0 +1,147 @@
+package coordinator
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/statements/types"
+	"github.com/cqld/cqld/storage"
+)
+
+// Client warnings, as Cassandra's ClientWarn: a statement notes them on
+// its execution, and the result carries them to respond, which puts them
+// in the response (v4 and later) and takes the result out again.
+
+// warned is a result with the client warnings of the statement that made
+// it.
+type warned struct {
+	message.Message
+	warnings []string
+}
+
+// warn notes a client warning of the statement x runs.
+func (x *execution) warn(msg string) { x.warnings = append(x.warnings, msg) }
+
+// result is msg with the warnings x noted.
+func (x *execution) result(msg message.Message, err error) (message.Message, error) {
+	if err != nil || len(x.warnings) == 0 {
+		return msg, err
+	}
+	return &warned{Message: msg, warnings: x.warnings}, nil
+}
+
+// The warnings of an aggregation that reads more than one partition
+// (SelectStatement.execute).
+const (
+	warnAggregateNoKey = "Aggregation query used without partition key"
+	warnAggregateIn    = "Aggregation query used on multiple partition keys (IN restriction)"
+)
+
+// BatchLimits are the checks of a batch's size and spread, by Cassandra's
+// names: batch_size_warn_threshold, batch_size_fail_threshold and
+// unlogged_batch_across_partitions_warn_threshold. Zero fields check
+// nothing.
+type BatchLimits struct {
+	WarnBytes, FailBytes   int64
+	UnloggedPartitionsWarn int
+}
+
+var errBatchTooLarge = invalidf("Batch too large")
+
+// checkBatch warns about, or refuses, the batch m as Cassandra's
+// BatchStatement.verifyBatchSize and verifyBatchType do: only a batch of
+// several partitions, by the size of its data, and an unlogged one by its
+// number of partitions.
+func (c *Coordinator) checkBatch(m *mutation.Mutation, logged bool, x *execution) error {
+	type partition struct{ keyspace, key string }
+	parts := map[partition]bool{}
+	keys := map[string]bool{}
+	tables := map[string]bool{}
+	for _, u := range m.Updates {
+		parts[partition{u.Table.Def.Keyspace, string(u.Key)}] = true
+		keys[string(u.Key)] = true
+		tables[u.Table.Def.Keyspace+"."+u.Table.Def.Name] = true
+	}
+	if len(parts) <= 1 {
+		return nil
+	}
+	names := "[" + strings.Join(slices.Sorted(maps.Keys(tables)), ", ") + "]"
+	l := c.opts.BatchLimits
+	if size := batchDataSize(m); l.WarnBytes > 0 && size > l.WarnBytes {
+		if l.FailBytes > 0 && size > l.FailBytes {
+			c.log.Error("batch refused", "tables", names, "size", size, "batch_size_fail_threshold", l.FailBytes)
+			return errBatchTooLarge
+		}
+		x.warn(fmt.Sprintf("Batch for %s is of size %d, exceeding specified threshold of %d by %d.", names, size, l.WarnBytes, size-l.WarnBytes))
+	}
+	if !logged && l.UnloggedPartitionsWarn > 0 && len(keys) > l.UnloggedPartitionsWarn {
+		s := "s"
+		if len(tables) == 1 {
+			s = ""
+		}
+		x.warn(fmt.Sprintf("Unlogged batch covering %d partitions detected against table%s %s. You should use a logged batch for atomicity, or asynchronous writes for performance.", len(keys), s, names))
+	}
+	return nil
+}
+
+// batchDataSize is the size of m's data as Cassandra's
+// PartitionUpdate.dataSize counts it: each cell its value and path and 16
+// bytes of timestamp, TTL and deletion time; each row its clustering, 8
+// bytes of liveness (16 when it expires) and 12 of deletion time; other
+// deletions 12 bytes and their bounds. Partition keys are not counted.
+func batchDataSize(m *mutation.Mutation) int64 {
+	var n int64
+	clusteringSize := func(ck [][]byte) (s int64) {
+		for _, v := range ck {
+			s += int64(len(v))
+		}
+		return s
+	}
+	for _, u := range m.Updates {
+		rows := map[string]bool{}
+		for _, op := range u.Ops {
+			tg := op.Target
+			if op.Kind != mutation.KindPartitionDeletion && op.Kind != mutation.KindRangeDeletion {
+				key := []byte{0}
+				if tg.Static {
+					key[0] = 1
+				} else {
+					for _, v := range tg.Clustering {
+						key = types.AppendBytes(key, v)
+					}
+				}
+				if k := string(key); !rows[k] {
+					rows[k] = true
+					n += 8 + 12
+					if !tg.Static {
+						n += clusteringSize(tg.Clustering)
+					}
+				}
+			}
+			switch op.Kind {
+			case mutation.KindCell, mutation.KindCounterAdd:
+				n += 16 + int64(len(op.Cell.Value)+len(tg.Path))
+			case mutation.KindRowMarker:
+				if op.Cell.TTL > 0 {
+					n += 8
+				}
+			case mutation.KindRowDeletion: // the row's deletion time, counted above
+			case mutation.KindRangeDeletion:
+				n += 24
+				for _, b := range []*storage.Bound{op.Range.Start, op.Range.End} {
+					if b != nil {
+						n += clusteringSize(b.Prefix)
+					}
+				}
+			default: // partition and collection deletions
+				n += 12
+			}
+		}
+	}
+	return n
+}
