@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,15 +21,29 @@ import (
 // hands out for bind(0) or for a client's outgoing connection could be
 // taken again, by a driver reconnecting say, in the moment between this
 // check and the server's bind, or while a killed node restarts on it.
+// portsGiven are the ports freePort has handed out in this process: a port
+// is free when picked but not yet bound, so two tests running at once
+// could otherwise be given the same one.
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
 func freePort(t testing.TB) int {
 	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	for i := 0; i < 100; i++ {
 		port := 20000 + rand.IntN(12000)
+		if portsGiven[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		l.Close()
+		portsGiven[port] = true
 		return port
 	}
 	t.Fatal("no free port in 20000-31999")
