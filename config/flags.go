@@ -14,6 +14,8 @@ import (
 type Flags struct {
 	fs     *flag.FlagSet
 	values map[string]*flagValue
+	// seeds is -seeds: SimpleSeedProvider's seeds parameter.
+	seeds *flagValue
 }
 
 // flagValue holds a flag's text until Apply parses it, so that a bad value
@@ -31,11 +33,13 @@ func (v *flagValue) Set(s string) error { v.text = s; return nil }
 
 // AddFlags defines one flag per key on fs, named like the key: -rpc_address,
 // -native_transport_port, -commitlog_sync, and so on, including the legacy
-// *_in_ms / *_in_mb names. List keys take a comma-separated value. Only
-// seed_provider, a structure, has no flag.
+// *_in_ms / *_in_mb names. List keys take a comma-separated value.
+// seed_provider, a structure, has no flag of its own: -seeds sets
+// SimpleSeedProvider's seeds parameter.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	d := Default()
-	f := &Flags{fs: fs, values: map[string]*flagValue{}}
+	f := &Flags{fs: fs, values: map[string]*flagValue{}, seeds: &flagValue{text: d.SeedProvider.Parameters["seeds"]}}
+	fs.Var(f.seeds, "seeds", "seed nodes, comma-separated host[:storage_port] (seed_provider: SimpleSeedProvider)")
 	for _, k := range keys() {
 		if _, ok := k.field(&d).(*SeedProvider); ok {
 			continue
@@ -66,6 +70,12 @@ func (f *Flags) Apply(c *Config) error {
 	next := *c
 	origins := map[string]origin{}
 	var errs []error
+	f.fs.Visit(func(fl *flag.Flag) {
+		if fl.Value == flag.Value(f.seeds) {
+			next.SeedProvider = SeedProvider{ClassName: "org.apache.cassandra.locator.SimpleSeedProvider", Parameters: map[string]string{"seeds": f.seeds.text}}
+			origins["seed_provider"] = origin{"seeds", "flag -seeds"}
+		}
+	})
 	for _, k := range keys() {
 		text, ok := given[k.name]
 		if !ok {

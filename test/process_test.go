@@ -43,6 +43,24 @@ func cqldBinary(t testing.TB) string {
 	return binPath
 }
 
+// storagePorts keeps each data directory's internode port, so that a node
+// restarted on its data has the address its cluster knows it by.
+var (
+	storagePortsMu sync.Mutex
+	storagePorts   = map[string]int{}
+)
+
+func storagePortOf(t testing.TB, dir string) int {
+	storagePortsMu.Lock()
+	defer storagePortsMu.Unlock()
+	p, ok := storagePorts[dir]
+	if !ok {
+		p = freePort(t)
+		storagePorts[dir] = p
+	}
+	return p
+}
+
 // proc is a cqld subprocess.
 type proc struct {
 	cmd    *exec.Cmd
@@ -53,9 +71,11 @@ type proc struct {
 
 func startProc(t testing.TB, dir string, extra ...string) *proc {
 	t.Helper()
-	port := freePort(t)
+	port, storage := freePort(t), storagePortOf(t, dir)
 	args := append([]string{
 		"-native_transport_port", fmt.Sprint(port),
+		"-storage_port", fmt.Sprint(storage),
+		"-seeds", fmt.Sprintf("127.0.0.1:%d", storage),
 		"-prometheus_port", fmt.Sprint(freePort(t)),
 		"-data_file_directories", dir + "/data",
 		"-commitlog_directory", dir + "/commitlog",
