@@ -104,11 +104,6 @@ func (p *batchPlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 	if err := checkWriteConsistency(x); err != nil {
 		return nil, err
 	}
-	for _, w := range p.children {
-		if err := c.checkAvailable(w.t.def.Keyspace, x.opts.Consistency); err != nil {
-			return nil, err
-		}
-	}
 	m := mutation.New()
 	defer m.Release()
 	for _, w := range p.children {
@@ -216,11 +211,6 @@ func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *me
 	}
 	if err := checkWriteConsistency(base); err != nil {
 		return nil, err
-	}
-	for _, w := range plainWs {
-		if err := c.checkAvailable(w.t.def.Keyspace, opts.Consistency); err != nil {
-			return nil, err
-		}
 	}
 	m := mutation.New()
 	defer m.Release()

@@ -27,6 +27,9 @@ type Data interface {
 	// AllLocal reports whether a request on token tok of ks at cl needs
 	// this node's replica alone, so that it may run inline on it.
 	AllLocal(ks *storage.KeyspaceDef, tok int64, cl primitive.ConsistencyLevel) bool
+	// Available answers Unavailable when too few replicas of tok are up
+	// for cl.
+	Available(ks *storage.KeyspaceDef, tok int64, cl primitive.ConsistencyLevel) error
 }
 
 var _ Data = (*proxy.Proxy)(nil)

@@ -551,13 +551,10 @@ func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Messag
 	return false, msg, err
 }
 
-// admit refuses a write the consistency level does not allow, or that
-// too few replicas could take.
+// admit refuses a write the consistency level does not allow. Whether
+// enough replicas are up is the proxy's to answer, before it sends.
 func (p *writePlan) admit(c *Coordinator, x *execution) error {
-	if err := checkWriteConsistency(x); err != nil {
-		return err
-	}
-	return c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency)
+	return checkWriteConsistency(x)
 }
 
 // mutation is the write's changes, for the engine to apply.

@@ -170,15 +170,6 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 	if sc := xs[0].opts.SerialConsistency; sc != nil {
 		serial = *sc
 	}
-	for _, cw := range p.writes {
-		ks := cw.w.t.def.Keyspace
-		if err := c.checkAvailable(ks, serial); err != nil {
-			return nil, err
-		}
-		if err := c.checkAvailable(ks, xs[0].opts.Consistency); err != nil {
-			return nil, err
-		}
-	}
 	targets := make([]writeTarget, len(p.writes))
 	var pk []byte
 	for i, cw := range p.writes {
@@ -197,6 +188,13 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		}
 	}
 	t0 := p.writes[0].w.t
+	if ks := c.catalog.Current().Keyspace(t0.def.Keyspace); ks != nil {
+		for _, cl := range []primitive.ConsistencyLevel{serial, xs[0].opts.Consistency} {
+			if err := c.data.Available(ks, storage.Token(pk), cl); err != nil {
+				return nil, err
+			}
+		}
+	}
 	applied := true
 	var current []*storage.Row // per write: the row it conditions on, or nil
 	var static *storage.Row

@@ -340,9 +340,6 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		return nil, err
 	}
 	err := checkReadConsistency(x)
-	if err == nil {
-		err = c.checkAvailable(p.t.def.Keyspace, x.opts.Consistency)
-	}
 	if err == nil && isSerial(x.opts.Consistency) && p.keys.pkComplete() {
 		// Cassandra refuses a serial read of several named partitions; a
 		// range read at SERIAL runs, as a read at QUORUM does.

@@ -1,0 +1,334 @@
+package test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cqld/cqld/config"
+)
+
+// clusterNode is one cqld process of a test cluster, on its own loopback
+// address (127.0.0.i) with the cluster's ports, as ccm runs Cassandra.
+type clusterNode struct {
+	index  int
+	addr   string // rpc address = listen address
+	native int
+	config string // its cassandra.yaml
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+	done   chan struct{}
+}
+
+// testCluster is n cqld processes on 127.0.0.1..n sharing one native and
+// one internode port, the first node their seed.
+type testCluster struct {
+	t      *testing.T
+	nodes  []*clusterNode
+	native int
+}
+
+func startCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	native, storage := freePort(t), freePort(t)
+	for i := 1; i <= n; i++ {
+		if !portFreeOn(fmt.Sprintf("127.0.0.%d", i), native) || !portFreeOn(fmt.Sprintf("127.0.0.%d", i), storage) {
+			t.Skipf("ports %d/%d are taken on 127.0.0.%d", native, storage, i)
+		}
+	}
+	tc := &testCluster{t: t, native: native}
+	dir := t.TempDir()
+	for i := 1; i <= n; i++ {
+		addr := fmt.Sprintf("127.0.0.%d", i)
+		home := filepath.Join(dir, "node"+strconv.Itoa(i))
+		c := config.Default()
+		c.ClusterName = "test cluster"
+		c.ListenAddress, c.RPCAddress = addr, addr
+		c.NativeTransportPort, c.StoragePort = native, storage
+		c.PrometheusPort = 0
+		c.NumTokens = 8
+		c.DataFileDirectories = []string{filepath.Join(home, "data")}
+		c.CommitlogDirectory = filepath.Join(home, "commitlog")
+		c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
+		c.HintsDirectory = filepath.Join(home, "hints")
+		c.CommitlogSync = "periodic"
+		c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", storage)}
+		if err := os.MkdirAll(home, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := yaml.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd := &clusterNode{index: i, addr: addr, native: native, config: filepath.Join(home, "cassandra.yaml")}
+		if err := os.WriteFile(nd.config, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tc.nodes = append(tc.nodes, nd)
+		tc.start(nd)
+	}
+	t.Cleanup(func() {
+		for _, nd := range tc.nodes {
+			tc.stop(nd, syscall.SIGKILL)
+		}
+	})
+	return tc
+}
+
+func portFreeOn(host string, port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// start starts nd's process and waits until it serves clients.
+func (tc *testCluster) start(nd *clusterNode) {
+	t := tc.t
+	t.Helper()
+	nd.log = &bytes.Buffer{}
+	nd.done = make(chan struct{})
+	nd.cmd = exec.Command(cqldBinary(t), "-config", nd.config)
+	nd.cmd.Stderr = nd.log
+	if err := nd.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := nd.done
+	cmd := nd.cmd
+	go func() { _ = cmd.Wait(); close(done) }()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if c, err := net.Dial("tcp", net.JoinHostPort(nd.addr, strconv.Itoa(nd.native))); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-done:
+			t.Fatalf("node%d exited at start:\n%s", nd.index, nd.log)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node%d does not serve clients:\n%s", nd.index, nd.log)
+		}
+	}
+}
+
+// stop signals nd's process and waits for it to exit.
+func (tc *testCluster) stop(nd *clusterNode, sig syscall.Signal) {
+	if nd.cmd == nil || nd.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-nd.done:
+		return
+	default:
+	}
+	_ = nd.cmd.Process.Signal(sig)
+	select {
+	case <-nd.done:
+	case <-time.After(30 * time.Second):
+		_ = nd.cmd.Process.Kill()
+		<-nd.done
+	}
+}
+
+// session connects gocql to node i alone as contact point (it discovers
+// the others).
+func (tc *testCluster) session(i int, cl gocql.Consistency) *gocql.Session {
+	t := tc.t
+	t.Helper()
+	c := gocql.NewCluster(tc.nodes[i].addr)
+	c.Port = tc.native
+	c.Timeout = 10 * time.Second
+	c.ConnectTimeout = 5 * time.Second
+	c.Consistency = cl
+	c.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("connect to node%d: %v", i+1, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// single connects gocql to node i only, so every request is coordinated
+// there.
+func (tc *testCluster) single(i int, cl gocql.Consistency) *gocql.Session {
+	t := tc.t
+	t.Helper()
+	c := gocql.NewCluster(tc.nodes[i].addr)
+	c.Port = tc.native
+	c.Timeout = 10 * time.Second
+	c.ConnectTimeout = 5 * time.Second
+	c.Consistency = cl
+	c.DisableInitialHostLookup = true
+	c.HostFilter = gocql.WhiteListHostFilter(tc.nodes[i].addr)
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("connect to node%d alone: %v", i+1, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// eventually retries f until it returns nil, for at most d.
+func eventually(t *testing.T, d time.Duration, what string, f func() error) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err = f(); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s: still %v after %s", what, err, d)
+}
+
+// TestClusterOfThree runs three cqld processes on 127.0.0.1-3: every node
+// sees the others in system.peers; a keyspace created through one node is
+// on all; writes at QUORUM are read at QUORUM and at ONE through every
+// node; data of an RF 1 keyspace spreads over the nodes and reads back
+// whole from any of them; with a node killed, QUORUM still works and ALL
+// answers UNAVAILABLE; the node restarted gets what it missed (hints) and
+// answers at ONE.
+func TestClusterOfThree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three cqld processes")
+	}
+	tc := startCluster(t, 3)
+	for i := range tc.nodes {
+		s := tc.single(i, gocql.One)
+		eventually(t, 30*time.Second, fmt.Sprintf("node%d's peers", i+1), func() error {
+			var n int
+			if err := s.Query(`SELECT count(*) FROM system.peers`).Scan(&n); err != nil {
+				return err
+			}
+			if n != 2 {
+				return fmt.Errorf("%d peers", n)
+			}
+			var tokens []string
+			var rpc net.IP
+			iter := s.Query(`SELECT rpc_address, tokens FROM system.peers`).Iter()
+			for iter.Scan(&rpc, &tokens) {
+				if rpc == nil || len(tokens) != 8 {
+					return fmt.Errorf("peer %v with %d tokens", rpc, len(tokens))
+				}
+			}
+			return iter.Close()
+		})
+	}
+
+	s := tc.session(0, gocql.Quorum)
+	for _, q := range []string{
+		`CREATE KEYSPACE rf3 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
+		`CREATE TABLE rf3.t (k int PRIMARY KEY, v text)`,
+		`CREATE KEYSPACE rf1 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE rf1.t (k int PRIMARY KEY, v int)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// Schema changes are answered once applied on their coordinator; the
+	// others apply them from the log right after.
+	singles := make([]*gocql.Session, 3)
+	for i := range tc.nodes {
+		singles[i] = tc.single(i, gocql.One)
+		eventually(t, 30*time.Second, fmt.Sprintf("node%d's schema", i+1), func() error {
+			var n int
+			return singles[i].Query(`SELECT count(*) FROM rf1.t`).Scan(&n)
+		})
+	}
+	var versions []gocql.UUID
+	for i := range tc.nodes {
+		var v gocql.UUID
+		if err := singles[i].Query(`SELECT schema_version FROM system.local`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, v)
+	}
+	if versions[0] != versions[1] || versions[1] != versions[2] {
+		t.Errorf("schema versions differ: %v", versions)
+	}
+
+	// Every node sees the others up (gossip) before the writes.
+	for i := range tc.nodes {
+		eventually(t, 30*time.Second, fmt.Sprintf("node%d seeing every replica up", i+1), func() error {
+			return singles[i].Query(`INSERT INTO rf3.t (k, v) VALUES (-1, 'all')`).Consistency(gocql.All).Exec()
+		})
+	}
+	const rows = 60
+	for k := 0; k < rows; k++ {
+		if err := s.Query(`INSERT INTO rf3.t (k, v) VALUES (?, ?)`, k, fmt.Sprint("v", k)).Exec(); err != nil {
+			t.Fatalf("write %d at QUORUM: %v", k, err)
+		}
+		if err := s.Query(`INSERT INTO rf1.t (k, v) VALUES (?, ?)`, k, k).Exec(); err != nil {
+			t.Fatalf("write %d to rf1: %v", k, err)
+		}
+	}
+	for i, si := range singles {
+		// Every replica of rf3 holds every row: ONE through any node.
+		for k := 0; k < rows; k++ {
+			var v string
+			if err := si.Query(`SELECT v FROM rf3.t WHERE k = ?`, k).Consistency(gocql.One).Scan(&v); err != nil || v != fmt.Sprint("v", k) {
+				t.Fatalf("node%d: rf3 row %d at ONE: %q, %v", i+1, k, v, err)
+			}
+		}
+		// rf1's rows are spread over the nodes; a range read gathers them.
+		var n int
+		if err := si.Query(`SELECT count(*) FROM rf1.t`).Scan(&n); err != nil || n != rows {
+			t.Fatalf("node%d: count(*) of rf1.t = %d, %v; want %d", i+1, n, err, rows)
+		}
+	}
+
+	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down.
+	tc.stop(tc.nodes[2], syscall.SIGKILL)
+	s1 := singles[0]
+	eventually(t, 60*time.Second, "node3 seen down", func() error {
+		err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (1000, 'x')`).Consistency(gocql.All).Exec()
+		var ua *gocql.RequestErrUnavailable
+		if errors.As(err, &ua) {
+			if ua.Required != 3 || ua.Alive != 2 {
+				t.Errorf("UNAVAILABLE with required %d alive %d, want 3 and 2", ua.Required, ua.Alive)
+			}
+			return nil
+		}
+		return fmt.Errorf("ALL answered %v", err)
+	})
+	for k := rows; k < 2*rows; k++ {
+		if err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (?, ?)`, k, fmt.Sprint("v", k)).Consistency(gocql.Quorum).Exec(); err != nil {
+			t.Fatalf("write %d at QUORUM with node3 down: %v", k, err)
+		}
+		var v string
+		if err := s1.Query(`SELECT v FROM rf3.t WHERE k = ?`, k).Consistency(gocql.Quorum).Scan(&v); err != nil || v != fmt.Sprint("v", k) {
+			t.Fatalf("read %d at QUORUM with node3 down: %q, %v", k, v, err)
+		}
+	}
+
+	// node3 back: the writes it missed reach it as hints.
+	tc.start(tc.nodes[2])
+	s3 := tc.single(2, gocql.One)
+	eventually(t, 60*time.Second, "node3 holding the writes it missed", func() error {
+		for k := rows; k < 2*rows; k++ {
+			var v string
+			if err := s3.Query(`SELECT v FROM rf3.t WHERE k = ?`, k).Consistency(gocql.One).Scan(&v); err != nil {
+				return err
+			}
+			if v != fmt.Sprint("v", k) {
+				return fmt.Errorf("row %d: %q", k, v)
+			}
+		}
+		return nil
+	})
+}
