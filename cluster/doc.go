@@ -18,12 +18,19 @@
 //
 // State is the log's state machine. It keeps the topology as an immutable
 // Topology value, republished on every change (readers load it without
-// locks), and the index of the last entry applied. It persists both in one
-// file, system/metadata.json, rewritten atomically after each entry, so a
-// restarted node skips the entries it had already applied. The schema
-// itself is the catalog's (storage.Catalog persists it); a schema entry
-// that was applied to the catalog but not yet recorded here when the node
-// crashed is applied again at restart, which schema changes tolerate: a
-// second application fails without changing anything (the object exists,
-// or is gone) or changes nothing (the same options set again).
+// locks), and the index of the last entry applied. Each part records the
+// index it is as of in the same atomic write as its state: the topology in
+// metadata.json, the schema in the catalog's file (storage.Catalog). So a
+// restarted node applies again only the entries after the later of the
+// two, and an entry that changed nothing (a refused schema change) is
+// applied again against the same state, changing nothing again.
+//
+// # Node
+//
+// StartNode runs this node's membership: the internode transport, the
+// metadata log (the first seed of a new cluster bootstraps it, every other
+// node joins through the seeds), gossip, and this node's entry in the
+// topology, with tokens allocated on the current ring to balance
+// ownership (ring.AllocateTokens). SchemaLog is the schema.Submitter that
+// carries DDL through the log.
 package cluster
