@@ -292,6 +292,17 @@ func TestClusterOfThree(t *testing.T) {
 		}
 	}
 
+	// The Python and Node.js drivers, given node1 alone, discover the
+	// three nodes and route by their own token maps.
+	t.Run("python", func(t *testing.T) {
+		needPythonDriver(t)
+		runDriverScript(t, "drivers/python", debianPython, "cluster.py", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_python_cluster")
+	})
+	t.Run("nodejs", func(t *testing.T) {
+		needNodejsDriver(t)
+		runDriverScript(t, nodejsDriverDir, "node", "cluster.js", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_nodejs_cluster")
+	})
+
 	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down.
 	tc.stop(tc.nodes[2], syscall.SIGKILL)
 	s1 := singles[0]
