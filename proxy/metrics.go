@@ -87,14 +87,24 @@ func errorKind(err error) string {
 	return ""
 }
 
-// measure starts measuring a request of op at level cl; the function it
-// returns records it with its error: defer p.measure(op, cl)(&err).
-func (p *Proxy) measure(op string, cl primitive.ConsistencyLevel) func(*error) {
+// started is when a request began, for measured; zero when the proxy has
+// no metrics. A request measures itself with
+//
+//	start := p.started()
+//	defer func() { p.measured(op, cl, start, err) }()
+//
+// which, unlike a deferred closure returned by a function, keeps its
+// error off the heap.
+func (p *Proxy) started() time.Time {
 	if p.opts.Metrics == nil {
-		return noMeasure
+		return time.Time{}
 	}
-	start := p.opts.Now()
-	return func(err *error) { p.observe(op, cl, start, *err) }
+	return p.opts.Now()
 }
 
-func noMeasure(*error) {}
+// measured records a request of op at level cl begun at start.
+func (p *Proxy) measured(op string, cl primitive.ConsistencyLevel, start time.Time, err error) {
+	if p.opts.Metrics != nil {
+		p.observe(op, cl, start, err)
+	}
+}

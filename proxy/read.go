@@ -20,7 +20,8 @@ import (
 // replica's read; several replicas' answers are reconciled (Read) and
 // resolved here. Errors are Read's.
 func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
-	defer p.measure("read", cl)(&err)
+	start := p.started()
+	defer func() { p.measured("read", cl, start, err) }()
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
@@ -50,7 +51,8 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // table's speculative retry delay (Options.SpeculativeRetry) has another
 // replica asked in its place.
 func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (_ *storage.Partition, err error) {
-	defer p.measure("read", cl)(&err)
+	start := p.started()
+	defer func() { p.measured("read", cl, start, err) }()
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err

@@ -48,7 +48,8 @@ type segment struct {
 }
 
 func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool, scanOne scanFunc) (err error) {
-	defer p.measure("range", cl)(&err)
+	start := p.started()
+	defer func() { p.measured("range", cl, start, err) }()
 	if err := checkRead(cl); err != nil {
 		return err
 	}

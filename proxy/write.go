@@ -31,7 +31,8 @@ import (
 // not kept after Apply returns; with counters it holds the totals
 // written, as Replica.Apply leaves it.
 func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) (err error) {
-	defer p.measure("write", cl)(&err)
+	start := p.started()
+	defer func() { p.measured("write", cl, start, err) }()
 	if m.HasCounters() {
 		return p.applyCounters(ctx, cl, m, wt, check)
 	}
