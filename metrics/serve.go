@@ -31,12 +31,21 @@ type Server struct {
 
 // Serve listens on addr and serves g's metrics on /metrics until Close.
 func Serve(addr string, g prometheus.Gatherer) (*Server, error) {
+	return ServeWith(addr, g, nil)
+}
+
+// ServeWith is Serve with more handlers, by path, beside /metrics (the
+// node's status for `cqld nodetool`).
+func ServeWith(addr string, g prometheus.Gatherer, handlers map[string]http.Handler) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	for path, h := range handlers {
+		mux.Handle(path, h)
+	}
 	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)

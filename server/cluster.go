@@ -287,7 +287,8 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		HasSchema:    len(catalog.Keyspaces()) > 0,
 		Meta: func() gossip.Meta {
 			meta := gossip.Meta{RPCAddr: rpcIP.Unmap(), NativePort: uint16(cfg.NativeTransportPort),
-				DataCenter: cfg.DataCenter, Rack: cfg.Rack, ReleaseVersion: coordinator.ReleaseVersion, Status: "NORMAL"}
+				DataCenter: cfg.DataCenter, Rack: cfg.Rack, ReleaseVersion: coordinator.ReleaseVersion, Status: "NORMAL",
+				Load: load(n.engine)}
 			if c := n.coordRef.Load(); c != nil {
 				meta.SchemaVersion = c.SchemaVersion()
 			}

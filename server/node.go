@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -238,8 +239,13 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		coord.RunPurges(purgeCtx, purgeInterval)
 	}()
+	n.purges.Add(1)
+	go func() {
+		defer n.purges.Done()
+		n.spreadLoad(purgeCtx)
+	}()
 	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.Serve(cfg.PrometheusAddr(), reg)
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)})
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()

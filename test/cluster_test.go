@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,17 +38,22 @@ type testCluster struct {
 	t      *testing.T
 	nodes  []*clusterNode
 	native int
+	// metrics is every node's prometheus_port, where `cqld nodetool`
+	// asks.
+	metrics int
 }
 
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
-	native, storage := freePort(t), freePort(t)
+	native, storage, prom := freePort(t), freePort(t), freePort(t)
 	for i := 1; i <= n; i++ {
-		if !portFreeOn(fmt.Sprintf("127.0.0.%d", i), native) || !portFreeOn(fmt.Sprintf("127.0.0.%d", i), storage) {
-			t.Skipf("ports %d/%d are taken on 127.0.0.%d", native, storage, i)
+		for _, p := range []int{native, storage, prom} {
+			if !portFreeOn(fmt.Sprintf("127.0.0.%d", i), p) {
+				t.Fatalf("port %d is taken on 127.0.0.%d", p, i)
+			}
 		}
 	}
-	tc := &testCluster{t: t, native: native}
+	tc := &testCluster{t: t, native: native, metrics: prom}
 	dir := t.TempDir()
 	for i := 1; i <= n; i++ {
 		addr := fmt.Sprintf("127.0.0.%d", i)
@@ -56,7 +62,7 @@ func startCluster(t *testing.T, n int) *testCluster {
 		c.ClusterName = "test cluster"
 		c.ListenAddress, c.RPCAddress = addr, addr
 		c.NativeTransportPort, c.StoragePort = native, storage
-		c.PrometheusPort = 0
+		c.PrometheusAddress, c.PrometheusPort = addr, prom
 		c.NumTokens = 8
 		c.DataFileDirectories = []string{filepath.Join(home, "data")}
 		c.CommitlogDirectory = filepath.Join(home, "commitlog")
@@ -142,6 +148,16 @@ func (tc *testCluster) stop(nd *clusterNode, sig syscall.Signal) {
 		_ = nd.cmd.Process.Kill()
 		<-nd.done
 	}
+}
+
+// nodetool runs `cqld nodetool -h <node i> status` and returns its output.
+func (tc *testCluster) nodetool(i int) string {
+	tc.t.Helper()
+	out, err := exec.Command(cqldBinary(tc.t), "nodetool", "-h", tc.nodes[i].addr, "-p", strconv.Itoa(tc.metrics), "status").CombinedOutput()
+	if err != nil {
+		tc.t.Fatalf("cqld nodetool: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 // session connects gocql to node i alone as contact point (it discovers
@@ -303,6 +319,11 @@ func TestClusterOfThree(t *testing.T) {
 		runDriverScript(t, nodejsDriverDir, "node", "cluster.js", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_nodejs_cluster")
 	})
 
+	// nodetool status through node2: three nodes up and normal.
+	if out := tc.nodetool(1); strings.Count(out, "UN  127.0.0.") != 3 {
+		t.Errorf("nodetool status, all up:\n%s", out)
+	}
+
 	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down.
 	tc.stop(tc.nodes[2], syscall.SIGKILL)
 	s1 := singles[0]
@@ -317,6 +338,9 @@ func TestClusterOfThree(t *testing.T) {
 		}
 		return fmt.Errorf("ALL answered %v", err)
 	})
+	if out := tc.nodetool(0); !strings.Contains(out, "DN  127.0.0.3") || strings.Count(out, "UN  127.0.0.") != 2 {
+		t.Errorf("nodetool status, node3 down:\n%s", out)
+	}
 	for k := rows; k < 2*rows; k++ {
 		if err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (?, ?)`, k, fmt.Sprint("v", k)).Consistency(gocql.Quorum).Exec(); err != nil {
 			t.Fatalf("write %d at QUORUM with node3 down: %v", k, err)

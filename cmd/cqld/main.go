@@ -5,6 +5,7 @@
 //	cqld -config cqld.yaml     # cassandra.yaml key names
 //	cqld -native_transport_port 9043 -data_file_directories /srv/cqld/data
 //	cqld cluster -n 3          # three nodes on 127.0.0.1-3, files under ./cluster
+//	cqld nodetool -h 127.0.0.2 status   # the ring as that node sees it
 //
 // Every configuration key is also a flag of the same name; flags override
 // the file. SIGINT or SIGTERM drain requests in flight and exit 0.
@@ -29,8 +30,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == "cluster" {
-		os.Exit(runCluster(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "cluster":
+			os.Exit(runCluster(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		case "nodetool":
+			os.Exit(runNodetool(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		}
 	}
 	os.Exit(run(ctx, os.Args[1:], os.Stderr))
 }
