@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -428,4 +430,101 @@ func (tc *testCluster) keyspaceSession(t *testing.T, ks string, rf int) *gocql.S
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// TestClusterFaults writes at QUORUM through a driver to a three-node RF 3
+// cluster while one node is killed (kill -9) and restarted and then
+// another is paused (SIGSTOP) and resumed (SIGCONT): every write the
+// cluster acknowledged reads back at QUORUM afterwards, and writes keep
+// being acknowledged while one node of three is gone.
+func TestClusterFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three cqld processes")
+	}
+	tc := startCluster(t, 3)
+	s := tc.session(0, gocql.Quorum)
+	for _, q := range []string{
+		`CREATE KEYSPACE f WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
+		`CREATE TABLE f.t (k int PRIMARY KEY, v int)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for i := range tc.nodes {
+		si := tc.single(i, gocql.All)
+		eventually(t, 30*time.Second, fmt.Sprintf("node%d seeing every replica up", i+1), func() error {
+			return si.Query(`INSERT INTO f.t (k, v) VALUES (-1, -1)`).Exec()
+		})
+	}
+
+	var (
+		mu    sync.Mutex
+		acked []int
+		next  atomic.Int64
+		stop  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := int(next.Add(1))
+				if err := s.Query(`INSERT INTO f.t (k, v) VALUES (?, ?)`, k, k).Exec(); err == nil {
+					mu.Lock()
+					acked = append(acked, k)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	// progress waits until n more writes have been acknowledged.
+	progress := func(what string, n int) {
+		t.Helper()
+		base := count()
+		eventually(t, 60*time.Second, what, func() error {
+			if got := count() - base; got < n {
+				return fmt.Errorf("%d writes acknowledged", got)
+			}
+			return nil
+		})
+	}
+	progress("writes before the faults", 200)
+	tc.stop(tc.nodes[2], syscall.SIGKILL)
+	progress("writes with node3 killed", 200)
+	tc.start(tc.nodes[2])
+	progress("writes with node3 back", 200)
+	if err := tc.nodes[1].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	progress("writes with node2 paused", 100)
+	if err := tc.nodes[1].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	progress("writes with node2 resumed", 200)
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	keys := append([]int(nil), acked...)
+	mu.Unlock()
+	r := tc.single(0, gocql.Quorum)
+	for _, k := range keys {
+		var v int
+		if err := r.Query(`SELECT v FROM f.t WHERE k = ?`, k).Scan(&v); err != nil || v != k {
+			t.Fatalf("acknowledged write %d reads back %d, %v (of %d acknowledged)", k, v, err, len(keys))
+		}
+	}
+	t.Logf("%d acknowledged writes of %d attempted all read back at QUORUM", len(keys), next.Load())
 }
