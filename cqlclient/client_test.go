@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -14,18 +15,26 @@ import (
 	"github.com/cqld/cqld/server"
 )
 
-// startNode runs a cqld node on 127.0.0.1 for the test.
-func startNode(t *testing.T) *server.Node {
+// freePort is a TCP port free on 127.0.0.1 now.
+func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startNode runs a cqld node on 127.0.0.1 for the test.
+func startNode(t *testing.T) *server.Node {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
-	cfg.NativeTransportPort = port
+	cfg.NativeTransportPort = freePort(t)
+	// A node of its own: its own internode port, itself its one seed.
+	cfg.StoragePort = freePort(t)
+	cfg.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", cfg.StoragePort)}
 	cfg.PrometheusPort = 0
 	cfg.DataFileDirectories = []string{dir + "/data"}
 	cfg.CommitlogDirectory = dir + "/commitlog"
