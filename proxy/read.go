@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -270,14 +271,11 @@ func (p *Proxy) repair(ctx context.Context, n *need, contacts []ring.HostID, t *
 		if samePartition(merged, part) {
 			continue
 		}
-		u, skipped, err := repairUpdate(t, merged, part)
-		if err != nil {
-			return err
+		m := &mutation.Mutation{}
+		if err := m.Repair(t, merged, part); err != nil {
+			return fmt.Errorf("proxy: read repair of %s: %w", contacts[i], err)
 		}
-		if skipped > 0 {
-			p.log.Warn("proxy: read repair left collection elements it cannot type", "table", t.Def.Keyspace+"."+t.Def.Name, "replica", contacts[i].String(), "cells", skipped)
-		}
-		if len(u.Ops) == 0 {
+		if len(m.Updates) == 0 {
 			continue
 		}
 		rep, err := p.replica(contacts[i])
@@ -289,7 +287,7 @@ func (p *Proxy) repair(ctx context.Context, n *need, contacts []ring.HostID, t *
 			m.ReadRepairs.Inc()
 		}
 		p.goBackground(func() {
-			results <- readResult{i: i, err: rep.Apply(ctx, &mutation.Mutation{Updates: []*mutation.Update{u}}, nil)}
+			results <- readResult{i: i, err: rep.Apply(ctx, m, nil)}
 		})
 	}
 	blockFor := n.total()
@@ -309,4 +307,17 @@ func (p *Proxy) repair(ctx context.Context, n *need, contacts []ring.HostID, t *
 		}
 	}
 	return nil
+}
+
+// samePartition reports whether two answers hold the same keys and cells.
+func samePartition(a, b *storage.Partition) bool {
+	if len(a.KVs) != len(b.KVs) {
+		return false
+	}
+	for i := range a.KVs {
+		if !bytes.Equal(a.KVs[i].Key, b.KVs[i].Key) || !bytes.Equal(a.KVs[i].Value, b.KVs[i].Value) {
+			return false
+		}
+	}
+	return true
 }

@@ -14,7 +14,7 @@ import (
 // For random partitions, the repair of an empty replica from a full one
 // gives it exactly the same keys and cells; the repair of a replica that
 // holds part of them sends only the rest.
-func TestRepairUpdateRebuildsPartitions(t *testing.T) {
+func TestReadRepairRebuildsPartitions(t *testing.T) {
 	c := newCluster(t, []string{"dc1", "dc1"}, rf("1"))
 	ctx := context.Background()
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -61,9 +61,13 @@ func TestRepairUpdateRebuildsPartitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, skipped, err := repairUpdate(c.tbl, want, have)
-		if err != nil || skipped != 0 {
-			t.Fatalf("partition %d: %v (%d skipped)", k, err, skipped)
+		rm := &mutation.Mutation{}
+		if err := rm.Repair(c.tbl, want, have); err != nil {
+			t.Fatalf("partition %d: %v", k, err)
+		}
+		var ops int
+		for _, u := range rm.Updates {
+			ops += len(u.Ops)
 		}
 		held := map[string]string{}
 		for _, kv := range have.KVs {
@@ -75,10 +79,10 @@ func TestRepairUpdateRebuildsPartitions(t *testing.T) {
 				missing++
 			}
 		}
-		if len(u.Ops) != missing {
-			t.Fatalf("partition %d: %d repair ops for %d keys missing", k, len(u.Ops), missing)
+		if ops != missing {
+			t.Fatalf("partition %d: %d repair ops for %d keys missing", k, ops, missing)
 		}
-		c.applyOn(1, &mutation.Mutation{Updates: []*mutation.Update{u}})
+		c.applyOn(1, rm)
 		got, err := c.nodes[1].Local.Read(ctx, c.tbl, pk, storage.Slice{})
 		if err != nil {
 			t.Fatal(err)
