@@ -83,7 +83,7 @@ func (p *Proxy) primaryHere(t *storage.Table, natural []ring.HostID) (ring.HostI
 
 // Truncate drops every row of t on every replica of its keyspace, which
 // must all be up (Cassandra truncates at ALL: *cqlerr.Unavailable
-// otherwise). Replicas must implement Truncater.
+// otherwise).
 func (p *Proxy) Truncate(ctx context.Context, t *storage.Table) error {
 	ks, err := p.keyspace(t)
 	if err != nil {
@@ -116,12 +116,8 @@ func (p *Proxy) Truncate(ctx context.Context, t *storage.Table) error {
 		if err != nil {
 			return err
 		}
-		tr, ok := rep.(Truncater)
-		if !ok {
-			return fmt.Errorf("proxy: replica %s cannot truncate", h)
-		}
 		p.goBackground(func() {
-			if err := tr.Truncate(ctx, t); err != nil {
+			if err := rep.Truncate(ctx, t); err != nil {
 				errs <- fmt.Errorf("proxy: truncate %s.%s on %s: %w", t.Def.Keyspace, t.Def.Name, h, err)
 				return
 			}

@@ -51,7 +51,6 @@ type faulty struct {
 
 var (
 	_ replica.Replica = (*faulty)(nil)
-	_ Truncater       = (*faulty)(nil)
 )
 
 func (f *faulty) fault(ctx context.Context) error {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,12 +34,6 @@ type Replicas interface {
 // Implementations are safe for concurrent use.
 type Hints interface {
 	Store(target ring.HostID, m *mutation.Mutation) error
-}
-
-// Truncater is the optional ability of a replica to drop every row of a
-// table.
-type Truncater interface {
-	Truncate(ctx context.Context, t *storage.Table) error
 }
 
 // Options are a Proxy's seams.
