@@ -35,7 +35,8 @@ func Serve(addr string, g prometheus.Gatherer) (*Server, error) {
 }
 
 // ServeWith is Serve with more handlers, by path, beside /metrics (the
-// node's status for `cqld nodetool`).
+// node's status for `cqld nodetool`). Go's profiles are on /debug/pprof/
+// for loopback clients.
 func ServeWith(addr string, g prometheus.Gatherer, handlers map[string]http.Handler) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -43,6 +44,7 @@ func ServeWith(addr string, g prometheus.Gatherer, handlers map[string]http.Hand
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	mux.Handle("/debug/pprof/", pprofHandler())
 	for path, h := range handlers {
 		mux.Handle(path, h)
 	}
