@@ -33,16 +33,18 @@
 // # Reads
 //
 // A read asks blockFor replicas: this node first, then its data center's,
-// then the others. One replica's answer is its own read. Several answer
-// unresolved partitions; when they differ the proxy reconciles them
-// (storage.ReconcilePartitions, so a tombstone on one replica shadows
-// data on another), sends every stale replica the Update that makes it
-// current and waits for those writes (blocking read repair) before it
-// resolves the rows. A replica slower than the table's speculative retry
-// delay, or unreachable, has one more replica asked in its place. Every
-// answer is a full read: digest reads are to
-// come with the replica interface's digest. EACH_QUORUM reads ask the
-// nearest quorum of every data center, as Cassandra 4.0's do.
+// then the others. One replica's answer is its own read. With several, as
+// Cassandra's read executors do, the first is asked for the partition
+// unresolved and the others for its digest (replica.Digest); when every
+// digest matches the data's, the data is the answer. On a mismatch the
+// replicas that answered are read again in full, their answers reconciled
+// (storage.ReconcilePartitions, so a tombstone on one replica shadows data
+// on another), and every stale replica is sent the Update that makes it
+// current; the read waits for those writes (blocking read repair) before
+// it resolves the rows. A replica slower than the table's speculative
+// retry delay, or unreachable, has one more replica asked in its place:
+// for data when none has come yet, else for a digest. EACH_QUORUM reads
+// ask the nearest quorum of every data center, as Cassandra 4.0's do.
 //
 // Range scans walk the ring's ranges in token order; neighbouring ranges
 // read from the same single replica are one scan, so that a one-node

@@ -82,6 +82,20 @@ func (f *faulty) Read(ctx context.Context, t *storage.Table, pk []byte, s storag
 	return f.Local.Read(ctx, t, pk, s)
 }
 
+func (f *faulty) Digest(ctx context.Context, t *storage.Table, pk []byte, s storage.Slice) (storage.Digest, error) {
+	if err := f.fault(ctx); err != nil {
+		return storage.Digest{}, err
+	}
+	return f.Local.Digest(ctx, t, pk, s)
+}
+
+func (f *faulty) ReadRange(ctx context.Context, t *storage.Table, rc replica.RangeCommand) ([]*storage.Partition, bool, error) {
+	if err := f.fault(ctx); err != nil {
+		return nil, false, err
+	}
+	return f.Local.ReadRange(ctx, t, rc)
+}
+
 func (f *faulty) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	if err := f.fault(ctx); err != nil {
 		return err

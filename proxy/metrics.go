@@ -23,6 +23,9 @@ type Metrics struct {
 	Errors *prometheus.CounterVec
 	// ReadRepairs counts the repair writes reads sent to stale replicas.
 	ReadRepairs prometheus.Counter
+	// DigestMismatches counts the reads whose replicas' digests differed,
+	// so that they were read again in full.
+	DigestMismatches prometheus.Counter
 	// SpeculativeRetries counts the replicas reads asked in place of a
 	// late or unreachable one.
 	SpeculativeRetries prometheus.Counter
@@ -43,12 +46,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Requests answered UNAVAILABLE, a timeout or a failure."}, []string{"op", "consistency", "kind"}),
 		ReadRepairs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "read_repairs_total",
 			Help: "Repair writes sent to replicas a read found stale."}),
+		DigestMismatches: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "digest_mismatches_total",
+			Help: "Reads whose replicas' digests differed, read again in full."}),
 		SpeculativeRetries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "speculative_retries_total",
 			Help: "Replicas reads asked in place of a late or unreachable one."}),
 		Hints: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "hints_total",
 			Help: "Hints handed to hinted handoff."}, []string{"reason"}),
 	}
-	reg.MustRegister(m.Latency, m.Errors, m.ReadRepairs, m.SpeculativeRetries, m.Hints)
+	reg.MustRegister(m.Latency, m.Errors, m.ReadRepairs, m.DigestMismatches, m.SpeculativeRetries, m.Hints)
 	return m
 }
 

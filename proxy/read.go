@@ -169,48 +169,92 @@ func (p *Proxy) byProximity(hosts []ring.HostID, dc string) []ring.HostID {
 	return out
 }
 
-type readResult struct {
-	i    int
-	part *storage.Partition
-	err  error
-}
-
-// readReconciled reads pk from the level's replicas, and when their
-// answers differ, reconciles them and repairs the stale ones.
+// readReconciled reads pk as Cassandra's read executors do: data from
+// the first contact and digests from the others. When every digest
+// matches the data, the data is the answer; on a mismatch the replicas
+// that answered are read in full, their answers reconciled and the stale
+// ones repaired before the merged partition is returned.
 func (p *Proxy) readReconciled(ctx context.Context, t *storage.Table, rp readPlan, pk []byte, slice storage.Slice) (*storage.Partition, error) {
-	hosts, parts, err := p.readAll(ctx, t, rp, pk, slice)
+	first, err := p.readRound(ctx, t, rp, pk, slice, true)
 	if err != nil {
 		return nil, err
 	}
-	merged, err := storage.ReconcilePartitions(parts...)
+	if first.agree() {
+		return first.data, nil
+	}
+	if m := p.opts.Metrics; m != nil {
+		m.DigestMismatches.Inc()
+	}
+	full, err := p.readRound(ctx, t, readPlan{n: rp.n, contacts: first.hosts, extras: first.extras}, pk, slice, false)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := storage.ReconcilePartitions(full.parts...)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: read of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
 	}
-	if err := p.repair(ctx, &rp.n, hosts, t, merged, parts); err != nil {
+	if err := p.repair(ctx, &rp.n, full.hosts, t, merged, full.parts); err != nil {
 		return nil, err
 	}
 	return merged, nil
 }
 
-// readAll is the answers of as many replicas as rp's level needs, with
-// the replicas that gave them: the contacts', or when one is late (past
-// the speculative retry delay) or unreachable, an extra's in its place.
-// rp.contacts[0] is the one Cassandra would ask for data.
-func (p *Proxy) readAll(ctx context.Context, t *storage.Table, rp readPlan, pk []byte, slice storage.Slice) ([]ring.HostID, []*storage.Partition, error) {
+// round is the answers of one round of a read: a reply from each of hosts,
+// a partition (parts[i], data) or only its digest (digests[i]).
+type round struct {
+	hosts   []ring.HostID
+	parts   []*storage.Partition
+	digests []storage.Digest
+	// data is the first data reply; extras are the replicas not asked.
+	data   *storage.Partition
+	extras []ring.HostID
+}
+
+// agree reports whether every reply digests as the data does.
+func (r *round) agree() bool {
+	d := storage.PartitionDigest(r.data)
+	for _, x := range r.digests {
+		if x != d {
+			return false
+		}
+	}
+	return true
+}
+
+type readReply struct {
+	i      int
+	part   *storage.Partition
+	digest storage.Digest
+	err    error
+}
+
+// readRound asks rp's contacts for pk and waits for as many replies as
+// the level needs. With digests, the first contact is asked for data and
+// the others for digests only, and the round also waits for the data.
+// A contact that is late (past the speculative retry delay) or
+// unreachable has an extra replica asked in its place, for data when no
+// data has come yet, else for a digest.
+func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk []byte, slice storage.Slice, digests bool) (*round, error) {
 	n, extras := &rp.n, rp.extras
 	asked := slices.Clone(rp.contacts)
-	results := make(chan readResult, len(rp.contacts)+len(extras))
-	ask := func(i int) {
+	replies := make(chan readReply, len(rp.contacts)+len(extras))
+	ask := func(i int, data bool) {
 		rep, err := p.replica(asked[i])
 		if err != nil {
-			results <- readResult{i: i, err: err}
+			replies <- readReply{i: i, err: err}
 			return
 		}
 		p.goBackground(func() {
-			part, err := rep.Read(ctx, t, pk, slice)
-			results <- readResult{i: i, part: part, err: err}
+			if data {
+				part, err := rep.Read(ctx, t, pk, slice)
+				replies <- readReply{i: i, part: part, err: err}
+				return
+			}
+			d, err := rep.Digest(ctx, t, pk, slice)
+			replies <- readReply{i: i, digest: d, err: err}
 		})
 	}
+	r := &round{}
 	// speculate asks the next extra replica, reporting whether there was
 	// one.
 	speculate := func() bool {
@@ -222,50 +266,56 @@ func (p *Proxy) readAll(ctx context.Context, t *storage.Table, rp readPlan, pk [
 		if m := p.opts.Metrics; m != nil {
 			m.SpeculativeRetries.Inc()
 		}
-		ask(len(asked) - 1)
+		ask(len(asked)-1, !digests || r.data == nil)
 		return true
 	}
 	for i := range asked {
-		ask(i)
+		ask(i, !digests || i == 0)
 	}
 	var late <-chan time.Time
 	if d := p.speculateAfter(t); d > 0 && len(extras) > 0 {
 		late = p.opts.After(d)
 	}
 	needed := len(rp.contacts)
-	parts := make([]*storage.Partition, 0, needed)
-	var hosts []ring.HostID
-	dataPresent := false
-	for len(parts) < needed {
+	for len(r.hosts) < needed || r.data == nil {
 		select {
-		case r := <-results:
+		case x := <-replies:
 			switch {
-			case r.err == nil:
-				parts = append(parts, r.part)
-				hosts = append(hosts, asked[r.i])
-				dataPresent = dataPresent || r.i == 0
-			case hintable(r.err) && speculate():
-			case hintable(r.err):
-				return nil, nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(parts)), BlockFor: int32(n.total()), DataPresent: dataPresent}
+			case x.err == nil:
+				r.hosts = append(r.hosts, asked[x.i])
+				if x.part != nil {
+					if r.data == nil {
+						r.data = x.part
+					}
+					r.parts = append(r.parts, x.part)
+					if digests {
+						x.digest = storage.PartitionDigest(x.part)
+					}
+				}
+				r.digests = append(r.digests, x.digest)
+			case hintable(x.err) && speculate():
+			case hintable(x.err):
+				return nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(r.hosts)), BlockFor: int32(n.total()), DataPresent: r.data != nil}
 			default:
-				return nil, nil, &cqlerr.ReadFailure{Consistency: n.cl, Received: int32(len(parts)), BlockFor: int32(n.total()),
-					DataPresent: dataPresent, Reasons: p.failureReasons([]ring.HostID{asked[r.i]}),
-					Err: fmt.Errorf("proxy: read from %s: %w", asked[r.i], r.err)}
+				return nil, &cqlerr.ReadFailure{Consistency: n.cl, Received: int32(len(r.hosts)), BlockFor: int32(n.total()),
+					DataPresent: r.data != nil, Reasons: p.failureReasons([]ring.HostID{asked[x.i]}),
+					Err: fmt.Errorf("proxy: read from %s: %w", asked[x.i], x.err)}
 			}
 		case <-late:
 			late = nil // one speculation, as Cassandra makes
 			speculate()
 		case <-ctx.Done():
-			return nil, nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(parts)), BlockFor: int32(n.total()), DataPresent: dataPresent}
+			return nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(r.hosts)), BlockFor: int32(n.total()), DataPresent: r.data != nil}
 		}
 	}
-	return hosts, parts, nil
+	r.extras = extras
+	return r, nil
 }
 
 // repair sends each contact whose answer lacks part of merged the Update
 // that makes it current, and waits for every one to be acknowledged.
 func (p *Proxy) repair(ctx context.Context, n *need, contacts []ring.HostID, t *storage.Table, merged *storage.Partition, parts []*storage.Partition) error {
-	results := make(chan readResult, len(contacts))
+	results := make(chan readReply, len(contacts))
 	sent := 0
 	for i, part := range parts {
 		if samePartition(merged, part) {
@@ -287,7 +337,7 @@ func (p *Proxy) repair(ctx context.Context, n *need, contacts []ring.HostID, t *
 			m.ReadRepairs.Inc()
 		}
 		p.goBackground(func() {
-			results <- readResult{i: i, err: rep.Apply(ctx, m, nil)}
+			results <- readReply{i: i, err: rep.Apply(ctx, m, nil)}
 		})
 	}
 	blockFor := n.total()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
 )
@@ -387,6 +390,56 @@ func TestCounterLeaderElsewhere(t *testing.T) {
 		})
 		if err != nil || total != 6 {
 			t.Fatalf("counter %d on its replica: %d %v", k, total, err)
+		}
+	}
+}
+
+// A read at QUORUM whose replicas agree moves one partition over the
+// network: data from one replica, a digest from the other. When they
+// differ, every replica asked is read in full and the stale ones are
+// repaired.
+func TestDigestReads(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1", "dc1"}, rf("3"))
+	w := c.wire()
+	// A partition node 0 holds no replica of, so both replicas a QUORUM
+	// read asks are remote.
+	k := 0
+	for ; slices.Contains(c.replicasOf(k), 0); k++ {
+	}
+	big := strings.Repeat("x", 16<<10)
+	for _, i := range c.replicasOf(k) {
+		c.applyOn(i, c.write(k, 0, big, 10))
+	}
+	got, err := c.readAt(w.proxies[0], primitive.ConsistencyLevelQuorum, k)
+	if err != nil || got[0] != big {
+		t.Fatalf("read %d bytes, %v", len(got[0]), err)
+	}
+	msgs, bytes := w.received(0, messaging.VerbRead)
+	if msgs != 2 || bytes < 16<<10 || bytes >= 2*16<<10 {
+		t.Fatalf("the read received %v messages of %v bytes: want 2 with one 16 KiB partition", msgs, bytes)
+	}
+	if n := testutil.ToFloat64(c.metrics.DigestMismatches); n != 0 {
+		t.Fatalf("%v digest mismatches", n)
+	}
+
+	// One replica takes a newer write the others missed: at ALL, its
+	// data or digest differs, all three are read in full, and the two
+	// stale ones repaired.
+	fresh := c.replicasOf(k)[1]
+	c.applyOn(fresh, c.write(k, 0, "new", 20))
+	got, err = c.readAt(w.proxies[0], primitive.ConsistencyLevelAll, k)
+	if err != nil || got[0] != "new" {
+		t.Fatalf("read %q, %v", got[0], err)
+	}
+	if n := testutil.ToFloat64(c.metrics.DigestMismatches); n != 1 {
+		t.Fatalf("%v digest mismatches, want 1", n)
+	}
+	if n := testutil.ToFloat64(c.metrics.ReadRepairs); n != 2 {
+		t.Fatalf("%v read repairs, want 2", n)
+	}
+	for _, i := range c.replicasOf(k) {
+		if r := c.rowsOf(i, k); r[0] != "new" {
+			t.Fatalf("replica %d holds %.10q after the read", i, r[0])
 		}
 	}
 }
