@@ -49,8 +49,14 @@
 // Range scans walk the ring's ranges in token order; neighbouring ranges
 // read from the same single replica are one scan, so that a one-node
 // cluster makes exactly one replica.Local call. With several replicas per
-// range, each lists its partitions a page at a time and each partition is
-// read and reconciled as a single-partition read is.
+// range, as Cassandra's range reads do, each replica is asked for its
+// partitions unresolved a page at a time (replica.ReadRange), the pages
+// are merged in ring order, each partition reconciled from every
+// replica's version (none for a replica without it) and the replicas
+// whose version differs repaired before its rows are passed on. Through a
+// secondary index, a replica that does not list a partition another lists
+// is read for it, since its newer version may no longer match the index
+// (ReplicaFilteringProtection in Cassandra).
 //
 // # Lightweight transactions
 //

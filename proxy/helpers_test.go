@@ -178,7 +178,7 @@ func newCluster(t *testing.T, dcs []string, replication map[string]string) *clus
 	t.Helper()
 	c := &cluster{t: t, live: &liveness{down: map[ring.HostID]bool{}}, hints: &hintStore{byFor: map[ring.HostID]int{}}}
 	c.ks = &storage.KeyspaceDef{Name: "ks", Replication: replication}
-	c.tbl = table(t, &storage.TableDef{Keyspace: "ks", Name: "t", ID: [16]byte{1}, Columns: []storage.ColumnDef{
+	c.tbl = table(t, &storage.TableDef{Keyspace: "ks", Name: "t", ID: [16]byte{1}, Indexes: []storage.IndexDef{{Name: "v_idx", Column: "v", Target: "v"}}, Columns: []storage.ColumnDef{
 		{Name: "k", Type: "int", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
 		{Name: "c", Type: "int", Kind: storage.KindClustering, Position: 0, Order: "asc"},
 		{Name: "s", Type: "set<int>", Kind: storage.KindRegular, Position: -1, Order: "none"},

@@ -69,6 +69,9 @@ type Proxy struct {
 	opts Options
 	log  *slog.Logger
 	wg   sync.WaitGroup
+	// rangePage is how many partitions a reconciled scan reads from each
+	// replica at a time.
+	rangePage int
 }
 
 // New returns a proxy over o's seams.
@@ -82,7 +85,7 @@ func New(o Options) *Proxy {
 	if o.After == nil {
 		o.After = time.After
 	}
-	return &Proxy{opts: o, log: o.Logger}
+	return &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions}
 }
 
 // Close waits for the writes and hints still running for requests already

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -17,9 +17,6 @@ import (
 	"github.com/cqld/cqld/storage"
 )
 
-// scanFunc is one replica's scan: Scan or ScanIndex.
-type scanFunc func(rep replica.Replica, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
-
 // Scan calls fn for each live row of every partition of t within o, in
 // token order, read at level cl, until fn returns false
 // (StorageProxy.getRangeSlice): the ring's ranges in token order, each
@@ -27,18 +24,14 @@ type scanFunc func(rep replica.Replica, o storage.ScanOptions, fn func(pk []byte
 // reconciled when more than one replica answers. o.FromPartition resumes
 // a paged scan at that partition, included. Errors are Read's.
 func (p *Proxy) Scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
-	return p.scan(ctx, cl, t, o, fn, func(rep replica.Replica, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-		return rep.Scan(ctx, t, o, fn)
-	})
+	return p.scan(ctx, cl, t, o, nil, fn)
 }
 
 // ScanIndex is Scan over the rows that index name's entries for value
 // point at; the caller checks each row still holds value (with several
 // replicas, every row of each partition found is passed).
 func (p *Proxy) ScanIndex(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
-	return p.scan(ctx, cl, t, o, fn, func(rep replica.Replica, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-		return rep.ScanIndex(ctx, t, name, value, o, fn)
-	})
+	return p.scan(ctx, cl, t, o, &storage.IndexQuery{Name: name, Value: value}, fn)
 }
 
 // segment is the tokens [lo, hi] and the replicas a scan asks there.
@@ -47,7 +40,7 @@ type segment struct {
 	contacts []ring.HostID
 }
 
-func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool, scanOne scanFunc) (err error) {
+func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, index *storage.IndexQuery, fn func([]byte, *storage.Row) bool) (err error) {
 	start := p.started()
 	defer func() { p.measured("range", cl, start, err) }()
 	if err := checkRead(cl); err != nil {
@@ -100,11 +93,15 @@ func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 			if err != nil {
 				return err
 			}
-			err = scanOne(rep, so, wrapped)
+			if index != nil {
+				err = rep.ScanIndex(ctx, t, index.Name, index.Value, so, wrapped)
+			} else {
+				err = rep.Scan(ctx, t, so, wrapped)
+			}
 			if err != nil {
 				return err
 			}
-		} else if err := p.scanReconciled(ctx, &n, s.contacts, t, so, scanOne, wrapped); err != nil {
+		} else if err := p.scanReconciled(ctx, &n, s.contacts, t, s, so, index, wrapped); err != nil {
 			return err
 		}
 		if stopped {
@@ -167,15 +164,70 @@ func intervals(r ring.Range) [][2]int64 {
 	return out
 }
 
-// pageKeys is how many partitions a reconciled scan lists from each
-// replica at a time.
-const pageKeys = 128
+// Bounds of the page a reconciled scan asks each replica for at a time
+// (Proxy.rangePage, which tests lower, is the first).
+const (
+	pagePartitions = 128
+	pageBytes      = 1 << 20
+)
+
+// rangeSource is one replica's part of a reconciled scan: its partitions
+// of the segment, a page at a time.
+type rangeSource struct {
+	host ring.HostID
+	rep  replica.Replica
+	// cmd is the next page's command; from, while set, is the partition
+	// the scan resumes at, read on its own first (a page starts after a
+	// partition, never at one).
+	cmd  replica.RangeCommand
+	from []byte
+	// buf holds the partitions fetched and not yet merged; more reports
+	// whether pages follow it.
+	buf  []*storage.Partition
+	more bool
+	err  error
+}
+
+// fetch reads source s's next page into its empty buffer.
+func (s *rangeSource) fetch(ctx context.Context, t *storage.Table) {
+	for len(s.buf) == 0 && s.more && s.err == nil {
+		if s.from != nil {
+			tok := storage.Token(s.from)
+			one := s.cmd
+			one.Range = storage.TokenRange{Start: tok - 1, End: tok}
+			one.After, one.MaxPartitions, one.MaxBytes = nil, 0, 0
+			ps, _, err := s.rep.ReadRange(ctx, t, one)
+			for _, p := range ps {
+				if string(p.Key) == string(s.from) {
+					s.buf = append(s.buf, p)
+				}
+			}
+			s.err, s.cmd.After, s.from = err, s.from, nil
+			continue
+		}
+		ps, more, err := s.rep.ReadRange(ctx, t, s.cmd)
+		s.buf, s.more, s.err = ps, more && len(ps) > 0, err
+		if len(ps) > 0 {
+			s.cmd.After = ps[len(ps)-1].Key
+		}
+	}
+}
+
+func (s *rangeSource) head() (scanKey, bool) {
+	if len(s.buf) == 0 {
+		return scanKey{}, false
+	}
+	pk := s.buf[0].Key
+	return scanKey{tok: storage.Token(pk), pk: pk}, true
+}
 
 type scanKey struct {
 	tok int64
 	pk  []byte
 }
 
+// keyCompare orders partitions as the ring and the storage do: by token,
+// then by key.
 func keyCompare(a, b scanKey) int {
 	if c := cmp.Compare(a.tok, b.tok); c != 0 {
 		return c
@@ -183,79 +235,129 @@ func keyCompare(a, b scanKey) int {
 	return bytes.Compare(a.pk, b.pk)
 }
 
-// scanReconciled scans segment o from several replicas: each lists its
-// partitions, a page at a time, and every partition any of them holds is
-// read from all of them, reconciled and repaired as a partition read is.
-// A partition only one replica lists is still read from every one, so a
-// deletion another holds shadows it.
-func (p *Proxy) scanReconciled(ctx context.Context, n *need, contacts []ring.HostID, t *storage.Table, o storage.ScanOptions, scanOne scanFunc, fn func([]byte, *storage.Row) bool) error {
-	var after *scanKey // keys up to it were served
+// scanReconciled scans segment seg (o within it) from several replicas
+// (StorageProxy's range reads, DataResolver): each replica's partitions
+// come unresolved, a page at a time (Replica.ReadRange), and are merged
+// in ring order; each partition is the reconciliation of every replica's
+// version of it, a replica without it holding none, and a replica whose
+// version differs is repaired before its rows are passed on. Through an
+// index, a replica that does not list a partition another lists may hold
+// a version that no longer matches, so it is read on its own to take part
+// (Cassandra's ReplicaFilteringProtection).
+func (p *Proxy) scanReconciled(ctx context.Context, n *need, contacts []ring.HostID, t *storage.Table, seg segment, o storage.ScanOptions, index *storage.IndexQuery, fn func([]byte, *storage.Row) bool) error {
+	cmd := replica.RangeCommand{Range: segmentRange(seg), MaxPartitions: p.rangePage, MaxBytes: pageBytes, Index: index}
+	var from []byte
+	if o.FromPartition != nil && seg.lo <= storage.Token(o.FromPartition) && storage.Token(o.FromPartition) <= seg.hi {
+		from = o.FromPartition
+	}
+	sources := make([]*rangeSource, len(contacts))
+	for i, h := range contacts {
+		rep, err := p.replica(h)
+		if err != nil {
+			return err
+		}
+		sources[i] = &rangeSource{host: h, rep: rep, cmd: cmd, from: from, more: true}
+	}
+	ro := storage.ReadOptions{Now: o.Now}
+	parts := make([]*storage.Partition, len(sources))
 	for {
-		var (
-			union    []scanKey
-			frontier *scanKey // the smallest last key of a replica that had more
-		)
-		for i, h := range contacts {
-			rep, err := p.replica(h)
-			if err != nil {
-				return err
-			}
-			var keys []scanKey
-			full := false
-			err = scanOne(rep, o, func(pk []byte, _ *storage.Row) bool {
-				if k := len(keys); k > 0 && bytes.Equal(keys[k-1].pk, pk) {
-					return true
-				}
-				if len(keys) == pageKeys {
-					full = true
-					return false
-				}
-				keys = append(keys, scanKey{tok: storage.Token(pk), pk: bytes.Clone(pk)})
-				return true
-			})
-			if err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
-					return &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(i), BlockFor: int32(n.total()), DataPresent: i > 0}
-				}
-				return &cqlerr.ReadFailure{Consistency: n.cl, Received: int32(i), BlockFor: int32(n.total()), DataPresent: i > 0,
-					Reasons: p.failureReasons([]ring.HostID{h}), Err: fmt.Errorf("proxy: range read from %s: %w", h, err)}
-			}
-			if full {
-				last := keys[len(keys)-1]
-				if frontier == nil || keyCompare(last, *frontier) < 0 {
-					frontier = &last
-				}
-			}
-			union = append(union, keys...)
+		if err := p.fetchAll(ctx, n, t, sources); err != nil {
+			return err
 		}
-		slices.SortFunc(union, keyCompare)
-		union = slices.CompactFunc(union, func(a, b scanKey) bool { return keyCompare(a, b) == 0 })
-		for _, k := range union {
-			if frontier != nil && keyCompare(k, *frontier) > 0 {
-				break
-			}
-			if after != nil && keyCompare(k, *after) <= 0 {
-				continue
-			}
-			part, err := p.readReconciled(ctx, t, readPlan{n: *n, contacts: contacts}, k.pk, storage.Slice{})
-			if err != nil {
-				return err
-			}
-			stop := false
-			if err := t.Resolve(part, storage.ReadOptions{Now: o.Now}, func(r *storage.Row) bool {
-				stop = !fn(k.pk, r)
-				return !stop
-			}); err != nil {
-				return err
-			}
-			if stop {
-				return nil
+		var next *scanKey
+		for _, s := range sources {
+			if k, ok := s.head(); ok && (next == nil || keyCompare(k, *next) < 0) {
+				next = &k
 			}
 		}
-		if frontier == nil {
+		if next == nil {
 			return nil
 		}
-		after = frontier
-		o.FromPartition = frontier.pk
+		var missing []int
+		for i, s := range sources {
+			if k, ok := s.head(); ok && keyCompare(k, *next) == 0 {
+				parts[i], s.buf = s.buf[0], s.buf[1:]
+				continue
+			}
+			parts[i] = &storage.Partition{Key: next.pk}
+			missing = append(missing, i)
+		}
+		if index != nil && len(missing) > 0 {
+			if err := p.completeIndexed(ctx, n, t, sources, missing, parts); err != nil {
+				return err
+			}
+		}
+		merged, err := storage.ReconcilePartitions(parts...)
+		if err != nil {
+			return fmt.Errorf("proxy: range read of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
+		}
+		if err := p.repair(ctx, n, contacts, t, merged, parts); err != nil {
+			return err
+		}
+		stop := false
+		if err := t.Resolve(merged, ro, func(r *storage.Row) bool {
+			stop = !fn(merged.Key, r)
+			return !stop
+		}); err != nil || stop {
+			return err
+		}
 	}
+}
+
+// fetchAll fills, at once, the buffer of every source that has emptied
+// and has pages left.
+func (p *Proxy) fetchAll(ctx context.Context, n *need, t *storage.Table, sources []*rangeSource) error {
+	var wg sync.WaitGroup
+	for _, s := range sources {
+		if len(s.buf) == 0 && s.more {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.fetch(ctx, t)
+			}()
+		}
+	}
+	wg.Wait()
+	for i, s := range sources {
+		if s.err != nil {
+			return p.rangeError(n, i, s.host, s.err)
+		}
+	}
+	return nil
+}
+
+// completeIndexed reads, for an index query, the partition the other
+// sources listed from each source in missing, into parts.
+func (p *Proxy) completeIndexed(ctx context.Context, n *need, t *storage.Table, sources []*rangeSource, missing []int, parts []*storage.Partition) error {
+	pk := parts[missing[0]].Key
+	for _, i := range missing {
+		part, err := sources[i].rep.Read(ctx, t, pk, sources[i].cmd.Slice)
+		if err != nil {
+			return p.rangeError(n, i, sources[i].host, err)
+		}
+		parts[i] = part
+	}
+	return nil
+}
+
+// rangeError is a range read's answer when replica h, the i-th asked,
+// failed with err.
+func (p *Proxy) rangeError(n *need, i int, h ring.HostID, err error) error {
+	if hintable(err) {
+		return &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(i), BlockFor: int32(n.total()), DataPresent: i > 0}
+	}
+	return &cqlerr.ReadFailure{Consistency: n.cl, Received: int32(i), BlockFor: int32(n.total()), DataPresent: i > 0,
+		Reasons: p.failureReasons([]ring.HostID{h}), Err: fmt.Errorf("proxy: range read from %s: %w", h, err)}
+}
+
+// segmentRange is the tokens [lo, hi] of seg as a storage.TokenRange.
+func segmentRange(seg segment) storage.TokenRange {
+	r := storage.TokenRange{Start: storage.MinToken, End: storage.MinToken}
+	if seg.lo > math.MinInt64 {
+		r.Start = seg.lo - 1
+	}
+	if seg.hi < math.MaxInt64 {
+		r.End = seg.hi
+	}
+	return r
 }

@@ -105,3 +105,76 @@ func TestScanOverTheRing(t *testing.T) {
 		})
 	}
 }
+
+// A reconciled scan merges pages of unresolved partitions from every
+// replica it asks, pages smaller than a range here: each partition is
+// passed once, in ring order, whichever replicas hold it, resumes at a
+// partition mid-range, and leaves every replica asked holding every
+// partition (read repair of what one lacked).
+func TestScanMergesReplicaPages(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	p := c.proxies[0]
+	p.rangePage = 3
+	const partitions = 120
+	for k := range partitions {
+		// Partition k on replica k%3 alone, and on every replica when
+		// k%4 == 0.
+		if k%4 == 0 {
+			for i := range c.nodes {
+				c.applyOn(i, c.write(k, 0, "all", 10))
+			}
+			continue
+		}
+		c.applyOn(k%3, c.write(k, 0, "one", 10))
+	}
+	before := c.nodes[1].calls.Load()
+	keys := scanKeys(t, p, primitive.ConsistencyLevelAll, c.tbl, nil, math.MaxInt)
+	if len(keys) != partitions {
+		t.Fatalf("scanned %d partitions, want %d", len(keys), partitions)
+	}
+	for i := 1; i < len(keys); i++ {
+		if keyCompare(scanKey{storage.Token(keys[i-1]), keys[i-1]}, scanKey{storage.Token(keys[i]), keys[i]}) >= 0 {
+			t.Fatalf("partitions %d and %d out of ring order", i-1, i)
+		}
+	}
+	if pages := c.nodes[1].calls.Load() - before; pages <= 12 {
+		t.Fatalf("node 1 answered %d calls: the scan did not page within ranges", pages)
+	}
+	for i := range c.nodes {
+		for k := range partitions {
+			if len(c.rowsOf(i, k)) != 1 {
+				t.Fatalf("node %d lacks partition %d after the scan", i, k)
+			}
+		}
+	}
+	rest := scanKeys(t, p, primitive.ConsistencyLevelAll, c.tbl, keys[50], math.MaxInt)
+	if len(rest) != partitions-50 || !bytes.Equal(rest[0], keys[50]) {
+		t.Fatalf("resumed at partition 50: %d partitions", len(rest))
+	}
+}
+
+// Through an index, a replica that does not list a partition another
+// lists is read for it: its newer value, which the index entry no longer
+// names, is what the caller filters on.
+func TestScanIndexReadsUnlistedReplicas(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	k := 7
+	reps := c.replicasOf(k)
+	c.applyOn(reps[0], c.write(k, 0, "old", 10))
+	c.applyOn(reps[1], c.write(k, 0, "new", 20))
+	c.applyOn(reps[2], c.write(k, 0, "new", 20))
+	got := map[int]string{}
+	err := c.proxies[0].ScanIndex(context.Background(), primitive.ConsistencyLevelAll, c.tbl, "v_idx", []byte("old"), storage.ScanOptions{Now: 1}, func(pk []byte, r *storage.Row) bool {
+		collect(got, r)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "new" {
+		t.Fatalf("the row passed holds %q: the replicas not listing it were not read", got[0])
+	}
+	if r := c.rowsOf(reps[0], k); r[0] != "new" {
+		t.Fatalf("the stale replica holds %q after the scan", r[0])
+	}
+}
