@@ -10,6 +10,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/speculate"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -219,9 +220,9 @@ func applyTableProperties(o *storage.TableOptions, props statements.Properties) 
 		case "memtable_flush_period_in_ms":
 			o.MemtableFlushPeriodInMs, err = integer(name, v)
 		case "speculative_retry":
-			o.SpeculativeRetry = v.Value
+			o.SpeculativeRetry, err = retryPolicy(v)
 		case "additional_write_policy":
-			o.AdditionalWritePolicy = v.Value
+			o.AdditionalWritePolicy, err = retryPolicy(v)
 		case "read_repair":
 			o.ReadRepair = strings.ToUpper(v.Value)
 		case "caching":
@@ -249,6 +250,17 @@ func applyTableProperties(o *storage.TableOptions, props statements.Properties) 
 		}
 	}
 	return nil
+}
+
+// retryPolicy is a speculative_retry or additional_write_policy value as
+// Cassandra stores it (99PERCENTILE is kept as 99p), refused with its
+// words when it does not parse.
+func retryPolicy(v statements.PropertyValue) (string, error) {
+	p, err := speculate.Parse(v.Value)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
 }
 
 func mergeMap(base, over map[string]string) map[string]string {
