@@ -41,10 +41,17 @@
 // (storage.ReconcilePartitions, so a tombstone on one replica shadows data
 // on another), and every stale replica is sent the Update that makes it
 // current; the read waits for those writes (blocking read repair) before
-// it resolves the rows. A replica slower than the table's speculative
-// retry delay, or unreachable, has one more replica asked in its place:
-// for data when none has come yet, else for a digest. EACH_QUORUM reads
-// ask the nearest quorum of every data center, as Cassandra 4.0's do.
+// it resolves the rows. A replica that has not answered by the table's
+// speculative retry threshold, or is unreachable, has one more replica
+// asked in its place: for data when none has come yet, else for a digest.
+// The threshold is the table's speculative_retry (package speculate): a
+// fixed time, or a percentile of the table's recent coordinator read
+// latencies (a decaying histogram per table, recomputed once per read
+// timeout; half the read timeout until there are latencies), or the MIN
+// or MAX of both; NEVER never speculates, nor does a threshold past the
+// read timeout, and ALWAYS asks one more replica for data from the
+// start. EACH_QUORUM reads ask the nearest quorum of every data center,
+// as Cassandra 4.0's do, and do not speculate.
 //
 // Range scans walk the ring's ranges in token order; neighbouring ranges
 // read from the same single replica are one scan, so that a one-node

@@ -50,11 +50,10 @@ type Options struct {
 	Logger   *slog.Logger
 	// Metrics, when set, get the proxy's latencies and counters.
 	Metrics *Metrics
-	// SpeculativeRetry, when set, is how long a read waits for a replica
-	// before it asks another one in its place (the table's
-	// speculative_retry: a fixed time, or a percentile of its latencies);
-	// zero or less is never.
-	SpeculativeRetry func(t *storage.Table) time.Duration
+	// ReadTimeout is read_request_timeout (DefaultReadTimeout when
+	// zero): a read does not speculate when its table's threshold is past
+	// it, and the thresholds are recomputed once per ReadTimeout.
+	ReadTimeout time.Duration
 	// Now is the clock of the latencies, After the timer of speculative
 	// retries: time.Now and time.After when nil.
 	Now   func() time.Time
@@ -72,6 +71,8 @@ type Proxy struct {
 	// rangePage is how many partitions a reconciled scan reads from each
 	// replica at a time.
 	rangePage int
+	// tables holds each table's *tableReads, by table id.
+	tables sync.Map
 }
 
 // New returns a proxy over o's seams.
@@ -84,6 +85,9 @@ func New(o Options) *Proxy {
 	}
 	if o.After == nil {
 		o.After = time.After
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
 	}
 	return &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/ring"
+	"github.com/cqld/cqld/speculate"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -26,6 +27,9 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
+	}
+	if !rp.oneLocal {
+		defer p.readDone(t, p.opts.Now())
 	}
 	if h, ok := p.alone(t, rp); ok {
 		rep, err := p.replica(h)
@@ -58,6 +62,9 @@ func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 	if err != nil {
 		return nil, err
 	}
+	if !rp.oneLocal {
+		defer p.readDone(t, p.opts.Now())
+	}
 	if h, ok := p.alone(t, rp); ok {
 		rep, err := p.replica(h)
 		if err != nil {
@@ -69,11 +76,14 @@ func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 }
 
 // readPlan is the replicas a read asks: contacts first, as many as the
-// level blocks for, and the extras it may ask in their place.
+// level blocks for, and the extras it may ask in their place. oneLocal
+// marks this node as the partition's only replica, where reads have no
+// choice and no latencies are kept.
 type readPlan struct {
 	n        need
 	contacts []ring.HostID
 	extras   []ring.HostID
+	oneLocal bool
 }
 
 // alone reports whether rp is one replica's read with no speculation:
@@ -83,14 +93,7 @@ func (p *Proxy) alone(t *storage.Table, rp readPlan) (ring.HostID, bool) {
 		return ring.HostID{}, false
 	}
 	h := rp.contacts[0]
-	return h, h == p.local() || len(rp.extras) == 0 || p.speculateAfter(t) <= 0
-}
-
-func (p *Proxy) speculateAfter(t *storage.Table) time.Duration {
-	if p.opts.SpeculativeRetry == nil {
-		return 0
-	}
-	return p.opts.SpeculativeRetry(t)
+	return h, h == p.local() || len(rp.extras) == 0 || !p.speculates(t)
 }
 
 // planRead picks the replicas a read of token tok at level cl asks: as
@@ -119,7 +122,7 @@ func (p *Proxy) planRead(cl primitive.ConsistencyLevel, t *storage.Table, tok in
 	n := p.needFor(cl, st, nil, false)
 	if len(natural) == 1 && natural[0] == p.local() {
 		// A cluster of one: no choice to make.
-		return readPlan{n: n, contacts: natural}, p.available(&n, natural)
+		return readPlan{n: n, contacts: natural, oneLocal: true}, p.available(&n, natural)
 	}
 	return p.contacts(n, natural)
 }
@@ -231,9 +234,10 @@ type readReply struct {
 // readRound asks rp's contacts for pk and waits for as many replies as
 // the level needs. With digests, the first contact is asked for data and
 // the others for digests only, and the round also waits for the data.
-// A contact that is late (past the speculative retry delay) or
-// unreachable has an extra replica asked in its place, for data when no
-// data has come yet, else for a digest.
+// A contact that is late (past the table's speculative retry threshold)
+// or unreachable has an extra replica asked in its place, for data when
+// no data has come yet, else for a digest; under speculative_retry
+// ALWAYS, an extra replica is asked for data from the start.
 func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk []byte, slice storage.Slice, digests bool) (*round, error) {
 	n, extras := &rp.n, rp.extras
 	asked := slices.Clone(rp.contacts)
@@ -255,9 +259,9 @@ func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk
 		})
 	}
 	r := &round{}
-	// speculate asks the next extra replica, reporting whether there was
+	// askExtra asks the next extra replica, reporting whether there was
 	// one.
-	speculate := func() bool {
+	askExtra := func() bool {
 		if len(extras) == 0 {
 			return false
 		}
@@ -273,8 +277,13 @@ func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk
 		ask(i, !digests || i == 0)
 	}
 	var late <-chan time.Time
-	if d := p.speculateAfter(t); d > 0 && len(extras) > 0 {
-		late = p.opts.After(d)
+	if len(extras) > 0 {
+		switch pol, wait := p.speculation(t); {
+		case pol.Kind == speculate.Always && digests:
+			askExtra()
+		case pol.Kind != speculate.Always && wait < p.opts.ReadTimeout:
+			late = p.opts.After(wait)
+		}
 	}
 	needed := len(rp.contacts)
 	for len(r.hosts) < needed || r.data == nil {
@@ -293,7 +302,7 @@ func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk
 					}
 				}
 				r.digests = append(r.digests, x.digest)
-			case hintable(x.err) && speculate():
+			case hintable(x.err) && askExtra():
 			case hintable(x.err):
 				return nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(r.hosts)), BlockFor: int32(n.total()), DataPresent: r.data != nil}
 			default:
@@ -303,7 +312,7 @@ func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk
 			}
 		case <-late:
 			late = nil // one speculation, as Cassandra makes
-			speculate()
+			askExtra()
 		case <-ctx.Done():
 			return nil, &cqlerr.ReadTimeout{Consistency: n.cl, Received: int32(len(r.hosts)), BlockFor: int32(n.total()), DataPresent: r.data != nil}
 		}

@@ -338,11 +338,11 @@ func TestSpeculativeRetry(t *testing.T) {
 	c.nodes[second].mode.Store(int32(hanging))
 	fired := make(chan time.Time)
 	close(fired) // the delay has passed as soon as it is asked for
+	c.tbl.Def.Options.SpeculativeRetry = "1ms"
 	p := New(Options{Topology: c.topos[0], Liveness: c.live, Replicas: replicaMap{c.hosts[0]: c.nodes[0], c.hosts[1]: c.nodes[1], c.hosts[2]: c.nodes[2]},
-		Keyspace:         func(string) *storage.KeyspaceDef { return c.ks },
-		Metrics:          c.metrics,
-		SpeculativeRetry: func(*storage.Table) time.Duration { return time.Millisecond },
-		After:            func(time.Duration) <-chan time.Time { return fired },
+		Keyspace: func(string) *storage.KeyspaceDef { return c.ks },
+		Metrics:  c.metrics,
+		After:    func(time.Duration) <-chan time.Time { return fired },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -358,6 +358,7 @@ func TestSpeculativeRetry(t *testing.T) {
 	}
 	cancel() // releases the hanging read
 	p.Close()
+	c.tbl.Def.Options.SpeculativeRetry = "NEVER"
 
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()

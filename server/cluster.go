@@ -335,6 +335,9 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		Keyspace: func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) },
 		Logger:   n.log,
 		Metrics:  proxy.NewMetrics(n.Registry),
+		// The speculative retry thresholds follow read_request_timeout
+		// as Cassandra's do.
+		ReadTimeout: cfg.ReadRequestTimeout.Duration,
 	})
 	return nil
 }
