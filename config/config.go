@@ -91,10 +91,18 @@ type Config struct {
 	HintsFlushPeriod      Duration `yaml:"hints_flush_period"`
 	MaxHintsFileSize      DataSize `yaml:"max_hints_file_size"`
 	HintedHandoffThrottle DataSize `yaml:"hinted_handoff_throttle"`
+	// BatchlogReplayThrottle bounds the bytes per second of logged
+	// batches the cluster replays, shared among its nodes.
+	BatchlogReplayThrottle DataSize `yaml:"batchlog_replay_throttle"`
 	// InternodeInjectedDelay (cqld's own, for tests and benchmarks) holds
 	// every internode message this node sends for this long, so nodes on
 	// one machine see a real round-trip time. Logged as a warning.
 	InternodeInjectedDelay Duration `yaml:"internode_injected_delay"`
+	// TestBatchlogKillAfterStore (cqld's own, for tests only) makes the
+	// node kill itself (SIGKILL) when a logged batch it coordinates is in
+	// the batchlog and none of its writes is sent, so a test can see
+	// another node replay it. Logged as an error at start-up.
+	TestBatchlogKillAfterStore bool `yaml:"test_batchlog_kill_after_store"`
 
 	// NativeTransportMaxFrameSize bounds one CQL frame, 1KiB to 256MiB.
 	NativeTransportMaxFrameSize DataSize `yaml:"native_transport_max_frame_size"`
@@ -210,6 +218,7 @@ func Default() Config {
 		HintsFlushPeriod:                        Duration{10 * time.Second},
 		MaxHintsFileSize:                        128 * MiB,
 		HintedHandoffThrottle:                   1024 * KiB,
+		BatchlogReplayThrottle:                  1024 * KiB,
 		EndpointSnitch:                          "SimpleSnitch",
 		DataCenter:                              "datacenter1",
 		Rack:                                    "rack1",
@@ -420,6 +429,8 @@ func keys() []key {
 		{name: "hints_flush_period", usage: "how often buffered hints are written and synced, e.g. 10s", field: func(c *Config) any { return &c.HintsFlushPeriod }},
 		{name: "max_hints_file_size", usage: "size at which a hints file is rotated, e.g. 128MiB", field: func(c *Config) any { return &c.MaxHintsFileSize }},
 		{name: "hinted_handoff_throttle", usage: "hint replay rate per second, e.g. 1024KiB", field: func(c *Config) any { return &c.HintedHandoffThrottle }},
+		{name: "batchlog_replay_throttle", usage: "logged batch replay rate per second, cluster-wide, e.g. 1024KiB", field: func(c *Config) any { return &c.BatchlogReplayThrottle }},
+		{name: "test_batchlog_kill_after_store", usage: "test only: SIGKILL this node once a logged batch is in the batchlog, before its writes", field: func(c *Config) any { return &c.TestBatchlogKillAfterStore }},
 		{name: "internode_injected_delay", usage: "test only: one-way delay added to every internode message sent, e.g. 10ms", field: func(c *Config) any { return &c.InternodeInjectedDelay }},
 		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
@@ -972,6 +983,9 @@ func (c *Config) problems() []*keyError {
 	}
 	if c.HintedHandoffThrottle < KiB {
 		bad("hinted_handoff_throttle", "%s must be at least 1KiB", c.HintedHandoffThrottle)
+	}
+	if c.BatchlogReplayThrottle < KiB {
+		bad("batchlog_replay_throttle", "%s must be at least 1KiB", c.BatchlogReplayThrottle)
 	}
 	notNegative("internode_injected_delay", c.InternodeInjectedDelay)
 
