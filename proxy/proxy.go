@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -44,6 +45,16 @@ type Options struct {
 	// Hints is nil when hinted handoff is off: a replica that misses a
 	// write then gets it only from read repair.
 	Hints Hints
+	// Batchlog, when set, keeps logged batches that span partitions until
+	// their writes are done (batchlog.Client); without it they are written
+	// as unlogged ones. AfterBatchlog, when set, runs once a batch is
+	// logged and before its writes: a test's way to kill the coordinator
+	// there.
+	Batchlog      Batchlog
+	AfterBatchlog func()
+	// Random draws the random bits of batch ids and of the choice of
+	// batchlog nodes; rand.Uint64 when nil.
+	Random func() uint64
 	// Keyspace returns the current definition of keyspace name, nil when
 	// there is none.
 	Keyspace func(name string) *storage.KeyspaceDef
@@ -85,6 +96,9 @@ func New(o Options) *Proxy {
 	}
 	if o.After == nil {
 		o.After = time.After
+	}
+	if o.Random == nil {
+		o.Random = rand.Uint64
 	}
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout

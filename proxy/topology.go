@@ -32,6 +32,9 @@ type Topology interface {
 	Addr(h ring.HostID) netip.Addr
 	// Local is this node's host id and data center.
 	Local() (ring.HostID, string)
+	// Nodes are the ring's members, with their data centers and racks
+	// (where logged batches are kept).
+	Nodes() []ring.Node
 }
 
 // RangeReplicas is a token range and its natural replicas.
@@ -79,6 +82,9 @@ func (t *RingTopology) Publish(s RingState) {
 	}
 	t.view.Store(v)
 }
+
+// Nodes implements Topology.
+func (t *RingTopology) Nodes() []ring.Node { return t.view.Load().state.Ring.Nodes() }
 
 // State is the topology last published.
 func (t *RingTopology) State() RingState { return t.view.Load().state }

@@ -2,13 +2,17 @@ package proxy
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
+	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/cqld/cqld/batchlog"
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -21,6 +25,8 @@ type wired struct {
 	addrs   []netip.AddrPort
 	regs    []*prometheus.Registry
 	net     *messaging.InmemNetwork
+	// batches is each node's batchlog, served to the others.
+	batches []*batchlog.Store
 }
 
 func (c *cluster) wire() *wired {
@@ -46,6 +52,12 @@ func (c *cluster) wire() *wired {
 		}
 		t.Cleanup(func() { _ = tr.Close() })
 		replica.Serve(tr, c.nodes[i].Local, tables)
+		bs, err := batchlog.OpenStore(c.nodes[i].engine, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batchlog.Serve(tr, bs, nil)
+		w.batches = append(w.batches, bs)
 		trs = append(trs, tr)
 		w.addrs = append(w.addrs, addr)
 	}
@@ -58,7 +70,15 @@ func (c *cluster) wire() *wired {
 				reps[o] = r
 			}
 		}
+		addr := func(h ring.HostID) (netip.AddrPort, bool) {
+			j := slices.Index(c.hosts, h)
+			if j < 0 {
+				return netip.AddrPort{}, false
+			}
+			return w.addrs[j], true
+		}
 		p := New(Options{Topology: c.topos[i], Liveness: c.live, Replicas: reps, Hints: c.hints, Metrics: c.metrics,
+			Batchlog: batchlog.NewClient(h, w.batches[i], trs[i], addr, nil),
 			Keyspace: func(string) *storage.KeyspaceDef { return c.ks }})
 		t.Cleanup(p.Close)
 		w.proxies = append(w.proxies, p)
@@ -99,4 +119,36 @@ func label(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+// sent is the count of the messages of verb that node i sent.
+func (w *wired) sent(i int, verb messaging.Verb) float64 {
+	mfs, err := w.regs[i].Gather()
+	if err != nil {
+		panic(err)
+	}
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "cqld_internode_messages_total" {
+			continue
+		}
+		for _, m := range mf.Metric {
+			if label(m, "direction") == "sent" && label(m, "verb") == verb.String() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
+// logged is how many batches each node's batchlog holds.
+func (w *wired) logged(t *testing.T) []int {
+	t.Helper()
+	out := make([]int, len(w.batches))
+	for i, s := range w.batches {
+		if err := s.Each(func(batchlog.ID, []byte) bool { out[i]++; return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

@@ -26,10 +26,12 @@ import (
 // level cannot be met answer *cqlerr.WriteFailure. A replica that is down,
 // or does not answer by the deadline, gets a hint. The writes still
 // running when Apply returns go on, on copies of m, until they are
-// acknowledged or hinted. check runs on each replica as Replica.Apply
-// runs it. Counter deltas go through a leader replica (counter.go). m is
-// not kept after Apply returns; with counters it holds the totals
-// written, as Replica.Apply leaves it.
+// acknowledged or hinted. A logged batch (write type BATCH) spanning
+// partitions goes through the batchlog (batch.go) unless this node is
+// the only replica of all of them. check runs on each replica as
+// Replica.Apply runs it. Counter deltas go through a leader replica
+// (counter.go). m is not kept after Apply returns; with counters it holds
+// the totals written, as Replica.Apply leaves it.
 func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) (err error) {
 	start := p.started()
 	defer func() { p.measured("write", cl, start, err) }()
@@ -40,12 +42,16 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 		if err != nil {
 			return err
 		}
-		// One replica, this node's: the write is the local one alone.
+		// One replica, this node's: the write is the local one alone,
+		// atomic across its partitions without a batchlog.
 		rep, err := p.replica(p.local())
 		if err != nil {
 			return err
 		}
 		return rep.Apply(ctx, m, check)
+	}
+	if wt == primitive.WriteTypeBatch && p.opts.Batchlog != nil && len(m.Updates) > 1 && spansPartitions(m) {
+		return p.applyLogged(ctx, cl, m, check)
 	}
 	w, err := p.planWrite(cl, wt, m.Updates, nil)
 	if err != nil {

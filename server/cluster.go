@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/batchlog"
 	"github.com/cqld/cqld/cluster"
 	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/gossip"
@@ -88,6 +91,12 @@ func (m *members) remote(h ring.HostID) (*replica.Remote, error) {
 		m.remotes[h] = r
 	}
 	return r, nil
+}
+
+// addr is the internode address of member h.
+func (m *members) addr(h ring.HostID) (netip.AddrPort, bool) {
+	mem, ok := m.node.Load().Topology().Member(h)
+	return mem.Addr, ok
 }
 
 // deliverHint is the hints store's Deliver.
@@ -327,14 +336,30 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		n.hints = m.hints
 		hs = hintStore{store: m.hints, now: time.Now}
 	}
+	n.batches, err = batchlog.OpenStore(n.engine, nil)
+	if err != nil {
+		return err
+	}
+	n.batchMetrics = batchlog.NewMetrics(n.Registry)
+	var afterBatchlog func()
+	if cfg.TestBatchlogKillAfterStore {
+		n.log.Error("test_batchlog_kill_after_store is set: this node kills itself (SIGKILL) when a logged batch it coordinates is in the batchlog; for tests only")
+		afterBatchlog = func() {
+			n.log.Error("test_batchlog_kill_after_store: a logged batch is in the batchlog and none of its writes is sent; killing this node")
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
 	n.proxy = proxy.New(proxy.Options{
 		Topology: m.topo,
 		Liveness: m,
 		Replicas: m,
 		Hints:    hs,
-		Keyspace: func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) },
-		Logger:   n.log,
-		Metrics:  proxy.NewMetrics(n.Registry),
+		Batchlog: batchlog.NewClient(self, n.batches, node.Transport(), m.addr, n.batchMetrics),
+		// A test's crash point (test_batchlog_kill_after_store).
+		AfterBatchlog: afterBatchlog,
+		Keyspace:      func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) },
+		Logger:        n.log,
+		Metrics:       proxy.NewMetrics(n.Registry),
 		// The speculative retry thresholds follow read_request_timeout
 		// as Cassandra's do.
 		ReadTimeout: cfg.ReadRequestTimeout.Duration,
@@ -342,9 +367,32 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 	return nil
 }
 
+// startBatchlog serves this node's batchlog to its peers and starts its
+// replay, once the coordinator can resolve the tables of stored batches.
+func (n *Node) startBatchlog(tables func([16]byte) (*storage.Table, bool)) {
+	batchlog.Serve(n.cluster.Transport(), n.batches, n.batchMetrics)
+	write := n.cfg.WriteRequestTimeout.Duration
+	n.batchReplay = batchlog.Start(batchlog.ManagerOptions{
+		Store:    n.batches,
+		Replayer: n.proxy,
+		Tables:   tables,
+		// Cassandra replays a batch twice the write timeout after it
+		// was written.
+		ReplayAfter:  2 * write,
+		WriteTimeout: write,
+		Throttle:     int64(n.cfg.BatchlogReplayThrottle),
+		Nodes:        func() int { return len(n.cluster.Topology().Members()) },
+		Logger:       n.log,
+		Metrics:      n.batchMetrics,
+	})
+}
+
 // closeCluster stops what joinCluster started, in reverse order.
 func (n *Node) closeCluster() error {
 	var errs []error
+	if n.batchReplay != nil {
+		n.batchReplay.Close()
+	}
 	if n.proxy != nil {
 		n.proxy.Close()
 	}

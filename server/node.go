@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cqld/cqld/auth"
+	"github.com/cqld/cqld/batchlog"
 	"github.com/cqld/cqld/cluster"
 	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/config"
@@ -46,13 +47,18 @@ type Node struct {
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
-	cluster   *cluster.Node
-	members   *members
-	proxy     *proxy.Proxy
-	hints     *hints.Store
-	replicas  *replica.Server
-	schema    *schema.Schema
-	schemaLog *cluster.SchemaLog
+	cluster  *cluster.Node
+	members  *members
+	proxy    *proxy.Proxy
+	hints    *hints.Store
+	replicas *replica.Server
+	// The batchlog: this node's store of logged batches, its metrics and
+	// the replay of those their coordinators did not finish.
+	batches      *batchlog.Store
+	batchMetrics *batchlog.Metrics
+	batchReplay  *batchlog.Manager
+	schema       *schema.Schema
+	schemaLog    *cluster.SchemaLog
 	// coordRef is the coordinator once it exists, for the schema version
 	// gossip spreads.
 	coordRef atomic.Pointer[coordinator.Coordinator]
@@ -197,6 +203,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.coordRef.Store(coord)
 	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	n.startBatchlog(coord.TableByID)
 	n.cluster.UpdateMeta()
 	n.Coord = coord
 	fe := frontend.New(coord, frontend.Options{
