@@ -1,0 +1,131 @@
+package test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cqld/cqld/config"
+)
+
+// TestClusterBatchlogReplay: a logged batch over two partitions is in the
+// batchlogs of two nodes when its coordinator dies (killed by itself, -9,
+// through test_batchlog_kill_after_store, before any of the batch's writes
+// is sent). The batchlog nodes replay it: both partitions appear on them,
+// read at ONE from each, and reach the dead coordinator too once it is
+// back (hinted by the replay).
+func TestClusterBatchlogReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three cqld processes")
+	}
+	tc := startClusterWith(t, 3, func(i int, c *config.Config) {
+		// Batches are replayed twice the write timeout after they are
+		// written.
+		c.WriteRequestTimeout = config.Duration{Duration: time.Second}
+		c.TestBatchlogKillAfterStore = i == 0
+	})
+	s := tc.session(1, gocql.Quorum)
+	for _, q := range []string{
+		`CREATE KEYSPACE bl WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
+		`CREATE TABLE bl.t (k int PRIMARY KEY, v text)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	coord := tc.nodes[0]
+	c1 := tc.single(0, gocql.Quorum)
+	err := c1.Query(`BEGIN BATCH INSERT INTO bl.t (k, v) VALUES (1, 'one'); INSERT INTO bl.t (k, v) VALUES (2, 'two'); APPLY BATCH`).Exec()
+	if err == nil {
+		t.Fatal("the batch was acknowledged by a coordinator that was to die")
+	}
+	c1.Close()
+	select {
+	case <-coord.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("node1 did not kill itself after logging the batch:\n%s", coord.log)
+	}
+	if !strings.Contains(coord.log.String(), "killing this node") {
+		t.Fatalf("node1 died, but not at the batchlog:\n%s", coord.log)
+	}
+
+	rows := func(i int) func() error {
+		s := tc.single(i, gocql.One)
+		return func() error {
+			for k, want := range map[int]string{1: "one", 2: "two"} {
+				var v string
+				if err := s.Query(`SELECT v FROM bl.t WHERE k = ?`, k).Scan(&v); err != nil {
+					return fmt.Errorf("node%d, k %d: %w", i+1, k, err)
+				}
+				if v != want {
+					return fmt.Errorf("node%d, k %d: %q", i+1, k, v)
+				}
+			}
+			return nil
+		}
+	}
+	for _, i := range []int{1, 2} {
+		eventually(t, 30*time.Second, fmt.Sprintf("the batch on node%d", i+1), rows(i))
+	}
+	replayed := 0.0
+	for _, i := range []int{1, 2} {
+		replayed += tc.metric(t, i, "cqld_batchlog_replayed_total")
+	}
+	if replayed < 1 {
+		t.Fatalf("the batch arrived, but no node counts a replay")
+	}
+
+	// node1 back, without the crash point: the replay's hint reaches it.
+	var c config.Config
+	data, err := os.ReadFile(coord.config)
+	if err == nil {
+		err = yaml.Unmarshal(data, &c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.TestBatchlogKillAfterStore = false
+	if data, err = yaml.Marshal(c); err == nil {
+		err = os.WriteFile(coord.config, data, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.start(coord)
+	eventually(t, 60*time.Second, "the batch on node1", rows(0))
+	tc.stop(coord, syscall.SIGTERM)
+}
+
+// metric is the value of the sample named name (with no labels) on node
+// i's /metrics, 0 when absent.
+func (tc *testCluster) metric(t *testing.T, i int, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", tc.nodes[i].addr, tc.metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
