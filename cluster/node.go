@@ -74,6 +74,8 @@ type Node struct {
 	state     *State
 	log       *metalog.Log
 	gossip    *gossip.Gossip
+	// ring is the ring's collector, when it is registered.
+	ring *ringCollector
 }
 
 // metadataTiming is the metadata log's default timing: nodes a few
@@ -122,6 +124,11 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology, Logger: o.Logger})
 	if err != nil {
 		return nil, err
+	}
+	if c := newRingCollector(n); o.Registry.Register(c) == nil {
+		// NB: a registry that already has one (another node of a test)
+		// keeps the first.
+		n.ring = c
 	}
 	bootstrap := len(o.Seeds) > 0 && o.Seeds[0] == o.Addr
 	n.log, err = metalog.Open(metalog.Options{
@@ -279,6 +286,9 @@ func (n *Node) LogStats() metalog.Stats { return n.log.Stats() }
 // Close leaves gossip and stops the log and the transport.
 func (n *Node) Close() error {
 	var errs []error
+	if n.ring != nil {
+		n.opts.Registry.Unregister(n.ring)
+	}
 	if n.gossip != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = n.gossip.Leave(ctx)
