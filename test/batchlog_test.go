@@ -102,12 +102,58 @@ func TestClusterBatchlogReplay(t *testing.T) {
 	}
 	tc.start(coord)
 	eventually(t, 60*time.Second, "the batch on node1", rows(0))
+
+	// What the issue lists, on a node's /metrics after all this:
+	// internode messages and bytes by verb and peer, hints written and
+	// replayed and pending, read repairs, speculative retries, latencies
+	// by level, ring and raft state.
+	eventually(t, 30*time.Second, "hints replayed to node1", func() error {
+		if n := tc.metric(t, 1, "cqld_hints_replayed_total") + tc.metric(t, 2, "cqld_hints_replayed_total"); n < 1 {
+			return fmt.Errorf("%v hints replayed", n)
+		}
+		return nil
+	})
+	if err := tc.single(1, gocql.Quorum).Query(`INSERT INTO bl.t (k, v) VALUES (3, 'three')`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	// The two batchlog nodes, which both replayed the batch.
+	body := tc.scrape(t, 1) + tc.scrape(t, 2)
+	for _, want := range []string{
+		`cqld_internode_messages_total{direction="sent",peer="127.0.0.1:`,
+		`cqld_internode_messages_total{direction="received",peer="127.0.0.3:`,
+		`cqld_internode_bytes_total{direction="sent",peer="127.0.0.3:`,
+		`verb="MUTATION"}`,
+		`verb="BATCH_STORE"}`,
+		`cqld_hints_written_total `,
+		`cqld_hints_replayed_total `,
+		`cqld_hints_pending_bytes{host_id="`,
+		`cqld_proxy_read_repairs_total `,
+		`cqld_proxy_digest_mismatches_total `,
+		`cqld_proxy_speculative_retries_total `,
+		`cqld_proxy_request_seconds_count{consistency="ONE",op="read"} `,
+		`cqld_proxy_request_seconds_count{consistency="QUORUM",op="write"} `,
+		`cqld_batchlog_stored_total `,
+		`cqld_batchlog_pending `,
+		`cqld_gossip_members{state="up"} 3`,
+		`cqld_ring_members{status="NORMAL"} 3`,
+		`cqld_ring_tokens 8`,
+		`cqld_ring_owned_ratio 0.`,
+		`cqld_metalog_term `,
+		`cqld_metalog_leader `,
+		`cqld_metalog_applied_index `,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the /metrics of node2 and node3 lack %q", want)
+		}
+	}
+	if n := tc.metric(t, 1, "cqld_hints_written_total") + tc.metric(t, 2, "cqld_hints_written_total"); n < 1 {
+		t.Errorf("%v hints written for the dead coordinator", n)
+	}
 	tc.stop(coord, syscall.SIGTERM)
 }
 
-// metric is the value of the sample named name (with no labels) on node
-// i's /metrics, 0 when absent.
-func (tc *testCluster) metric(t *testing.T, i int, name string) float64 {
+// scrape is node i's /metrics.
+func (tc *testCluster) scrape(t *testing.T, i int) string {
 	t.Helper()
 	resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", tc.nodes[i].addr, tc.metrics))
 	if err != nil {
@@ -118,7 +164,14 @@ func (tc *testCluster) metric(t *testing.T, i int, name string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
+	return string(body)
+}
+
+// metric is the value of the sample named name (with no labels) on node
+// i's /metrics, 0 when absent.
+func (tc *testCluster) metric(t *testing.T, i int, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(tc.scrape(t, i), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
