@@ -78,7 +78,9 @@ type Options struct {
 type Proxy struct {
 	opts Options
 	log  *slog.Logger
-	wg   sync.WaitGroup
+	// wg counts the background tasks, which workers run.
+	wg      sync.WaitGroup
+	workers *workers
 	// rangePage is how many partitions a reconciled scan reads from each
 	// replica at a time.
 	rangePage int
@@ -103,21 +105,25 @@ func New(o Options) *Proxy {
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout
 	}
-	return &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions}
+	return &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers()}
 }
 
 // Close waits for the writes and hints still running for requests already
-// answered. REQUIRES: no other call running or starting meanwhile; the
-// proxy may be used again once Close returns.
-func (p *Proxy) Close() { p.wg.Wait() }
+// answered, and for the goroutines that ran them. REQUIRES: no other call
+// running or starting meanwhile; the proxy may be used again once Close
+// returns.
+func (p *Proxy) Close() {
+	p.wg.Wait()
+	p.workers.stop()
+}
 
-// goBackground runs fn on a goroutine Close waits for.
+// goBackground runs fn on a worker goroutine; Close waits for it.
 func (p *Proxy) goBackground(fn func()) {
 	p.wg.Add(1)
-	go func() {
+	p.workers.run(func() {
 		defer p.wg.Done()
 		fn()
-	}()
+	})
 }
 
 func (p *Proxy) keyspace(t *storage.Table) (*storage.KeyspaceDef, error) {
