@@ -213,15 +213,15 @@ func (p *Proxy) Replay(ctx context.Context, m *mutation.Mutation) error {
 	if err != nil {
 		return err
 	}
-	updates, err := cloneUpdates(w.updates)
+	enc, err := encode(w.updates)
 	if err != nil {
 		return err
 	}
 	errs := make(chan error, len(w.hosts))
 	for j, h := range w.hosts {
-		hm := &mutation.Mutation{}
-		for _, i := range w.updatesOf[j] {
-			hm.Updates = append(hm.Updates, updates[i])
+		hm, err := enc.mutation(w.updatesOf[j])
+		if err != nil {
+			return err
 		}
 		p.goBackground(func() {
 			err := errDown

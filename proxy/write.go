@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -167,52 +168,75 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			tallies[i].ack(p.opts.Topology.DC(h))
 		}
 	}
-	// The writes may outlive the request, whose buffers m references.
-	updates, err := cloneUpdates(w.updates)
+	// The writes may outlive the request, whose buffers m references:
+	// they take an encoding of their own, made once.
+	enc, err := encode(w.updates)
 	if err != nil {
 		return err
 	}
 	bg, cancel := detach(ctx)
 	results := make(chan hostResult, len(w.hosts))
 	outstanding := make([]bool, len(w.hosts))
-	var sends sync.WaitGroup
-	for j, h := range w.hosts {
-		hm := &mutation.Mutation{}
-		for _, i := range w.updatesOf[j] {
-			hm.Updates = append(hm.Updates, updates[i])
+	// sends counts the writes running; the last to end cancels bg.
+	var sends atomic.Int32
+	sends.Add(1)
+	sent := func() {
+		if sends.Add(-1) == 0 {
+			cancel()
 		}
+	}
+	// checkOnce is check's answer, asked once for the replicas that take
+	// the encoding as it is.
+	checkOnce := sync.OnceValue(func() error {
+		if check == nil {
+			return nil
+		}
+		return check()
+	})
+	for j, h := range w.hosts {
+		idx := w.updatesOf[j]
+		outstanding[j] = true
 		if !p.alive(h) {
 			// Its hint is written off the request's path; under ANY it
 			// counts once kept.
-			outstanding[j] = true
 			p.goBackground(func() {
-				results <- hostResult{host: j, err: errDown, hinted: p.hint(h, hm, "down")}
+				results <- hostResult{host: j, err: errDown, hinted: p.hintEncoded(h, enc, idx, "down")}
 			})
 			continue
 		}
 		rep, err := p.replica(h)
 		if err != nil {
 			results <- hostResult{host: j, err: err}
-			outstanding[j] = true
 			continue
 		}
-		outstanding[j] = true
+		var send func() error
+		if er, ok := rep.(encodedReplica); ok {
+			if err := checkOnce(); err != nil {
+				results <- hostResult{host: j, err: err}
+				continue
+			}
+			payload := enc.payload(idx)
+			send = func() error { return er.ApplyEncoded(bg, payload) }
+		} else {
+			hm, err := enc.mutation(idx)
+			if err != nil {
+				results <- hostResult{host: j, err: err}
+				continue
+			}
+			send = func() error { return rep.Apply(bg, hm, check) }
+		}
 		sends.Add(1)
 		p.goBackground(func() {
-			defer sends.Done()
-			err := rep.Apply(bg, hm, check)
+			defer sent()
+			err := send()
 			hinted := false
 			if err != nil && hintable(err) {
-				hinted = p.hint(h, hm, "late")
+				hinted = p.hintEncoded(h, enc, idx, "late")
 			}
 			results <- hostResult{host: j, err: err, hinted: hinted}
 		})
 	}
-	// The detached context ends when the last write has answered.
-	p.goBackground(func() {
-		sends.Wait()
-		cancel()
-	})
+	sent()
 
 	var failed []ring.HostID
 	var firstErr error
@@ -304,6 +328,19 @@ func (p *Proxy) unreachable(w *writePlan, tallies []*tally, outstanding []bool) 
 	return 0, false
 }
 
+// hintEncoded stores for h the Updates idx of enc, as hint does.
+func (p *Proxy) hintEncoded(h ring.HostID, enc *encoded, idx []int, reason string) bool {
+	if p.opts.Hints == nil {
+		return false
+	}
+	m, err := enc.mutation(idx)
+	if err != nil {
+		p.log.Warn("proxy: hint not stored", "target", h.String(), "err", err)
+		return false
+	}
+	return p.hint(h, m, reason)
+}
+
 // hint stores m for h, reporting whether it was kept; reason is the
 // Metrics.Hints label.
 func (p *Proxy) hint(h ring.HostID, m *mutation.Mutation, reason string) bool {
@@ -342,30 +379,6 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithDeadline(bg, dl)
 	}
 	return context.WithCancel(bg)
-}
-
-// cloneUpdates copies updates, keys and values with them, through the
-// mutation codec.
-func cloneUpdates(updates []*mutation.Update) ([]*mutation.Update, error) {
-	tables := map[[16]byte]*storage.Table{}
-	var buf []byte
-	for _, u := range updates {
-		tables[u.Table.Def.ID] = u.Table
-		var err error
-		if buf, err = mutation.Append(buf, u); err != nil {
-			return nil, fmt.Errorf("proxy: copy of a write to %s.%s: %w", u.Table.Def.Keyspace, u.Table.Def.Name, err)
-		}
-	}
-	lookup := func(id [16]byte) (*storage.Table, bool) { t, ok := tables[id]; return t, ok }
-	out := make([]*mutation.Update, len(updates))
-	for i := range out {
-		u, rest, err := mutation.Decode(buf, lookup)
-		if err != nil {
-			return nil, fmt.Errorf("proxy: copy of a write: %w", err)
-		}
-		out[i], buf = u, rest
-	}
-	return out, nil
 }
 
 // keyspaceMemo is the keyspace and strategy of the last table looked up:
