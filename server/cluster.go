@@ -50,6 +50,7 @@ type members struct {
 	mu      sync.Mutex
 	remotes map[ring.HostID]*replica.Remote
 	down    map[ring.HostID]time.Time
+	aloneIn atomic.Pointer[aloneIn]
 }
 
 var (
@@ -146,10 +147,24 @@ func ringState(t *cluster.Topology) proxy.RingState {
 }
 
 // alone reports whether this node is the ring's only member, none joining
-// or leaving: coordinator.Options.Alone.
+// or leaving: coordinator.Options.Alone, asked by every request the
+// coordinator might run inline, so answered once per topology.
 func (m *members) alone() bool {
-	ms := m.node.Load().Topology().Members()
-	return len(ms) == 1 && ms[0].HostID == m.self && ms[0].Status == cluster.StatusNormal
+	t := m.node.Load().Topology()
+	if a := m.aloneIn.Load(); a != nil && a.topology == t {
+		return a.alone
+	}
+	ms := t.Members()
+	a := &aloneIn{topology: t, alone: len(ms) == 1 && ms[0].HostID == m.self && ms[0].Status == cluster.StatusNormal}
+	m.aloneIn.Store(a)
+	return a.alone
+}
+
+// aloneIn is alone's answer for one topology (immutable, replaced whole
+// by each change).
+type aloneIn struct {
+	topology *cluster.Topology
+	alone    bool
 }
 
 // LocalTokens implements coordinator.ClusterView.
