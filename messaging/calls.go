@@ -12,8 +12,9 @@ type call struct {
 	verb Verb
 	peer netip.AddrPort
 	// done receives the one result: whoever takes the call out of its
-	// table sends it.
+	// table sends it, or calls then, for an asynchronous request.
 	done chan result
+	then func(result)
 	// abandoned is set when the caller stops waiting, so a writer skips
 	// the request if it has not been written yet.
 	abandoned atomic.Bool
@@ -63,8 +64,18 @@ func (t *callTable) finish(id uint64, r result) bool {
 	if c == nil {
 		return false
 	}
-	c.done <- r
+	c.deliver(r)
 	return true
+}
+
+// deliver hands r to the caller. REQUIRES: c taken out of its table by
+// the caller, so that it is delivered once.
+func (c *call) deliver(r result) {
+	if c.then != nil {
+		c.then(r)
+		return
+	}
+	c.done <- r
 }
 
 // failAll fails every waiting call with err and, when sticky, every later
@@ -90,6 +101,6 @@ func (t *callTable) failWhere(match func(*call) bool, err error) {
 	}
 	t.mu.Unlock()
 	for _, c := range failed {
-		c.done <- result{err: err}
+		c.deliver(result{err: err})
 	}
 }

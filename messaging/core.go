@@ -152,6 +152,49 @@ func (c *core) request(ctx context.Context, to netip.AddrPort, verb Verb, payloa
 	return nil, fmt.Errorf("messaging: %s to %s: %w", verb, to, ctx.Err())
 }
 
+// requestAsync implements AsyncRequester.RequestAsync over enqueue: the
+// call's result goes to done from whichever goroutine takes the call out
+// of its table (the connection's reader, a failing connection, or the
+// end of ctx).
+func (c *core) requestAsync(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte, done func([]byte, error), enqueue enqueueFunc) error {
+	cancel := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
+	}
+	m, id, err := c.newMessage(ctx, to, verb, 0, payload)
+	if err != nil {
+		cancel()
+		return err
+	}
+	cl := &call{id: id, verb: verb, peer: to}
+	cl.then = func(r result) {
+		cancel()
+		done(r.payload, r.err)
+	}
+	m.call = cl
+	if err := enqueue(to, m); err != nil {
+		cancel()
+		return err
+	}
+	// Registered once the call is in its table, so that the end of ctx
+	// finds it there, or finds it gone because its result came first.
+	// NB: it stays registered until ctx ends even then; the take below
+	// makes it a no-op.
+	context.AfterFunc(ctx, func() {
+		cl.abandoned.Store(true)
+		if cl.table.take(id) == nil {
+			return
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			c.metrics.Timeouts.WithLabelValues(verb.String(), to.String()).Inc()
+			cl.deliver(result{err: fmt.Errorf("%w: %s to %s: %w", ErrTimeout, verb, to, ctx.Err())})
+			return
+		}
+		cl.deliver(result{err: fmt.Errorf("messaging: %s to %s: %w", verb, to, ctx.Err())})
+	})
+	return nil
+}
+
 // send implements Transport.Send over enqueue.
 func (c *core) send(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte, enqueue enqueueFunc) error {
 	m, _, err := c.newMessage(ctx, to, verb, flagOneWay, payload)

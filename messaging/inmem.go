@@ -210,6 +210,11 @@ func (t *InmemTransport) Request(ctx context.Context, to netip.AddrPort, verb Ve
 	return t.request(ctx, to, verb, payload, func(to netip.AddrPort, m *outMsg) error { return t.route(to, m, false) })
 }
 
+// RequestAsync implements AsyncRequester.
+func (t *InmemTransport) RequestAsync(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte, done func([]byte, error)) error {
+	return t.requestAsync(ctx, to, verb, payload, done, func(to netip.AddrPort, m *outMsg) error { return t.route(to, m, false) })
+}
+
 // Send implements Transport.
 func (t *InmemTransport) Send(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte) error {
 	return t.send(ctx, to, verb, payload, func(to netip.AddrPort, m *outMsg) error { return t.route(to, m, false) })

@@ -76,6 +76,11 @@ func (t *TCPTransport) Request(ctx context.Context, to netip.AddrPort, verb Verb
 	return t.request(ctx, to, verb, payload, t.enqueue)
 }
 
+// RequestAsync implements AsyncRequester.
+func (t *TCPTransport) RequestAsync(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte, done func([]byte, error)) error {
+	return t.requestAsync(ctx, to, verb, payload, done, t.enqueue)
+}
+
 // Send implements Transport.
 func (t *TCPTransport) Send(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte) error {
 	return t.send(ctx, to, verb, payload, t.enqueue)

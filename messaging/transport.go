@@ -38,6 +38,22 @@ type Transport interface {
 	Close() error
 }
 
+// AsyncRequester is a Transport that can send a request without a
+// goroutine waiting for its response (both TCPTransport and
+// InmemTransport are).
+type AsyncRequester interface {
+	// RequestAsync is Request with the result handed to done instead of
+	// returned: done is called exactly once, on one of the transport's
+	// goroutines, unless RequestAsync returns an error (then the request
+	// was not sent and done is never called). done must not block.
+	RequestAsync(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte, done func(resp []byte, err error)) error
+}
+
+var (
+	_ AsyncRequester = (*TCPTransport)(nil)
+	_ AsyncRequester = (*InmemTransport)(nil)
+)
+
 // Handler serves one inbound message. Handlers run concurrently on the
 // transport's worker goroutines, at most Options.MaxConcurrentHandlers at
 // a time; while all are busy the transport stops reading from peers, which

@@ -363,3 +363,70 @@ func TestStalledPeer(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestAsync: an asynchronous request's result comes to its
+// callback, once: the response, the handler's error, a timeout at the
+// context's deadline (counted), or the connection's failure.
+func TestRequestAsync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k kind) {
+		nodes := k.nodes(t, 2, nil)
+		a, b := nodes[0], nodes[1]
+		ar := a.(AsyncRequester)
+		type answer struct {
+			resp []byte
+			err  error
+		}
+		ask := func(ctx context.Context, verb Verb, payload []byte) answer {
+			t.Helper()
+			got := make(chan answer, 2)
+			if err := ar.RequestAsync(ctx, b.Addr(), verb, payload, func(resp []byte, err error) { got <- answer{resp, err} }); err != nil {
+				t.Fatal(err)
+			}
+			r := <-got
+			select {
+			case again := <-got:
+				t.Fatalf("a second result: %+v", again)
+			case <-time.After(20 * time.Millisecond):
+			}
+			return r
+		}
+		b.Handle(VerbEcho, echo)
+		if r := ask(ctxTimeout(t, time.Minute), VerbEcho, []byte("hi")); r.err != nil || string(r.resp) != "hi" {
+			t.Fatalf("echo: %q %v", r.resp, r.err)
+		}
+		// Without a deadline of its own it takes RequestTimeout's.
+		if r := ask(context.Background(), VerbEcho, []byte("hi")); r.err != nil || string(r.resp) != "hi" {
+			t.Fatalf("echo without a deadline: %q %v", r.resp, r.err)
+		}
+		b.Handle(VerbTruncate, func(context.Context, Inbound) ([]byte, error) { return nil, errors.New("refused") })
+		var re *RemoteError
+		if r := ask(ctxTimeout(t, time.Minute), VerbTruncate, nil); !errors.As(r.err, &re) || re.Message != "refused" {
+			t.Fatalf("handler error: %v", r.err)
+		}
+		b.Handle(VerbRead, func(ctx context.Context, _ Inbound) ([]byte, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		if r := ask(ctxTimeout(t, 100*time.Millisecond), VerbRead, nil); !errors.Is(r.err, ErrTimeout) {
+			t.Fatalf("past its deadline: %v", r.err)
+		}
+		if got := counter(metricsOf(a).Timeouts.WithLabelValues("READ", b.Addr().String())); got != 1 {
+			t.Fatalf("timeouts %v, want 1", got)
+		}
+		// The peer going away fails a request in flight at once.
+		got := make(chan error, 1)
+		if err := ar.RequestAsync(ctxTimeout(t, time.Minute), b.Addr(), VerbRead, nil, func(_ []byte, err error) { got <- err }); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // let it reach the handler
+		b.Close()
+		select {
+		case err := <-got:
+			if err == nil {
+				t.Fatal("a request to a closed peer succeeded")
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a request to a closed peer waits for its deadline")
+		}
+	})
+}
