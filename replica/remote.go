@@ -154,6 +154,11 @@ func (r *Remote) Read(ctx context.Context, t *storage.Table, pk []byte, slice st
 	if err != nil {
 		return nil, err
 	}
+	return r.decodeRead(out, t, pk)
+}
+
+// decodeRead is the partition pk of t that a read's answer out holds.
+func (r *Remote) decodeRead(out []byte, t *storage.Table, pk []byte) (*storage.Partition, error) {
 	p, err := DecodePartition(out, t)
 	if err != nil {
 		return nil, fmt.Errorf("replica %s: %w", r.peer, err)
@@ -297,4 +302,55 @@ func (r *Remote) Truncate(ctx context.Context, t *storage.Table) error {
 	payload := append([]byte{codecV1}, t.Def.ID[:]...)
 	_, err := r.request(ctx, messaging.VerbTruncate, payload)
 	return err
+}
+
+// requestAsync sends a request whose answer goes to done, on a transport
+// goroutine when tr can (messaging.AsyncRequester), else on a goroutine
+// of its own that Close does not wait for: done must not block.
+func (r *Remote) requestAsync(ctx context.Context, verb messaging.Verb, payload []byte, done func([]byte, error)) {
+	if ar, ok := r.tr.(messaging.AsyncRequester); ok {
+		if err := ar.RequestAsync(ctx, r.peer, verb, payload, func(out []byte, err error) {
+			if err != nil {
+				err = fromRemote(r.peer, err)
+			}
+			done(out, err)
+		}); err != nil {
+			done(nil, fromRemote(r.peer, err))
+		}
+		return
+	}
+	go func() { done(r.request(ctx, verb, payload)) }()
+}
+
+// ApplyEncodedAsync is ApplyEncoded with the result handed to done, which
+// must not block.
+func (r *Remote) ApplyEncodedAsync(ctx context.Context, payload []byte, done func(error)) {
+	r.requestAsync(ctx, messaging.VerbMutation, payload, func(_ []byte, err error) { done(err) })
+}
+
+// ReadAsync is Read with the result handed to done, which must not block.
+func (r *Remote) ReadAsync(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice, done func(*storage.Partition, error)) {
+	r.requestAsync(ctx, messaging.VerbRead, AppendReadCommand(nil, &ReadCommand{Table: t.Def.ID, Key: pk, Slice: slice}), func(out []byte, err error) {
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		done(r.decodeRead(out, t, pk))
+	})
+}
+
+// DigestAsync is Digest with the result handed to done, which must not
+// block.
+func (r *Remote) DigestAsync(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice, done func(storage.Digest, error)) {
+	r.requestAsync(ctx, messaging.VerbRead, AppendReadCommand(nil, &ReadCommand{Table: t.Def.ID, Key: pk, Slice: slice, Digest: true}), func(out []byte, err error) {
+		if err != nil {
+			done(storage.Digest{}, err)
+			return
+		}
+		d, err := decodeDigest(out)
+		if err != nil {
+			err = fmt.Errorf("replica %s: %w", r.peer, err)
+		}
+		done(d, err)
+	})
 }

@@ -463,3 +463,54 @@ func randomOp(rng *rand.Rand, m *mutation.Mutation, tbl *storage.Table, pk []byt
 		}
 	}
 }
+
+// The asynchronous calls answer as their blocking twins do: a write in
+// its encoding is applied, a read is the peer's partition and a digest
+// its digest; a cut link fails them.
+func TestRemoteAsync(t *testing.T) {
+	n := newTwoNodes(t, RemoteOptions{})
+	ctx := context.Background()
+	m := &mutation.Mutation{}
+	writeV(m, n.tbl, 1, 0, "async", 10)
+	var updates []byte
+	for _, u := range m.Updates {
+		var err error
+		if updates, err = mutation.Append(updates, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errc := make(chan error, 1)
+	n.remote.ApplyEncodedAsync(ctx, AppendEncodedMutation(nil, len(m.Updates), updates), func(err error) { errc <- err })
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	want, err := n.lb.Read(ctx, n.tbl, i32(1), storage.Slice{})
+	if err != nil || len(want.KVs) == 0 {
+		t.Fatalf("the write did not land: %v", err)
+	}
+	parts := make(chan *storage.Partition, 1)
+	n.remote.ReadAsync(ctx, n.tbl, i32(1), storage.Slice{}, func(p *storage.Partition, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		parts <- p
+	})
+	if got := <-parts; got == nil || !reflect.DeepEqual(got.KVs, want.KVs) {
+		t.Fatalf("ReadAsync answered %+v", got)
+	}
+	digests := make(chan storage.Digest, 1)
+	n.remote.DigestAsync(ctx, n.tbl, i32(1), storage.Slice{}, func(d storage.Digest, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		digests <- d
+	})
+	if got := <-digests; got != storage.PartitionDigest(want) {
+		t.Fatal("DigestAsync answered another digest")
+	}
+	n.net.Disconnect(n.a.Addr(), n.b.Addr())
+	n.remote.DigestAsync(ctx, n.tbl, i32(1), storage.Slice{}, func(_ storage.Digest, err error) { errc <- err })
+	if err := <-errc; !errors.Is(err, messaging.ErrUnreachable) {
+		t.Fatalf("over a cut link: %v", err)
+	}
+}
