@@ -12,9 +12,10 @@ import (
 
 // encodedReplica takes a write already in its internode encoding
 // (replica.Remote), which the proxy makes once for all of a write's
-// replicas.
+// replicas, and answers it on a goroutine of its transport: done must not
+// block.
 type encodedReplica interface {
-	ApplyEncoded(ctx context.Context, payload []byte) error
+	ApplyEncodedAsync(ctx context.Context, payload []byte, done func(error))
 }
 
 var _ encodedReplica = (*replica.Remote)(nil)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/speculate"
 	"github.com/cqld/cqld/storage"
@@ -224,6 +225,15 @@ func (r *round) agree() bool {
 	return true
 }
 
+// asyncReader is a replica that answers reads on a goroutine of its
+// transport (replica.Remote): done must not block.
+type asyncReader interface {
+	ReadAsync(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice, done func(*storage.Partition, error))
+	DigestAsync(ctx context.Context, t *storage.Table, pk []byte, slice storage.Slice, done func(storage.Digest, error))
+}
+
+var _ asyncReader = (*replica.Remote)(nil)
+
 type readReply struct {
 	i      int
 	part   *storage.Partition
@@ -246,6 +256,23 @@ func (p *Proxy) readRound(ctx context.Context, t *storage.Table, rp readPlan, pk
 		rep, err := p.replica(asked[i])
 		if err != nil {
 			replies <- readReply{i: i, err: err}
+			return
+		}
+		if ar, ok := rep.(asyncReader); ok {
+			// A remote replica answers on its transport's goroutine;
+			// Close waits for it.
+			p.wg.Add(1)
+			if data {
+				ar.ReadAsync(ctx, t, pk, slice, func(part *storage.Partition, err error) {
+					defer p.wg.Done()
+					replies <- readReply{i: i, part: part, err: err}
+				})
+			} else {
+				ar.DigestAsync(ctx, t, pk, slice, func(d storage.Digest, err error) {
+					defer p.wg.Done()
+					replies <- readReply{i: i, digest: d, err: err}
+				})
+			}
 			return
 		}
 		p.goBackground(func() {

@@ -29,7 +29,12 @@ type wired struct {
 	batches []*batchlog.Store
 }
 
-func (c *cluster) wire() *wired {
+func (c *cluster) wire() *wired { return c.wireWith(false) }
+
+// wireWith is wire, with each node's own replica its replica.Local
+// itself rather than its fault wrapper when plain is set: the path of a
+// real node.
+func (c *cluster) wireWith(plain bool) *wired {
 	t := c.t
 	t.Helper()
 	w := &wired{net: messaging.NewInmemNetwork()}
@@ -63,6 +68,9 @@ func (c *cluster) wire() *wired {
 	}
 	for i, h := range c.hosts {
 		reps := replicaMap{h: c.nodes[i]}
+		if plain {
+			reps[h] = c.nodes[i].Local
+		}
 		for j, o := range c.hosts {
 			if j != i {
 				r := replica.NewRemote(trs[i], w.addrs[j], replica.RemoteOptions{})

@@ -13,6 +13,7 @@ import (
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
@@ -209,32 +210,56 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			results <- hostResult{host: j, err: err}
 			continue
 		}
-		var send func() error
-		if er, ok := rep.(encodedReplica); ok {
+		// answered takes a replica's answer on whatever goroutine gives
+		// it (a transport's, the commit log's, a worker's): it must not
+		// block, so a hint is written on a worker. Close waits for it
+		// (p.wg, added with sends).
+		answered := func(err error) {
+			defer p.wg.Done()
+			if err != nil && hintable(err) && p.opts.Hints != nil {
+				p.goBackground(func() {
+					defer sent()
+					results <- hostResult{host: j, err: err, hinted: p.hintEncoded(h, enc, idx, "late")}
+				})
+				return
+			}
+			results <- hostResult{host: j, err: err}
+			sent()
+		}
+		switch r := rep.(type) {
+		case encodedReplica:
+			// A remote replica is sent the encoding, and answers on the
+			// transport's goroutine.
 			if err := checkOnce(); err != nil {
 				results <- hostResult{host: j, err: err}
 				continue
 			}
-			payload := enc.payload(idx)
-			send = func() error { return er.ApplyEncoded(bg, payload) }
-		} else {
+			sends.Add(1)
+			p.wg.Add(1)
+			r.ApplyEncodedAsync(bg, enc.payload(idx), answered)
+		case *replica.Local:
+			// This node's replica takes the request's own Updates, which
+			// it copies before ApplyAsync returns, and answers on the
+			// commit log's goroutine once durable.
+			hm := &mutation.Mutation{Updates: make([]*mutation.Update, len(idx))}
+			for k, i := range idx {
+				hm.Updates[k] = w.updates[i]
+			}
+			sends.Add(1)
+			p.wg.Add(1)
+			if pending, err := r.ApplyAsync(hm, check, answered); !pending {
+				answered(err)
+			}
+		default:
 			hm, err := enc.mutation(idx)
 			if err != nil {
 				results <- hostResult{host: j, err: err}
 				continue
 			}
-			send = func() error { return rep.Apply(bg, hm, check) }
+			sends.Add(1)
+			p.wg.Add(1)
+			p.goBackground(func() { answered(rep.Apply(bg, hm, check)) })
 		}
-		sends.Add(1)
-		p.goBackground(func() {
-			defer sent()
-			err := send()
-			hinted := false
-			if err != nil && hintable(err) {
-				hinted = p.hintEncoded(h, enc, idx, "late")
-			}
-			results <- hostResult{host: j, err: err, hinted: hinted}
-		})
 	}
 	sent()
 
