@@ -11,7 +11,8 @@
 // data center; RingTopology implements it over the ring the cluster
 // publishes), Liveness (gossip's Alive), Replicas (a host's
 // replica.Replica: replica.Local for this node, called directly, a remote
-// one for the others) and Hints (hinted handoff's Store).
+// one for the others), Hints (hinted handoff's Store) and Batchlog (the
+// batchlog.Client logged batches are kept with).
 //
 // # Writes
 //
@@ -23,9 +24,24 @@
 // in each). Too few replicas up is UNAVAILABLE before anything is sent; a
 // replica that is down gets a hint (written off the request's path), one
 // that fails with a timeout or an unreachable peer gets one when it does,
-// and under ANY a stored hint counts. Writes still running once the level is met go on, on a
-// copy of the mutation and under the request's deadline without its
-// cancellation, on goroutines Close waits for.
+// and under ANY a stored hint counts. A write is encoded once
+// (mutation.Append): the remote replicas are sent those bytes, the same
+// ones for replicas of the same Updates, and answer on their transport's
+// goroutine (messaging.AsyncRequester); this node's replica takes the
+// request's Updates through ApplyAsync and answers on the commit log's
+// goroutine; no goroutine waits for a replica. Writes still running once
+// the level is met go on, under the request's deadline without its
+// cancellation, and Close waits for them.
+//
+// A logged batch over several partitions (write type BATCH) is atomic
+// through the batchlog (batch.go, StorageProxy.mutateAtomically): stored
+// whole in the batchlog of up to two other live nodes of this data center
+// (ReplicaPlans.forBatchlogWrite), then written, then removed from them
+// once every partition has its level; a batchlog that does not answer is
+// WRITE_TIMEOUT of type BATCH_LOG. The nodes holding a batch that was not
+// removed replay it (batchlog.Manager, through Replay: every replica,
+// hints for the missing). A batch whose partitions all have this node as
+// their only replica is atomic without it.
 //
 // Counters go through a leader replica that adds the deltas to its totals
 // (counter.go); the totals then replicate as plain cells.
@@ -74,8 +90,8 @@
 // # Metrics
 //
 // Metrics (optional) are request latencies by operation and level, the
-// UNAVAILABLE, timeout and failure answers, read repairs, speculative
-// retries and hints by reason.
+// UNAVAILABLE, timeout and failure answers, read repairs, digest
+// mismatches, speculative retries and hints by reason.
 //
 // # One node
 //
