@@ -72,21 +72,23 @@ func (p *Proxy) observe(op string, cl primitive.ConsistencyLevel, start time.Tim
 }
 
 func errorKind(err error) string {
-	var (
-		ua *cqlerr.Unavailable
-		wt *cqlerr.WriteTimeout
-		rt *cqlerr.ReadTimeout
-		wf *cqlerr.WriteFailure
-		rf *cqlerr.ReadFailure
-	)
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
-	case errors.As(err, &ua):
+	}
+	// errors.AsType, unlike errors.As, leaves nothing on the heap.
+	if _, ok := errors.AsType[*cqlerr.Unavailable](err); ok {
 		return "unavailable"
-	case errors.As(err, &wt), errors.As(err, &rt):
+	}
+	if _, ok := errors.AsType[*cqlerr.WriteTimeout](err); ok {
 		return "timeout"
-	case errors.As(err, &wf), errors.As(err, &rf):
+	}
+	if _, ok := errors.AsType[*cqlerr.ReadTimeout](err); ok {
+		return "timeout"
+	}
+	if _, ok := errors.AsType[*cqlerr.WriteFailure](err); ok {
+		return "failure"
+	}
+	if _, ok := errors.AsType[*cqlerr.ReadFailure](err); ok {
 		return "failure"
 	}
 	return ""

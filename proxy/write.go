@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -107,10 +106,9 @@ type writePlan struct {
 // counted by the caller.
 func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType, updates []*mutation.Update, skip map[int]ring.HostID) (*writePlan, error) {
 	w := &writePlan{cl: cl, wt: wt, updates: updates, needs: make([]need, len(updates))}
-	index := map[ring.HostID]int{}
 	var (
-		memo keyspaceMemo
-		live []ring.HostID
+		memo    keyspaceMemo
+		liveBuf [8]ring.HostID
 	)
 	for i, u := range updates {
 		st, natural, pending, err := memo.replicas(p, u)
@@ -118,31 +116,38 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 			return nil, err
 		}
 		w.needs[i] = p.needFor(cl, st, pending, true)
-		live = live[:0]
-		for _, targets := range [][]ring.HostID{natural, pending} {
-			for _, h := range targets {
-				if p.alive(h) {
-					live = append(live, h)
-				}
+		live := liveBuf[:0]
+		for _, h := range natural {
+			if p.alive(h) {
+				live = append(live, h)
+			}
+		}
+		for _, h := range pending {
+			if p.alive(h) {
+				live = append(live, h)
 			}
 		}
 		if err := p.available(&w.needs[i], live); err != nil {
 			return nil, err
 		}
-		for _, targets := range [][]ring.HostID{natural, pending} {
-			for _, h := range targets {
-				if s, ok := skip[i]; ok && s == h {
-					continue
-				}
-				j, ok := index[h]
-				if !ok {
-					j = len(w.hosts)
-					index[h] = j
-					w.hosts = append(w.hosts, h)
-					w.updatesOf = append(w.updatesOf, nil)
-				}
-				w.updatesOf[j] = append(w.updatesOf[j], i)
+		target := func(h ring.HostID) {
+			if s, ok := skip[i]; ok && s == h {
+				return
 			}
+			// A write has a few replicas: a search beats a map.
+			j := slices.Index(w.hosts, h)
+			if j < 0 {
+				j = len(w.hosts)
+				w.hosts = append(w.hosts, h)
+				w.updatesOf = append(w.updatesOf, nil)
+			}
+			w.updatesOf[j] = append(w.updatesOf[j], i)
+		}
+		for _, h := range natural {
+			target(h)
+		}
+		for _, h := range pending {
+			target(h)
 		}
 	}
 	return w, nil
@@ -188,12 +193,13 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 	}
 	// checkOnce is check's answer, asked once for the replicas that take
 	// the encoding as it is.
-	checkOnce := sync.OnceValue(func() error {
-		if check == nil {
-			return nil
+	var checked, checkErr = check == nil, error(nil)
+	checkOnce := func() error {
+		if !checked {
+			checked, checkErr = true, check()
 		}
-		return check()
-	})
+		return checkErr
+	}
 	for j, h := range w.hosts {
 		idx := w.updatesOf[j]
 		outstanding[j] = true
