@@ -19,6 +19,8 @@
 #                 of every key, then on node 4, a replica of none
 #   BASE=/path/to/cqld  a second build: every configuration runs with it
 #                 first and then with this tree's, side by side
+#   CQLD=/path/to/cqld  this tree's build, made beforehand (by default the
+#                 script builds it when it starts)
 #   ROUNDS=N      run that pair N times (default 1)
 #   PROFILE=DIR   save a 4 s CPU profile of every node during each
 #                 64-thread step, as DIR/<build>-<config>-<op>-nodeI.pprof
@@ -41,7 +43,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-go build -o "$work/cqld" ./cmd/cqld
+if [ -n "${CQLD:-}" ]; then cp "$CQLD" "$work/cqld"; else go build -o "$work/cqld" ./cmd/cqld; fi
 go build -o "$work/cqlstress" ./cmd/cqlstress
 builds=("tree=$work/cqld")
 if [ -n "${BASE:-}" ]; then builds=("base=$BASE" "${builds[@]}"); fi
