@@ -34,6 +34,8 @@ type core struct {
 
 	hmu      sync.RWMutex
 	handlers map[Verb]Handler
+	// async are the verbs served on the reader's goroutine.
+	async map[Verb]AsyncHandler
 
 	// work hands a handler task to an idle worker; workers counts the
 	// workers started, at most MaxConcurrentHandlers.
@@ -58,6 +60,7 @@ func newCore(opts Options, addr netip.AddrPort) *core {
 		metrics:  opts.Metrics,
 		log:      opts.Logger,
 		handlers: make(map[Verb]Handler),
+		async:    make(map[Verb]AsyncHandler),
 		work:     make(chan func()),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -79,6 +82,23 @@ func (c *core) handler(verb Verb) Handler {
 	c.hmu.RLock()
 	defer c.hmu.RUnlock()
 	return c.handlers[verb]
+}
+
+// HandleAsync implements AsyncServer.
+func (c *core) HandleAsync(verb Verb, h AsyncHandler) {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	if h == nil {
+		delete(c.async, verb)
+		return
+	}
+	c.async[verb] = h
+}
+
+func (c *core) asyncHandler(verb Verb) AsyncHandler {
+	c.hmu.RLock()
+	defer c.hmu.RUnlock()
+	return c.async[verb]
 }
 
 // Addr implements Transport.
@@ -259,6 +279,13 @@ func (c *core) serve(from *peerInfo, m message, reply func(*outMsg), abort <-cha
 		return
 	}
 	deadline := c.clock.Now().Add(m.timeout)
+	if h := c.asyncHandler(m.verb); h != nil && !m.isOneWay() {
+		if h(deadline, Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, Payload: m.payload}, func(payload []byte, err error) {
+			reply(c.response(m, deadline, payload, err))
+		}) {
+			return
+		}
+	}
 	task := func() { c.handle(from, m, deadline, reply) }
 	select {
 	case c.work <- task:

@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"net/netip"
+	"time"
 )
 
 // Transport carries messages between this node and its peers, each named by
@@ -49,9 +50,29 @@ type AsyncRequester interface {
 	RequestAsync(ctx context.Context, to netip.AddrPort, verb Verb, payload []byte, done func(resp []byte, err error)) error
 }
 
+// AsyncServer is a Transport that can serve a verb's requests without a
+// handler worker (both TCPTransport and InmemTransport can).
+type AsyncServer interface {
+	// HandleAsync registers h for the requests of verb, before its
+	// Handler: h runs on the goroutine that read the request and answers
+	// through reply, then or later, or leaves the request to the Handler.
+	// One-way messages of verb go to the Handler. A nil h removes it.
+	HandleAsync(verb Verb, h AsyncHandler)
+}
+
+// AsyncHandler serves one inbound request on the goroutine that read it,
+// so it must not block: work that waits answers later, from another
+// goroutine. It calls reply exactly once; reply does not block. deadline
+// is the request's, already checked once. It owns m.Payload. It may
+// decline a request, returning false without calling reply: the verb's
+// Handler then serves it on a worker.
+type AsyncHandler func(deadline time.Time, m Inbound, reply func(payload []byte, err error)) bool
+
 var (
 	_ AsyncRequester = (*TCPTransport)(nil)
 	_ AsyncRequester = (*InmemTransport)(nil)
+	_ AsyncServer    = (*TCPTransport)(nil)
+	_ AsyncServer    = (*InmemTransport)(nil)
 )
 
 // Handler serves one inbound message. Handlers run concurrently on the

@@ -430,3 +430,49 @@ func TestRequestAsync(t *testing.T) {
 		}
 	})
 }
+
+// TestHandleAsync: a verb served asynchronously answers its requests with
+// what its handler replies, at once or later from another goroutine, its
+// errors as failures; it takes the place of the verb's Handler.
+func TestHandleAsync(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k kind) {
+		nodes := k.nodes(t, 2, nil)
+		a, b := nodes[0], nodes[1]
+		b.Handle(VerbEcho, func(context.Context, Inbound) ([]byte, error) { return []byte("worker"), nil })
+		deadlines := make(chan time.Duration, 4)
+		b.(AsyncServer).HandleAsync(VerbEcho, func(deadline time.Time, m Inbound, reply func([]byte, error)) bool {
+			deadlines <- time.Until(deadline)
+			switch string(m.Payload) {
+			case "now":
+				reply([]byte("at once"), nil)
+			case "later":
+				go func() {
+					time.Sleep(10 * time.Millisecond)
+					reply([]byte("later"), nil)
+				}()
+			case "declined":
+				return false
+			default:
+				reply(nil, errors.New("refused"))
+			}
+			return true
+		})
+		for in, want := range map[string]string{"now": "at once", "later": "later", "declined": "worker"} {
+			out, err := a.Request(ctxTimeout(t, time.Minute), b.Addr(), VerbEcho, []byte(in))
+			if err != nil || string(out) != want {
+				t.Fatalf("%s: %q %v", in, out, err)
+			}
+			if d := <-deadlines; d <= 0 || d > time.Minute {
+				t.Fatalf("handler's deadline %v from now", d)
+			}
+		}
+		var re *RemoteError
+		if _, err := a.Request(ctxTimeout(t, time.Minute), b.Addr(), VerbEcho, []byte("x")); !errors.As(err, &re) || re.Message != "refused" {
+			t.Fatalf("refused: %v", err)
+		}
+		b.(AsyncServer).HandleAsync(VerbEcho, nil)
+		if out, err := a.Request(ctxTimeout(t, time.Minute), b.Addr(), VerbEcho, nil); err != nil || string(out) != "worker" {
+			t.Fatalf("once removed, the handler answers: %q %v", out, err)
+		}
+	})
+}
