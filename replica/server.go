@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
@@ -48,7 +49,48 @@ func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*stor
 			return out, nil
 		})
 	}
+	if as, ok := tr.(messaging.AsyncServer); ok {
+		as.HandleAsync(messaging.VerbMutation, s.mutationAsync)
+	}
 	return s
+}
+
+// mutationAsync is mutation served on the goroutine that read it: the
+// mutation goes to Local.ApplyAsync and is answered when durable, from
+// the commit log's goroutine, with no handler waiting for it. Counters,
+// which read before they write, are left to mutation on a worker.
+func (s *Server) mutationAsync(_ time.Time, in messaging.Inbound, reply func([]byte, error)) bool {
+	answer := func(out []byte, err error) {
+		if err != nil {
+			err = toFailure(err)
+		}
+		reply(out, err)
+	}
+	var missing *UnknownTableError
+	m, err := decodeMutation(in.Payload, func(id [16]byte) (*storage.Table, bool) {
+		t, ok := s.tables(id)
+		if !ok && missing == nil {
+			missing = &UnknownTableError{ID: id}
+		}
+		return t, ok
+	})
+	switch {
+	case missing != nil:
+		answer(nil, missing)
+		return true
+	case err != nil:
+		answer(nil, err)
+		return true
+	case m.HasCounters():
+		m.Release()
+		return false
+	}
+	pending, err := s.local.ApplyAsync(m, nil, func(err error) { answer(nil, err) })
+	m.Release()
+	if !pending {
+		answer(nil, err)
+	}
+	return true
 }
 
 func (s *Server) table(id [16]byte) (*storage.Table, error) {
