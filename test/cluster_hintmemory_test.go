@@ -13,7 +13,7 @@ import (
 	"github.com/gocql/gocql"
 )
 
-var hintMiB = flag.Int("cqld.hintmib", 48, "MiB written in each phase of TestClusterHintsMemoryBounded")
+var hintMiB = flag.Int("cqld.hintmib", 64, "MiB written in each phase of TestClusterHintsMemoryBounded")
 
 // TestClusterHintsMemoryBounded writes the same load at ONE through node1
 // of a three-node RF 3 cluster twice: with every node up, then with node3
