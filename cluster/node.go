@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,6 +61,10 @@ type NodeOptions struct {
 	// own, finds its address is another node's in a running cluster
 	// (metalog.Options.OnConflict): it must stop.
 	OnConflict func(error)
+	// DeferGossip leaves gossip to the caller's StartGossip, once it
+	// serves its peers' requests: its peers hold it up, and send it
+	// writes, only from then on.
+	DeferGossip bool
 	// InjectedDelay is internode_injected_delay.
 	InjectedDelay time.Duration
 	// Timing of the metadata log and of gossip; zero fields take defaults
@@ -78,7 +83,8 @@ type Node struct {
 	transport *messaging.TCPTransport
 	state     *State
 	log       *metalog.Log
-	gossip    *gossip.Gossip
+	// gossip is set once StartGossip has started it.
+	gossip atomic.Pointer[gossip.Gossip]
 }
 
 // metadataTiming is the metadata log's default timing: nodes a few
@@ -158,7 +164,20 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err := n.ensureMember(ctx, bootstrap); err != nil {
 		return nil, err
 	}
-	n.gossip, err = gossip.Start(gossip.Options{
+	if !o.DeferGossip {
+		if err := n.StartGossip(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// StartGossip starts this node's gossip, by which its peers hold it up:
+// at the end of StartNode, or once the caller serves its peers' requests
+// when NodeOptions.DeferGossip is set. Call it once.
+func (n *Node) StartGossip() error {
+	o := n.opts
+	g, err := gossip.Start(gossip.Options{
 		Transport: n.transport,
 		HostID:    o.HostID,
 		Seeds:     o.Seeds,
@@ -169,9 +188,10 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Timing:    o.GossipTiming,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: gossip: %w", err)
+		return fmt.Errorf("cluster: gossip: %w", err)
 	}
-	return n, nil
+	n.gossip.Store(g)
+	return nil
 }
 
 // ensureMember proposes this node's member record when the topology lacks
@@ -269,16 +289,17 @@ func (n *Node) Alive(id ring.HostID) bool {
 	if id == n.opts.HostID {
 		return true
 	}
-	return n.gossip != nil && n.gossip.Alive(id)
+	g := n.gossip.Load()
+	return g != nil && g.Alive(id)
 }
 
 // Gossip is the node's membership view, for metadata of other nodes.
-func (n *Node) Gossip() *gossip.Gossip { return n.gossip }
+func (n *Node) Gossip() *gossip.Gossip { return n.gossip.Load() }
 
 // UpdateMeta spreads a change of this node's gossip metadata.
 func (n *Node) UpdateMeta() {
-	if n.gossip != nil {
-		if err := n.gossip.UpdateMeta(); err != nil {
+	if g := n.gossip.Load(); g != nil {
+		if err := g.UpdateMeta(); err != nil {
 			n.opts.Logger.Warn("cannot spread this node's gossip metadata", "err", err)
 		}
 	}
@@ -287,8 +308,8 @@ func (n *Node) UpdateMeta() {
 // StopGossip stops this node's gossip without leaving: its peers see it
 // down (a node that fail-stopped). Close still closes the rest.
 func (n *Node) StopGossip() {
-	if n.gossip != nil {
-		_ = n.gossip.Close()
+	if g := n.gossip.Load(); g != nil {
+		_ = g.Close()
 	}
 }
 
@@ -298,11 +319,11 @@ func (n *Node) LogStats() metalog.Stats { return n.log.Stats() }
 // Close leaves gossip and stops the log and the transport.
 func (n *Node) Close() error {
 	var errs []error
-	if n.gossip != nil {
+	if g := n.gossip.Load(); g != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = n.gossip.Leave(ctx)
+		_ = g.Leave(ctx)
 		cancel()
-		errs = append(errs, n.gossip.Close())
+		errs = append(errs, g.Close())
 	}
 	if n.log != nil {
 		errs = append(errs, n.log.Close())

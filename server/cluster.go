@@ -294,9 +294,12 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 			}
 			return meta
 		},
-		OnTopology:    m.onTopology,
-		OnGossip:      m.onGossip,
-		OnConflict:    n.failStop,
+		OnTopology: m.onTopology,
+		OnGossip:   m.onGossip,
+		OnConflict: n.failStop,
+		// Gossip starts once the replica verbs are served (StartWith):
+		// a peer holding this node up sends it writes.
+		DeferGossip:   true,
 		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
 		Registry:      n.Registry,
 		Logger:        n.log,

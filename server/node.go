@@ -208,6 +208,11 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.coordRef.Store(coord)
 	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	if err := n.cluster.StartGossip(); err != nil {
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
 	n.cluster.UpdateMeta()
 	n.Coord = coord
 	fe := frontend.New(coord, frontend.Options{
