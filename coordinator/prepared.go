@@ -16,6 +16,7 @@ import (
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // preparedStmt is a statement prepared by some client. It is immutable.
@@ -252,12 +253,12 @@ func (c *Coordinator) openPrepared() error {
 
 // preparedRows are system.prepared_statements' rows: the cached statements,
 // by id.
-func (c *Coordinator) preparedRows() []row {
+func (c *Coordinator) preparedRows() []systables.Row {
 	all := c.prep.all()
 	sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i].id[:], all[j].id[:]) < 0 })
-	rows := make([]row, 0, len(all))
+	rows := make([]systables.Row, 0, len(all))
 	for _, ps := range all {
-		r := row{"prepared_id": append([]byte(nil), ps.id[:]...), "query_string": ps.query}
+		r := systables.Row{"prepared_id": append([]byte(nil), ps.id[:]...), "query_string": ps.query}
 		if ps.keyspace != "" {
 			r["logged_keyspace"] = ps.keyspace
 		}

@@ -13,6 +13,8 @@ import (
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
+	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // valueSrc is where a restriction's value comes from: a literal serialized
@@ -65,7 +67,7 @@ func (c *Coordinator) analyzeSelect(s *statements.Select, nMarkers int, sessionK
 	}
 	t := c.vt[ks][s.Table]
 	if t == nil {
-		if isSystemKeyspace(ks) {
+		if systables.IsSystemKeyspace(ks) {
 			return nil, invalidf("unconfigured table %s", s.Table)
 		}
 		ti, err := c.userTable(ks, s.Table)
@@ -109,7 +111,7 @@ func (c *Coordinator) analyzeSelect(s *statements.Select, nMarkers int, sessionK
 func (p *selectPlan) column(name string) (int, error) {
 	i, ok := p.t.index[name]
 	if !ok {
-		return 0, invalidf("Undefined column name %s in table %s.%s", name, p.t.def.keyspace, p.t.def.name)
+		return 0, invalidf("Undefined column name %s in table %s.%s", name, p.t.def.Keyspace, p.t.def.Name)
 	}
 	return i, nil
 }
@@ -120,15 +122,15 @@ func (p *selectPlan) column(name string) (int, error) {
 func (p *selectPlan) analyzeSelection(s *statements.Select) error {
 	d := p.t.def
 	spec := func(name string, t datatype.DataType) *message.ColumnMetadata {
-		return &message.ColumnMetadata{Keyspace: d.keyspace, Table: d.name, Name: name, Type: t}
+		return &message.ColumnMetadata{Keyspace: d.Keyspace, Table: d.Name, Name: name, Type: t}
 	}
 	if len(s.Selectors) == 0 {
-		for i := range d.cols {
+		for i := range d.Columns {
 			p.proj = append(p.proj, i)
 			p.meta = append(p.meta, p.t.meta[i])
 		}
 	}
-	b := newBinder(d.keyspace, d.name, len(p.bind))
+	b := newBinder(d.Keyspace, d.Name, len(p.bind))
 	sc := &selCompiler{t: p.t.info, b: b}
 	exprs, cols, simple, err := sc.selectors(s.Selectors, nil, p.meta, true)
 	if err != nil {
@@ -151,8 +153,8 @@ func (p *selectPlan) analyzeSelection(s *statements.Select) error {
 	}
 	if p.distinct {
 		for _, i := range p.proj {
-			if d.cols[i].kind != kindPartitionKey && d.cols[i].kind != kindStatic {
-				return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", d.cols[i].name)
+			if d.Columns[i].Kind != storage.KindPartitionKey && d.Columns[i].Kind != storage.KindStatic {
+				return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", d.Columns[i].Name)
 			}
 		}
 	}
@@ -165,7 +167,7 @@ func (p *selectPlan) analyzeSelection(s *statements.Select) error {
 
 func (p *selectPlan) analyzeWhere(s *statements.Select) error {
 	d := p.t.def
-	restricted := map[colKind]int{}
+	restricted := map[string]int{}
 	pkMarker := map[int]int{} // pk column -> marker bound by =
 	for i := range s.Where {
 		r := &s.Where[i]
@@ -176,7 +178,7 @@ func (p *selectPlan) analyzeWhere(s *statements.Select) error {
 		if err != nil {
 			return err
 		}
-		name := d.cols[col].name
+		name := d.Columns[col].Name
 		typ := p.t.types[col]
 		f := filter{col: col}
 		switch r.Op {
@@ -186,7 +188,7 @@ func (p *selectPlan) analyzeWhere(s *statements.Select) error {
 				return err
 			}
 			f.vals = append(f.vals, src)
-			if src.marker >= 0 && d.cols[col].kind == kindPartitionKey {
+			if src.marker >= 0 && d.Columns[col].Kind == storage.KindPartitionKey {
 				pkMarker[col] = src.marker
 			}
 		case statements.OpIn:
@@ -209,11 +211,11 @@ func (p *selectPlan) analyzeWhere(s *statements.Select) error {
 		default:
 			return invalidf("Only EQ and IN relations are supported on system tables (got %s on %s)", r.Op, name)
 		}
-		restricted[d.cols[col].kind]++
+		restricted[d.Columns[col].Kind]++
 		p.filters = append(p.filters, f)
 	}
-	pkRestricted := restricted[kindPartitionKey] >= len(p.t.pk)
-	if !s.AllowFiltering && (restricted[kindRegular]+restricted[kindStatic] > 0 || (restricted[kindClustering] > 0 && !pkRestricted)) {
+	pkRestricted := restricted[storage.KindPartitionKey] >= len(p.t.pk)
+	if !s.AllowFiltering && (restricted[storage.KindRegular]+restricted[storage.KindStatic] > 0 || (restricted[storage.KindClustering] > 0 && !pkRestricted)) {
 		return invalidf("%s", allowFilteringMsg)
 	}
 	if len(pkMarker) == len(p.t.pk) {
@@ -236,7 +238,7 @@ func (p *selectPlan) term(t statements.Term, typ datatype.DataType, name string,
 			specName = v.Name
 		}
 		d := p.t.def
-		p.bind[v.Index] = &message.ColumnMetadata{Keyspace: d.keyspace, Table: d.name, Name: specName, Index: int32(v.Index), Type: typ}
+		p.bind[v.Index] = &message.ColumnMetadata{Keyspace: d.Keyspace, Table: d.Name, Name: specName, Index: int32(v.Index), Type: typ}
 		return valueSrc{marker: v.Index, list: list}, nil
 	case *statements.Literal:
 		if list {
@@ -253,7 +255,7 @@ func (p *selectPlan) term(t statements.Term, typ datatype.DataType, name string,
 		}
 		// Compiled as on user tables, by the one function registry.
 		d := p.t.def
-		b := newBinder(d.keyspace, d.name, len(p.bind))
+		b := newBinder(d.Keyspace, d.Name, len(p.bind))
 		ex, err := b.term(t, typ, name)
 		if err != nil {
 			return valueSrc{}, err
@@ -376,7 +378,7 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 		}
 		cells := make([][]byte, len(p.proj))
 		for j, col := range p.proj {
-			b, err := types.EncodeValue(p.t.types[col], r[p.t.def.cols[col].name], x.version)
+			b, err := types.EncodeValue(p.t.types[col], r[p.t.def.Columns[col].Name], x.version)
 			if err != nil {
 				return nil, err
 			}
@@ -452,16 +454,16 @@ func (p *selectPlan) run(_ context.Context, c *Coordinator, x *execution) (messa
 // keyed reports whether WHERE restricts the partition key.
 func (p *selectPlan) keyed() bool {
 	for _, f := range p.filters {
-		if p.t.def.cols[f.col].kind == kindPartitionKey {
+		if p.t.def.Columns[f.col].Kind == storage.KindPartitionKey {
 			return true
 		}
 	}
 	return false
 }
 
-func (p *selectPlan) matches(r row, allowed [][][]byte, v primitive.ProtocolVersion) (bool, error) {
+func (p *selectPlan) matches(r systables.Row, allowed [][][]byte, v primitive.ProtocolVersion) (bool, error) {
 	for i, f := range p.filters {
-		b, err := types.EncodeValue(p.t.types[f.col], r[p.t.def.cols[f.col].name], v)
+		b, err := types.EncodeValue(p.t.types[f.col], r[p.t.def.Columns[f.col].Name], v)
 		if err != nil {
 			return false, err
 		}
