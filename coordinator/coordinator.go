@@ -88,8 +88,10 @@ type Coordinator struct {
 	local      replica.Replica
 	node       storage.NodeInfo
 	generation int32
-	vt         vtables
 	log        *slog.Logger
+	// sys are the system tables; sysRows reads them on this node.
+	sys     map[string]map[string]*tableInfo
+	sysRows nodeLocal
 
 	schema *schema.Schema
 	// schemaChanges takes each DDL statement's change to be applied.
@@ -102,7 +104,7 @@ type Coordinator struct {
 
 // New returns a coordinator over the given catalog.
 func New(opts Options) (*Coordinator, error) {
-	vt, err := newVTables()
+	sys, err := systemTables()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func New(opts Options) (*Coordinator, error) {
 		data:          opts.Data,
 		node:          opts.Node,
 		generation:    int32(opts.Now().Unix()),
-		vt:            vt,
+		sys:           sys,
 		log:           opts.Logger,
 		schema:        opts.Schema,
 		schemaChanges: opts.SchemaChanges,
@@ -131,6 +133,7 @@ func New(opts Options) (*Coordinator, error) {
 	if c.local == nil {
 		c.local = replica.NewLocal(opts.Engine)
 	}
+	c.sysRows = nodeLocal{systables.NewReplica(sysState{c}, c.local, opts.Now)}
 	if c.data == nil {
 		d, err := aloneData(opts, c.local)
 		if err != nil {

@@ -1,11 +1,9 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync/atomic"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -16,7 +14,6 @@ import (
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
-	"github.com/cqld/cqld/systables"
 )
 
 // preparedStmt is a statement prepared by some client. It is immutable.
@@ -249,20 +246,4 @@ func (c *Coordinator) openPrepared() error {
 		return fmt.Errorf("coordinator: load prepared statements: %w", err)
 	}
 	return nil
-}
-
-// preparedRows are system.prepared_statements' rows: the cached statements,
-// by id.
-func (c *Coordinator) preparedRows() []systables.Row {
-	all := c.prep.all()
-	sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i].id[:], all[j].id[:]) < 0 })
-	rows := make([]systables.Row, 0, len(all))
-	for _, ps := range all {
-		r := systables.Row{"prepared_id": append([]byte(nil), ps.id[:]...), "query_string": ps.query}
-		if ps.keyspace != "" {
-			r["logged_keyspace"] = ps.keyspace
-		}
-		rows = append(rows, r)
-	}
-	return rows
 }

@@ -3,7 +3,6 @@ package systables
 import (
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 )
 
@@ -41,13 +40,6 @@ func tokenStrings(ts []int64) []string {
 	return out
 }
 
-// peers are s's peers by address.
-func peers(s State) []Peer {
-	ps := s.Peers()
-	slices.SortFunc(ps, func(a, b Peer) int { return a.Addr.Compare(b.Addr) })
-	return ps
-}
-
 // inetOrNil is a as system tables hold an inet: nil when invalid.
 func inetOrNil(a netip.Addr) any {
 	if !a.IsValid() {
@@ -58,7 +50,7 @@ func inetOrNil(a netip.Addr) any {
 
 func peerRows(s State) []Row {
 	var rows []Row
-	for _, p := range peers(s) {
+	for _, p := range s.Peers() {
 		rows = append(rows, Row{
 			"peer":            net.IP(p.Addr.Addr().AsSlice()),
 			"data_center":     p.DataCenter,
@@ -76,7 +68,7 @@ func peerRows(s State) []Row {
 
 func peerV2Rows(s State) []Row {
 	var rows []Row
-	for _, p := range peers(s) {
+	for _, p := range s.Peers() {
 		r := Row{
 			"peer":            net.IP(p.Addr.Addr().AsSlice()),
 			"peer_port":       int32(p.Addr.Port()),

@@ -1,7 +1,6 @@
 package systables
 
 import (
-	"sort"
 	"time"
 
 	"github.com/cqld/cqld/storage"
@@ -18,7 +17,7 @@ func keyspaceRows(s State) []Row {
 	for _, k := range s.Schema().SortedKeyspaces() {
 		rows = append(rows, Row{"keyspace_name": k.Name, "durable_writes": k.DurableWrites, "replication": k.Replication})
 	}
-	return sortRows(rows, "keyspace_name")
+	return rows
 }
 
 // userTableRow is a user table's row of system_schema.tables.
@@ -81,7 +80,7 @@ func tableRows(s State) []Row {
 			rows = append(rows, userTableRow(t))
 		}
 	}
-	return sortRows(rows, "keyspace_name", "table_name")
+	return rows
 }
 
 func droppedColumnRows(s State) []Row {
@@ -100,7 +99,7 @@ func droppedColumnRows(s State) []Row {
 			}
 		}
 	}
-	return sortRows(rows, "keyspace_name", "table_name", "column_name")
+	return rows
 }
 
 func columnRowsOf(defs []*tableDef) []Row {
@@ -119,7 +118,7 @@ func columnRowsOf(defs []*tableDef) []Row {
 			})
 		}
 	}
-	return sortRows(rows, "keyspace_name", "table_name", "column_name")
+	return rows
 }
 
 func columnRows(s State) []Row {
@@ -140,7 +139,7 @@ func columnRows(s State) []Row {
 			}
 		}
 	}
-	return sortRows(rows, "keyspace_name", "table_name", "column_name")
+	return rows
 }
 
 func typeRows(s State) []Row {
@@ -174,20 +173,5 @@ func indexRows(s State) []Row {
 			}
 		}
 	}
-	return sortRows(rows, "keyspace_name", "table_name", "index_name")
-}
-
-// sortRows orders rows by the given text key columns.
-func sortRows(rows []Row, keys ...string) []Row {
-	sort.SliceStable(rows, func(i, j int) bool {
-		for _, k := range keys {
-			a, _ := rows[i][k].(string)
-			b, _ := rows[j][k].(string)
-			if a != b {
-				return a < b
-			}
-		}
-		return false
-	})
 	return rows
 }

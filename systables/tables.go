@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -22,6 +23,11 @@ type Table struct {
 	// system_schema.columns spells them.
 	Storage *storage.Table
 	Comment string
+	// types are the columns' types, in Storage.Def.Columns' order;
+	// frozen says which are stored as one cell (all but the non-frozen
+	// collections, whose elements are cells of their own).
+	types  []datatype.DataType
+	frozen []bool
 	// rows makes the table's rows from the node's state; nil for a table
 	// stored in the engine.
 	rows func(State) []Row
@@ -35,14 +41,6 @@ type Row map[string]any
 // Stored reports whether t's rows are in the engine, written by the node
 // like user data, rather than made from its state on each read.
 func (t *Table) Stored() bool { return t.rows == nil }
-
-// Rows makes t's rows from s; nil for a stored table.
-func (t *Table) Rows(s State) []Row {
-	if t.rows == nil {
-		return nil
-	}
-	return t.rows(s)
-}
 
 // generators make the rows of the generated tables. A table listed in
 // systemTableDefs that is in neither generators nor stored is empty.
@@ -71,11 +69,10 @@ var tables = func() map[string]map[string]*Table {
 	out := map[string]map[string]*Table{}
 	for i := range systemTableDefs {
 		d := &systemTableDefs[i]
-		st, err := compile(d)
+		t, err := compile(d)
 		if err != nil {
-			panic(err) // the definitions are the package's own data; a test compiles them
+			panic(err) // the definitions are the package's own data
 		}
-		t := &Table{Storage: st, Comment: d.comment}
 		name := d.keyspace + "." + d.name
 		if !stored[name] {
 			t.rows = generators[name]
@@ -91,17 +88,29 @@ var tables = func() map[string]map[string]*Table {
 	return out
 }()
 
-// compile makes d a storage table, its columns in d's order (SELECT *'s).
-func compile(d *tableDef) (*storage.Table, error) {
+// compile makes d a Table, its columns in d's order (SELECT *'s).
+func compile(d *tableDef) (*Table, error) {
+	t := &Table{Comment: d.comment}
 	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name)}
 	for _, col := range d.cols {
 		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
+		typ, frozen, err := statements.ParseTypeFrozen(col.typ)
+		if err != nil {
+			return nil, fmt.Errorf("systables: %s.%s.%s: %w", d.keyspace, d.name, col.name, err)
+		}
+		switch typ.Code() {
+		case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+		default:
+			frozen = true
+		}
+		t.types, t.frozen = append(t.types, typ), append(t.frozen, frozen)
 	}
 	st, err := storage.NewTable(def, func(s string) (datatype.DataType, error) { return statements.ParseType(s) })
 	if err != nil {
 		return nil, fmt.Errorf("systables: %s.%s: %w", d.keyspace, d.name, err)
 	}
-	return st, nil
+	t.Storage = st
+	return t, nil
 }
 
 // Lookup returns the system table keyspace.name, or nil.

@@ -21,7 +21,7 @@ func virtualTableRows(State) []Row {
 	for _, d := range virtualTables() {
 		rows = append(rows, Row{"keyspace_name": d.keyspace, "table_name": d.name, "comment": d.comment})
 	}
-	return sortRows(rows, "keyspace_name", "table_name")
+	return rows
 }
 
 func virtualColumnRows(State) []Row { return columnRowsOf(virtualTables()) }
