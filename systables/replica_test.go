@@ -76,7 +76,7 @@ func TestEveryTableReads(t *testing.T) {
 	r := newTestReplica()
 	ctx := context.Background()
 	want := map[string]int{"system.local": 1, "system.peers": 2, "system.peers_v2": 2, "system_schema.keyspaces": 5,
-		"system_schema.types": 1, "system_schema.indexes": 1, "system_schema.dropped_columns": 0,
+		"system_schema.types": 1, "system_schema.indexes": 1, "system_schema.dropped_columns": 1,
 		"system_virtual_schema.keyspaces": 1, "system_traces.events": 0}
 	for _, st := range All() {
 		def := st.Storage.Def

@@ -45,17 +45,18 @@ func (t *Table) Stored() bool { return t.rows == nil }
 // generators make the rows of the generated tables. A table listed in
 // systemTableDefs that is in neither generators nor stored is empty.
 var generators = map[string]func(State) []Row{
-	"system.local":                 localRows,
-	"system.peers":                 peerRows,
-	"system.peers_v2":              peerV2Rows,
-	"system_schema.keyspaces":      keyspaceRows,
-	"system_schema.tables":         tableRows,
-	"system_schema.columns":        columnRows,
-	"system_schema.types":          typeRows,
-	"system_schema.indexes":        indexRows,
-	virtualKeyspace + ".keyspaces": virtualKeyspaceRows,
-	virtualKeyspace + ".tables":    virtualTableRows,
-	virtualKeyspace + ".columns":   virtualColumnRows,
+	"system.local":                  localRows,
+	"system.peers":                  peerRows,
+	"system.peers_v2":               peerV2Rows,
+	"system_schema.keyspaces":       keyspaceRows,
+	"system_schema.tables":          tableRows,
+	"system_schema.columns":         columnRows,
+	"system_schema.types":           typeRows,
+	"system_schema.indexes":         indexRows,
+	"system_schema.dropped_columns": droppedColumnRows,
+	virtualKeyspace + ".keyspaces":  virtualKeyspaceRows,
+	virtualKeyspace + ".tables":     virtualTableRows,
+	virtualKeyspace + ".columns":    virtualColumnRows,
 }
 
 // stored are the system tables kept in the engine: written by the node
