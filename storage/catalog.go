@@ -21,6 +21,9 @@ var (
 	ErrTableNotFound    = errors.New("storage: table does not exist")
 	ErrTypeExists       = errors.New("storage: type already exists")
 	ErrTypeNotFound     = errors.New("storage: type does not exist")
+	// ErrCatalogWrite means the catalog could not be written (an I/O
+	// error): the change was not made, in memory or on disk.
+	ErrCatalogWrite = errors.New("storage: catalog write failed")
 )
 
 // catalogFile is the catalog's on-disk form. Its Version lets a later
@@ -125,7 +128,7 @@ func (c *Catalog) update(change func(ks map[string]*KeyspaceDef) error) error {
 		return fmt.Errorf("storage: encode catalog: %w", err)
 	}
 	if err := writeFileAtomic(c.fs, c.path, data); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrCatalogWrite, err)
 	}
 	c.applied = c.applying
 	c.cur.Store(s)
