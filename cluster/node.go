@@ -57,6 +57,9 @@ type NodeOptions struct {
 	// OnGossip with each membership event of another node.
 	OnTopology func(before, after *Topology)
 	OnGossip   func(gossip.Event)
+	// OnFailure is told when this node cannot write the state an entry of
+	// the metadata log changes (StateOptions.OnFailure): it must stop.
+	OnFailure func(error)
 	// OnConflict is told when this node, having started a cluster of its
 	// own, finds its address is another node's in a running cluster
 	// (metalog.Options.OnConflict): it must stop.
@@ -134,7 +137,8 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
 	}
-	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology, Logger: o.Logger})
+	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology,
+		OnFailure: o.OnFailure, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}

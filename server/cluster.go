@@ -298,6 +298,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		OnTopology: m.onTopology,
 		OnGossip:   m.onGossip,
 		OnConflict: n.failStop,
+		OnFailure:  n.failStop,
 		// Gossip starts once the replica verbs are served (StartWith):
 		// a peer holding this node up sends it writes.
 		DeferGossip:   true,
