@@ -75,6 +75,7 @@ type Node struct {
 	// is its membership once started, for failStop; dieFunc is
 	// Options.Die.
 	stoppedByFailure atomic.Bool
+	stopping         sync.WaitGroup // failStop's goroutine
 	clusterRef       atomic.Pointer[cluster.Node]
 	dieFunc          func(error)
 }
@@ -351,6 +352,7 @@ func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stop
 // then closes everything. Schema changes are already durable when answered.
 func (n *Node) Shutdown(ctx context.Context) error {
 	err := n.stopTransportsWithin(ctx)
+	n.stopping.Wait()
 	n.stopPurges()
 	n.purges.Wait()
 	if n.metrics != nil {
