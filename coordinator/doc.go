@@ -26,10 +26,12 @@
 // live state on each read (sysState), or reads them from the engine for a
 // stored one. Statements never write system tables.
 //
-// Prepared statements (prepcache.go, prepstore.go) are cached LRU within
+// Prepared statements are kept by package prepared: cached LRU within
 // prepared_statements_cache_size estimated bytes and mirrored to
 // system.prepared_statements, a real table in the engine as in Cassandra,
-// so they are prepared again at start and ids survive restarts. A PREPARE
+// so they are prepared again at start and ids survive restarts; the cache
+// holds each one's compiled form (preparedStmt: its plan, its result
+// metadata id, the schema it was analysed against) opaquely. A PREPARE
 // of known text under the same schema does no parsing. A statement whose
 // table was altered answers UNPREPARED (the driver prepares it again and
 // v5 clients holding the old result metadata id get Metadata_changed); one

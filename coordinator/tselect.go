@@ -14,6 +14,7 @@ import (
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/functions"
+	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
@@ -1087,6 +1088,6 @@ func metadataID(cols []*message.ColumnMetadata) []byte {
 	for _, c := range cols {
 		fmt.Fprintf(&b, "%s.%s.%s:%v;", c.Keyspace, c.Table, c.Name, c.Type)
 	}
-	id := statementID("", b.String())
+	id := prepared.ID("", b.String())
 	return id[:]
 }
