@@ -95,6 +95,10 @@ func errorMessage(err error) message.Error {
 		return &message.ReadFailure{ErrorMessage: rf.Error(), Consistency: rf.Consistency, Received: rf.Received, BlockFor: rf.BlockFor,
 			NumFailures: int32(len(rf.Reasons)), FailureReasons: rf.Reasons, DataPresent: rf.DataPresent}
 	}
+	var ff *cqlerr.FunctionFailure
+	if errors.As(err, &ff) {
+		return &message.FunctionFailure{ErrorMessage: ff.Error(), Keyspace: ff.Keyspace, Function: ff.Function, Arguments: ff.Args}
+	}
 	if errors.Is(err, storage.ErrWriteFailed) {
 		// The one replica, this node, failed the write.
 		return &message.WriteFailure{ErrorMessage: err.Error(), Consistency: primitive.ConsistencyLevelOne,

@@ -297,6 +297,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		},
 		OnTopology:    m.onTopology,
 		OnGossip:      m.onGossip,
+		OnConflict:    n.failStop,
 		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
 		Registry:      n.Registry,
 		Logger:        n.log,
@@ -305,6 +306,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		return err
 	}
 	n.cluster = node
+	n.clusterRef.Store(node)
 	m.node.Store(node)
 	n.schemaLog.Attach(node)
 	m.topo.Publish(ringState(node.Topology()))
