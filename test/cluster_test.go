@@ -29,10 +29,8 @@ type clusterNode struct {
 	native int
 	config string // its cassandra.yaml
 	cmd    *exec.Cmd
-	// logPath is the node's stderr, appended to by each run, so a failed
-	// test can show what every node logged.
-	logPath string
-	done    chan struct{}
+	log    *syncBuffer // the process's stderr, read while it runs
+	done   chan struct{}
 }
 
 // testCluster is n cqld processes on 127.0.0.1..n sharing one native and
@@ -78,11 +76,23 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		}
 		if t.Failed() {
 			for _, nd := range tc.nodes {
-				t.Logf("node%d's log, last lines:\n%s", nd.index, nd.logTail(80))
+				t.Logf("node%d's log since its last start, last lines:\n%s", nd.index, nd.logTail(80))
 			}
 		}
 	})
 	return tc
+}
+
+// logTail is the last n lines nd's process logged since it last started.
+func (nd *clusterNode) logTail(n int) string {
+	if nd.log == nil {
+		return "(never started)"
+	}
+	lines := strings.Split(strings.TrimRight(nd.log.String(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // newNode writes the configuration of a node on 127.0.0.i, with the
@@ -116,25 +126,11 @@ func (tc *testCluster) newNode(i int, name string, mod func(*config.Config)) *cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	nd := &clusterNode{index: i, addr: addr, native: tc.native, config: filepath.Join(home, "cassandra.yaml"),
-		logPath: filepath.Join(home, "cqld.log")}
+	nd := &clusterNode{index: i, addr: addr, native: tc.native, config: filepath.Join(home, "cassandra.yaml")}
 	if err := os.WriteFile(nd.config, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return nd
-}
-
-// logTail is the last n lines nd's processes logged.
-func (nd *clusterNode) logTail(n int) string {
-	b, err := os.ReadFile(nd.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func portFreeOn(host string, port int) bool {
@@ -157,14 +153,10 @@ func (tc *testCluster) start(nd *clusterNode) {
 func (tc *testCluster) spawn(nd *clusterNode) {
 	t := tc.t
 	t.Helper()
+	nd.log = &syncBuffer{}
 	nd.done = make(chan struct{})
 	nd.cmd = exec.Command(cqldBinary(t), "-config", nd.config)
-	logFile, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close() // the child has its own descriptor
-	nd.cmd.Stderr = logFile
+	nd.cmd.Stderr = nd.log
 	if err := nd.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,14 @@ package test
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -105,17 +106,36 @@ next:
 	return sum
 }
 
+// syncBuffer is a bytes.Buffer safe for a process's output copier and a
+// test reading it at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // waitLog waits until nd's log holds want, and fails the test if nd
 // exits first.
 func (tc *testCluster) waitLog(nd *clusterNode, want string) {
 	tc.t.Helper()
 	eventually(tc.t, 60*time.Second, fmt.Sprintf("node%d logging %q", nd.index, want), func() error {
-		if b, _ := os.ReadFile(nd.logPath); strings.Contains(string(b), want) {
+		if strings.Contains(nd.log.String(), want) {
 			return nil
 		}
 		select {
 		case <-nd.done:
-			tc.t.Fatalf("node%d exited:\n%s", nd.index, nd.logTail(200))
+			tc.t.Fatalf("node%d exited:\n%s", nd.index, nd.log)
 		default:
 		}
 		return errors.New("not yet")
