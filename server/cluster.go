@@ -93,14 +93,14 @@ func (m *members) remote(h ring.HostID) (*replica.Remote, error) {
 
 // deliverHint is the hints store's Deliver.
 func (m *members) deliverHint(timeout time.Duration) hints.Deliver {
-	return func(ctx context.Context, target ring.HostID, hint []byte) error {
+	return func(ctx context.Context, target ring.HostID, created time.Time, hint []byte) error {
 		r, err := m.remote(target)
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		return r.ApplyHint(ctx, hint)
+		return r.ApplyHint(ctx, created, hint)
 	}
 }
 
