@@ -56,7 +56,9 @@ func TestClusterModel(t *testing.T) {
 	for i := 0; i < runs; i++ {
 		s := seed + int64(i)
 		t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) {
-			env.t = t
+			// The faults are drawn from the run's seed too, so that
+			// -model.seed=s -model.runs=1 replays them.
+			env.t, env.rng = t, rand.New(rand.NewSource(s))
 			rng := rand.New(rand.NewSource(s))
 			r := &modelRun{env: env, seed: s, s: genSchema(rng), every: max(1, *modelCheckFlag), test: "TestClusterModel"}
 			var ops []*mop
