@@ -63,6 +63,10 @@ type Node struct {
 	stopPurges context.CancelFunc
 	purges     sync.WaitGroup
 
+	// shutdown runs Shutdown's work once; later calls get its result.
+	shutdown    sync.Once
+	shutdownErr error
+
 	// The client transports stop once: at Shutdown, or earlier when a
 	// commit log failure under commit_failure_policy stop stops them.
 	stopOnce     sync.Once
@@ -350,7 +354,14 @@ func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stop
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.
+// Calling it again, or from several goroutines, waits for the first call
+// and returns its result.
 func (n *Node) Shutdown(ctx context.Context) error {
+	n.shutdown.Do(func() { n.shutdownErr = n.shutdownOnce(ctx) })
+	return n.shutdownErr
+}
+
+func (n *Node) shutdownOnce(ctx context.Context) error {
 	err := n.stopTransportsWithin(ctx)
 	n.stopping.Wait()
 	n.stopPurges()
