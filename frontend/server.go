@@ -273,18 +273,24 @@ func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if !ok {
 		return nil, gnet.Close // not accepted by acceptLoop
 	}
+	cn := s.open(c, a)
+	c.SetContext(cn)
+	if s.draining.Load() {
+		return nil, gnet.Close
+	}
+	return nil, gnet.None
+}
+
+// open sets up the state of an admitted connection, whatever serves it.
+func (s *Server) open(c sock, a *admission) *conn {
 	a.opened = true
 	cn := newConn(s, c, a)
-	c.SetContext(cn)
 	s.mu.Lock()
 	s.conns[cn] = struct{}{}
 	s.mu.Unlock()
 	s.m.ConnectionsOpen.Inc()
 	s.m.ConnectionsTotal.Inc()
-	if s.draining.Load() {
-		return nil, gnet.Close
-	}
-	return nil, gnet.None
+	return cn
 }
 
 // OnClose forgets the connection. Requests still running finish; their
@@ -294,13 +300,19 @@ func (s *Server) OnClose(c gnet.Conn, err error) gnet.Action {
 	if !ok {
 		return gnet.None
 	}
+	s.forget(cn)
+	return gnet.None
+}
+
+// forget releases what a closed connection held.
+// REQUIRES: called once, by the goroutine that runs its onTraffic.
+func (s *Server) forget(cn *conn) {
 	cn.release()
 	s.mu.Lock()
 	delete(s.conns, cn)
 	s.mu.Unlock()
 	s.releaseSlot(cn.ip, cn.peer)
 	s.m.ConnectionsOpen.Dec()
-	return gnet.None
 }
 
 // OnTraffic cuts whole frames out of the inbound buffer.
