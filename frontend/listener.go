@@ -40,8 +40,15 @@ type admission struct {
 	opened bool
 }
 
+// listener is one listening socket and how it treats what it accepts.
+type listener struct {
+	addr string
+	ln   net.Listener
+	mode listenMode
+}
+
 // acceptLoop accepts until the listener closes.
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(l listener) {
 	defer s.acceptDone.Done()
 	// The spare descriptor is held open so that a socket accepted at the
 	// descriptor limit can still be handed to gnet, which duplicates it:
@@ -55,7 +62,7 @@ func (s *Server) acceptLoop() {
 	}()
 	var delay time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -78,7 +85,7 @@ func (s *Server) acceptLoop() {
 		if spare != nil {
 			spare.Close()
 		}
-		s.serveAccepted(nc)
+		s.serveAccepted(nc, l.mode)
 		spare, _ = os.Open(os.DevNull) // nil while descriptors run out
 	}
 }
@@ -94,7 +101,7 @@ func nextBackoff(d time.Duration) time.Duration {
 // hands it to an event loop. A connection over a cap is closed at once, before it is
 // read, as Cassandra does, with an error logged (at most once a minute)
 // naming the setting.
-func (s *Server) serveAccepted(nc net.Conn) {
+func (s *Server) serveAccepted(nc net.Conn, mode listenMode) {
 	ip := remoteIP(nc)
 	p, reason, limit := s.takeSlot(ip)
 	if reason != "" {
@@ -110,11 +117,33 @@ func (s *Server) serveAccepted(nc net.Conn) {
 		return
 	}
 	a := &admission{ip: ip, peer: p}
+	switch mode {
+	case modeTLS:
+		s.tlsDone.Add(1)
+		go func() {
+			defer s.tlsDone.Done()
+			s.serveTLS(nc, a)
+		}()
+	case modeOptional:
+		s.tlsDone.Add(1)
+		go func() {
+			defer s.tlsDone.Done()
+			s.sniff(nc, a)
+		}()
+	default:
+		s.enroll(nc, a)
+	}
+}
+
+// enroll hands an admitted plaintext connection to an event loop.
+func (s *Server) enroll(nc net.Conn, a *admission) {
+	s.enrollMu.Lock()
+	defer s.enrollMu.Unlock()
 	// NB: EnrollContext closes nc (gnet serves a duplicate of its
 	// descriptor) and returns after OnOpen ran, if it ran.
 	if _, err := s.cli.EnrollContext(nc, a); err != nil {
 		if !a.opened {
-			s.releaseSlot(ip, p)
+			s.releaseSlot(a.ip, a.peer)
 		}
 		s.m.Refused.WithLabelValues(refusedError).Inc()
 		if s.acceptWarn.allow(s.opts.Now()) {
@@ -160,7 +189,9 @@ func (s *Server) releaseSlot(ip netip.Addr, p *peer) {
 func (s *Server) stopAccepting() {
 	s.stopOnce.Do(func() {
 		close(s.stopAccept)
-		s.ln.Close()
+		for _, l := range s.lns {
+			l.ln.Close()
+		}
 	})
 	s.acceptDone.Wait()
 }
