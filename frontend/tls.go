@@ -7,10 +7,11 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/cqld/cqld/tlsconf"
 )
 
 // TLS. gnet has no TLS, so a TLS connection is served by goroutines of its
@@ -43,10 +44,6 @@ import (
 // the first record. A TLS connection starts with a handshake record
 // (0x16); a CQL frame starts with its version, never 0x16. Plaintext
 // connections then go to the event loops with the byte still unread.
-
-// tlsRecordHandshake is the content type of a TLS handshake record, the
-// first byte a TLS client sends.
-const tlsRecordHandshake = 0x16
 
 // closeFlush bounds the last write of answers already made when a TLS
 // connection closes (a PROTOCOL_ERROR before the close, say).
@@ -310,7 +307,7 @@ func (s *Server) sniff(nc net.Conn, a *admission) {
 	if d := s.opts.HandshakeTimeout; d > 0 {
 		_ = nc.SetReadDeadline(time.Now().Add(d))
 	}
-	first, err := peekByte(nc)
+	first, err := tlsconf.PeekFirstByte(nc)
 	_ = nc.SetReadDeadline(time.Time{})
 	s.mu.Lock()
 	delete(s.sniffing, nc)
@@ -320,42 +317,11 @@ func (s *Server) sniff(nc net.Conn, a *admission) {
 		_ = nc.Close()
 		s.releaseSlot(a.ip, a.peer)
 		s.m.Closed.WithLabelValues(reasonSniff).Inc()
-	case first == tlsRecordHandshake:
+	case first == tlsconf.RecordHandshake:
 		s.serveTLS(nc, a)
 	default:
 		s.enroll(nc, a)
 	}
-}
-
-// peekByte waits for a connection's first byte and returns it, leaving it
-// unread.
-func peekByte(nc net.Conn) (byte, error) {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return 0, errors.New("frontend: not a socket")
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var (
-		b    [1]byte
-		n    int
-		rerr error
-	)
-	err = rc.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK)
-		return rerr != syscall.EAGAIN
-	})
-	switch {
-	case err != nil:
-		return 0, err
-	case rerr != nil:
-		return 0, rerr
-	case n == 0:
-		return 0, io.EOF
-	}
-	return b[0], nil
 }
 
 // closeTLS closes every TLS connection and every connection still being

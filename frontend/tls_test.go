@@ -210,7 +210,7 @@ func TestTLSHandshakeStalls(t *testing.T) {
 	})
 	silent := dialClient(t, s.Addr())
 	half := dialClient(t, s.Addr())
-	half.write([]byte{tlsRecordHandshake, 3, 1, 0, 200, 1}) // a record header and one byte of it
+	half.write([]byte{tlsconf.RecordHandshake, 3, 1, 0, 200, 1}) // a record header and one byte of it
 	eventually(t, "both connections open", func() bool { n, _ := s.Stats(); return n == 2 })
 	clock.advance(11 * time.Second)
 	s.expectClosedFor(t, silent, reasonHandshake, 2)

@@ -62,7 +62,7 @@ type Leaf struct {
 type LeafOptions struct {
 	// NotBefore and NotAfter default to an hour ago and a day from now.
 	NotBefore, NotAfter time.Time
-	// IPs are its IP SANs; 127.0.0.0/8 addresses by default.
+	// IPs are its IP SANs; by default 127.0.0.1-9 and 127.0.k.1-3.
 	IPs []net.IP
 }
 
@@ -80,8 +80,10 @@ func (ca *CA) Issue(name string, o LeafOptions) (*Leaf, error) {
 		o.NotAfter = time.Now().Add(24 * time.Hour)
 	}
 	if o.IPs == nil {
-		o.IPs = []net.IP{net.IPv4(127, 0, 0, 1)}
-		for k := 0; k < 32; k++ {
+		for h := 1; h <= 9; h++ {
+			o.IPs = append(o.IPs, net.IPv4(127, 0, 0, byte(h)))
+		}
+		for k := 1; k < 32; k++ { // the helpers' loopback ranges
 			for h := 1; h <= 3; h++ {
 				o.IPs = append(o.IPs, net.IPv4(127, 0, byte(k), byte(h)))
 			}
