@@ -270,6 +270,11 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		rpcAddr = cfg.BroadcastRPCAddress
 	}
 	rpcIP, _ := netip.AddrFromSlice(resolveIP(rpcAddr))
+	certs, internodeTLS, err := internodeTLS(cfg, m, n.log)
+	if err != nil {
+		return err
+	}
+	n.internodeCerts = certs
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{
 		ClusterName:  cfg.ClusterName,
 		HostID:       self,
@@ -297,6 +302,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		OnTopology:    m.onTopology,
 		OnGossip:      m.onGossip,
 		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
+		TLS:           internodeTLS,
 		Registry:      n.Registry,
 		Logger:        n.log,
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -28,6 +27,7 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tlsconf"
 )
 
 // Node is a running cqld node.
@@ -66,6 +66,12 @@ type Node struct {
 	stopOnce     sync.Once
 	stopErr      error
 	failedCommit atomic.Bool
+	// clientCerts and internodeCerts are the key material of client and
+	// internode TLS, reloaded by the purge goroutines' neighbours; nil
+	// when off.
+	clientCerts    *tlsconf.Store
+	internodeCerts *tlsconf.Store
+
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
@@ -86,6 +92,9 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
+	// CertReloadInterval is how often the keystore and truststore files
+	// are looked at for changes; 0 means DefaultCertReloadInterval.
+	CertReloadInterval time.Duration
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -117,8 +126,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctls, err := startClientTLS(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, clientCerts: ctls.store}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -217,6 +230,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		HandshakeTimeout:     cfg.NativeTransportHandshakeTimeout.Duration,
 		FrameTimeout:         cfg.NativeTransportFrameTimeout.Duration,
 		Authenticator:        authn,
+		TLS:                  ctls.config,
+		TLSOptional:          ctls.optional,
+		TLSAddr:              ctls.addr,
 		Metrics:              metrics.NewNative(reg),
 		Logger:               log,
 	})
@@ -244,8 +260,21 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
+	every := o.CertReloadInterval
+	if every <= 0 {
+		every = DefaultCertReloadInterval
+	}
+	for _, st := range []*tlsconf.Store{n.clientCerts, n.internodeCerts} {
+		if st != nil {
+			n.purges.Add(1)
+			go func() {
+				defer n.purges.Done()
+				watchCerts(purgeCtx, st, every)
+			}()
+		}
+	}
 	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)})
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, n.adminEndpoints(authn))
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()
@@ -256,13 +285,30 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		}
 		n.metrics = ms
 	}
-	log.Info("cqld started", "native", fe.Addr(), "metrics", n.MetricsAddr(),
+	log.Info("cqld started", "native", fe.Addr(), "native_tls", n.clientTLSMode(), "metrics", n.MetricsAddr(),
 		"data", dataDir, "cluster", info.ClusterName, "host_id", fmt.Sprintf("%x", info.HostID))
 	return n, nil
 }
 
 // Addr is the address clients connect to.
 func (n *Node) Addr() string { return n.frontend.Addr() }
+
+// TLSAddr is the address of the TLS port (native_transport_port_ssl), ""
+// when there is none.
+func (n *Node) TLSAddr() string { return n.frontend.TLSAddr() }
+
+// clientTLSMode says how clients connect, for the start-up line.
+func (n *Node) clientTLSMode() string {
+	switch on, optional := n.cfg.ClientEncryptionOptions.ClientTLS(); {
+	case !on:
+		return "off"
+	case n.frontend.TLSAddr() != "":
+		return "on " + n.frontend.TLSAddr()
+	case optional:
+		return "optional"
+	}
+	return "required"
+}
 
 // MetricsAddr is the Prometheus endpoint's address, "" when disabled.
 func (n *Node) MetricsAddr() string {

@@ -41,6 +41,9 @@ type Store struct {
 
 	mu     sync.Mutex // serialises Reload
 	stamps map[string]stamp
+	// failed is why the files as they are now do not load, nil when
+	// the material in use is theirs.
+	failed error
 }
 
 // StoreOptions configure a Store beyond the encryption options.
@@ -162,7 +165,8 @@ func (s *Store) warnExpired(m *material) {
 // Reload reads the files again if any changed size or modification time
 // since they were last read, and reports whether new material is in use.
 // New files that do not load are logged and the old material kept; they
-// are not tried again until they change.
+// are not tried again until they change, and until then Reload returns
+// the error that kept them out, without logging it again.
 func (s *Store) Reload() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,7 +183,7 @@ func (s *Store) Reload() (bool, error) {
 		}
 	}
 	if !changed {
-		return false, nil
+		return false, s.failed
 	}
 	m, stamps, err := s.load()
 	if err != nil {
@@ -193,11 +197,13 @@ func (s *Store) Reload() (bool, error) {
 			}
 		}
 		err = fmt.Errorf("tlsconf: %s: reloading: %w", s.name, err)
+		s.failed = err
 		s.log.Error("cannot reload the certificates; keeping the ones in use", "options", s.name, "err", err)
 		return false, err
 	}
 	s.cur.Store(m)
 	s.stamps = stamps
+	s.failed = nil
 	s.log.Info("certificates reloaded; new connections use them", "options", s.name, "files", s.files())
 	s.warnExpired(m)
 	return true, nil

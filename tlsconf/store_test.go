@@ -234,8 +234,8 @@ func TestReload(t *testing.T) {
 	if changed, err := s.Reload(); changed || err == nil {
 		t.Fatalf("Reload of a bad keystore: %v, %v", changed, err)
 	}
-	if changed, err := s.Reload(); changed || err != nil {
-		t.Fatalf("second Reload of the same bad keystore: %v, %v", changed, err)
+	if changed, err := s.Reload(); changed || err == nil {
+		t.Fatalf("second Reload of the same bad keystore: %v, %v; want its error again", changed, err)
 	}
 	if n := strings.Count(logs.String(), "cannot reload"); n != 1 {
 		t.Fatalf("the bad keystore was logged %d times:\n%s", n, logs.String())
