@@ -30,22 +30,50 @@ type clusterNode struct {
 	native int
 	config string // its cassandra.yaml
 	cmd    *exec.Cmd
-	log    *bytes.Buffer
+	log    *lockedBuffer
 	done   chan struct{}
+}
+
+// lockedBuffer is a process's stderr, readable while the process writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // testCluster is n cqld processes on 127.0.0.1..n sharing one native and
 // one internode port, the first node their seed.
 type testCluster struct {
-	t      *testing.T
-	nodes  []*clusterNode
-	native int
+	t       *testing.T
+	nodes   []*clusterNode
+	native  int
+	storage int
 	// metrics is every node's prometheus_port, where `cqld nodetool`
 	// asks.
 	metrics int
+	dir     string
+	edit    func(i int, c *config.Config)
 }
 
 func startCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with edit, when not nil, applied to
+// each node's configuration (i counts from 1).
+func startClusterWith(t *testing.T, n int, edit func(i int, c *config.Config)) *testCluster {
 	t.Helper()
 	native, storage, prom := freePort(t), freePort(t), freePort(t)
 	for i := 1; i <= n; i++ {
@@ -55,43 +83,54 @@ func startCluster(t *testing.T, n int) *testCluster {
 			}
 		}
 	}
-	tc := &testCluster{t: t, native: native, metrics: prom}
-	dir := t.TempDir()
-	for i := 1; i <= n; i++ {
-		addr := fmt.Sprintf("127.0.0.%d", i)
-		home := filepath.Join(dir, "node"+strconv.Itoa(i))
-		c := config.Default()
-		c.ClusterName = "test cluster"
-		c.ListenAddress, c.RPCAddress = addr, addr
-		c.NativeTransportPort, c.StoragePort = native, storage
-		c.PrometheusAddress, c.PrometheusPort = addr, prom
-		c.NumTokens = 8
-		c.DataFileDirectories = []string{filepath.Join(home, "data")}
-		c.CommitlogDirectory = filepath.Join(home, "commitlog")
-		c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
-		c.HintsDirectory = filepath.Join(home, "hints")
-		c.CommitlogSync = "periodic"
-		c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", storage)}
-		if err := os.MkdirAll(home, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := yaml.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd := &clusterNode{index: i, addr: addr, native: native, config: filepath.Join(home, "cassandra.yaml")}
-		if err := os.WriteFile(nd.config, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		tc.nodes = append(tc.nodes, nd)
-		tc.start(nd)
-	}
+	tc := &testCluster{t: t, native: native, storage: storage, metrics: prom, dir: t.TempDir(), edit: edit}
 	t.Cleanup(func() {
 		for _, nd := range tc.nodes {
 			tc.stop(nd, syscall.SIGKILL)
 		}
 	})
+	for i := 1; i <= n; i++ {
+		nd := tc.add(i)
+		tc.start(nd)
+	}
 	return tc
+}
+
+// add writes the configuration of node i, on 127.0.0.i, and returns it
+// unstarted, stopped when the test ends.
+func (tc *testCluster) add(i int) *clusterNode {
+	t := tc.t
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.%d", i)
+	home := filepath.Join(tc.dir, "node"+strconv.Itoa(i))
+	c := config.Default()
+	c.ClusterName = "test cluster"
+	c.ListenAddress, c.RPCAddress = addr, addr
+	c.NativeTransportPort, c.StoragePort = tc.native, tc.storage
+	c.PrometheusAddress, c.PrometheusPort = addr, tc.metrics
+	c.NumTokens = 8
+	c.DataFileDirectories = []string{filepath.Join(home, "data")}
+	c.CommitlogDirectory = filepath.Join(home, "commitlog")
+	c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
+	c.HintsDirectory = filepath.Join(home, "hints")
+	c.CommitlogSync = "periodic"
+	c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", tc.storage)}
+	if tc.edit != nil {
+		tc.edit(i, &c)
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := &clusterNode{index: i, addr: addr, native: tc.native, config: filepath.Join(home, "cassandra.yaml")}
+	if err := os.WriteFile(nd.config, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc.nodes = append(tc.nodes, nd)
+	return nd
 }
 
 func portFreeOn(host string, port int) bool {
@@ -107,16 +146,8 @@ func portFreeOn(host string, port int) bool {
 func (tc *testCluster) start(nd *clusterNode) {
 	t := tc.t
 	t.Helper()
-	nd.log = &bytes.Buffer{}
-	nd.done = make(chan struct{})
-	nd.cmd = exec.Command(cqldBinary(t), "-config", nd.config)
-	nd.cmd.Stderr = nd.log
-	if err := nd.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	tc.spawn(nd)
 	done := nd.done
-	cmd := nd.cmd
-	go func() { _ = cmd.Wait(); close(done) }()
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		if c, err := net.Dial("tcp", net.JoinHostPort(nd.addr, strconv.Itoa(nd.native))); err == nil {
 			c.Close()
@@ -131,6 +162,20 @@ func (tc *testCluster) start(nd *clusterNode) {
 			t.Fatalf("node%d does not serve clients:\n%s", nd.index, nd.log)
 		}
 	}
+}
+
+// spawn starts nd's process.
+func (tc *testCluster) spawn(nd *clusterNode) {
+	tc.t.Helper()
+	nd.log = &lockedBuffer{}
+	nd.done = make(chan struct{})
+	nd.cmd = exec.Command(cqldBinary(tc.t), "-config", nd.config)
+	nd.cmd.Stderr = nd.log
+	if err := nd.cmd.Start(); err != nil {
+		tc.t.Fatal(err)
+	}
+	done, cmd := nd.done, nd.cmd
+	go func() { _ = cmd.Wait(); close(done) }()
 }
 
 // stop signals nd's process and waits for it to exit.
