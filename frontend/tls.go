@@ -20,8 +20,10 @@ import (
 // connection is untouched: it stays on the event loops.
 //
 // Per TLS connection there are two goroutines. The reader does the TLS
-// handshake, then reads and decrypts into the inbound buffer. The writer
-// encrypts and writes the outbound buffer. onTraffic, the machine's one
+// handshake, then reads and decrypts into the inbound buffer, and writes
+// the answers made while it ran onTraffic (those answered inline) itself,
+// once onTraffic is done. The writer encrypts and writes the rest: the
+// answers of workers, and those the reader found a write under way for. onTraffic, the machine's one
 // entry point, runs under the sock's mutex on whichever goroutine has work
 // for it first: the reader after it read, a worker whose answer is ready
 // (Wake), the writer once a paused connection's answers drained, the
@@ -81,10 +83,17 @@ type tlsSock struct {
 	r    int
 
 	outMu   sync.Mutex
-	out     []byte // answers not yet taken by the writer
+	out     []byte // answers not yet taken by a writer
 	spare   []byte
-	writing int           // bytes the writer is writing
+	writing int           // bytes being written
 	signal  chan struct{} // wakes the writer
+	// wmu is held while the outbound buffer is written, by the writer
+	// goroutine or by the reader (direct).
+	wmu sync.Mutex
+	// direct (under mu) says onTraffic runs on the reader, which writes
+	// the answers itself once it lets go of mu: Write need not wake the
+	// writer.
+	direct bool
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -142,7 +151,9 @@ func (t *tlsSock) Write(b []byte) (int, error) {
 	t.outMu.Lock()
 	t.out = append(t.out, b...)
 	t.outMu.Unlock()
-	t.poke()
+	if !t.direct {
+		t.poke()
+	}
 	return len(b), nil
 }
 
@@ -155,7 +166,9 @@ func (t *tlsSock) Writev(bs [][]byte) (int, error) {
 		n += len(b)
 	}
 	t.outMu.Unlock()
-	t.poke()
+	if !t.direct {
+		t.poke()
+	}
 	return n, nil
 }
 
@@ -189,9 +202,15 @@ func (t *tlsSock) Close() error {
 func (t *tlsSock) RemoteAddr() net.Addr { return t.nc.RemoteAddr() }
 
 // kick runs onTraffic until no goroutine has asked for it again.
-func (t *tlsSock) kick() {
+func (t *tlsSock) kick() { t.run(false) }
+
+// run is kick; on the reader (direct) the answers onTraffic makes are
+// written by the caller, sparing the writer goroutine a wake-up for
+// every request answered inline.
+func (t *tlsSock) run(direct bool) {
 	t.wake.Store(true)
 	for t.wake.Load() && t.mu.TryLock() {
+		t.direct = direct
 		for t.wake.Swap(false) {
 			if t.dead {
 				break
@@ -200,7 +219,32 @@ func (t *tlsSock) kick() {
 				t.Close()
 			}
 		}
+		t.direct = false
 		t.mu.Unlock()
+	}
+}
+
+// drain writes the outbound buffer until it is empty.
+// REQUIRES: wmu held.
+func (t *tlsSock) drain() error {
+	for {
+		t.outMu.Lock()
+		buf := t.out
+		t.out, t.writing = t.spare[:0], len(buf)
+		t.outMu.Unlock()
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := t.tc.Write(buf)
+		t.outMu.Lock()
+		t.spare, t.writing = buf[:0], 0
+		t.outMu.Unlock()
+		if err != nil {
+			return err
+		}
+		if t.cn.paused.Load() {
+			t.kick() // its answers drained: it may resume
+		}
 	}
 }
 
@@ -255,7 +299,19 @@ func (t *tlsSock) readLoop() {
 			t.inMu.Lock()
 			t.in = append(t.in, buf[:n]...)
 			t.inMu.Unlock()
-			t.kick()
+			t.run(true)
+			// Write what the reader answered, unless a write is under
+			// way: then the writer is told, since it may be past its
+			// last look at the buffer.
+			if t.wmu.TryLock() {
+				werr := t.drain()
+				t.wmu.Unlock()
+				if werr != nil {
+					t.Close()
+				}
+			} else {
+				t.poke()
+			}
 		}
 		if err != nil {
 			if !t.closing.Load() && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -271,25 +327,12 @@ func (t *tlsSock) readLoop() {
 func (t *tlsSock) writeLoop() {
 	for {
 		<-t.signal
-		for {
-			t.outMu.Lock()
-			buf := t.out
-			t.out, t.writing = t.spare[:0], len(buf)
-			t.outMu.Unlock()
-			if len(buf) == 0 {
-				break
-			}
-			_, err := t.tc.Write(buf)
-			t.outMu.Lock()
-			t.spare, t.writing = buf[:0], 0
-			t.outMu.Unlock()
-			if err != nil {
-				t.Close()
-				return
-			}
-			if t.cn.paused.Load() {
-				t.kick() // its answers drained: it may resume
-			}
+		t.wmu.Lock()
+		err := t.drain()
+		t.wmu.Unlock()
+		if err != nil {
+			t.Close()
+			return
 		}
 		if t.closing.Load() {
 			return
