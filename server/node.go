@@ -113,6 +113,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
+	// Key material first: a keystore that does not load stops the node
+	// before it touches its data.
+	ctls, err := startClientTLS(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	dataDir := cfg.DataFileDirectories[0]
 	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dataDir, "system"), cfg.ClusterName, cfg.NumTokens)
 	if err != nil {
@@ -123,10 +129,6 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	roles, authn, err := startAuth(cfg, fs, dataDir, log)
-	if err != nil {
-		return nil, err
-	}
-	ctls, err := startClientTLS(cfg, log)
 	if err != nil {
 		return nil, err
 	}

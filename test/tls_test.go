@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -309,4 +311,61 @@ func replace(t *testing.T, path string, data []byte) {
 var stampCounter struct {
 	sync.Mutex
 	n int
+}
+
+// A node does not start on a keystore it cannot use, and says why without
+// the password: an encrypted key with the wrong keystore_password, a JKS
+// keystore. One whose certificate has expired starts with a warning, as
+// Cassandra's does.
+func TestTLSStartErrors(t *testing.T) {
+	f := newTLSFiles(t)
+	leaf, _ := f.ca.Issue("cqld node", testpki.LeafOptions{})
+	const password = "Key-Pa55word"
+	encrypted := filepath.Join(f.dir, "encrypted.pem")
+	if err := os.WriteFile(encrypted, append(leaf.EncryptedKeyPEM(password), leaf.ChainPEM()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jks := filepath.Join(f.dir, "keystore.jks")
+	if err := os.WriteFile(jks, append([]byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2}, make([]byte, 100)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := f.ca.Issue("cqld node", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)})
+	expiredFiles, _ := old.Write(f.dir, "expired", f.ca)
+
+	start := func(keystore, pw string) (*server.Node, string, error) {
+		cfg := testConfig(t, t.TempDir())
+		cfg.ClientEncryptionOptions = f.clientEncryption(false)
+		cfg.ClientEncryptionOptions.Keystore = keystore
+		cfg.ClientEncryptionOptions.KeystorePassword = pw
+		var logs lockedBuffer
+		n, err := server.StartWith(cfg, slog.New(slog.NewTextHandler(&logs, nil)), server.Options{})
+		if n != nil {
+			t.Cleanup(func() { stopNode(n) })
+		}
+		return n, logs.String(), err
+	}
+	if _, logs, err := start(encrypted, "not-"+password); err == nil || !strings.Contains(err.Error(), "wrong keystore_password") ||
+		!strings.Contains(err.Error(), encrypted) || strings.Contains(err.Error()+logs, password) {
+		t.Fatalf("wrong keystore_password: %v", err)
+	}
+	n, logs, err := start(encrypted, password)
+	if err != nil {
+		t.Fatalf("encrypted key, right password: %v", err)
+	}
+	if strings.Contains(logs, password) {
+		t.Fatal("the key password is in the log")
+	}
+	c := gocqlCluster(n.Addr())
+	c.SslOpts = f.gocqlTLS(false)
+	s, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("connect to a node with an encrypted key: %v", err)
+	}
+	s.Close()
+	if _, _, err := start(jks, ""); err == nil || !strings.Contains(err.Error(), "it is a JKS keystore; cqld reads PEM only") {
+		t.Fatalf("JKS keystore: %v", err)
+	}
+	if _, logs, err := start(expiredFiles.Keystore, ""); err != nil || !strings.Contains(logs, "keystore certificate is not valid now") {
+		t.Fatalf("expired keystore certificate: %v; log:\n%s", err, logs)
+	}
 }
