@@ -226,16 +226,21 @@ func (t *tlsSock) run(direct bool) {
 
 // drain writes the outbound buffer until it is empty.
 // REQUIRES: wmu held.
-func (t *tlsSock) drain() error {
+func (t *tlsSock) drain() error { return t.drainTo(t.tc) }
+
+func (t *tlsSock) drainTo(w io.Writer) error {
 	for {
 		t.outMu.Lock()
-		buf := t.out
-		t.out, t.writing = t.spare[:0], len(buf)
-		t.outMu.Unlock()
-		if len(buf) == 0 {
+		if len(t.out) == 0 {
+			t.outMu.Unlock()
 			return nil
 		}
-		_, err := t.tc.Write(buf)
+		// NB: buf leaves the pair of buffers while it is written, so
+		// Write never appends to the bytes being written.
+		buf := t.out
+		t.out, t.spare, t.writing = t.spare[:0], nil, len(buf)
+		t.outMu.Unlock()
+		_, err := w.Write(buf)
 		t.outMu.Lock()
 		t.spare, t.writing = buf[:0], 0
 		t.outMu.Unlock()

@@ -6,12 +6,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -327,4 +329,25 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// The outbound buffer and its spare never share memory, however the
+// writes and drains interleave: Write must never append into bytes being
+// written.
+func TestTLSSockBuffers(t *testing.T) {
+	ts := &tlsSock{signal: make(chan struct{}, 1), cn: &conn{}}
+	distinct := func(when string) {
+		t.Helper()
+		if cap(ts.out) > 0 && cap(ts.spare) > 0 && unsafe.SliceData(ts.out[:1]) == unsafe.SliceData(ts.spare[:1]) {
+			t.Fatalf("%s: out and spare share their array", when)
+		}
+	}
+	write := func(s string) { ts.Write([]byte(s)) }
+	for i := range 5 {
+		write(strings.Repeat("x", 10+i))
+		ts.drainTo(io.Discard)
+		distinct("after a drain")
+		ts.drainTo(io.Discard) // nothing to write
+		distinct("after an empty drain")
+	}
 }
