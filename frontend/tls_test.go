@@ -351,3 +351,28 @@ func TestTLSSockBuffers(t *testing.T) {
 		distinct("after an empty drain")
 	}
 }
+
+// The connection caps hold for TLS connections, before any TLS work: one
+// past the per-address cap is closed at accept, and a closed TLS
+// connection frees its slot.
+func TestTLSConnectionCaps(t *testing.T) {
+	p := newTestPKI(t)
+	s := startServer(t, newFakeHandler(), func(o *Options) {
+		o.TLS = p.store(t, tlsconf.Options{}).ServerConfig()
+		o.MaxConnectionsPerIP = 1
+	})
+	first := mustDialTLS(t, s.Addr(), p.clientConfig(nil))
+	first.startup(primitive.ProtocolVersion4, nil)
+	if _, err := dialTLS(t, s.Addr(), p.clientConfig(nil)); err == nil {
+		t.Fatal("a TLS connection past the per-address cap completed its handshake")
+	}
+	if got := counter(t, s.m.Refused, refusedPerIP); got != 1 {
+		t.Fatalf("refused{reason=%s} = %v, want 1", refusedPerIP, got)
+	}
+	first.nc.Close()
+	eventually(t, "the slot freed", func() bool { n, _ := s.Stats(); return n == 0 })
+	c := mustDialTLS(t, s.Addr(), p.clientConfig(nil))
+	c.startup(primitive.ProtocolVersion4, nil)
+	c.query(1, "void")
+	expect[*message.VoidResult](c, 1)
+}
