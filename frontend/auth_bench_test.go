@@ -2,6 +2,8 @@ package frontend
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -107,5 +109,53 @@ func BenchmarkTLSRoundTrip(b *testing.B) {
 				c.mustRecv()
 			}
 		})
+	}
+}
+
+// BenchmarkTLSRoundTripConns is BenchmarkTLSRoundTrip at 16 and 64
+// connections, each with one request in flight, plain and TLS in turn:
+// the transport's cost once every connection has a goroutine of its own.
+func BenchmarkTLSRoundTripConns(b *testing.B) {
+	p := newTestPKI(b)
+	for _, conns := range []int{16, 64} {
+		for _, tls := range []bool{false, true} {
+			b.Run(fmt.Sprintf("conns=%d/tls=%v", conns, tls), func(b *testing.B) {
+				h := &fakeInliner{fakeHandler: newFakeHandler()}
+				s := startServer(b, h, func(o *Options) {
+					if tls {
+						o.TLS = p.store(b, tlsconf.Options{}).ServerConfig()
+					}
+				})
+				cs := make([]*client, conns)
+				for i := range cs {
+					if tls {
+						cs[i] = mustDialTLS(b, s.Addr(), p.clientConfig(nil))
+					} else {
+						cs[i] = dialClient(b, s.Addr())
+					}
+					cs[i].startup(primitive.ProtocolVersion4, nil)
+				}
+				frame := cs[0].frame(1, &message.Query{Query: "inline", Options: &message.QueryOptions{}})
+				var next atomic.Int64
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for _, c := range cs {
+					wg.Go(func() {
+						for next.Add(1) <= int64(b.N) {
+							if _, err := c.nc.Write(frame); err != nil {
+								b.Error(err)
+								return
+							}
+							if _, _, err := c.recv(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			})
+		}
 	}
 }
