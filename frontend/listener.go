@@ -38,6 +38,8 @@ type admission struct {
 	peer *peer
 	// opened is set by OnOpen: from then on OnClose releases the slot.
 	opened bool
+	// tls is a TLS connection past its handshake, opened already.
+	tls *tlsSock
 }
 
 // listener is one listening socket and how it treats what it accepts.
@@ -141,14 +143,22 @@ func (s *Server) enroll(nc net.Conn, a *admission) {
 	defer s.enrollMu.Unlock()
 	// NB: EnrollContext closes nc (gnet serves a duplicate of its
 	// descriptor) and returns after OnOpen ran, if it ran.
-	if _, err := s.cli.EnrollContext(nc, a); err != nil {
-		if !a.opened {
-			s.releaseSlot(a.ip, a.peer)
-		}
-		s.m.Refused.WithLabelValues(refusedError).Inc()
-		if s.acceptWarn.allow(s.opts.Now()) {
-			s.log.Error("cannot serve client connection", "remote", nc.RemoteAddr(), "err", err)
-		}
+	// EnrollContext also returns no error when the loop could not register
+	// the socket and OnOpen never ran.
+	_, err := s.cli.EnrollContext(nc, a)
+	opened := a.opened && (a.tls == nil || a.tls.gc.Load() != nil)
+	if err == nil && opened {
+		return
+	}
+	if !a.opened {
+		s.releaseSlot(a.ip, a.peer) // a TLS connection's is released by its forget
+	}
+	s.m.Refused.WithLabelValues(refusedError).Inc()
+	if err == nil {
+		err = errors.New("the event loop did not take the socket")
+	}
+	if s.acceptWarn.allow(s.opts.Now()) {
+		s.log.Error("cannot serve client connection", "remote", nc.RemoteAddr(), "err", err)
 	}
 }
 

@@ -323,6 +323,9 @@ func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if !ok {
 		return nil, gnet.Close // not accepted by acceptLoop
 	}
+	if a.tls != nil {
+		return nil, s.openTLS(c, a.tls)
+	}
 	cn := s.open(c, a)
 	c.SetContext(cn)
 	if s.draining.Load() {
@@ -346,11 +349,12 @@ func (s *Server) open(c sock, a *admission) *conn {
 // OnClose forgets the connection. Requests still running finish; their
 // responses are dropped by the closed connection.
 func (s *Server) OnClose(c gnet.Conn, err error) gnet.Action {
-	cn, ok := c.Context().(*conn)
-	if !ok {
-		return gnet.None
+	switch x := c.Context().(type) {
+	case *conn:
+		s.forget(x)
+	case *tlsSock:
+		s.forget(x.cn)
 	}
-	s.forget(cn)
 	return gnet.None
 }
 
@@ -367,11 +371,13 @@ func (s *Server) forget(cn *conn) {
 
 // OnTraffic cuts whole frames out of the inbound buffer.
 func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
-	cn, ok := c.Context().(*conn)
-	if !ok {
-		return gnet.Close
+	switch x := c.Context().(type) {
+	case *conn:
+		return x.onTraffic()
+	case *tlsSock:
+		return s.trafficTLS(c, x)
 	}
-	return cn.onTraffic()
+	return gnet.Close
 }
 
 // Publish pushes an event (a *message.SchemaChangeEvent, TopologyChangeEvent

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,47 +13,42 @@ import (
 	"github.com/cqld/cqld/tlsconf"
 )
 
-// TLS. gnet has no TLS, so a TLS connection is served by goroutines of its
-// own, which drive the same connection state machine (conn.go) through a
-// tlsSock, the subset of gnet.Conn the machine uses (sock.go). A plaintext
-// connection is untouched: it stays on the event loops.
+// TLS. gnet has no TLS; crypto/tls has no interface for feeding it bytes
+// from an event loop, but it resumes cleanly after its connection's Read
+// returns a temporary error, keeping a partial record for the next call.
+// So a TLS connection lives in two phases:
 //
-// Per TLS connection there are two goroutines. The reader does the TLS
-// handshake, then reads and decrypts into the inbound buffer, and writes
-// the answers made while it ran onTraffic (those answered inline) itself,
-// once onTraffic is done. The writer encrypts and writes the rest: the
-// answers of workers, and those the reader found a write under way for. onTraffic, the machine's one
-// entry point, runs under the sock's mutex on whichever goroutine has work
-// for it first: the reader after it read, a worker whose answer is ready
-// (Wake), the writer once a paused connection's answers drained, the
-// housekeeper. A goroutine that finds the mutex taken leaves a wake flag
-// the holder sees before it lets go, so no work is lost and none waits:
-// an answer made inline while onTraffic runs (Inliner's later.Answer
-// before Inline returns) only sets the flag. onTraffic itself never
-// blocks, as on an event loop: Write only appends to the outbound buffer.
+//  1. The handshake, on a goroutine of its own, over the socket as Go's
+//     net package has it: crypto/tls's handshake cannot be resumed, so it
+//     must be able to block.
+//  2. Then the socket is handed to an event loop like a plaintext one
+//     (EnrollContext), and the same tls.Conn carries on over a bio whose
+//     Read takes the ciphertext gnet read (and says "would block" when it
+//     runs out) and whose Write hands ciphertext to gnet. On each
+//     OnTraffic the loop decrypts what arrived into a plaintext buffer,
+//     and the connection state machine (conn.go) runs on that buffer
+//     through a tlsSock, the subset of gnet.Conn it uses (sock.go);
+//     answers are encrypted on the loop as they are written.
 //
 // Everything the event loops bound is bounded the same way, since the
 // same machine decides: request data, paused connections and the receive
-// queue, requests in flight, frame and idle deadlines. The handshake
-// deadline runs from the moment the connection is accepted, so it covers
-// the TLS handshake: a client that stalls in it is closed like one that
-// never sends STARTUP. The connection caps are applied at accept, before
-// any TLS work.
+// queue, requests in flight, frame and idle deadlines. The connection is
+// counted open from accept, so the handshake deadline covers the TLS
+// handshake: a client that stalls in it is closed like one that never
+// sends STARTUP. The connection caps are applied at accept, before any TLS
+// work.
 //
 // Optional TLS (a listener taking both) reads nothing to decide: it peeks
-// at the first byte (MSG_PEEK), as Netty's OptionalSslHandler looks at
-// the first record. A TLS connection starts with a handshake record
-// (0x16); a CQL frame starts with its version, never 0x16. Plaintext
-// connections then go to the event loops with the byte still unread.
-
-// closeFlush bounds the last write of answers already made when a TLS
-// connection closes (a PROTOCOL_ERROR before the close, say).
-const closeFlush = time.Second
+// at the first byte (MSG_PEEK), as Netty's OptionalSslHandler looks at the
+// first record. A TLS connection starts with a handshake record (0x16); a
+// CQL frame starts with its version, never 0x16. Plaintext connections
+// then go to the event loops with the byte still unread.
 
 // Reasons a TLS connection closes: the Closed metric's label.
 const (
 	reasonTLS   = "tls_handshake" // the TLS handshake failed
 	reasonSniff = "tls_sniff"     // closed before its first byte came
+	reasonCrypt = "tls_record"    // a record after the handshake did not decrypt
 )
 
 // listenMode is how a listener treats the connections it accepts.
@@ -66,45 +60,107 @@ const (
 	modeOptional            // TLS or plaintext, by the first byte
 )
 
-// tlsSock is a TLS connection served by goroutines. See the top of the
-// file.
+// errWouldBlock is the bio's Read when the loop has no more ciphertext:
+// temporary, so crypto/tls keeps what it has and reads on next time.
+var errWouldBlock net.Error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "frontend: no more TLS input for now" }
+func (wouldBlock) Timeout() bool   { return true }
+func (wouldBlock) Temporary() bool { return true }
+
+// bio is the tls.Conn's connection: the socket during the handshake, the
+// event loop's buffers after it.
+type bio struct {
+	net.Conn // the socket: the handshake's I/O, deadlines, addresses
+	onLoop   bool
+	in       []byte // ciphertext offered to Read, on the loop
+	out      []byte // ciphertext written, on the loop, until flushed to gnet
+}
+
+func (b *bio) Read(p []byte) (int, error) {
+	if !b.onLoop {
+		return b.Conn.Read(p)
+	}
+	if len(b.in) == 0 {
+		return 0, errWouldBlock
+	}
+	n := copy(p, b.in)
+	b.in = b.in[n:]
+	return n, nil
+}
+
+func (b *bio) Write(p []byte) (int, error) {
+	if !b.onLoop {
+		return b.Conn.Write(p)
+	}
+	b.out = append(b.out, p...)
+	return len(p), nil
+}
+
+// tlsSock is a TLS connection's socket as its state machine sees it:
+// plaintext. See the top of the file.
 type tlsSock struct {
-	s  *Server
-	nc net.Conn
-	tc *tls.Conn
-	cn *conn
+	cn     *conn
+	nc     net.Conn
+	remote net.Addr
+	b      *bio
+	tc     *tls.Conn
+	// gc is the event loop's connection once the handshake is done; nil
+	// before.
+	gc      atomic.Pointer[gnet.Conn]
+	closing atomic.Bool
 
-	mu   sync.Mutex  // held while onTraffic runs
-	wake atomic.Bool // onTraffic has work
-	dead bool        // under mu: forgotten; onTraffic runs no more
-
-	inMu sync.Mutex
-	in   []byte // received and not discarded: in[r:]
-	r    int
-
-	outMu   sync.Mutex
-	out     []byte // answers not yet taken by a writer
-	spare   []byte
-	writing int           // bytes being written
-	signal  chan struct{} // wakes the writer
-	// wmu is held while the outbound buffer is written, by the writer
-	// goroutine or by the reader (direct).
-	wmu sync.Mutex
-	// direct (under mu) says onTraffic runs on the reader, which writes
-	// the answers itself once it lets go of mu: Write need not wake the
-	// writer.
-	direct bool
-
-	closing   atomic.Bool
-	closeOnce sync.Once
+	// On the loop only:
+	in  []byte // decrypted and not discarded: in[r:]
+	r   int
+	tmp []byte
 }
 
 var _ sock = (*tlsSock)(nil)
 
+// pump decrypts the ciphertext gnet has read into the plaintext buffer.
+// REQUIRES: on the event loop.
+func (t *tlsSock) pump(gc gnet.Conn) error {
+	// NB: Read runs even when gnet has nothing new: records read from
+	// the socket with the end of the handshake wait inside the tls.Conn,
+	// and no read event will announce them.
+	raw, _ := gc.Peek(-1)
+	t.b.in = raw
+	var err error
+	for {
+		var n int
+		n, err = t.tc.Read(t.tmp)
+		if n > 0 {
+			t.in = append(t.in, t.tmp[:n]...)
+		}
+		if err != nil {
+			break
+		}
+	}
+	// NB: what Read took is in the tls.Conn now (a partial record
+	// included); raw dies at Discard.
+	_, _ = gc.Discard(len(raw) - len(t.b.in))
+	t.b.in = nil
+	if t.flush(gc) != nil || errors.Is(err, errWouldBlock) {
+		return nil // a failed flush shows as the socket closing
+	}
+	return err
+}
+
+// flush hands the ciphertext written since the last flush to gnet.
+func (t *tlsSock) flush(gc gnet.Conn) error {
+	if len(t.b.out) == 0 {
+		return nil
+	}
+	_, err := gc.Write(t.b.out) // gnet keeps what the socket does not take
+	t.b.out = t.b.out[:0]
+	return err
+}
+
 // Peek implements sock.
 func (t *tlsSock) Peek(n int) ([]byte, error) {
-	t.inMu.Lock()
-	defer t.inMu.Unlock()
 	avail := t.in[t.r:]
 	if n < 0 {
 		return avail, nil
@@ -118,8 +174,6 @@ func (t *tlsSock) Peek(n int) ([]byte, error) {
 // Discard implements sock. The bytes Peek returned die here, as in gnet:
 // the buffer is compacted once most of it is consumed.
 func (t *tlsSock) Discard(n int) (int, error) {
-	t.inMu.Lock()
-	defer t.inMu.Unlock()
 	n = min(n, len(t.in)-t.r)
 	t.r += n
 	switch {
@@ -132,156 +186,109 @@ func (t *tlsSock) Discard(n int) (int, error) {
 	return n, nil
 }
 
-// InboundBuffered implements sock.
+// InboundBuffered implements sock: plaintext not yet consumed, and the
+// ciphertext not yet decrypted.
 func (t *tlsSock) InboundBuffered() int {
-	t.inMu.Lock()
-	defer t.inMu.Unlock()
-	return len(t.in) - t.r
-}
-
-// OutboundBuffered implements sock: answers not yet written to the socket.
-func (t *tlsSock) OutboundBuffered() int {
-	t.outMu.Lock()
-	defer t.outMu.Unlock()
-	return len(t.out) + t.writing
-}
-
-// Write implements sock: it queues b for the writer.
-func (t *tlsSock) Write(b []byte) (int, error) {
-	t.outMu.Lock()
-	t.out = append(t.out, b...)
-	t.outMu.Unlock()
-	if !t.direct {
-		t.poke()
+	n := len(t.in) - t.r
+	if gc := t.gc.Load(); gc != nil {
+		n += (*gc).InboundBuffered()
 	}
-	return len(b), nil
+	return n
 }
 
-// Writev implements sock.
+// OutboundBuffered implements sock, in ciphertext bytes.
+func (t *tlsSock) OutboundBuffered() int {
+	if gc := t.gc.Load(); gc != nil {
+		return (*gc).OutboundBuffered()
+	}
+	return 0
+}
+
+// Write implements sock: it encrypts b into records for gnet.
+func (t *tlsSock) Write(b []byte) (int, error) {
+	gc := t.gc.Load()
+	if gc == nil {
+		return 0, net.ErrClosed
+	}
+	n, err := t.tc.Write(b)
+	if ferr := t.flush(*gc); err == nil {
+		err = ferr
+	}
+	return n, err
+}
+
+// Writev implements sock. Small pieces are joined first, so that they
+// travel in one record.
 func (t *tlsSock) Writev(bs [][]byte) (int, error) {
-	t.outMu.Lock()
+	total := 0
+	for _, b := range bs {
+		total += len(b)
+	}
+	if total <= 16<<10 {
+		joined := make([]byte, 0, total)
+		for _, b := range bs {
+			joined = append(joined, b...)
+		}
+		return t.Write(joined)
+	}
 	n := 0
 	for _, b := range bs {
-		t.out = append(t.out, b...)
-		n += len(b)
-	}
-	t.outMu.Unlock()
-	if !t.direct {
-		t.poke()
+		k, err := t.Write(b)
+		n += k
+		if err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }
 
-func (t *tlsSock) poke() {
-	select {
-	case t.signal <- struct{}{}:
-	default:
+// Wake implements sock.
+func (t *tlsSock) Wake(cb gnet.AsyncCallback) error {
+	if gc := t.gc.Load(); gc != nil {
+		return (*gc).Wake(cb)
 	}
+	return nil // still in its handshake: nothing to look at
 }
 
-// Wake implements sock: onTraffic runs soon, on this goroutine or the one
-// running it now.
-func (t *tlsSock) Wake(gnet.AsyncCallback) error {
-	t.kick()
-	return nil
-}
-
-// Close implements sock: reading stops at once; the answers already made
-// get closeFlush to leave.
+// Close implements sock: it closes the event loop's connection, or ends
+// the handshake in progress.
 func (t *tlsSock) Close() error {
-	t.closeOnce.Do(func() {
-		t.closing.Store(true)
-		_ = t.nc.SetReadDeadline(time.Unix(1, 0))
-		_ = t.nc.SetWriteDeadline(time.Now().Add(closeFlush))
-		t.poke()
-	})
-	return nil
+	t.closing.Store(true)
+	if gc := t.gc.Load(); gc != nil {
+		return (*gc).Close()
+	}
+	return t.nc.SetDeadline(time.Unix(1, 0))
 }
 
 // RemoteAddr implements sock.
-func (t *tlsSock) RemoteAddr() net.Addr { return t.nc.RemoteAddr() }
+func (t *tlsSock) RemoteAddr() net.Addr { return t.remote }
 
-// kick runs onTraffic until no goroutine has asked for it again.
-func (t *tlsSock) kick() { t.run(false) }
-
-// run is kick; on the reader (direct) the answers onTraffic makes are
-// written by the caller, sparing the writer goroutine a wake-up for
-// every request answered inline.
-func (t *tlsSock) run(direct bool) {
-	t.wake.Store(true)
-	for t.wake.Load() && t.mu.TryLock() {
-		t.direct = direct
-		for t.wake.Swap(false) {
-			if t.dead {
-				break
-			}
-			if t.cn.onTraffic() == gnet.Close {
-				t.Close()
-			}
-		}
-		t.direct = false
-		t.mu.Unlock()
-	}
-}
-
-// drain writes the outbound buffer until it is empty.
-// REQUIRES: wmu held.
-func (t *tlsSock) drain() error { return t.drainTo(t.tc) }
-
-func (t *tlsSock) drainTo(w io.Writer) error {
-	for {
-		t.outMu.Lock()
-		if len(t.out) == 0 {
-			t.outMu.Unlock()
-			return nil
-		}
-		// NB: buf leaves the pair of buffers while it is written, so
-		// Write never appends to the bytes being written.
-		buf := t.out
-		t.out, t.spare, t.writing = t.spare[:0], nil, len(buf)
-		t.outMu.Unlock()
-		_, err := w.Write(buf)
-		t.outMu.Lock()
-		t.spare, t.writing = buf[:0], 0
-		t.outMu.Unlock()
-		if err != nil {
-			return err
-		}
-		if t.cn.paused.Load() {
-			t.kick() // its answers drained: it may resume
-		}
-	}
-}
-
-// serveTLS serves one TLS connection until it closes; it owns the
-// connection's goroutines and returns once they have.
+// serveTLS runs a TLS connection's handshake and hands it to an event
+// loop; on a failed handshake it forgets the connection.
 func (s *Server) serveTLS(nc net.Conn, a *admission) {
-	t := &tlsSock{s: s, nc: nc, signal: make(chan struct{}, 1)}
-	t.cn = s.open(t, a)
+	b := &bio{Conn: nc}
+	t := &tlsSock{nc: nc, remote: nc.RemoteAddr(), b: b, tmp: make([]byte, 16<<10)}
+	t.tc = tls.Server(b, s.opts.TLS)
+	cn := s.open(t, a)
+	t.cn = cn
 	if s.draining.Load() {
 		t.Close()
 	}
-	t.tc = tls.Server(nc, s.opts.TLS)
-	err := t.tc.Handshake()
-	if err != nil {
+	if err := t.tc.Handshake(); err != nil {
 		if !t.closing.Load() { // not closed by a deadline or shutdown, which said why
-			s.tlsRefused(t.cn, err)
+			s.tlsRefused(cn, err)
 		}
-	} else {
-		writerDone := make(chan struct{})
-		go func() {
-			defer close(writerDone)
-			t.writeLoop()
-		}()
-		t.readLoop()
-		t.Close()
-		<-writerDone
+		s.forget(cn)
+		_ = nc.Close()
+		return
 	}
-	t.mu.Lock()
-	t.dead = true
-	s.forget(t.cn)
-	t.mu.Unlock()
-	_ = nc.Close()
+	_ = nc.SetDeadline(time.Time{})
+	b.onLoop = true
+	a.tls = t
+	s.enroll(nc, a)
+	if t.gc.Load() == nil { // no event loop took it
+		s.forget(cn)
+	}
 }
 
 // tlsRefused counts and logs a failed TLS handshake. The reason is Go's
@@ -296,53 +303,27 @@ func (s *Server) tlsRefused(cn *conn, err error) {
 	}
 }
 
-func (t *tlsSock) readLoop() {
-	buf := make([]byte, 16<<10) // one TLS record's plaintext
-	for {
-		n, err := t.tc.Read(buf)
-		if n > 0 {
-			t.inMu.Lock()
-			t.in = append(t.in, buf[:n]...)
-			t.inMu.Unlock()
-			t.run(true)
-			// Write what the reader answered, unless a write is under
-			// way: then the writer is told, since it may be past its
-			// last look at the buffer.
-			if t.wmu.TryLock() {
-				werr := t.drain()
-				t.wmu.Unlock()
-				if werr != nil {
-					t.Close()
-				}
-			} else {
-				t.poke()
-			}
-		}
-		if err != nil {
-			if !t.closing.Load() && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				t.s.log.Debug("TLS client connection failed", "remote", t.cn.remote, "err", err)
-			}
-			return
-		}
+// openTLS is OnOpen for a TLS connection past its handshake: its state
+// exists already.
+func (s *Server) openTLS(c gnet.Conn, t *tlsSock) gnet.Action {
+	t.gc.Store(&c)
+	c.SetContext(t)
+	if t.closing.Load() || s.draining.Load() {
+		return gnet.Close
 	}
+	// Records may have come with the end of the handshake: take them now.
+	return s.trafficTLS(c, t)
 }
 
-// writeLoop writes the outbound buffer until the connection closes, then
-// what is left, within closeFlush.
-func (t *tlsSock) writeLoop() {
-	for {
-		<-t.signal
-		t.wmu.Lock()
-		err := t.drain()
-		t.wmu.Unlock()
-		if err != nil {
-			t.Close()
-			return
+// trafficTLS is OnTraffic for a TLS connection.
+func (s *Server) trafficTLS(c gnet.Conn, t *tlsSock) gnet.Action {
+	if err := t.pump(c); err != nil {
+		if !errors.Is(err, io.EOF) {
+			s.closing(t.cn, reasonCrypt, err)
 		}
-		if t.closing.Load() {
-			return
-		}
+		return gnet.Close
 	}
+	return t.cn.onTraffic()
 }
 
 // sniff serves a connection of an optional-TLS listener: TLS or
@@ -372,8 +353,8 @@ func (s *Server) sniff(nc net.Conn, a *admission) {
 	}
 }
 
-// closeTLS closes every TLS connection and every connection still being
-// sniffed, and waits for their goroutines.
+// closeTLS ends every TLS handshake in progress and every sniff, and
+// waits for their goroutines. The event loops close the rest.
 func (s *Server) closeTLS() {
 	s.mu.Lock()
 	var socks []*tlsSock

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -191,6 +190,26 @@ func TestTLSBadInput(t *testing.T) {
 		}
 		c.expectClosed()
 	})
+	t.Run("bytes that are not TLS records after the handshake", func(t *testing.T) {
+		before := counter(t, s.m.Closed, reasonCrypt)
+		raw, err := net.DialTimeout("tcp", s.Addr(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		tc := tls.Client(raw, p.clientConfig(p.client))
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		// An application data record whose body is noise: it does not
+		// decrypt.
+		raw.Write(append([]byte{23, 3, 3, 0, 40}, bytes.Repeat([]byte{0xaa}, 40)...))
+		raw.SetReadDeadline(time.Now().Add(readTimeout))
+		if _, err := io.Copy(io.Discard, raw); err != nil {
+			t.Fatalf("the connection was not closed: %v", err)
+		}
+		eventually(t, "counted", func() bool { return counter(t, s.m.Closed, reasonCrypt) == before+1 })
+	})
 	good.query(1, "echo still here")
 	if r := expect[*message.RowsResult](good, 1); string(r.Data[0][0]) != "still here" {
 		t.Fatalf("good connection: %v", r)
@@ -329,27 +348,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
-}
-
-// The outbound buffer and its spare never share memory, however the
-// writes and drains interleave: Write must never append into bytes being
-// written.
-func TestTLSSockBuffers(t *testing.T) {
-	ts := &tlsSock{signal: make(chan struct{}, 1), cn: &conn{}}
-	distinct := func(when string) {
-		t.Helper()
-		if cap(ts.out) > 0 && cap(ts.spare) > 0 && unsafe.SliceData(ts.out[:1]) == unsafe.SliceData(ts.spare[:1]) {
-			t.Fatalf("%s: out and spare share their array", when)
-		}
-	}
-	write := func(s string) { ts.Write([]byte(s)) }
-	for i := range 5 {
-		write(strings.Repeat("x", 10+i))
-		ts.drainTo(io.Discard)
-		distinct("after a drain")
-		ts.drainTo(io.Discard) // nothing to write
-		distinct("after an empty drain")
-	}
 }
 
 // The connection caps hold for TLS connections, before any TLS work: one
