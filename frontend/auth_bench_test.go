@@ -66,7 +66,7 @@ func BenchmarkTLSHandshake(b *testing.B) {
 			})
 			var cert *testpki.Leaf
 			if bc.mutual {
-				cert = p.client
+				cert = p.Client
 			}
 			cfg := p.clientConfig(cert)
 			for b.Loop() {

@@ -21,42 +21,24 @@ import (
 	"github.com/cqld/cqld/tlsconf"
 )
 
-// testPKI is a CA, a server keystore it signed, and a client certificate.
-type testPKI struct {
-	ca, other *testpki.CA
-	server    testpki.Files
-	client    *testpki.Leaf
-	dir       string
-}
+// testPKI is testpki's Set: a CA, a node keystore it signed, a client
+// certificate.
+type testPKI struct{ *testpki.Set }
 
 func newTestPKI(t testing.TB) *testPKI {
 	t.Helper()
-	p := &testPKI{dir: t.TempDir()}
-	var err error
-	if p.ca, err = testpki.NewCA("cqld test CA"); err != nil {
-		t.Fatal(err)
-	}
-	if p.other, err = testpki.NewCA("untrusted CA"); err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := p.ca.Issue("cqld", testpki.LeafOptions{})
+	s, err := testpki.NewSet(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.server, err = leaf.Write(p.dir, "server", p.ca); err != nil {
-		t.Fatal(err)
-	}
-	if p.client, err = p.ca.Issue("client", testpki.LeafOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return &testPKI{s}
 }
 
 func (p *testPKI) store(t testing.TB, o tlsconf.Options) *tlsconf.Store {
 	t.Helper()
-	o.Keystore = p.server.Keystore
+	o.Keystore = p.NodeFiles.Keystore
 	if o.RequireClientAuth {
-		o.Truststore = p.server.Truststore
+		o.Truststore = p.NodeFiles.Truststore
 	}
 	s, err := tlsconf.Load(o, tlsconf.StoreOptions{Name: "client_encryption_options"})
 	if err != nil {
@@ -68,7 +50,7 @@ func (p *testPKI) store(t testing.TB, o tlsconf.Options) *tlsconf.Store {
 // clientConfig trusts the test CA and presents cert, if any.
 func (p *testPKI) clientConfig(cert *testpki.Leaf) *tls.Config {
 	roots := x509.NewCertPool()
-	roots.AddCert(p.ca.Cert)
+	roots.AddCert(p.CA.Cert)
 	c := &tls.Config{ServerName: "localhost", RootCAs: roots}
 	if cert != nil {
 		c.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Cert.Raw}, PrivateKey: cert.Key}}
@@ -153,7 +135,7 @@ func TestTLSBadInput(t *testing.T) {
 		o.TLS = p.store(t, tlsconf.Options{RequireClientAuth: true}).ServerConfig()
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
-	good := mustDialTLS(t, s.Addr(), p.clientConfig(p.client))
+	good := mustDialTLS(t, s.Addr(), p.clientConfig(p.Client))
 	good.startup(primitive.ProtocolVersion4, nil)
 
 	t.Run("plaintext client", func(t *testing.T) {
@@ -163,8 +145,8 @@ func TestTLSBadInput(t *testing.T) {
 		c.expectClosed()
 		eventually(t, "counted", func() bool { return counter(t, s.m.Closed, reasonTLS) == before+1 })
 	})
-	untrusted, _ := p.other.Issue("intruder", testpki.LeafOptions{})
-	expired, _ := p.ca.Issue("old", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)})
+	untrusted, _ := p.Other.Issue("intruder", testpki.LeafOptions{})
+	expired, _ := p.CA.Issue("old", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)})
 	for _, tc := range []struct {
 		name string
 		cert *testpki.Leaf
@@ -183,7 +165,7 @@ func TestTLSBadInput(t *testing.T) {
 		})
 	}
 	t.Run("garbage after the handshake", func(t *testing.T) {
-		c := mustDialTLS(t, s.Addr(), p.clientConfig(p.client))
+		c := mustDialTLS(t, s.Addr(), p.clientConfig(p.Client))
 		c.write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 		if _, msg := c.mustRecv(); !strings.Contains(fmt.Sprint(msg), "Invalid or unsupported protocol version") {
 			t.Fatalf("garbage answered %v", msg)
@@ -197,7 +179,7 @@ func TestTLSBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer raw.Close()
-		tc := tls.Client(raw, p.clientConfig(p.client))
+		tc := tls.Client(raw, p.clientConfig(p.Client))
 		if err := tc.Handshake(); err != nil {
 			t.Fatal(err)
 		}
@@ -311,8 +293,8 @@ func TestTLSReloadedCertificate(t *testing.T) {
 	serial := func(c *client) string {
 		return c.nc.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.String()
 	}
-	next, _ := p.ca.Issue("cqld", testpki.LeafOptions{})
-	if _, err := next.Write(p.dir, "server", p.ca); err != nil {
+	next, _ := p.CA.Issue("cqld", testpki.LeafOptions{})
+	if _, err := next.Write(p.Dir, "server", p.CA); err != nil {
 		t.Fatal(err)
 	}
 	if changed, err := st.Reload(); !changed || err != nil {

@@ -23,18 +23,18 @@ func TestInternodeTLS(t *testing.T) {
 		t.Skip("runs cqld processes")
 	}
 	f := newTLSFiles(t)
-	rogueLeaf, err := f.other.Issue("rogue", testpki.LeafOptions{})
+	rogueLeaf, err := f.Other.Issue("rogue", testpki.LeafOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rogue, err := rogueLeaf.Write(f.dir, "rogue", f.ca) // trusts the cluster's CA; the cluster does not trust it
+	rogue, err := rogueLeaf.Write(f.Dir, "rogue", f.CA) // trusts the cluster's CA; the cluster does not trust it
 	if err != nil {
 		t.Fatal(err)
 	}
 	secure := func(keystore string) config.ServerEncryptionOptions {
 		return config.ServerEncryptionOptions{EncryptionOptions: config.EncryptionOptions{
 			InternodeEncryption: "all", SSLContextFactory: config.PEMFactory,
-			Keystore: keystore, Truststore: f.node.Truststore,
+			Keystore: keystore, Truststore: f.NodeFiles.Truststore,
 			RequireClientAuth: true, RequireEndpointVerification: true,
 		}}
 	}
@@ -44,7 +44,7 @@ func TestInternodeTLS(t *testing.T) {
 		case 5:
 			c.ServerEncryptionOptions = secure(rogue.Keystore)
 		default:
-			c.ServerEncryptionOptions = secure(f.node.Keystore)
+			c.ServerEncryptionOptions = secure(f.NodeFiles.Keystore)
 		}
 	})
 

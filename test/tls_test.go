@@ -24,57 +24,34 @@ import (
 	"github.com/cqld/cqld/server"
 )
 
-// tlsFiles are a CA, the node certificate it signed (keystore and
-// truststore files, as client_encryption_options names them) and a client
-// certificate, all PEM files in one directory.
-type tlsFiles struct {
-	ca, other *testpki.CA
-	node      testpki.Files
-	client    testpki.Files
-	dir       string
-}
+// tlsFiles are testpki's Set: a CA, the node certificate it signed
+// (keystore and truststore files, as client_encryption_options names
+// them) and a client certificate, all PEM files in one directory.
+type tlsFiles struct{ *testpki.Set }
 
 func newTLSFiles(t testing.TB) *tlsFiles {
 	t.Helper()
-	f := &tlsFiles{dir: t.TempDir()}
-	var err error
-	if f.ca, err = testpki.NewCA("cqld test CA"); err != nil {
-		t.Fatal(err)
-	}
-	if f.other, err = testpki.NewCA("untrusted CA"); err != nil {
-		t.Fatal(err)
-	}
-	node, err := f.ca.Issue("cqld node", testpki.LeafOptions{})
+	s, err := testpki.NewSet(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.node, err = node.Write(f.dir, "node", f.ca); err != nil {
-		t.Fatal(err)
-	}
-	client, err := f.ca.Issue("client", testpki.LeafOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.client, err = client.Write(f.dir, "client", f.ca); err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return &tlsFiles{s}
 }
 
 // clientEncryption is client_encryption_options with these files.
 func (f *tlsFiles) clientEncryption(requireClientAuth bool) config.ClientEncryptionOptions {
 	return config.ClientEncryptionOptions{EncryptionOptions: config.EncryptionOptions{
 		Enabled: true, SSLContextFactory: config.PEMFactory,
-		Keystore: f.node.Keystore, Truststore: f.node.Truststore, RequireClientAuth: requireClientAuth,
+		Keystore: f.NodeFiles.Keystore, Truststore: f.NodeFiles.Truststore, RequireClientAuth: requireClientAuth,
 	}}
 }
 
 // gocqlTLS is gocql's SslOptions trusting the test CA, presenting the
 // client certificate if withCert.
 func (f *tlsFiles) gocqlTLS(withCert bool) *gocql.SslOptions {
-	o := &gocql.SslOptions{Config: &tls.Config{}, CaPath: f.node.Truststore, EnableHostVerification: true}
+	o := &gocql.SslOptions{Config: &tls.Config{}, CaPath: f.NodeFiles.Truststore, EnableHostVerification: true}
 	if withCert {
-		o.CertPath, o.KeyPath = f.client.Cert, f.client.Key
+		o.CertPath, o.KeyPath = f.ClientFiles.Cert, f.ClientFiles.Key
 	}
 	return o
 }
@@ -140,7 +117,7 @@ func TestClientTLSDrivers(t *testing.T) {
 		c.Port = port
 		c.Timeout, c.ConnectTimeout = 5*time.Second, 5*time.Second
 		c.Logger = &logSink{}
-		c.SslOpts = &gocql2.SslOptions{Config: &tls.Config{}, CaPath: f.node.Truststore, CertPath: f.client.Cert, KeyPath: f.client.Key, EnableHostVerification: true}
+		c.SslOpts = &gocql2.SslOptions{Config: &tls.Config{}, CaPath: f.NodeFiles.Truststore, CertPath: f.ClientFiles.Cert, KeyPath: f.ClientFiles.Key, EnableHostVerification: true}
 		c.Authenticator = gocql2.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
 		s, err := c.CreateSession()
 		if err != nil {
@@ -155,19 +132,19 @@ func TestClientTLSDrivers(t *testing.T) {
 	t.Run("python", func(t *testing.T) {
 		needPythonDriver(t)
 		host, port := hostPort(tlsOnly.Addr())
-		runDriverScript(t, "drivers/python", debianPython, "tls.py", host, strconv.Itoa(port), f.node.Truststore)
+		runDriverScript(t, "drivers/python", debianPython, "tls.py", host, strconv.Itoa(port), f.NodeFiles.Truststore)
 		host, port = hostPort(mutual.Addr())
-		runDriverScript(t, "drivers/python", debianPython, "tls.py", host, strconv.Itoa(port), f.node.Truststore,
-			f.client.Cert, f.client.Key, "cassandra", "cassandra")
+		runDriverScript(t, "drivers/python", debianPython, "tls.py", host, strconv.Itoa(port), f.NodeFiles.Truststore,
+			f.ClientFiles.Cert, f.ClientFiles.Key, "cassandra", "cassandra")
 	})
 
 	t.Run("nodejs", func(t *testing.T) {
 		needNodejsDriver(t)
 		host, port := hostPort(tlsOnly.Addr())
-		runDriverScript(t, nodejsDriverDir, "node", "tls.js", host, strconv.Itoa(port), f.node.Truststore)
+		runDriverScript(t, nodejsDriverDir, "node", "tls.js", host, strconv.Itoa(port), f.NodeFiles.Truststore)
 		host, port = hostPort(mutual.Addr())
-		runDriverScript(t, nodejsDriverDir, "node", "tls.js", host, strconv.Itoa(port), f.node.Truststore,
-			f.client.Cert, f.client.Key, "cassandra", "cassandra")
+		runDriverScript(t, nodejsDriverDir, "node", "tls.js", host, strconv.Itoa(port), f.NodeFiles.Truststore,
+			f.ClientFiles.Cert, f.ClientFiles.Key, "cassandra", "cassandra")
 	})
 
 	refused := metricValue(t, mutual.Registry, "cqld_native_connections_closed_total", map[string]string{"reason": "tls_handshake"})
@@ -209,7 +186,7 @@ func TestNativeTransportPortSSL(t *testing.T) {
 func presented(t *testing.T, addr string, f *tlsFiles) string {
 	t.Helper()
 	roots := x509.NewCertPool()
-	roots.AddCert(f.ca.Cert)
+	roots.AddCert(f.CA.Cert)
 	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
@@ -240,8 +217,8 @@ func TestCertificateReload(t *testing.T) {
 	defer before.Close()
 	first := presented(t, node.Addr(), f)
 
-	next, _ := f.ca.Issue("cqld node", testpki.LeafOptions{})
-	replace(t, f.node.Keystore, next.KeystorePEM())
+	next, _ := f.CA.Issue("cqld node", testpki.LeafOptions{})
+	replace(t, f.NodeFiles.Keystore, next.KeystorePEM())
 	eventually(t, 10*time.Second, "the new certificate served", func() error {
 		if got := presented(t, node.Addr(), f); got != next.Cert.SerialNumber.String() {
 			return fmt.Errorf("serving %s, want %s (first %s)", got, next.Cert.SerialNumber, first)
@@ -277,9 +254,9 @@ func TestCertificateReload(t *testing.T) {
 		t.Fatalf("reloadssl: %d %v", code, res)
 	}
 
-	replace(t, f.node.Keystore, []byte("-----BEGIN PRIVATE KEY-----\ncut short"))
+	replace(t, f.NodeFiles.Keystore, []byte("-----BEGIN PRIVATE KEY-----\ncut short"))
 	code, res := reload("cassandra", "cassandra")
-	if code != http.StatusInternalServerError || !strings.Contains(res["client_encryption_options"], f.node.Keystore) {
+	if code != http.StatusInternalServerError || !strings.Contains(res["client_encryption_options"], f.NodeFiles.Keystore) {
 		t.Fatalf("reloadssl of a bad keystore: %d %v", code, res)
 	}
 	if got := presented(t, node.Addr(), f); got != next.Cert.SerialNumber.String() {
@@ -319,18 +296,18 @@ var stampCounter struct {
 // Cassandra's does.
 func TestTLSStartErrors(t *testing.T) {
 	f := newTLSFiles(t)
-	leaf, _ := f.ca.Issue("cqld node", testpki.LeafOptions{})
+	leaf, _ := f.CA.Issue("cqld node", testpki.LeafOptions{})
 	const password = "Key-Pa55word"
-	encrypted := filepath.Join(f.dir, "encrypted.pem")
+	encrypted := filepath.Join(f.Dir, "encrypted.pem")
 	if err := os.WriteFile(encrypted, append(leaf.EncryptedKeyPEM(password), leaf.ChainPEM()...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	jks := filepath.Join(f.dir, "keystore.jks")
+	jks := filepath.Join(f.Dir, "keystore.jks")
 	if err := os.WriteFile(jks, append([]byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2}, make([]byte, 100)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	old, _ := f.ca.Issue("cqld node", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)})
-	expiredFiles, _ := old.Write(f.dir, "expired", f.ca)
+	old, _ := f.CA.Issue("cqld node", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)})
+	expiredFiles, _ := old.Write(f.Dir, "expired", f.CA)
 
 	start := func(keystore, pw string) (*server.Node, string, error) {
 		cfg := testConfig(t, t.TempDir())

@@ -15,34 +15,15 @@ import (
 	"github.com/cqld/cqld/internal/testpki"
 )
 
-type pki struct {
-	ca, other *testpki.CA
-	server    testpki.Files
-	client    *testpki.Leaf
-	dir       string
-}
+type pki struct{ *testpki.Set }
 
 func newPKI(t *testing.T) *pki {
 	t.Helper()
-	p := &pki{dir: t.TempDir()}
-	var err error
-	if p.ca, err = testpki.NewCA("test CA"); err != nil {
-		t.Fatal(err)
-	}
-	if p.other, err = testpki.NewCA("other CA"); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := p.ca.Issue("server", testpki.LeafOptions{})
+	s, err := testpki.NewSet(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.server, err = srv.Write(p.dir, "server", p.ca); err != nil {
-		t.Fatal(err)
-	}
-	if p.client, err = p.ca.Issue("client", testpki.LeafOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return &pki{s}
 }
 
 func write(t *testing.T, path string, data []byte) string {
@@ -96,7 +77,7 @@ func certPool(ca *testpki.CA) *x509Pool { return newPool(ca) }
 
 func TestLoadKeystoreForms(t *testing.T) {
 	p := newPKI(t)
-	leaf, err := p.ca.Issue("node", testpki.LeafOptions{})
+	leaf, err := p.CA.Issue("node", testpki.LeafOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +93,13 @@ func TestLoadKeystoreForms(t *testing.T) {
 		{"no password", "", append(leaf.EncryptedKeyPEM(password), leaf.ChainPEM()...), "keystore_password is not set"},
 		{"no key", "", leaf.ChainPEM(), "holds no private key"},
 		{"no certificate", "", leaf.KeyPEM(), "holds no certificate"},
-		{"key of another certificate", "", append(leaf.KeyPEM(), testpki.CertPEM(p.ca.Cert)...), "does not match the first certificate"},
+		{"key of another certificate", "", append(leaf.KeyPEM(), testpki.CertPEM(p.CA.Cert)...), "does not match the first certificate"},
 		{"jks", "", append([]byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2}, make([]byte, 64)...), "it is a JKS keystore; cqld reads PEM only"},
 		{"pkcs12", "", append([]byte{0x30, 0x82, 0x0a, 0x00}, make([]byte, 64)...), "PKCS#12"},
 		{"empty", "", nil, "holds no PEM block"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ks := write(t, filepath.Join(p.dir, "ks-"+strings.ReplaceAll(tc.name, " ", "_")), tc.data)
+			ks := write(t, filepath.Join(p.Dir, "ks-"+strings.ReplaceAll(tc.name, " ", "_")), tc.data)
 			var logs bytes.Buffer
 			_, err := Load(Options{Keystore: ks, KeystorePassword: tc.password}, StoreOptions{Name: "client_encryption_options", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			switch {
@@ -175,25 +156,25 @@ func TestOptionsCheck(t *testing.T) {
 
 func TestRequireClientAuth(t *testing.T) {
 	p := newPKI(t)
-	s, err := Load(Options{Keystore: p.server.Keystore, Truststore: p.server.Truststore, RequireClientAuth: true}, StoreOptions{})
+	s, err := Load(Options{Keystore: p.NodeFiles.Keystore, Truststore: p.NodeFiles.Truststore, RequireClientAuth: true}, StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := handshake(t, s, p.ca, p.client); err != nil {
+	if _, err := handshake(t, s, p.CA, p.Client); err != nil {
 		t.Fatalf("trusted client certificate: %v", err)
 	}
-	if _, err := handshake(t, s, p.ca, nil); err == nil {
+	if _, err := handshake(t, s, p.CA, nil); err == nil {
 		t.Fatal("no client certificate: handshake succeeded")
 	}
-	untrusted, _ := p.other.Issue("intruder", testpki.LeafOptions{})
-	if _, err := handshake(t, s, p.ca, untrusted); err == nil {
+	untrusted, _ := p.Other.Issue("intruder", testpki.LeafOptions{})
+	if _, err := handshake(t, s, p.CA, untrusted); err == nil {
 		t.Fatal("client certificate of an untrusted CA: handshake succeeded")
 	}
-	old, _ := p.ca.Issue("old", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
-	if _, err := handshake(t, s, p.ca, old); err == nil {
+	old, _ := p.CA.Issue("old", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
+	if _, err := handshake(t, s, p.CA, old); err == nil {
 		t.Fatal("expired client certificate: handshake succeeded")
 	}
-	if _, err := Load(Options{Keystore: p.server.Keystore, RequireClientAuth: true}, StoreOptions{Name: "x"}); err == nil || !strings.Contains(err.Error(), "require_client_auth needs a truststore") {
+	if _, err := Load(Options{Keystore: p.NodeFiles.Keystore, RequireClientAuth: true}, StoreOptions{Name: "x"}); err == nil || !strings.Contains(err.Error(), "require_client_auth needs a truststore") {
 		t.Fatalf("require_client_auth without truststore: %v", err)
 	}
 }
@@ -203,11 +184,11 @@ func TestRequireClientAuth(t *testing.T) {
 func TestReload(t *testing.T) {
 	p := newPKI(t)
 	var logs bytes.Buffer
-	s, err := Load(Options{Keystore: p.server.Keystore}, StoreOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s, err := Load(Options{Keystore: p.NodeFiles.Keystore}, StoreOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := handshake(t, s, p.ca, nil)
+	first, err := handshake(t, s, p.CA, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +196,13 @@ func TestReload(t *testing.T) {
 		t.Fatalf("Reload with nothing changed: %v, %v", changed, err)
 	}
 
-	next, _ := p.ca.Issue("server", testpki.LeafOptions{})
-	write(t, p.server.Keystore, next.KeystorePEM())
-	bump(t, p.server.Keystore, 1)
+	next, _ := p.CA.Issue("server", testpki.LeafOptions{})
+	write(t, p.NodeFiles.Keystore, next.KeystorePEM())
+	bump(t, p.NodeFiles.Keystore, 1)
 	if changed, err := s.Reload(); !changed || err != nil {
 		t.Fatalf("Reload of a new keystore: %v, %v", changed, err)
 	}
-	second, err := handshake(t, s, p.ca, nil)
+	second, err := handshake(t, s, p.CA, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +210,8 @@ func TestReload(t *testing.T) {
 		t.Fatalf("after reload the server presents serial %s, want %s (before: %s)", second, next.Cert.SerialNumber, first)
 	}
 
-	write(t, p.server.Keystore, []byte("-----BEGIN PRIVATE KEY-----\ntruncated"))
-	bump(t, p.server.Keystore, 2)
+	write(t, p.NodeFiles.Keystore, []byte("-----BEGIN PRIVATE KEY-----\ntruncated"))
+	bump(t, p.NodeFiles.Keystore, 2)
 	if changed, err := s.Reload(); changed || err == nil {
 		t.Fatalf("Reload of a bad keystore: %v, %v", changed, err)
 	}
@@ -240,7 +221,7 @@ func TestReload(t *testing.T) {
 	if n := strings.Count(logs.String(), "cannot reload"); n != 1 {
 		t.Fatalf("the bad keystore was logged %d times:\n%s", n, logs.String())
 	}
-	if got, err := handshake(t, s, p.ca, nil); err != nil || got != second {
+	if got, err := handshake(t, s, p.CA, nil); err != nil || got != second {
 		t.Fatalf("after a bad reload: serial %s, %v; want the last good one %s", got, err, second)
 	}
 }
@@ -263,7 +244,7 @@ func (f fakeTicker) Stop()               {}
 // Watch reloads at each tick of its clock.
 func TestWatch(t *testing.T) {
 	p := newPKI(t)
-	s, err := Load(Options{Keystore: p.server.Keystore}, StoreOptions{})
+	s, err := Load(Options{Keystore: p.NodeFiles.Keystore}, StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,9 +252,9 @@ func TestWatch(t *testing.T) {
 	done := make(chan struct{})
 	ctx, cancel := contextWithCancel()
 	go func() { defer close(done); s.Watch(ctx, tick) }()
-	next, _ := p.ca.Issue("server", testpki.LeafOptions{})
-	write(t, p.server.Keystore, next.KeystorePEM())
-	bump(t, p.server.Keystore, 1)
+	next, _ := p.CA.Issue("server", testpki.LeafOptions{})
+	write(t, p.NodeFiles.Keystore, next.KeystorePEM())
+	bump(t, p.NodeFiles.Keystore, 1)
 	tick.c <- time.Now()
 	tick.c <- time.Now() // the first tick's Reload has finished
 	cancel()
@@ -287,7 +268,7 @@ func TestWatch(t *testing.T) {
 // address it dialed when endpoint verification is required.
 func TestClientConfig(t *testing.T) {
 	p := newPKI(t)
-	s, err := Load(Options{Keystore: p.server.Keystore, Truststore: p.server.Truststore, RequireClientAuth: true, RequireEndpointVerification: true}, StoreOptions{})
+	s, err := Load(Options{Keystore: p.NodeFiles.Keystore, Truststore: p.NodeFiles.Truststore, RequireClientAuth: true, RequireEndpointVerification: true}, StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,8 +289,8 @@ func TestClientConfig(t *testing.T) {
 	if err := dial("10.1.2.3", s); err == nil {
 		t.Fatal("endpoint verification passed for an address the certificate does not name")
 	}
-	intruder, _ := p.other.Issue("intruder", testpki.LeafOptions{})
-	files, _ := intruder.Write(p.dir, "intruder", p.other)
+	intruder, _ := p.Other.Issue("intruder", testpki.LeafOptions{})
+	files, _ := intruder.Write(p.Dir, "intruder", p.Other)
 	rogue, err := Load(Options{Keystore: files.Keystore}, StoreOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -178,3 +178,40 @@ func (l *Leaf) EncryptedKeyPEM(password string) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: enc})
 }
+
+// Set is what most TLS tests need, written in Dir: a CA, another CA that
+// nothing trusts, a node certificate the CA signed (its keystore, key,
+// chain and the CA's truststore) and a client certificate (likewise).
+type Set struct {
+	CA, Other   *CA
+	Node        *Leaf
+	NodeFiles   Files
+	Client      *Leaf
+	ClientFiles Files
+	Dir         string
+}
+
+// NewSet makes a Set in dir.
+func NewSet(dir string) (*Set, error) {
+	s := &Set{Dir: dir}
+	var err error
+	if s.CA, err = NewCA("cqld test CA"); err != nil {
+		return nil, err
+	}
+	if s.Other, err = NewCA("untrusted CA"); err != nil {
+		return nil, err
+	}
+	if s.Node, err = s.CA.Issue("cqld node", LeafOptions{}); err != nil {
+		return nil, err
+	}
+	if s.NodeFiles, err = s.Node.Write(dir, "node", s.CA); err != nil {
+		return nil, err
+	}
+	if s.Client, err = s.CA.Issue("client", LeafOptions{}); err != nil {
+		return nil, err
+	}
+	if s.ClientFiles, err = s.Client.Write(dir, "client", s.CA); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
