@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cqld/cqld/cluster"
 	"github.com/cqld/cqld/config"
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/tlsconf"
@@ -81,26 +82,30 @@ func internodeTLS(cfg config.Config, m *members, log *slog.Logger) (*tlsconf.Sto
 	}, nil
 }
 
-// encryptTo applies internode_encryption to a peer.
+// encryptTo applies internode_encryption to a peer, by the data center
+// and rack the topology gives it.
 func (m *members) encryptTo(mode string, peer netip.AddrPort, dc, rack string) bool {
-	switch mode {
-	case "none":
+	var (
+		mem cluster.Member
+		ok  bool
+	)
+	if node := m.node.Load(); node != nil {
+		mem, ok = node.Topology().ByAddr(peer)
+	}
+	return encrypts(mode, ok, mem.DataCenter, mem.Rack, dc, rack)
+}
+
+// encrypts is internode_encryption's rule: under dc a peer of another data
+// center, under rack one of another rack too, is dialed with TLS; one this
+// node does not know yet (known false) always is.
+func encrypts(mode string, known bool, peerDC, peerRack, dc, rack string) bool {
+	switch {
+	case mode == "none":
 		return false
-	case "all":
+	case mode == "all", !known, peerDC != dc:
 		return true
 	}
-	node := m.node.Load()
-	if node == nil {
-		return true
-	}
-	mem, ok := node.Topology().ByAddr(peer)
-	if !ok {
-		return true
-	}
-	if mem.DataCenter != dc {
-		return true
-	}
-	return mode == "rack" && mem.Rack != rack
+	return mode == "rack" && peerRack != rack
 }
 
 // watchCerts reloads a store's files at every interval until ctx ends.
