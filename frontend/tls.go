@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -113,9 +114,8 @@ type tlsSock struct {
 	closing atomic.Bool
 
 	// On the loop only:
-	in  []byte // decrypted and not discarded: in[r:]
-	r   int
-	tmp []byte
+	in []byte // decrypted and not discarded: in[r:]
+	r  int
 }
 
 var _ sock = (*tlsSock)(nil)
@@ -130,11 +130,12 @@ func (t *tlsSock) pump(gc gnet.Conn) error {
 	t.b.in = raw
 	var err error
 	for {
-		var n int
-		n, err = t.tc.Read(t.tmp)
-		if n > 0 {
-			t.in = append(t.in, t.tmp[:n]...)
+		if cap(t.in)-len(t.in) < minDecryptRoom {
+			t.in = slices.Grow(t.in, maxPlaintextRecord)
 		}
+		var n int
+		n, err = t.tc.Read(t.in[len(t.in):cap(t.in)])
+		t.in = t.in[:len(t.in)+n]
 		if err != nil {
 			break
 		}
@@ -148,6 +149,14 @@ func (t *tlsSock) pump(gc gnet.Conn) error {
 	}
 	return err
 }
+
+// Decryption goes straight into the plaintext buffer, given room for a
+// good part of a record (crypto/tls keeps what does not fit for the next
+// Read).
+const (
+	minDecryptRoom     = 4 << 10
+	maxPlaintextRecord = 16 << 10
+)
 
 // flush hands the ciphertext written since the last flush to gnet.
 func (t *tlsSock) flush(gc gnet.Conn) error {
@@ -267,7 +276,7 @@ func (t *tlsSock) RemoteAddr() net.Addr { return t.remote }
 // loop; on a failed handshake it forgets the connection.
 func (s *Server) serveTLS(nc net.Conn, a *admission) {
 	b := &bio{Conn: nc}
-	t := &tlsSock{nc: nc, remote: nc.RemoteAddr(), b: b, tmp: make([]byte, 16<<10)}
+	t := &tlsSock{nc: nc, remote: nc.RemoteAddr(), b: b}
 	t.tc = tls.Server(b, s.opts.TLS)
 	cn := s.open(t, a)
 	t.cn = cn
@@ -318,7 +327,9 @@ func (s *Server) openTLS(c gnet.Conn, t *tlsSock) gnet.Action {
 // trafficTLS is OnTraffic for a TLS connection.
 func (s *Server) trafficTLS(c gnet.Conn, t *tlsSock) gnet.Action {
 	if err := t.pump(c); err != nil {
-		if !errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) { // close_notify: what came before it is served
+			t.cn.onTraffic()
+		} else {
 			s.closing(t.cn, reasonCrypt, err)
 		}
 		return gnet.Close
