@@ -356,3 +356,20 @@ func TestTLSConnectionCaps(t *testing.T) {
 	c.query(1, "void")
 	expect[*message.VoidResult](c, 1)
 }
+
+// A request sent just before the client's close_notify is answered before
+// the connection closes.
+func TestTLSCloseNotify(t *testing.T) {
+	p := newTestPKI(t)
+	s := startServer(t, &fakeInliner{fakeHandler: newFakeHandler()}, func(o *Options) { o.TLS = p.store(t, tlsconf.Options{}).ServerConfig() })
+	c := mustDialTLS(t, s.Addr(), p.clientConfig(nil))
+	c.startup(primitive.ProtocolVersion4, nil)
+	c.query(1, "inline")
+	if err := c.nc.(*tls.Conn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if r := expect[*message.RowsResult](c, 1); string(r.Data[0][0]) != "inline" {
+		t.Fatalf("answer %v", r)
+	}
+	c.expectClosed()
+}
