@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 
 	"github.com/cqld/cqld/frontend"
@@ -19,14 +20,16 @@ const reloadSSLPath = "/nodetool/reloadssl"
 // are wrapped in metrics.RequireLogin, so that under PasswordAuthenticator
 // they take a role's credentials (HTTP basic auth), checked as a CQL login
 // is and counted against the same limit of failed logins. An endpoint
-// that changes state goes in change.
-func (n *Node) adminEndpoints(authn frontend.Authenticator) map[string]http.Handler {
+// that changes state goes in change, or comes in more (the fault
+// injection of internode_fault_injection).
+func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http.Handler) map[string]http.Handler {
 	read := map[string]http.Handler{
 		statusPath: n.members.statusHandler(n.engine),
 	}
 	change := map[string]http.Handler{
 		reloadSSLPath: postOnly(http.HandlerFunc(n.reloadSSL)),
 	}
+	maps.Copy(change, more)
 	var a metrics.Authenticator
 	if authn != nil {
 		a = authn

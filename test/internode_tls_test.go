@@ -38,15 +38,30 @@ func TestInternodeTLS(t *testing.T) {
 			RequireClientAuth: true, RequireEndpointVerification: true,
 		}}
 	}
-	tc := startClusterWith(t, 3, func(i int, c *config.Config) {
-		switch i {
-		case 4: // plaintext
-		case 5:
-			c.ServerEncryptionOptions = secure(rogue.Keystore)
-		default:
-			c.ServerEncryptionOptions = secure(f.NodeFiles.Keystore)
+	tc := newTestCluster(t, 0)
+	for i := 1; i <= 5; i++ {
+		for _, p := range []int{tc.native, tc.storage, tc.metrics} {
+			if !portFreeOn(fmt.Sprintf("127.0.0.%d", i), p) {
+				t.Fatalf("port %d is taken on 127.0.0.%d", p, i)
+			}
 		}
-	})
+	}
+	node := func(i int) *clusterNode {
+		nd := tc.newNode(i, fmt.Sprint("node", i), func(c *config.Config) {
+			switch i {
+			case 4: // plaintext
+			case 5:
+				c.ServerEncryptionOptions = secure(rogue.Keystore)
+			default:
+				c.ServerEncryptionOptions = secure(f.NodeFiles.Keystore)
+			}
+		})
+		tc.nodes = append(tc.nodes, nd)
+		return nd
+	}
+	for i := 1; i <= 3; i++ {
+		tc.start(node(i))
+	}
 
 	s := tc.session(0, gocql.Quorum)
 	if err := s.Query(`CREATE KEYSPACE tls_ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`).Exec(); err != nil {
@@ -73,7 +88,7 @@ func TestInternodeTLS(t *testing.T) {
 		{4, "refusing a plaintext connection on the TLS storage port"},
 		{5, "refusing a connection on the storage port: TLS handshake failed"},
 	} {
-		nd := tc.add(bad.i)
+		nd := node(bad.i)
 		tc.spawn(nd)
 		eventually(t, 30*time.Second, fmt.Sprintf("node1 refusing node%d", bad.i), func() error {
 			for _, line := range strings.Split(tc.nodes[0].log.String(), "\n") {

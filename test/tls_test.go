@@ -314,7 +314,7 @@ func TestTLSStartErrors(t *testing.T) {
 		cfg.ClientEncryptionOptions = f.clientEncryption(false)
 		cfg.ClientEncryptionOptions.Keystore = keystore
 		cfg.ClientEncryptionOptions.KeystorePassword = pw
-		var logs lockedBuffer
+		var logs syncBuffer
 		n, err := server.StartWith(cfg, slog.New(slog.NewTextHandler(&logs, nil)), server.Options{})
 		if n != nil {
 			t.Cleanup(func() { stopNode(n) })

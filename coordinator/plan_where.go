@@ -783,3 +783,72 @@ func (k *keyRestrictions) multiColumnIn(r *statements.Relation, b *binder, first
 	}
 	return nil
 }
+
+// splitList decodes a serialized list<T> (v3+ layout) into its elements.
+func splitList(b []byte) ([][]byte, error) {
+	if b == nil {
+		return nil, invalidf("Invalid null value for IN restriction")
+	}
+	bad := invalidf("Invalid list value for IN restriction")
+	if len(b) < 4 {
+		return nil, bad
+	}
+	n := int(int32(binary.BigEndian.Uint32(b)))
+	b = b[4:]
+	if n < 0 || n > len(b)/4 {
+		return nil, bad
+	}
+	out := make([][]byte, 0, n)
+	for i := 0; i < n; i++ {
+		if len(b) < 4 {
+			return nil, bad
+		}
+		l := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if l < 0 {
+			out = append(out, nil)
+			continue
+		}
+		if l > len(b) {
+			return nil, bad
+		}
+		out = append(out, b[:l])
+		b = b[l:]
+	}
+	return out, nil
+}
+
+// matchFilter applies a non-key restriction to a value (ALLOW FILTERING).
+func matchFilter(typ datatype.DataType, op statements.Operator, v []byte, allowed [][]byte) bool {
+	switch op {
+	case statements.OpEq, statements.OpIn:
+		for _, a := range allowed {
+			if v != nil && a != nil && bytes.Equal(v, a) {
+				return true
+			}
+		}
+		return false
+	}
+	if v == nil || len(allowed) == 0 || allowed[0] == nil {
+		return false
+	}
+	ev, err1 := storage.AppendKey(nil, typ, v, false)
+	ea, err2 := storage.AppendKey(nil, typ, allowed[0], false)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	c := bytes.Compare(ev, ea)
+	switch op {
+	case statements.OpNeq:
+		return c != 0
+	case statements.OpLt:
+		return c < 0
+	case statements.OpLte:
+		return c <= 0
+	case statements.OpGt:
+		return c > 0
+	case statements.OpGte:
+		return c >= 0
+	}
+	return false
+}

@@ -4,251 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"slices"
 
-	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
-	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
-
-type projKind uint8
-
-const (
-	projValue projKind = iota
-	projWritetime
-	projTTL
-)
-
-type projection struct {
-	col  int
-	kind projKind
-}
-
-// tableSelectPlan is a SELECT on a user table.
-type tableSelectPlan struct {
-	t    *tableInfo
-	keys *keyRestrictions
-	// proj are the values read from each selected row. Without sel they
-	// are the result row itself (the hot path: no per-row work beyond
-	// fetching them).
-	proj      []projection
-	sel       *selection         // functions, terms, aggregates, GROUP BY; nil when none
-	json      *types.JSONColumns // SELECT JSON: turns result rows into one "[json]" text
-	distinct  bool
-	reverse   bool
-	meta      []*message.ColumnMetadata
-	metaID    []byte
-	limit     valueExpr
-	ppl       valueExpr
-	binds     []*message.ColumnMetadata
-	pk        []uint16
-	ckFilters bool // clustering restrictions exist (then static-only rows are not returned)
-	index     indexPlan
-	// orderAfter: ORDER BY with IN on the partition key. Cassandra reads
-	// every row, sorts them across the partitions by the first orderAfter
-	// clustering columns and then applies LIMIT; it cannot page such a
-	// query.
-	orderAfter int
-}
-
-func (p *tableSelectPlan) markers() []*message.ColumnMetadata       { return p.binds }
-func (p *tableSelectPlan) pkIndices() []uint16                      { return p.pk }
-func (p *tableSelectPlan) resultColumns() []*message.ColumnMetadata { return p.meta }
-
-// aggregates reports whether rows are folded into groups.
-func (p *tableSelectPlan) aggregates() bool { return p.sel != nil && p.sel.aggregate }
-
-func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableInfo) (plan, error) {
-	b := newBinder(t.def.Keyspace, t.def.Name, n)
-	p := &tableSelectPlan{t: t, distinct: s.Distinct}
-	spec := func(name string, typ datatype.DataType) *message.ColumnMetadata {
-		return &message.ColumnMetadata{Keyspace: t.def.Keyspace, Table: t.def.Name, Name: name, Type: typ}
-	}
-	sc := &selCompiler{t: t, b: b}
-	var cols []*message.ColumnMetadata // the selection's columns (before JSON)
-	var exprs []selExpr
-	simple := true // the result row is the inputs in order
-	if len(s.Selectors) == 0 {
-		for i := range t.cols {
-			if s.Distinct && !(t.cols[i].def.Kind == storage.KindPartitionKey || t.cols[i].isStatic()) {
-				continue
-			}
-			exprs = append(exprs, inputSel(sc.input(i, projValue)))
-			cols = append(cols, t.meta[i])
-		}
-	}
-	exprs, cols, simple, err := sc.selectors(s.Selectors, exprs, cols, simple)
-	if err != nil {
-		return nil, err
-	}
-	p.proj = sc.proj
-	k, err := analyzeWhere(t, s.Where, b)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := indexUse(t, k, s)
-	if err != nil {
-		return nil, err
-	}
-	if k.gapErr != nil {
-		if !s.AllowFiltering && !ix.uses {
-			return nil, k.gapErr
-		}
-		k.filters = append(k.filters, k.gapFilters...)
-	}
-	p.keys = k
-	groupCK := -1
-	if len(s.GroupBy) > 0 {
-		if groupCK, err = groupByPrefix(t, s.GroupBy, k, s.Distinct); err != nil {
-			return nil, err
-		}
-	}
-	if !simple || len(sc.aggs) > 0 || groupCK >= 0 {
-		p.sel = &selection{exprs: exprs, aggs: sc.aggs, aggregate: len(sc.aggs) > 0 || groupCK >= 0, groupCK: groupCK}
-	}
-	p.meta = cols
-	if s.Json {
-		p.json = types.NewJSONColumns(cols)
-		p.meta = []*message.ColumnMetadata{spec("[json]", datatype.Varchar)}
-	}
-	p.ckFilters = len(k.ck) > 0 || k.lower != nil || k.upper != nil || len(k.gapFilters) > 0
-	needsFiltering := len(k.filters) > 0 || (k.pkAny() && !k.pkComplete()) || (!k.pkComplete() && p.ckFilters)
-	if ix.uses {
-		needsFiltering = ix.restricted > 1
-		p.index = ix
-	}
-	if needsFiltering && !s.AllowFiltering {
-		return nil, invalidf("%s", allowFilteringMsg)
-	}
-	if (k.tokenLower != nil || k.tokenUpper != nil) && k.pkAny() {
-		return nil, invalidf("Columns \"%s\" cannot be restricted by both a normal relation and a token relation", t.cols[t.pk[0]].def.Name)
-	}
-	if k.pkAny() && !k.pkComplete() {
-		return nil, invalidf("Partial partition key restrictions are not supported yet")
-	}
-	if p.distinct {
-		if err := p.checkDistinct(s, k); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range k.filters {
-		if f.op != statements.OpEq && f.op != statements.OpIn && f.op != statements.OpNeq && f.op != statements.OpLt && f.op != statements.OpLte && f.op != statements.OpGt && f.op != statements.OpGte {
-			return nil, invalidf("Unsupported filter %s", f.op)
-		}
-		if t.cols[f.col].multiCell() {
-			return nil, invalidf("Filtering on non-frozen %s %s is not supported yet", multiCellKind(&t.cols[f.col]), t.cols[f.col].def.Name)
-		}
-	}
-	if len(s.OrderBy) > 0 {
-		if !k.pkComplete() {
-			return nil, invalidf("ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
-		}
-		if err := p.orderBy(s.OrderBy); err != nil {
-			return nil, err
-		}
-		if k.pkIn() {
-			p.orderAfter = len(s.OrderBy)
-		}
-	}
-	if s.Limit != nil {
-		if p.limit, err = b.term(s.Limit, datatype.Int, "[limit]"); err != nil {
-			return nil, err
-		}
-	}
-	if s.PerPartitionLimit != nil {
-		if p.ppl, err = b.term(s.PerPartitionLimit, datatype.Int, "[per_partition_limit]"); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.check(); err != nil {
-		return nil, err
-	}
-	p.binds = b.specs
-	for _, l := range k.pk {
-		if l == nil || len(l.exprs) != 1 {
-			p.pk = nil
-			break
-		}
-		m, ok := l.exprs[0].(markerExpr)
-		if !ok {
-			p.pk = nil
-			break
-		}
-		p.pk = append(p.pk, uint16(m.index))
-	}
-	p.metaID = metadataID(p.meta)
-	return p, nil
-}
-
-// checkDistinct refuses what Cassandra refuses in a SELECT DISTINCT
-// (SelectStatement.validateDistinctSelection): restrictions on other
-// than partition key and static columns, a selection of other columns,
-// and, unless the partition key is named by = or IN, a selection without
-// every partition key column.
-func (p *tableSelectPlan) checkDistinct(s *statements.Select, k *keyRestrictions) error {
-	t := p.t
-	if s.PerPartitionLimit != nil {
-		return invalidf("PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries")
-	}
-	restricted := len(k.ck) > 0 || k.lower != nil || k.upper != nil || len(k.gapFilters) > 0
-	for _, f := range k.filters {
-		restricted = restricted || !t.cols[f.col].isStatic()
-	}
-	if restricted {
-		return invalidf("SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.")
-	}
-	for _, pr := range p.proj {
-		if kind := t.cols[pr.col].def.Kind; kind != storage.KindPartitionKey && kind != storage.KindStatic {
-			return invalidf("SELECT DISTINCT queries must only request partition key columns and/or static columns (not %s)", t.cols[pr.col].def.Name)
-		}
-	}
-	if k.pkComplete() {
-		return nil
-	}
-	for _, ci := range t.pk {
-		if !slices.ContainsFunc(p.proj, func(pr projection) bool { return pr.col == ci }) {
-			return invalidf("SELECT DISTINCT queries must request all the partition key columns (missing %s)", t.cols[ci].def.Name)
-		}
-	}
-	return nil
-}
-
-// orderBy accepts the clustering order or its exact reverse.
-func (p *tableSelectPlan) orderBy(obs []statements.Ordering) error {
-	t := p.t
-	if len(obs) > len(t.ck) {
-		return invalidf("Only clustering key columns can be used in ORDER BY")
-	}
-	reversed := -1
-	for i, o := range obs {
-		_, col, err := t.column(o.Column)
-		if err != nil {
-			return err
-		}
-		if col.def.Kind != storage.KindClustering {
-			return invalidf("Order by is currently only supported on the clustered columns of the PRIMARY KEY, got %s", o.Column)
-		}
-		if t.cols[t.ck[i]].def.Name != o.Column {
-			return invalidf("Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
-		}
-		r := 0
-		if o.Desc != t.st.ClusteringDesc[i] {
-			r = 1
-		}
-		if reversed >= 0 && r != reversed {
-			return invalidf("Unsupported order by relation")
-		}
-		reversed = r
-	}
-	p.reverse = reversed == 1
-	return nil
-}
 
 // pageState is where a paged SELECT stopped.
 type pageState struct {
@@ -336,8 +100,10 @@ type aggRun struct {
 }
 
 func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
-	if err := c.checkCurrent(p.t); err != nil {
-		return nil, err
+	if !p.t.system {
+		if err := c.checkCurrent(p.t); err != nil {
+			return nil, err
+		}
 	}
 	err := checkReadConsistency(x)
 	if err == nil && isSerial(x.opts.Consistency) && p.keys.pkComplete() {
@@ -551,7 +317,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 		for si, s := range slices {
 			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now}
 			first := si == 0
-			err := c.data.ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
+			err := c.source(t).ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
 				if row.Static {
 					if first {
 						r.static = row
@@ -602,13 +368,13 @@ func (r *selectRun) scan(c *Coordinator) error {
 	}
 	stopped := false
 	scan := func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-		return c.data.Scan(r.x.ctx, r.x.opts.Consistency, t, o, fn)
+		return c.source(r.p.t).Scan(r.x.ctx, r.x.opts.Consistency, t, o, fn)
 	}
 	if v, err := r.indexValue(); err != nil {
 		return err
 	} else if v != nil {
 		scan = func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-			return c.data.ScanIndex(r.x.ctx, r.x.opts.Consistency, t, r.p.index.name, v, o, fn)
+			return c.source(r.p.t).ScanIndex(r.x.ctx, r.x.opts.Consistency, t, r.p.index.name, v, o, fn)
 		}
 	}
 	err = scan(t.st, o, func(pk []byte, row *storage.Row) bool {
@@ -880,167 +646,38 @@ func (r *selectRun) values(row *storage.Row) ([][]byte, bool) {
 	return out, true
 }
 
-// assembleCollection serializes a non-frozen collection from its element
-// cells (in element order), or a non-frozen user type from its field cells.
-func (t *tableInfo) assembleCollection(col *colInfo, cells []storage.ColumnCell) []byte {
-	if ut := col.multiCellUDT(); ut != nil {
-		return assembleUDT(ut, cells)
+// applyMetadataRules follows Cassandra's ExecuteMessage: v4 drops the
+// metadata when the client asked to skip it; v5 sends the new metadata id
+// and full metadata when the client's id is stale, else honours skip.
+func applyMetadataRules(md *message.RowsMetadata, id []byte, x *execution) {
+	if x.prepared == nil {
+		return
 	}
-	buf := binary.BigEndian.AppendUint32(nil, uint32(len(cells)))
-	var kt datatype.DataType
-	switch ct := col.typ.(type) {
-	case *datatype.Set:
-		kt = ct.ElementType
-	case *datatype.Map:
-		kt = ct.KeyType
+	if x.version >= primitive.ProtocolVersion5 && !bytes.Equal(x.reqMetaID, id) {
+		md.NewResultMetadataId = id
+		return
 	}
-	for _, cc := range cells {
-		switch col.typ.Code() {
-		case primitive.DataTypeCodeList:
-			buf = types.AppendBytes(buf, cc.Cell.Value)
-		case primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
-			k, _, err := storage.DecodeKey(cc.Path, kt, false)
-			if err != nil {
-				continue
-			}
-			buf = types.AppendBytes(buf, k)
-			if col.typ.Code() == primitive.DataTypeCodeMap {
-				buf = types.AppendBytes(buf, cc.Cell.Value)
-			}
-		}
+	if x.opts.SkipMetadata {
+		md.Columns = nil
 	}
-	return buf
 }
 
-// compareClustering compares two clusterings in clustering order.
-func (t *tableInfo) compareClustering(a, b [][]byte) int {
-	ea, _ := t.encodeClustering(a)
-	eb, _ := t.encodeClustering(b)
-	return bytes.Compare(ea, eb)
-}
-
-func (t *tableInfo) encodeClustering(ck [][]byte) ([]byte, error) {
-	var out []byte
-	var err error
-	for i, v := range ck {
-		if out, err = storage.AppendKey(out, t.st.ClusteringTypes[i], v, t.st.ClusteringDesc[i]); err != nil {
-			return nil, err
+// indexValue is the value an index query looks up, or nil when it cannot
+// use the index (an empty value, which is not indexed, or an index still
+// building): then it scans.
+func (r *selectRun) indexValue() ([]byte, error) {
+	ix := &r.p.index
+	if ix.name == "" {
+		return nil, nil
+	}
+	for _, d := range r.p.t.def.Indexes {
+		if d.Name == ix.name && d.Building {
+			return nil, nil
 		}
 	}
-	return out, nil
-}
-
-// splitPartitionKey splits a serialized partition key into its components.
-func (t *tableInfo) splitPartitionKey(pk []byte) ([][]byte, error) {
-	if len(t.pk) == 1 {
-		return [][]byte{pk}, nil
+	vs, err := ix.value.eval(r.x)
+	if err != nil || len(vs) != 1 || len(vs[0]) == 0 {
+		return nil, err
 	}
-	out := make([][]byte, 0, len(t.pk))
-	for len(pk) > 0 {
-		if len(pk) < 2 {
-			return nil, fmt.Errorf("coordinator: malformed composite key")
-		}
-		n := int(binary.BigEndian.Uint16(pk))
-		if 2+n+1 > len(pk) {
-			return nil, fmt.Errorf("coordinator: malformed composite key")
-		}
-		out = append(out, pk[2:2+n])
-		pk = pk[3+n:]
-	}
-	return out, nil
-}
-
-// matchFilter applies a non-key restriction to a value (ALLOW FILTERING).
-func matchFilter(typ datatype.DataType, op statements.Operator, v []byte, allowed [][]byte) bool {
-	switch op {
-	case statements.OpEq, statements.OpIn:
-		for _, a := range allowed {
-			if v != nil && a != nil && bytes.Equal(v, a) {
-				return true
-			}
-		}
-		return false
-	}
-	if v == nil || len(allowed) == 0 || allowed[0] == nil {
-		return false
-	}
-	ev, err1 := storage.AppendKey(nil, typ, v, false)
-	ea, err2 := storage.AppendKey(nil, typ, allowed[0], false)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	c := bytes.Compare(ev, ea)
-	switch op {
-	case statements.OpNeq:
-		return c != 0
-	case statements.OpLt:
-		return c < 0
-	case statements.OpLte:
-		return c <= 0
-	case statements.OpGt:
-		return c > 0
-	case statements.OpGte:
-		return c >= 0
-	}
-	return false
-}
-
-// clusteringRange is a storage.Slice with its bounds encoded in clustering
-// order, for testing rows one by one.
-type clusteringRange struct {
-	start, end       []byte // nil: open
-	startIncl, endIn bool
-}
-
-func (t *tableInfo) clusteringRanges(slices []storage.Slice) ([]clusteringRange, error) {
-	out := make([]clusteringRange, 0, len(slices))
-	for _, s := range slices {
-		var cr clusteringRange
-		var err error
-		if s.Start != nil {
-			if cr.start, err = t.encodeClustering(s.Start.Prefix); err != nil {
-				return nil, err
-			}
-			cr.startIncl = s.Start.Inclusive
-		}
-		if s.End != nil {
-			if cr.end, err = t.encodeClustering(s.End.Prefix); err != nil {
-				return nil, err
-			}
-			cr.endIn = s.End.Inclusive
-		}
-		out = append(out, cr)
-	}
-	return out, nil
-}
-
-// inRanges reports whether a row's clustering lies in one of the ranges
-// (a bound covers every row that has its prefix when inclusive).
-func (t *tableInfo) inRanges(ck [][]byte, ranges []clusteringRange) bool {
-	enc, err := t.encodeClustering(ck)
-	if err != nil {
-		return false
-	}
-	for _, r := range ranges {
-		if r.start != nil {
-			if bytes.HasPrefix(enc, r.start) {
-				if !r.startIncl {
-					continue
-				}
-			} else if bytes.Compare(enc, r.start) < 0 {
-				continue
-			}
-		}
-		if r.end != nil {
-			if bytes.HasPrefix(enc, r.end) {
-				if !r.endIn {
-					continue
-				}
-			} else if bytes.Compare(enc, r.end) > 0 {
-				continue
-			}
-		}
-		return true
-	}
-	return false
+	return vs[0], nil
 }
