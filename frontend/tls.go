@@ -164,8 +164,21 @@ func (t *tlsSock) flush(gc gnet.Conn) error {
 		return nil
 	}
 	_, err := gc.Write(t.b.out) // gnet keeps what the socket does not take
-	t.b.out = t.b.out[:0]
+	t.b.out = shrink(t.b.out)
 	return err
+}
+
+// keepBuffer is the most a connection's emptied plaintext or ciphertext
+// buffer keeps: one large answer or request must not pin its size for the
+// connection's life.
+const keepBuffer = 256 << 10
+
+// shrink empties b, keeping its array unless it is past keepBuffer.
+func shrink(b []byte) []byte {
+	if cap(b) > keepBuffer {
+		return nil
+	}
+	return b[:0]
 }
 
 // Peek implements sock.
@@ -187,7 +200,7 @@ func (t *tlsSock) Discard(n int) (int, error) {
 	t.r += n
 	switch {
 	case t.r == len(t.in):
-		t.in, t.r = t.in[:0], 0
+		t.in, t.r = shrink(t.in), 0
 	case t.r > cap(t.in)/2:
 		k := copy(t.in, t.in[t.r:])
 		t.in, t.r = t.in[:k], 0
