@@ -8,11 +8,15 @@ import (
 // change: the nodes that replicate it before the change (Sources, in
 // placement order) and the nodes that replicate it only after (Targets).
 // Each target must receive the range's data from a source by streaming
-// before it serves reads of it.
+// before it serves reads of it. Losing are the sources that do not
+// replicate it after: the replica a new one takes the place of, which
+// holds every write the range's level promised (Cassandra streams a
+// bootstrap from it, its "strict" source).
 type Movement struct {
 	Range   Range
 	Sources []HostID
 	Targets []HostID
+	Losing  []HostID
 }
 
 // Movements returns the ranges of strategy s that gain replicas when ring
@@ -36,7 +40,7 @@ func Movements(s Strategy, before, after *Ring) []Movement {
 	for i, t := range tokens {
 		rg := Range{Start: tokens[(i+len(tokens)-1)%len(tokens)], End: t}
 		from, to := pb.Replicas(t), pa.Replicas(t)
-		var gained []HostID
+		var gained, losing []HostID
 		for _, h := range to {
 			if !slices.Contains(from, h) {
 				gained = append(gained, h)
@@ -45,19 +49,27 @@ func Movements(s Strategy, before, after *Ring) []Movement {
 		if len(gained) == 0 {
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1].Range.End == rg.Start &&
-			slices.Equal(out[n-1].Sources, from) && slices.Equal(out[n-1].Targets, gained) {
+		for _, h := range from {
+			if !slices.Contains(to, h) {
+				losing = append(losing, h)
+			}
+		}
+		mv := Movement{Range: rg, Sources: slices.Clone(from), Targets: gained, Losing: losing}
+		if n := len(out); n > 0 && out[n-1].Range.End == rg.Start && sameMove(out[n-1], mv) {
 			out[n-1].Range.End = rg.End
 			continue
 		}
-		out = append(out, Movement{Range: rg, Sources: slices.Clone(from), Targets: gained})
+		out = append(out, mv)
 	}
 	// A run through the ring's start began at the last token: join it to
 	// the run that ends there.
-	if n := len(out); n > 1 && out[n-1].Range.End == out[0].Range.Start &&
-		slices.Equal(out[n-1].Sources, out[0].Sources) && slices.Equal(out[n-1].Targets, out[0].Targets) {
+	if n := len(out); n > 1 && out[n-1].Range.End == out[0].Range.Start && sameMove(out[n-1], out[0]) {
 		out[0].Range.Start = out[n-1].Range.Start
 		out = out[:n-1]
 	}
 	return out
+}
+
+func sameMove(a, b Movement) bool {
+	return slices.Equal(a.Sources, b.Sources) && slices.Equal(a.Targets, b.Targets) && slices.Equal(a.Losing, b.Losing)
 }

@@ -18,8 +18,8 @@ func TestMovementsByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Movement{
-		{Range: Range{300, 100}, Sources: hosts(1, 2), Targets: hosts(4)},
-		{Range: Range{100, 150}, Sources: hosts(2, 3), Targets: hosts(4)},
+		{Range: Range{300, 100}, Sources: hosts(1, 2), Targets: hosts(4), Losing: hosts(2)},
+		{Range: Range{100, 150}, Sources: hosts(2, 3), Targets: hosts(4), Losing: hosts(3)},
 	}
 	checkMovements(t, "join", Movements(s, r, joined), want)
 
@@ -30,8 +30,8 @@ func TestMovementsByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []Movement{
-		{Range: Range{300, 100}, Sources: hosts(1, 2), Targets: hosts(3)},
-		{Range: Range{100, 200}, Sources: hosts(2, 3), Targets: hosts(1)},
+		{Range: Range{300, 100}, Sources: hosts(1, 2), Targets: hosts(3), Losing: hosts(2)},
+		{Range: Range{100, 200}, Sources: hosts(2, 3), Targets: hosts(1), Losing: hosts(2)},
 	}
 	checkMovements(t, "leave", Movements(s, r, left), want)
 
@@ -63,7 +63,7 @@ func hosts(ks ...int) []HostID {
 func checkMovements(t *testing.T, what string, got, want []Movement) {
 	t.Helper()
 	if !slices.EqualFunc(got, want, func(a, b Movement) bool {
-		return a.Range == b.Range && slices.Equal(a.Sources, b.Sources) && slices.Equal(a.Targets, b.Targets)
+		return a.Range == b.Range && sameMove(a, b)
 	}) {
 		t.Errorf("%s: Movements =\n%v\nwant\n%v", what, got, want)
 	}
@@ -106,19 +106,19 @@ func TestMovementsMatchPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		ms := Movements(s, r, after)
-		before := NewPlacement(r, s)
+		before, afterP := NewPlacement(r, s), NewPlacement(after, s)
 		probes := append(after.Tokens(), r.Tokens()...)
 		for range 50 {
 			probes = append(probes, int64(rnd.Uint64()))
 		}
 		for _, tok := range probes {
 			var got []HostID
-			var sources []HostID
+			var sources, losing []HostID
 			n := 0
 			for _, m := range ms {
 				if m.Range.Contains(tok) {
 					n++
-					got, sources = m.Targets, m.Sources
+					got, sources, losing = m.Targets, m.Sources, m.Losing
 				}
 			}
 			if n > 1 {
@@ -132,6 +132,19 @@ func TestMovementsMatchPending(t *testing.T) {
 			if n == 1 && !slices.Equal(sources, before.Replicas(tok)) {
 				t.Fatalf("iter %d: token %d: sources %v, replicas before %v", iter, tok, hostNames(sources), hostNames(before.Replicas(tok)))
 			}
+			if n == 1 && !slices.Equal(losing, lost(before.Replicas(tok), afterP.Replicas(tok))) {
+				t.Fatalf("iter %d: token %d: losing %v, replicas before %v and after %v", iter, tok, hostNames(losing), hostNames(before.Replicas(tok)), hostNames(afterP.Replicas(tok)))
+			}
 		}
 	}
+}
+
+func lost(before, after []HostID) []HostID {
+	var out []HostID
+	for _, h := range before {
+		if !slices.Contains(after, h) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
