@@ -94,6 +94,9 @@ func NewTopology(members []Member) (*Topology, error) {
 	return t, nil
 }
 
+// RingNode is m as a node of the ring.
+func (m Member) RingNode() ring.Node { return m.ringNode() }
+
 func (m Member) ringNode() ring.Node {
 	return ring.Node{HostID: m.HostID, Addr: m.Addr.Addr(), DC: m.DataCenter, Rack: m.Rack, Tokens: m.Tokens}
 }

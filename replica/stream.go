@@ -118,6 +118,8 @@ type StreamOptions struct {
 	// Metrics, when set, counts what is applied, under Direction.
 	Metrics   *StreamMetrics
 	Direction string
+	// OnPage, when set, is called after each page the sink applied.
+	OnPage func(partitions, bytes int)
 }
 
 // Run copies the rest of s from from to to, reading the next page while
@@ -185,6 +187,9 @@ func (s *Stream) Run(ctx context.Context, from StreamSource, to StreamSink, o St
 			if m := o.Metrics; m != nil {
 				m.Partitions.WithLabelValues(o.Direction).Add(float64(len(pg.ps)))
 				m.Bytes.WithLabelValues(o.Direction).Add(float64(bytes))
+			}
+			if o.OnPage != nil {
+				o.OnPage(len(pg.ps), bytes)
 			}
 		}
 		if !pg.more {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -26,6 +25,7 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/storage"
 )
@@ -40,9 +40,12 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
-	// Auth is the role state under PasswordAuthenticator, nil otherwise.
-	Auth   *auth.Store
-	engine *storage.Engine
+	// Auth is the role state under PasswordAuthenticator, nil otherwise,
+	// and authn its authenticator.
+	Auth    *auth.Store
+	authn   *auth.Authenticator
+	engine  *storage.Engine
+	catalog *storage.Catalog
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
@@ -53,6 +56,8 @@ type Node struct {
 	replicas  *replica.Server
 	schema    *schema.Schema
 	schemaLog *cluster.SchemaLog
+	// changes runs this node's topology changes (topology.go).
+	changes *changes
 	// coordRef is the coordinator once it exists, for the schema version
 	// gossip spreads.
 	coordRef atomic.Pointer[coordinator.Coordinator]
@@ -118,7 +123,10 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, catalog: catalog}
+	if a, ok := authn.(*auth.Authenticator); ok {
+		n.authn = a
+	}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -197,8 +205,49 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.coordRef.Store(coord)
 	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	n.changes = &changes{
+		node:    n.cluster,
+		members: n.members,
+		catalog: catalog,
+		tables:  coord.TableByID,
+		metrics: replica.NewStreamMetrics(reg),
+		log:     log,
+		settle:  cfg.WriteRequestTimeout.Duration,
+		after:   time.After,
+		left:    make(chan struct{}),
+	}
 	n.cluster.UpdateMeta()
 	n.Coord = coord
+	// From here a failure stops what has started, in reverse order.
+	fail := func(err error) (*Node, error) {
+		if n.metrics != nil {
+			_ = n.metrics.Close(context.Background())
+		}
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
+	if cfg.PrometheusPort != 0 {
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, n.adminHandlers())
+		if err != nil {
+			return fail(err)
+		}
+		n.metrics = ms
+	}
+	// A node joining the ring streams the ranges it takes over before it
+	// serves clients; it becomes NORMAL once it does.
+	bootstrapped := false
+	if n.cluster.Bootstrapping() {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := n.changes.bootstrap(ctx); err != nil {
+			return fail(fmt.Errorf("server: bootstrap failed; this node stays JOINING until it is started again, "+
+				"or removed with nodetool removenode: %w", err))
+		}
+		bootstrapped = true
+	}
 	fe := frontend.New(coord, frontend.Options{
 		Addr:                 cfg.NativeAddr(),
 		MaxFrameSize:         int(cfg.NativeTransportMaxFrameSize),
@@ -221,9 +270,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Logger:               log,
 	})
 	if err := fe.Start(); err != nil {
-		n.closeCluster()
-		engine.Close()
-		return nil, err
+		return fail(err)
 	}
 	n.frontend = fe
 	srv.Store(fe)
@@ -231,6 +278,19 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if n.failedCommit.Load() {
 		// The commit log failed before the transports existed.
 		_ = n.stopTransports()
+	}
+	if bootstrapped {
+		// Serving first, then NORMAL: the NEW_NODE event drivers get
+		// then finds the node serving.
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if _, err := n.cluster.SetStatus(ctx, ring.HostID(info.HostID), cluster.StatusNormal); err != nil {
+			_ = fe.Shutdown(context.Background())
+			return fail(fmt.Errorf("server: bootstrap streamed, but the node could not become NORMAL: %w", err))
+		}
+		log.Info("bootstrap complete: this node is NORMAL")
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
 	n.stopPurges = stop
@@ -244,18 +304,6 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
-	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)})
-		if err != nil {
-			_ = fe.Shutdown(context.Background())
-			n.stopPurges()
-			n.purges.Wait()
-			n.closeCluster()
-			engine.Close()
-			return nil, err
-		}
-		n.metrics = ms
-	}
 	log.Info("cqld started", "native", fe.Addr(), "metrics", n.MetricsAddr(),
 		"data", dataDir, "cluster", info.ClusterName, "host_id", fmt.Sprintf("%x", info.HostID))
 	return n, nil
@@ -271,6 +319,10 @@ func (n *Node) MetricsAddr() string {
 	}
 	return n.metrics.Addr()
 }
+
+// Decommissioned is closed once the node has decommissioned: it has left
+// the cluster and should be shut down.
+func (n *Node) Decommissioned() <-chan struct{} { return n.changes.Left() }
 
 // Frontend exposes the network server, for tests that look at its counters.
 func (n *Node) Frontend() *frontend.Server { return n.frontend }
