@@ -37,9 +37,11 @@ type clusterNode struct {
 // testCluster is n cqld processes on 127.0.0.1..n sharing one native and
 // one internode port, the first node their seed.
 type testCluster struct {
-	t      *testing.T
-	nodes  []*clusterNode
-	native int
+	t       *testing.T
+	nodes   []*clusterNode
+	native  int
+	storage int
+	dir     string
 	// metrics is every node's prometheus_port, where `cqld nodetool`
 	// asks.
 	metrics int
@@ -48,50 +50,67 @@ type testCluster struct {
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	native, storage, prom := freePort(t), freePort(t), freePort(t)
-	for i := 1; i <= n; i++ {
+	// Ports free on every address a test may add a node at.
+	for i := 1; i <= maxClusterNodes; i++ {
 		for _, p := range []int{native, storage, prom} {
 			if !portFreeOn(fmt.Sprintf("127.0.0.%d", i), p) {
 				t.Fatalf("port %d is taken on 127.0.0.%d", p, i)
 			}
 		}
 	}
-	tc := &testCluster{t: t, native: native, metrics: prom}
-	dir := t.TempDir()
-	for i := 1; i <= n; i++ {
-		addr := fmt.Sprintf("127.0.0.%d", i)
-		home := filepath.Join(dir, "node"+strconv.Itoa(i))
-		c := config.Default()
-		c.ClusterName = "test cluster"
-		c.ListenAddress, c.RPCAddress = addr, addr
-		c.NativeTransportPort, c.StoragePort = native, storage
-		c.PrometheusAddress, c.PrometheusPort = addr, prom
-		c.NumTokens = 8
-		c.DataFileDirectories = []string{filepath.Join(home, "data")}
-		c.CommitlogDirectory = filepath.Join(home, "commitlog")
-		c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
-		c.HintsDirectory = filepath.Join(home, "hints")
-		c.CommitlogSync = "periodic"
-		c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", storage)}
-		if err := os.MkdirAll(home, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := yaml.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd := &clusterNode{index: i, addr: addr, native: native, config: filepath.Join(home, "cassandra.yaml")}
-		if err := os.WriteFile(nd.config, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		tc.nodes = append(tc.nodes, nd)
-		tc.start(nd)
-	}
+	tc := &testCluster{t: t, native: native, storage: storage, metrics: prom, dir: t.TempDir()}
 	t.Cleanup(func() {
 		for _, nd := range tc.nodes {
 			tc.stop(nd, syscall.SIGKILL)
 		}
 	})
+	for range n {
+		tc.add()
+	}
 	return tc
+}
+
+// maxClusterNodes is the most nodes a test cluster grows to.
+const maxClusterNodes = 4
+
+// add starts node len(tc.nodes)+1 on 127.0.0.<that> and waits until it
+// serves clients: a node joining a cluster with data has streamed its
+// ranges by then.
+func (tc *testCluster) add() *clusterNode {
+	t := tc.t
+	t.Helper()
+	i := len(tc.nodes) + 1
+	if i > maxClusterNodes {
+		t.Fatalf("a test cluster has at most %d nodes", maxClusterNodes)
+	}
+	addr := fmt.Sprintf("127.0.0.%d", i)
+	home := filepath.Join(tc.dir, "node"+strconv.Itoa(i))
+	c := config.Default()
+	c.ClusterName = "test cluster"
+	c.ListenAddress, c.RPCAddress = addr, addr
+	c.NativeTransportPort, c.StoragePort = tc.native, tc.storage
+	c.PrometheusAddress, c.PrometheusPort = addr, tc.metrics
+	c.NumTokens = 8
+	c.DataFileDirectories = []string{filepath.Join(home, "data")}
+	c.CommitlogDirectory = filepath.Join(home, "commitlog")
+	c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
+	c.HintsDirectory = filepath.Join(home, "hints")
+	c.CommitlogSync = "periodic"
+	c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", tc.storage)}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := &clusterNode{index: i, addr: addr, native: tc.native, config: filepath.Join(home, "cassandra.yaml")}
+	if err := os.WriteFile(nd.config, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc.nodes = append(tc.nodes, nd)
+	tc.start(nd)
+	return nd
 }
 
 func portFreeOn(host string, port int) bool {
