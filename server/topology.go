@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/cqld/cqld/cluster"
-	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // changes runs the topology changes of this node: its own bootstrap at
@@ -397,7 +397,7 @@ type streamTask struct {
 func (c *changes) keyspaces() []*storage.KeyspaceDef {
 	var out []*storage.KeyspaceDef
 	for _, ks := range c.catalog.Keyspaces() {
-		if coordinator.IsSystemKeyspace(ks.Name) || strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
+		if systables.IsSystemKeyspace(ks.Name) || strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
 			continue
 		}
 		out = append(out, ks)

@@ -428,7 +428,7 @@ func TestClusterDecommission(t *testing.T) {
 	select {
 	case <-tc.nodes[2].done:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("node3 still runs after its decommission:\n%s", tc.nodes[2].log)
+		t.Fatalf("node3 still runs after its decommission:\n%s", tc.nodes[2].logTail(40))
 	}
 	load.progress("writes after the decommission", 100)
 	during := load.finish()
