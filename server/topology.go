@@ -91,22 +91,29 @@ func unsupported(format string, args ...any) error {
 	return &opError{class: "UnsupportedOperationException", msg: fmt.Sprintf(format, args...)}
 }
 
-// begin marks op running, or refuses with busy when a change already is.
-func (c *changes) begin(op string, busy error) error {
+// claim marks a change running on this node, or refuses with busy when
+// one already is; release ends it. A change refused by its checks is not
+// recorded; one that started (started) is, with its outcome.
+func (c *changes) claim(busy error) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return busy
 	}
-	c.mu.Lock()
-	c.progress = Progress{Operation: op, Running: true, Started: time.Now()}
-	c.mu.Unlock()
 	return nil
 }
 
-func (c *changes) end(err error) {
+func (c *changes) started(op string) {
 	c.mu.Lock()
-	c.progress.Running, c.progress.Finished = false, time.Now()
-	if err != nil {
-		c.progress.Error = err.Error()
+	c.progress = Progress{Operation: op, Running: true, Started: time.Now()}
+	c.mu.Unlock()
+}
+
+func (c *changes) release(err error) {
+	c.mu.Lock()
+	if c.progress.Running {
+		c.progress.Running, c.progress.Finished = false, time.Now()
+		if err != nil {
+			c.progress.Error = err.Error()
+		}
 	}
 	c.mu.Unlock()
 	c.running.Store(false)
@@ -166,10 +173,11 @@ func (c *changes) waitRing(ctx context.Context, index uint64, tasks []*streamTas
 // one is up, else from another, nearest first. The caller then makes the
 // node NORMAL.
 func (c *changes) bootstrap(ctx context.Context) (err error) {
-	if err := c.begin("bootstrap", unsupported("a topology change is already running on this node")); err != nil {
+	if err := c.claim(unsupported("a topology change is already running on this node")); err != nil {
 		return err
 	}
-	defer func() { c.end(err) }()
+	defer func() { c.release(err) }()
+	c.started("bootstrap")
 	self, _ := c.node.Self()
 	c.log.Info("bootstrapping: this node is JOINING and streams the ranges it takes over", "tokens", len(self.Tokens))
 	before := c.node.Topology().Ring()
@@ -200,10 +208,10 @@ func (c *changes) bootstrap(ctx context.Context) (err error) {
 // replicate it once it is gone, then takes it out of the ring, the
 // metadata log and gossip. force skips the replication factor check.
 func (c *changes) decommission(ctx context.Context, force bool) (err error) {
-	if err := c.begin("decommission", &opError{class: "IllegalStateException", msg: "Node is still decommissioning. Check nodetool netstats."}); err != nil {
+	if err := c.claim(&opError{class: "IllegalStateException", msg: "Node is still decommissioning. Check nodetool netstats."}); err != nil {
 		return err
 	}
-	defer func() { c.end(err) }()
+	defer func() { c.release(err) }()
 	self, ok := c.node.Self()
 	if !ok {
 		return unsupported("local node is not a member of the token ring yet")
@@ -222,6 +230,7 @@ func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 			}
 		}
 	}
+	c.started("decommission")
 	c.log.Info("decommissioning: this node is LEAVING and streams its ranges to their new replicas")
 	index := c.node.Applied()
 	if self.Status != cluster.StatusLeaving {
@@ -310,10 +319,11 @@ func (c *changes) removenode(ctx context.Context, hostID string) (err error) {
 		return unsupported("Node /%s is alive and owns this ID. Use decommission command to remove it from the ring", m.Addr)
 	}
 	busy := unsupported("This node is already processing a removal. Wait for it to complete, or use 'removenode force' if this has failed.")
-	if err := c.begin("removenode "+id.String(), busy); err != nil {
+	if err := c.claim(busy); err != nil {
 		return err
 	}
-	defer func() { c.end(err) }()
+	defer func() { c.release(err) }()
+	c.started("removenode " + id.String())
 	index := c.node.Applied()
 	switch m.Status {
 	case cluster.StatusJoining:

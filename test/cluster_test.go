@@ -1,9 +1,11 @@
 package test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +48,9 @@ type testCluster struct {
 	// metrics is every node's prometheus_port, where `cqld nodetool`
 	// asks.
 	metrics int
+	// configure, when set, adjusts node i's configuration before add
+	// writes it to home/cassandra.yaml.
+	configure func(i int, c *config.Config, home string)
 }
 
 func startCluster(t *testing.T, n int) *testCluster {
@@ -107,6 +112,9 @@ func (tc *testCluster) add() *clusterNode {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if tc.configure != nil {
+		tc.configure(i, &c, home)
+	}
 	data, err := yaml.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +125,30 @@ func (tc *testCluster) add() *clusterNode {
 	}
 	tc.nodes = append(tc.nodes, nd)
 	tc.start(nd)
+	tc.waitNormal(nd)
 	return nd
+}
+
+// waitNormal waits until nd says it is NORMAL: a joining node serves
+// clients a moment before the ring has it NORMAL.
+func (tc *testCluster) waitNormal(nd *clusterNode) {
+	tc.t.Helper()
+	url := "http://" + net.JoinHostPort(nd.addr, strconv.Itoa(tc.metrics)) + "/nodetool/netstats"
+	eventually(tc.t, 30*time.Second, fmt.Sprintf("node%d NORMAL", nd.index), func() error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var ns struct{ Mode string }
+		if err := json.NewDecoder(resp.Body).Decode(&ns); err != nil {
+			return err
+		}
+		if ns.Mode != "NORMAL" {
+			return fmt.Errorf("mode %s", ns.Mode)
+		}
+		return nil
+	})
 }
 
 // logTail is the last n lines nd's processes logged.

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 
+	"github.com/cqld/cqld/config"
 	"github.com/cqld/cqld/ring"
 )
 
@@ -126,12 +129,13 @@ func (tc *testCluster) ringOf(t *testing.T, nodes ...int) (*ring.Ring, map[int]r
 		s := tc.single(i, gocql.One)
 		var id gocql.UUID
 		var tokens []string
-		err := s.Query(`SELECT host_id, tokens FROM system.local`).Scan(&id, &tokens)
+		var dc, rack string
+		err := s.Query(`SELECT host_id, tokens, data_center, rack FROM system.local`).Scan(&id, &tokens, &dc, &rack)
 		s.Close()
 		if err != nil {
 			t.Fatalf("node%d's system.local: %v", i+1, err)
 		}
-		n := ring.Node{HostID: ring.HostID(id), Addr: netip.MustParseAddr(tc.nodes[i].addr), DC: "datacenter1", Rack: "rack1"}
+		n := ring.Node{HostID: ring.HostID(id), Addr: netip.MustParseAddr(tc.nodes[i].addr), DC: dc, Rack: rack}
 		for _, tok := range tokens {
 			v, err := strconv.ParseInt(tok, 10, 64)
 			if err != nil {
@@ -193,13 +197,13 @@ func (tc *testCluster) pause(t *testing.T, nodes ...int) (resume func()) {
 	return resume
 }
 
-// readsBack checks that every key of keys that node i replicates (of
-// keyspace RF rf on ring r) reads back k = v at ONE with node i
+// readsBack checks that every key of keys that node i replicates (of a
+// keyspace of strategy st on ring r) reads back k = v at ONE with node i
 // coordinating and every other node paused: from node i's own data. It
 // returns how many keys it checked.
-func (tc *testCluster) readsBack(t *testing.T, i int, r *ring.Ring, self ring.HostID, rf int, table string, keys []int) int {
+func (tc *testCluster) readsBack(t *testing.T, i int, r *ring.Ring, self ring.HostID, st ring.Strategy, table string, keys []int) int {
 	t.Helper()
-	p := ring.NewPlacement(r, ring.SimpleStrategy{RF: rf})
+	p := ring.NewPlacement(r, st)
 	var mine []int
 	for _, k := range keys {
 		for _, h := range p.ReplicasForKey(intKey(k)) {
@@ -372,7 +376,7 @@ func TestClusterJoinStreams(t *testing.T) {
 
 	r, ids := tc.ringOf(t, 0, 1, 2)
 	keys := append(firstKeys(before), during...)
-	checked := tc.readsBack(t, 2, r, ids[2], 2, "j.t", keys)
+	checked := tc.readsBack(t, 2, r, ids[2], ring.SimpleStrategy{RF: 2}, "j.t", keys)
 	if checked < before/3 {
 		t.Fatalf("node3 replicates only %d of %d keys", checked, len(keys))
 	}
@@ -443,7 +447,7 @@ func TestClusterDecommission(t *testing.T) {
 	}
 	r, ids := tc.ringOf(t, 0, 1)
 	for i := range 2 {
-		if got := tc.readsBack(t, i, r, ids[i], 2, "d.t", keys); got != len(keys) {
+		if got := tc.readsBack(t, i, r, ids[i], ring.SimpleStrategy{RF: 2}, "d.t", keys); got != len(keys) {
 			t.Fatalf("node%d replicates %d of %d keys", i+1, got, len(keys))
 		}
 	}
@@ -494,11 +498,56 @@ func TestClusterRemoveNode(t *testing.T) {
 	keys := firstKeys(n)
 	r, ids2 := tc.ringOf(t, 0, 1)
 	for i := range 2 {
-		if got := tc.readsBack(t, i, r, ids2[i], 2, "rm.t", keys); got != n {
+		if got := tc.readsBack(t, i, r, ids2[i], ring.SimpleStrategy{RF: 2}, "rm.t", keys); got != n {
 			t.Fatalf("node%d replicates %d of %d keys", i+1, got, n)
 		}
 	}
 	if out, _ := tc.nodetoolRun(0, "removenode", "status"); !strings.Contains(out, "RemovalStatus: No removals in process.") {
 		t.Errorf("removenode status:\n%s", out)
+	}
+}
+
+// TestClusterGossipingSnitch: nodes under GossipingPropertyFileSnitch take
+// their data center and rack from cassandra-rackdc.properties beside
+// their configuration. A node of a second data center joins a keyspace
+// replicated once in each: it streams every row (the keyspace's one dc2
+// replica of everything) and answers each alone.
+func TestClusterGossipingSnitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two cqld processes")
+	}
+	tc := startCluster(t, 0)
+	tc.configure = func(i int, c *config.Config, home string) {
+		props := map[int]string{1: "dc=dc1\nrack=r1\n", 2: "# dc2's one node\ndc=dc\ndc_suffix=2\nrack=r2\nprefer_local=true\n"}[i]
+		if err := os.WriteFile(filepath.Join(home, config.RackDCFile), []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.EndpointSnitch = "org.apache.cassandra.locator.GossipingPropertyFileSnitch"
+	}
+	tc.add()
+	s := tc.session(0, gocql.One)
+	execAll(t, s,
+		`CREATE KEYSPACE g WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1, 'dc2': 1}`,
+		`CREATE TABLE g.t (k int PRIMARY KEY, v int)`,
+	)
+	const n = 1000
+	preload(t, s, "g.t", n)
+	tc.add()
+
+	var dc, rack string
+	if err := tc.single(1, gocql.One).Query(`SELECT data_center, rack FROM system.local`).Scan(&dc, &rack); err != nil || dc != "dc2" || rack != "r2" {
+		t.Fatalf("node2's system.local: %q %q %v", dc, rack, err)
+	}
+	if err := tc.single(0, gocql.One).Query(`SELECT data_center, rack FROM system.peers`).Scan(&dc, &rack); err != nil || dc != "dc2" || rack != "r2" {
+		t.Fatalf("node1's system.peers: %q %q %v", dc, rack, err)
+	}
+	out := tc.nodetool(0)
+	if !strings.Contains(out, "Datacenter: dc1") || !strings.Contains(out, "Datacenter: dc2") {
+		t.Fatalf("status:\n%s", out)
+	}
+	r, ids := tc.ringOf(t, 0, 1)
+	st := ring.NetworkTopologyStrategy{RF: map[string]int{"dc1": 1, "dc2": 1}}
+	if got := tc.readsBack(t, 1, r, ids[1], st, "g.t", firstKeys(n)); got != n {
+		t.Fatalf("node2 replicates %d of %d keys", got, n)
 	}
 }
