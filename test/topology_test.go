@@ -392,6 +392,13 @@ func TestClusterJoinStreams(t *testing.T) {
 	if out, _ := tc.nodetoolRun(2, "netstats"); !strings.Contains(out, "Mode: NORMAL") || !strings.Contains(out, "bootstrap (done)") {
 		t.Errorf("node3's netstats:\n%s", out)
 	}
+	// Restarted with its data, node3 is NORMAL at once and streams nothing.
+	tc.stop(nd, syscall.SIGTERM)
+	tc.start(nd)
+	tc.waitNormal(nd)
+	if out, _ := tc.nodetoolRun(2, "netstats"); !strings.Contains(out, "Mode: NORMAL\nNot sending any streams.") {
+		t.Errorf("node3's netstats after a restart:\n%s", out)
+	}
 }
 
 // TestClusterDecommission: a node of three leaves while a driver writes at
