@@ -53,9 +53,12 @@ type changes struct {
 type Progress struct {
 	// Operation is "bootstrap", "decommission", "removenode <host id>" or
 	// "" when none has run.
-	Operation  string    `json:"operation"`
-	Running    bool      `json:"running"`
-	Started    time.Time `json:"started"`
+	Operation string    `json:"operation"`
+	Running   bool      `json:"running"`
+	Started   time.Time `json:"started"`
+	// Streaming is when the data began to move, once every node routed
+	// by the change.
+	Streaming  time.Time `json:"streaming"`
 	Finished   time.Time `json:"finished"`
 	Error      string    `json:"error,omitempty"`
 	Streams    int       `json:"streams"`
@@ -466,6 +469,9 @@ func (c *changes) plan(before, after *ring.Ring, sources func(mv ring.Movement, 
 func (c *changes) stream(ctx context.Context, tasks []*streamTask) error {
 	c.mu.Lock()
 	c.progress.Streams += len(tasks)
+	if c.progress.Streaming.IsZero() {
+		c.progress.Streaming = time.Now()
+	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
