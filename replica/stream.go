@@ -3,11 +3,13 @@ package replica
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/internal/wire"
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
@@ -60,8 +62,43 @@ func (l *Local) StreamPage(ctx context.Context, t *storage.Table, rg storage.Tok
 	return l.ReadRange(ctx, t, RangeCommand{Range: rg, After: after, MaxBytes: maxBytes})
 }
 
-// StreamApply implements StreamSink: one commit log record for the page.
+// streamRecordBytes is how many bytes of partitions StreamApply writes in
+// one commit log record: well under the largest record of the default
+// segment size, so that a page is a few records the log syncs together.
+const streamRecordBytes = 256 << 10
+
+// StreamApply implements StreamSink: the page in records of about
+// streamRecordBytes, appended together (one fsync covers them all when
+// the sync mode waits for one). A record the commit log finds too large
+// for its segment size is split in two until it is one partition.
 func (l *Local) StreamApply(ctx context.Context, t *storage.Table, ps []*storage.Partition) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	var chunks [][]*storage.Partition
+	for start, size, i := 0, 0, 0; i < len(ps); i++ {
+		size += ps[i].Size()
+		if size >= streamRecordBytes || i == len(ps)-1 {
+			chunks = append(chunks, ps[start:i+1])
+			start, size = i+1, 0
+		}
+	}
+	errs := make(chan error, len(chunks))
+	for _, c := range chunks {
+		go func() { errs <- l.streamRecord(t, c) }()
+	}
+	var first error
+	for range chunks {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// streamRecord writes ps as one commit log record, or as two halves when
+// the log refuses one that large.
+func (l *Local) streamRecord(t *storage.Table, ps []*storage.Partition) error {
 	m := mutation.New()
 	defer m.Release()
 	for _, p := range ps {
@@ -69,7 +106,18 @@ func (l *Local) StreamApply(ctx context.Context, t *storage.Table, ps []*storage
 			return fmt.Errorf("replica: streamed partition of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
 		}
 	}
-	return l.Apply(ctx, m, nil)
+	err := l.apply(m, nil)
+	if errors.Is(err, commitlog.ErrTooLarge) && len(ps) > 1 {
+		half := len(ps) / 2
+		if err := l.streamRecord(t, ps[:half]); err != nil {
+			return err
+		}
+		return l.streamRecord(t, ps[half:])
+	}
+	if err != nil {
+		return fmt.Errorf("replica: streamed partitions of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
+	}
+	return nil
 }
 
 // StreamPage implements StreamSource.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
 )
@@ -33,7 +35,7 @@ func fill(t *testing.T, l *Local, tbl *storage.Table, n int, seed uint64) {
 }
 
 // raw is every partition of tbl on l in rg, unresolved, in ring order.
-func raw(t *testing.T, l *Local, tbl *storage.Table, rg storage.TokenRange) []*storage.Partition {
+func raw(t testing.TB, l *Local, tbl *storage.Table, rg storage.TokenRange) []*storage.Partition {
 	t.Helper()
 	ps, _, err := l.ReadRange(context.Background(), tbl, RangeCommand{Range: rg})
 	if err != nil {
@@ -281,4 +283,79 @@ func FuzzDecodeStreamRequest(f *testing.F) {
 			t.Fatalf("kind %d decoded", kind)
 		}
 	})
+}
+
+// BenchmarkStream pulls a table (no index) of 2 KiB cells from a peer over
+// the in-memory transport into a Local on disk (batch sync: an fsync per
+// commit log append), as a joining node does; b.SetBytes is the
+// partitions' size.
+func BenchmarkStream(b *testing.B) {
+	n := newTwoNodes(b, RemoteOptions{})
+	n.tbl = newTestTable(b, n.tbl.Def.ID, nil)
+	value := make([]byte, 2048)
+	m := mutation.New()
+	const parts = 4000
+	for k := range parts {
+		for c := range 5 {
+			m.WriteCell(n.tbl, i32(k), storage.CellTarget{Clustering: [][]byte{i32(c)}, Column: "v"}, storage.Cell{Timestamp: 1, Value: value})
+		}
+		if k%20 == 19 {
+			if err := n.lb.Apply(context.Background(), m, nil); err != nil {
+				b.Fatal(err)
+			}
+			m.Release()
+			m = mutation.New()
+		}
+	}
+	var size int64
+	for _, p := range raw(b, n.lb, n.tbl, wholeRing) {
+		size += int64(p.Size())
+	}
+	b.SetBytes(size)
+	b.ResetTimer()
+	for range b.N {
+		s := &Stream{Table: n.tbl, Range: wholeRing}
+		if err := s.Run(context.Background(), n.remote, n.la, StreamOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if s.Partitions != parts {
+			b.Fatalf("streamed %d partitions", s.Partitions)
+		}
+	}
+}
+
+// A page larger than the sink's commit log takes in one record (its
+// segment size is small) is written in smaller records, all of it.
+func TestStreamApplySplitsRecords(t *testing.T) {
+	fs := vfs.NewMem()
+	e, err := storage.OpenEngine(storage.EngineOptions{
+		FS: fs, Dir: "small",
+		Log:    commitlog.Options{Dir: "small/commitlog", Sync: "periodic", SegmentSize: 64 << 10},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	sink := NewLocal(e)
+	src := openLocalOn(t, vfs.NewMem(), "src", "periodic")
+	tbl := newTestTable(t, [16]byte{9}, nil)
+	value := make([]byte, 4096)
+	for k := range 60 {
+		m := mutation.New()
+		for c := range 3 {
+			m.WriteCell(tbl, i32(k), storage.CellTarget{Clustering: [][]byte{i32(c)}, Column: "v"}, storage.Cell{Timestamp: 1, Value: value})
+		}
+		if err := src.Apply(context.Background(), m, nil); err != nil {
+			t.Fatal(err)
+		}
+		m.Release()
+	}
+	ps := raw(t, src, tbl, wholeRing)
+	if err := sink.StreamApply(context.Background(), tbl, ps); err != nil {
+		t.Fatal(err)
+	}
+	if !samePartitions(raw(t, sink, tbl, wholeRing), ps) {
+		t.Fatal("the sink's partitions differ from the page")
+	}
 }
