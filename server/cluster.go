@@ -47,6 +47,11 @@ type members struct {
 	// whose gossip has not told theirs yet.
 	nativePort int
 
+	// background are the hint deletions of removed nodes under way;
+	// closeCluster waits for them once the log has stopped (a deletion
+	// after the hints store closed fails, logged).
+	background sync.WaitGroup
+
 	mu      sync.Mutex
 	remotes map[ring.HostID]*replica.Remote
 	down    map[ring.HostID]time.Time
@@ -251,9 +256,15 @@ func (m *members) onTopology(before, after *cluster.Topology) {
 			m.publish(&message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeRemovedNode, Address: m.nativeAddr(mem.HostID, mem.Addr)})
 		}
 		if m.hints != nil {
-			if err := m.hints.Delete(mem.HostID); err != nil {
-				m.log.Warn("cannot drop the hints of a node removed from the ring", "host_id", mem.HostID, "err", err)
-			}
+			// Off the log's goroutine: Delete waits for a replay under way.
+			id := mem.HostID
+			m.background.Add(1)
+			go func() {
+				defer m.background.Done()
+				if err := m.hints.Delete(id); err != nil {
+					m.log.Warn("cannot drop the hints of a node removed from the ring", "host_id", id, "err", err)
+				}
+			}()
 		}
 		if n := m.node.Load(); n != nil {
 			n.ForgetGossip(mem.HostID)
@@ -397,6 +408,10 @@ func (n *Node) closeCluster() error {
 	}
 	if n.cluster != nil {
 		errs = append(errs, n.cluster.Close())
+	}
+	if n.members != nil {
+		// The log has stopped applying entries: no deletion starts now.
+		n.members.background.Wait()
 	}
 	return errors.Join(errs...)
 }
