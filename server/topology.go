@@ -242,7 +242,9 @@ func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 		}
 	}
 	restore := func(cause error) error {
-		if _, err := c.node.SetStatus(context.WithoutCancel(ctx), self.HostID, cluster.StatusNormal); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ringDelay)
+		defer cancel()
+		if _, err := c.node.SetStatus(rctx, self.HostID, cluster.StatusNormal); err != nil {
 			c.log.Error("decommission failed and this node could not become NORMAL again; it stays LEAVING", "err", err)
 		}
 		return fmt.Errorf("server: decommission: %w", cause)
