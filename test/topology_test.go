@@ -2,9 +2,11 @@ package test
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -318,6 +320,43 @@ func waitEvent(t *testing.T, events <-chan string, want string, d time.Duration)
 	}
 }
 
+// watchState polls node i's /nodetool/status until stop closes and
+// reports, once stopped, whether it ever showed the member at addr in
+// state (JOINING, LEAVING).
+func (tc *testCluster) watchState(i int, addr, state string) (stop func() bool) {
+	url := "http://" + net.JoinHostPort(tc.nodes[i].addr, strconv.Itoa(tc.metrics)) + "/nodetool/status"
+	done := make(chan struct{})
+	var seen atomic.Bool
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			resp, err := http.Get(url)
+			if err != nil {
+				continue
+			}
+			var nodes []struct{ Address, State string }
+			_ = json.NewDecoder(resp.Body).Decode(&nodes)
+			resp.Body.Close()
+			for _, n := range nodes {
+				if n.Address == addr && n.State == state {
+					seen.Store(true)
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		<-finished
+		return seen.Load()
+	}
+}
+
 // nodetoolRun runs `cqld nodetool -h <node i> args...` and returns its
 // combined output and exit status.
 func (tc *testCluster) nodetoolRun(i int, args ...string) (string, error) {
@@ -353,7 +392,13 @@ func TestClusterJoinStreams(t *testing.T) {
 		defer close(joined)
 		waitEvent(t, events, "NEW_NODE 127.0.0.3", 60*time.Second)
 	}()
+	// node3 is JOINING for at least write_request_timeout (2 s) before
+	// it streams: node1's status shows it UJ meanwhile.
+	sawJoining := tc.watchState(0, "127.0.0.3", "JOINING")
 	nd := tc.add()
+	if !sawJoining() {
+		t.Error("node1's status never showed node3 JOINING")
+	}
 	select {
 	case <-joined:
 	case <-time.After(60 * time.Second):
@@ -432,8 +477,12 @@ func TestClusterDecommission(t *testing.T) {
 	load := startWriteLoad(t, s, "d.t", 1_000_000)
 	load.progress("writes before the decommission", 100)
 
+	sawLeaving := tc.watchState(0, "127.0.0.3", "LEAVING")
 	if out, err := tc.nodetoolRun(2, "decommission"); err != nil {
 		t.Fatalf("decommission: %v\n%s", err, out)
+	}
+	if !sawLeaving() {
+		t.Error("node1's status never showed node3 LEAVING")
 	}
 	waitEvent(t, events, "REMOVED_NODE 127.0.0.3", 30*time.Second)
 	select {
