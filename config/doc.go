@@ -122,7 +122,9 @@
 // transports and keeps the process up; stop_commit keeps serving reads;
 // die exits; ignore fails the writes the error hit and carries on),
 // num_tokens (at the first start: the tokens are saved with the data),
-// data_center, rack, authenticator (PasswordAuthenticator makes clients
+// endpoint_snitch, data_center, rack, auto_bootstrap (a new node that is
+// not a seed streams the ranges it takes over before it serves),
+// authenticator (PasswordAuthenticator makes clients
 // log in as a role of the data directory's system_auth, with the default
 // superuser cassandra/cassandra on a fresh node), the native_transport_* keys (among them the
 // connection caps native_transport_max_concurrent_connections and _per_ip;
