@@ -91,7 +91,7 @@ echo "== load: $rows rows of 5 x 2048-byte values ($gb GB of values) at RF 2 on 
 	-rate threads=32 -mode lean -cl ONE -node "$base.1:19042,$base.2:19042" -log interval=10s | tail -12
 "$work/cqld" nodetool -h "$base.1" -p 19180 status
 echo "on disk (data, commit log):"
-du -sh "$work"/n1/data "$work"/n1/commitlog "$work"/n2/data "$work"/n2/commitlog
+du -sh "$work"/n1/data "$work"/n1/commitlog "$work"/n2/data "$work"/n2/commitlog 2>/dev/null || true # files come and go with compactions
 
 echo "== join: node 3 starts, streams, serves, becomes NORMAL"
 c1=$(cpu "${pids[0]}")
@@ -113,7 +113,7 @@ finished=$(echo "$ns" | sed -E 's/.*"finished":"([^"]+)".*/\1/')
 stream_s=$(echo "$(date -d "$finished" +%s.%N) - $(date -d "$started" +%s.%N)" | bc)
 join_s=$(echo "$t1 - $t0" | bc)
 rate=$(echo "scale=1; $bytes / $stream_s / 1000000" | bc)
-du -sh "$work"/n3/data "$work"/n3/commitlog
+du -sh "$work"/n3/data "$work"/n3/commitlog 2>/dev/null || true
 printf 'join time (start to NORMAL): %.1f s, of which streaming %.1f s\n' "$join_s" "$stream_s"
 printf 'streamed: %d bytes (%.0f MB) at %s MB/s\n' "$bytes" "$(echo "$bytes / 1000000" | bc)" "$rate"
 printf 'CPU during the join: node1 %s s, node2 %s s, node3 %s s\n' "$d1" "$d2" "$c3"
