@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -304,6 +305,7 @@ func appendStreamPage(dst []byte, c *streamPageRequest) []byte {
 }
 
 func appendStreamApply(dst []byte, table [16]byte, ps []*storage.Partition) []byte {
+	dst = slices.Grow(dst, 2+16+binary.MaxVarintLen64+encodedSize(ps))
 	dst = append(dst, codecV1, streamKindApply)
 	dst = append(dst, table[:]...)
 	dst = binary.AppendUvarint(dst, uint64(len(ps)))
