@@ -237,14 +237,12 @@ func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 	c.log.Info("decommissioning: this node is LEAVING and streams its ranges to their new replicas")
 	index := c.node.Applied()
 	if self.Status != cluster.StatusLeaving {
-		if index, err = c.node.SetStatus(ctx, self.HostID, cluster.StatusLeaving); err != nil {
+		if index, err = c.setStatus(ctx, self.HostID, cluster.StatusLeaving); err != nil {
 			return movementRefusal(err)
 		}
 	}
 	restore := func(cause error) error {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ringDelay)
-		defer cancel()
-		if _, err := c.node.SetStatus(rctx, self.HostID, cluster.StatusNormal); err != nil {
+		if _, err := c.setStatus(context.WithoutCancel(ctx), self.HostID, cluster.StatusNormal); err != nil {
 			c.log.Error("decommission failed and this node could not become NORMAL again; it stays LEAVING", "err", err)
 		}
 		return fmt.Errorf("server: decommission: %w", cause)
@@ -266,7 +264,7 @@ func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 	if err := c.stream(ctx, tasks); err != nil {
 		return restore(err)
 	}
-	if _, err := c.node.RemoveMember(ctx, self.HostID); err != nil {
+	if err := c.removeMember(ctx, self.HostID); err != nil {
 		return fmt.Errorf("server: decommission: leaving the ring: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -333,12 +331,11 @@ func (c *changes) removenode(ctx context.Context, hostID string) (err error) {
 	switch m.Status {
 	case cluster.StatusJoining:
 		// A joining node replicates nothing yet: nothing to stream.
-		_, err := c.node.RemoveMember(ctx, id)
-		return err
+		return c.removeMember(ctx, id)
 	case cluster.StatusLeaving:
 		c.log.Warn("node is already leaving or being removed, continuing removal anyway", "node", m.Addr)
 	default:
-		if index, err = c.node.SetStatus(ctx, id, cluster.StatusLeaving); err != nil {
+		if index, err = c.setStatus(ctx, id, cluster.StatusLeaving); err != nil {
 			return movementRefusal(err)
 		}
 	}
@@ -361,11 +358,39 @@ func (c *changes) removenode(ctx context.Context, hostID string) (err error) {
 	if err := c.stream(ctx, tasks); err != nil {
 		return fmt.Errorf("server: removenode: %w (run removenode again to continue)", err)
 	}
-	if _, err := c.node.RemoveMember(ctx, id); err != nil {
+	if err := c.removeMember(ctx, id); err != nil {
 		return fmt.Errorf("server: removenode: %w", err)
 	}
 	c.log.Info("removed node", "host_id", id, "node", m.Addr, "streams", len(tasks))
 	return nil
+}
+
+// proposeTimeout bounds each change of a member through the metadata log:
+// a log without a quorum (two members, one of them dead) commits nothing,
+// and the operator is told so instead of waiting forever.
+const proposeTimeout = 30 * time.Second
+
+func (c *changes) setStatus(ctx context.Context, id ring.HostID, st cluster.Status) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	defer cancel()
+	index, err := c.node.SetStatus(ctx, id, st)
+	return index, noQuorum(ctx, err)
+}
+
+func (c *changes) removeMember(ctx context.Context, id ring.HostID) error {
+	ctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	defer cancel()
+	_, err := c.node.RemoveMember(ctx, id)
+	return noQuorum(ctx, err)
+}
+
+// noQuorum says why a proposal timed out.
+func noQuorum(ctx context.Context, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the metadata log did not commit the change within %s: a majority of its members must be up "+
+			"(a cluster of two with one dead has none): %w", proposeTimeout, err)
+	}
+	return err
 }
 
 // movementRefusal is the answer to a status change the log refused
