@@ -207,6 +207,13 @@ func (n *Node) ensureMember(ctx context.Context, founder bool) error {
 			return fmt.Errorf("cluster: recording the schema in the new cluster's log: %w", err)
 		}
 	}
+	if _, ok := n.state.Topology().Member(o.HostID); !ok && !founder {
+		// A new node chooses its tokens and whether it bootstraps on the
+		// ring as it is, not as far as its log has caught up yet.
+		if err := n.catchUp(ctx); err != nil {
+			return err
+		}
+	}
 	rnd := mrand.New(mrand.NewPCG(seedOf(o.HostID)))
 	for attempt := 1; ; {
 		t := n.state.Topology()
