@@ -61,16 +61,17 @@ func (n *Node) RemoveMember(ctx context.Context, id ring.HostID) (uint64, error)
 // LeaveGossip tells the other nodes this one is leaving, so they see it
 // left rather than down.
 func (n *Node) LeaveGossip(ctx context.Context) error {
-	if n.gossip == nil {
+	g := n.gossip.Load()
+	if g == nil {
 		return nil
 	}
-	return n.gossip.Leave(ctx)
+	return g.Leave(ctx)
 }
 
 // ForgetGossip drops a removed node from this node's gossip members.
 func (n *Node) ForgetGossip(id ring.HostID) {
-	if n.gossip != nil {
-		n.gossip.Forget(id)
+	if g := n.gossip.Load(); g != nil {
+		g.Forget(id)
 	}
 }
 

@@ -80,6 +80,7 @@ type Node struct {
 	// is its membership once started, for failStop; dieFunc is
 	// Options.Die.
 	stoppedByFailure atomic.Bool
+	stopping         sync.WaitGroup // failStop's goroutine
 	clusterRef       atomic.Pointer[cluster.Node]
 	dieFunc          func(error)
 }
@@ -216,6 +217,11 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.coordRef.Store(coord)
 	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	if err := n.cluster.StartGossip(); err != nil {
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
 	n.changes = &changes{
 		node:    n.cluster,
 		members: n.members,
@@ -398,6 +404,7 @@ func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stop
 // then closes everything. Schema changes are already durable when answered.
 func (n *Node) Shutdown(ctx context.Context) error {
 	err := n.stopTransportsWithin(ctx)
+	n.stopping.Wait()
 	n.stopPurges()
 	n.purges.Wait()
 	if n.metrics != nil {
