@@ -43,6 +43,7 @@ func newVTables() (vtables, error) {
 		"system.peers":                 (*Coordinator).peerRows,
 		"system.peers_v2":              (*Coordinator).peerV2Rows,
 		"system.prepared_statements":   (*Coordinator).preparedRows,
+		"system.paxos":                 (*Coordinator).paxosRows,
 		"system_schema.keyspaces":      (*Coordinator).keyspaceRows,
 		"system_schema.tables":         (*Coordinator).tableRows,
 		"system_schema.columns":        (*Coordinator).columnRows,

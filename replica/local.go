@@ -58,24 +58,6 @@ func (l *Local) apply(m *mutation.Mutation, check func() error) error {
 	return l.engine.ApplyIf(sm, check)
 }
 
-// Conditional implements Replica.
-func (l *Local) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
-	if err := expired(ctx); err != nil {
-		return err
-	}
-	mu := &l.locks[l.locks.stripe(pk)]
-	mu.Lock()
-	defer mu.Unlock()
-	m, err := decide()
-	if err != nil || m == nil {
-		return err
-	}
-	if m.HasCounters() {
-		return fmt.Errorf("replica: a conditional write to %s.%s adds to counters", t.Def.Keyspace, t.Def.Name)
-	}
-	return l.apply(m, check)
-}
-
 // addCounters turns m's counter deltas into writes of the new totals:
 // the current total plus the delta, at a timestamp newer than the total
 // it replaces. Deltas to one counter within m add up. REQUIRES: the

@@ -214,11 +214,16 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 	return l.commitAlone(t, pk, now, Proposal{Ballot: b, Update: u}, check)
 }
 
-// commitAlone commits p for Alone: its data and state in one write, at
-// the sync mode's durability.
+// commitAlone commits p for Alone: its data and state, with the promise
+// of its ballot as a round would have left it, in one write, at the sync
+// mode's durability.
 func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, p Proposal, check func() error) error {
 	sm := l.engine.NewMutation()
-	if err := l.commitInto(sm, l.paxosWriter(sm, t, pk, now), p); err != nil {
+	w := l.paxosWriter(sm, t, pk, now)
+	if err := w.promise(p.Ballot); err != nil {
+		return discard(sm, err)
+	}
+	if err := l.commitInto(sm, w, p); err != nil {
 		return discard(sm, err)
 	}
 	return l.engine.ApplyIf(sm, check)

@@ -118,12 +118,6 @@ func (r *Remote) send(ctx context.Context, m *mutation.Mutation, payload []byte)
 	return nil
 }
 
-// Conditional implements Replica: lightweight transactions run on the
-// coordinator's own replica until they have Paxos across replicas.
-func (r *Remote) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
-	return fmt.Errorf("%w: a conditional write (lightweight transaction) on %s.%s sent to %s", ErrUnsupported, t.Def.Keyspace, t.Def.Name, r.peer)
-}
-
 // ApplyAsync implements Replica: a write without counters is always
 // pending, then called from the response's goroutine; the request's
 // deadline is the transport's RequestTimeout.
