@@ -95,6 +95,12 @@ type Config struct {
 	// every internode message this node sends for this long, so nodes on
 	// one machine see a real round-trip time. Logged as a warning.
 	InternodeInjectedDelay Duration `yaml:"internode_injected_delay"`
+	// InternodeFaultInjection (cqld's own, for tests only) serves
+	// /debug/internode/partition and /debug/internode/heal on the metrics
+	// endpoint, to loopback clients, which cut this node off from chosen
+	// peers (every internode message to and from them dropped). Logged as
+	// a warning.
+	InternodeFaultInjection bool `yaml:"internode_fault_injection"`
 
 	// CASContentionTimeout is how long a lightweight transaction retries
 	// the Paxos rounds it loses to other proposers before it answers a
@@ -440,6 +446,7 @@ func keys() []key {
 		{name: "cas_contention_timeout", usage: "how long a lightweight transaction retries rounds lost to other proposers, e.g. 1s", field: func(c *Config) any { return &c.CASContentionTimeout }},
 		{name: "paxos_variant", usage: "v2 (prepare and read in one round trip) or v1 (four round trips, a benchmark's baseline)", field: func(c *Config) any { return &c.PaxosVariant }},
 		{name: "paxos_unsafe_skip_in_progress", usage: "test only: a deliberately broken Paxos that loses writes (never set it)", field: func(c *Config) any { return &c.PaxosUnsafeSkipInProgress }},
+		{name: "internode_fault_injection", usage: "test only: serve /debug/internode/partition and /heal on the metrics endpoint to loopback clients", field: func(c *Config) any { return &c.InternodeFaultInjection }},
 		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
 		{name: "native_transport_max_requests_per_connection", usage: "requests in flight on one connection before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxRequestsPerConnection }},

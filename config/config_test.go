@@ -75,6 +75,7 @@ func TestDefault(t *testing.T) {
 		{"cas_contention_timeout", d.CASContentionTimeout.Duration, time.Second},
 		{"paxos_variant", d.PaxosVariant, "v2"},
 		{"paxos_unsafe_skip_in_progress", d.PaxosUnsafeSkipInProgress, false},
+		{"internode_fault_injection", d.InternodeFaultInjection, false},
 		{"truncate_request_timeout", d.TruncateRequestTimeout.Duration, 60 * time.Second},
 		{"seed_provider", d.SeedProvider, SeedProvider{"org.apache.cassandra.locator.SimpleSeedProvider", map[string]string{"seeds": "127.0.0.1:7000"}}},
 		{"native_transport_max_frame_size", d.NativeTransportMaxFrameSize, DataSize(16 << 20)},
@@ -212,6 +213,7 @@ func TestEachKey(t *testing.T) {
 		{`request_timeout: 1d`, func(c *Config) { c.RequestTimeout.Duration = 24 * time.Hour }},
 		{`prometheus_address: 0.0.0.0`, func(c *Config) { c.PrometheusAddress = "0.0.0.0" }},
 		{`prometheus_port: 0`, func(c *Config) { c.PrometheusPort = 0 }},
+		{`internode_fault_injection: true`, func(c *Config) { c.InternodeFaultInjection = true }},
 
 		// Legacy names.
 		{`commitlog_sync_period_in_ms: 5000`, func(c *Config) { c.CommitlogSyncPeriod.Duration = 5 * time.Second }},
@@ -307,6 +309,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		CASContentionTimeout:                    Duration{3 * time.Second},
 		PaxosVariant:                            "v1",
 		PaxosUnsafeSkipInProgress:               true,
+		InternodeFaultInjection:                 true,
 		TruncateRequestTimeout:                  Duration{2 * time.Minute},
 		NativeTransportPort:                     9043,
 		StoragePort:                             7002,

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // Purge drops, from every user table and system.paxos, the tombstones
@@ -15,7 +15,7 @@ import (
 func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 	var total storage.PurgeStats
 	for _, ks := range c.catalog.Current().SortedKeyspaces() {
-		if isSystemKeyspace(ks.Name) {
+		if systables.IsSystemKeyspace(ks.Name) {
 			continue
 		}
 		for _, def := range ks.Tables {
@@ -35,7 +35,7 @@ func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 		}
 	}
 	// The Paxos state of lightweight transactions expires (TTL) and goes.
-	st, err := c.engine.Purge(replica.PaxosTable(), int32(now.Unix()))
+	st, err := c.engine.Purge(systables.Lookup("system", "paxos").Storage, int32(now.Unix()))
 	total.Partitions += st.Partitions
 	total.Keys += st.Keys
 	if err != nil {

@@ -2,18 +2,17 @@ package replica
 
 import (
 	"bytes"
-	"crypto/md5"
 	"encoding/binary"
 	"fmt"
 
-	"github.com/datastax/go-cassandra-native-protocol/datatype"
-
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // The replica's Paxos state lives in a real table of the engine,
-// system.paxos, with Cassandra 4.0's layout:
+// system.paxos, with Cassandra 4.0's layout (package systables defines it
+// and serves it to SELECTs, as a table stored in the engine):
 //
 //	CREATE TABLE system.paxos (
 //	    row_key blob, cf_id uuid,
@@ -46,60 +45,8 @@ const (
 	proposalVersion = 1
 )
 
-// SystemTableID is the id Cassandra gives a system table:
-// TableId.forSystemTable, UUID.nameUUIDFromBytes of the keyspace and table
-// names, a version 3 (MD5) UUID.
-func SystemTableID(keyspace, table string) [16]byte {
-	id := md5.Sum([]byte(keyspace + table))
-	id[6] = id[6]&0x0f | 0x30
-	id[8] = id[8]&0x3f | 0x80
-	return id
-}
-
-// PaxosTableDef is system.paxos's definition, in Cassandra's SELECT *
-// order.
-func PaxosTableDef() *storage.TableDef {
-	reg := func(name, typ string) storage.ColumnDef {
-		return storage.ColumnDef{Name: name, Type: typ, Kind: storage.KindRegular, Position: -1, Order: "none"}
-	}
-	return &storage.TableDef{
-		Keyspace: "system",
-		Name:     "paxos",
-		ID:       SystemTableID("system", "paxos"),
-		Columns: []storage.ColumnDef{
-			{Name: "row_key", Type: "blob", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
-			{Name: "cf_id", Type: "uuid", Kind: storage.KindClustering, Position: 0, Order: "asc"},
-			reg(colInProgress, "timeuuid"),
-			reg(colCommit, "blob"),
-			reg(colCommitAt, "timeuuid"),
-			reg(colCommitVersion, "int"),
-			reg(colProposal, "blob"),
-			reg(colProposalAt, "timeuuid"),
-			reg(colProposalVer, "int"),
-		},
-	}
-}
-
-// paxosTable is system.paxos compiled, for the engine.
-var paxosTable = func() *storage.Table {
-	t, err := storage.NewTable(PaxosTableDef(), func(typ string) (datatype.DataType, error) {
-		switch typ {
-		case "blob":
-			return datatype.Blob, nil
-		case "uuid":
-			return datatype.Uuid, nil
-		}
-		return nil, fmt.Errorf("type %s", typ)
-	})
-	if err != nil {
-		panic(err) // a constant definition
-	}
-	return t
-}()
-
-// PaxosTable is system.paxos as the engine stores it, for reading it
-// (SELECT * FROM system.paxos) and purging its expired state.
-func PaxosTable() *storage.Table { return paxosTable }
+// paxosTable is system.paxos, as the system keyspaces define it.
+var paxosTable = systables.Lookup("system", "paxos").Storage
 
 // minPaxosTTL is the shortest life of a partition's Paxos state, as
 // Cassandra's (SystemKeyspace.paxosTtlSec: three hours, or the table's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/frontend"
 	"github.com/cqld/cqld/hints"
+	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
@@ -69,6 +71,12 @@ type Node struct {
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
+	// stoppedByFailure is set once failStop stopped the node; clusterRef
+	// is its membership once started, for failStop; dieFunc is
+	// Options.Die.
+	stoppedByFailure atomic.Bool
+	clusterRef       atomic.Pointer[cluster.Node]
+	dieFunc          func(error)
 }
 
 // purgeInterval is how often the node walks its tables to drop tombstones
@@ -86,6 +94,9 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
+	// Die ends the process when the node must stop for good (failStop);
+	// nil means os.Exit(1). Tests of nodes in the process set it.
+	Die func(error)
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -118,7 +129,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, dieFunc: o.Die}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -228,8 +239,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	n.frontend = fe
 	srv.Store(fe)
 	n.fe.Store(fe)
-	if n.failedCommit.Load() {
-		// The commit log failed before the transports existed.
+	if n.failedCommit.Load() || n.stoppedByFailure.Load() {
+		// The commit log failed, or the node fail-stopped, before the
+		// transports existed.
 		_ = n.stopTransports()
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
@@ -244,8 +256,22 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
+	handlers := map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)}
+	if cfg.InternodeFaultInjection {
+		p, ok := n.cluster.Transport().(messaging.Partitioner)
+		switch {
+		case !ok:
+			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
+		case cfg.PrometheusPort == 0:
+			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
+		default:
+			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
+				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
+			maps.Copy(handlers, faultHandlers(p, log))
+		}
+	}
 	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)})
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, handlers)
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()
@@ -313,8 +339,8 @@ func (n *Node) stopTransportsWithin(ctx context.Context) error {
 }
 
 // TransportsStopped reports whether a commit log failure stopped the
-// client transports (commit_failure_policy stop).
-func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() }
+// client transports (commit_failure_policy stop), or a fail-stop did.
+func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stoppedByFailure.Load() }
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.
