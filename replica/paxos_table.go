@@ -183,3 +183,26 @@ func (w *paxosWriter) commit(p Proposal) error {
 
 // nowSeconds is l's clock in seconds.
 func (l *Local) nowSeconds() int32 { return int32(l.now().Unix()) }
+
+// dropPaxos deletes the Paxos state of every partition of t, as of now.
+func (l *Local) dropPaxos(t *storage.Table) error {
+	now := l.now()
+	var keys [][]byte
+	err := l.engine.Scan(paxosTable, storage.ScanOptions{Now: int32(now.Unix())}, func(pk []byte, r *storage.Row) bool {
+		if len(r.Clustering) == 1 && bytes.Equal(r.Clustering[0], t.Def.ID[:]) {
+			keys = append(keys, bytes.Clone(pk))
+		}
+		return true
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	sm := l.engine.NewMutation()
+	dead := storage.Cell{Timestamp: now.UnixMicro(), Tombstone: true, LocalDeletionTime: int32(now.Unix())}
+	for _, pk := range keys {
+		if err := sm.DeleteRow(paxosTable, pk, paxosRow(t), dead); err != nil {
+			return discard(sm, err)
+		}
+	}
+	return l.engine.Apply(sm)
+}

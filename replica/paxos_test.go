@@ -299,3 +299,20 @@ func TestRemotePaxosRound(t *testing.T) {
 		t.Fatalf("commit of an unknown table: %v", err)
 	}
 }
+
+// TRUNCATE drops the table's Paxos state with its rows: no most recent
+// commit is left to bring a row back.
+func TestTruncateDropsPaxosState(t *testing.T) {
+	l, tbl := openLocal(t, "periodic")
+	ctx := context.Background()
+	p := proposalOf(tbl, time.Now().UnixMicro()-1000, 1, 1, 0, "v")
+	if err := l.Commit(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Truncate(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, l, tbl, 1); !st.Committed.IsZero() || !st.Promised.IsZero() {
+		t.Fatalf("state after TRUNCATE: %+v", st)
+	}
+}
