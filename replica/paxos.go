@@ -190,7 +190,7 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 	if st.InProgress() {
 		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
 		p.Update.SetTimestamp(p.Ballot.Micros())
-		if err := l.commitAlone(t, pk, now, p, nil); err != nil {
+		if err := l.commitAlone(t, pk, now, st, p, nil); err != nil {
 			return fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
 		}
 		st = st.Commit(p)
@@ -211,15 +211,17 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 		return fmt.Errorf("replica: a lightweight transaction on %s.%s decided an update of another partition", t.Def.Keyspace, t.Def.Name)
 	}
 	u.SetTimestamp(b.Micros())
-	return l.commitAlone(t, pk, now, Proposal{Ballot: b, Update: u}, check)
+	return l.commitAlone(t, pk, now, st, Proposal{Ballot: b, Update: u}, check)
 }
 
-// commitAlone commits p for Alone: its data and state, with the promise
-// of its ballot as a round would have left it, in one write, at the sync
-// mode's durability.
-func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, p Proposal, check func() error) error {
+// commitAlone commits p for Alone, on state st: its data, the most
+// recent commit and the promise of its ballot (as a round would have left
+// it) in one write, at the sync mode's durability. The
+// proposal columns are cleared only when st has a proposal to clear.
+func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, st PaxosState, p Proposal, check func() error) error {
 	sm := l.engine.NewMutation()
 	w := l.paxosWriter(sm, t, pk, now)
+	w.noProposal = st.Accepted.IsZero()
 	if err := w.promise(p.Ballot); err != nil {
 		return discard(sm, err)
 	}

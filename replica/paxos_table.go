@@ -121,6 +121,9 @@ type paxosWriter struct {
 	pk  []byte
 	now int32
 	ttl int32
+	// noProposal: the partition is known to hold no proposal, which a
+	// commit need not clear.
+	noProposal bool
 }
 
 func (l *Local) paxosWriter(sm *storage.Mutation, t *storage.Table, pk []byte, now int32) *paxosWriter {
@@ -166,10 +169,14 @@ func (w *paxosWriter) commit(p Proposal) error {
 	if err != nil {
 		return err
 	}
+	if !w.noProposal {
+		for _, col := range []string{colProposalAt, colProposal, colProposalVer} {
+			if err := w.null(p.Ballot, col); err != nil {
+				return err
+			}
+		}
+	}
 	for _, err := range []error{
-		w.null(p.Ballot, colProposalAt),
-		w.null(p.Ballot, colProposal),
-		w.null(p.Ballot, colProposalVer),
 		w.cell(p.Ballot, colCommitAt, p.Ballot[:]),
 		w.cell(p.Ballot, colCommit, enc),
 		w.cell(p.Ballot, colCommitVersion, binary.BigEndian.AppendUint32(nil, proposalVersion)),
