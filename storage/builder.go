@@ -51,6 +51,42 @@ func (b *PartitionBuilder) WriteCell(tg CellTarget, c Cell) error {
 	return nil
 }
 
+// DeleteCollection deletes the elements of the collection cell tg written
+// at or before tombstone c.
+func (b *PartitionBuilder) DeleteCollection(tg CellTarget, c Cell) error {
+	k, err := b.t.appendCellKey(b.next(), tg, pathDeletion)
+	if err != nil {
+		return err
+	}
+	b.add(k, c)
+	return nil
+}
+
+// DeleteRow deletes row ck as of tombstone c.
+func (b *PartitionBuilder) DeleteRow(ck [][]byte, c Cell) error {
+	k, err := b.t.appendRowKey(b.next(), ck, rowDeletion)
+	if err != nil {
+		return err
+	}
+	b.add(k, c)
+	return nil
+}
+
+// DeletePartition deletes the partition as of tombstone c.
+func (b *PartitionBuilder) DeletePartition(c Cell) {
+	b.add(append(b.next(), regionPartitionDeletion), c)
+}
+
+// DeleteRange deletes the rows within s as of tombstone c.
+func (b *PartitionBuilder) DeleteRange(s Slice, c Cell) error {
+	k, err := b.t.appendRangeTombstoneKey(b.next(), s)
+	if err != nil {
+		return err
+	}
+	b.add(k, c)
+	return nil
+}
+
 func (b *PartitionBuilder) next() []byte {
 	return append(make([]byte, 0, len(b.prefix)+32), b.prefix...)
 }
