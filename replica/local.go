@@ -15,6 +15,7 @@ type Local struct {
 	engine *storage.Engine
 	locks  partitionLocks
 	now    func() time.Time
+	fast   fastPromises
 }
 
 var _ Replica = (*Local)(nil)
