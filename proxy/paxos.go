@@ -420,8 +420,8 @@ func (r *paxosRun) inProgress(ctx context.Context, round *prepareRound) (inProgr
 		if inProgress.IsZero() || !inProgress.Ballot.After(latest.Ballot) {
 			return replica.Proposal{}, latest, true, nil
 		}
-		if !inProgress.Fast {
-			return inProgress, latest, true, nil
+		if !inProgress.Fast || inProgress.Ballot == r.known.Ballot {
+			return inProgress, latest, true, nil // or known chosen
 		}
 		acceptedBy := 0
 		for _, pr := range round.promises {
