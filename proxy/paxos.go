@@ -117,6 +117,24 @@ func (p *Proxy) Conditional(ctx context.Context, c *CAS) (err error) {
 	return r.cas(ctx, c)
 }
 
+// readPartitionSerial is ReadPartition at SERIAL or LOCAL_SERIAL: rows
+// resolved from readSerial's data, or, on a partition whose one replica
+// is this node, read by it directly.
+func (p *Proxy) readPartitionSerial(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
+	pl, err := p.planPaxos(t, pk, cl)
+	if err != nil {
+		return err
+	}
+	if pl.alone != nil {
+		return pl.alone.AloneRead(ctx, t, pk, o, p.nextBallot, fn)
+	}
+	part, err := p.readSerialOn(ctx, pl, t, pk, o.Slice)
+	if err != nil {
+		return err
+	}
+	return t.Resolve(part, o, fn)
+}
+
 // readSerial reads partition pk of t within slice at SERIAL or
 // LOCAL_SERIAL: the prepare-and-read round alone, once no proposal is in
 // progress. Its timeouts are READ_TIMEOUT, as Cassandra's.
@@ -125,6 +143,12 @@ func (p *Proxy) readSerial(ctx context.Context, cl primitive.ConsistencyLevel, t
 	if err != nil {
 		return nil, err
 	}
+	return p.readSerialOn(ctx, pl, t, pk, slice)
+}
+
+// readSerialOn is readSerial on plan pl.
+func (p *Proxy) readSerialOn(ctx context.Context, pl *paxosPlan, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
+	cl := pl.serial
 	if pl.alone != nil {
 		var data *storage.Partition
 		err := pl.alone.Alone(ctx, t, pk, slice, p.nextBallot, func(_ replica.Ballot, d *storage.Partition) (*mutation.Update, error) {
@@ -166,6 +190,7 @@ type paxosPlan struct {
 type aloneReplica interface {
 	Alone(ctx context.Context, t *storage.Table, pk []byte, read storage.Slice, ballot func(after replica.Ballot) replica.Ballot,
 		decide func(b replica.Ballot, data *storage.Partition) (*mutation.Update, error), check func() error) error
+	AloneRead(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, ballot func(after replica.Ballot) replica.Ballot, fn func(*storage.Row) bool) error
 }
 
 var _ aloneReplica = (*replica.Local)(nil)

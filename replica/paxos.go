@@ -278,21 +278,9 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 	}
 	defer l.lockPartition(pk).Unlock()
 	now := l.nowSeconds()
-	var st PaxosState
-	if l.alone.mustRead(l, t, pk) {
-		var err error
-		if st, err = l.loadPaxos(t, pk, now); err != nil {
-			return err
-		}
-	}
-	st.Promised = st.Promised.Max(l.alone.floor)
-	if st.InProgress() {
-		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
-		p.Update.SetTimestamp(p.Ballot.Micros())
-		if err := l.commitAlone(t, pk, now, st, p, true, nil); err != nil {
-			return fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
-		}
-		st = st.Commit(p)
+	st, err := l.aloneState(t, pk, now, ballot)
+	if err != nil {
+		return err
 	}
 	b := ballot(st.Promise())
 	data, err := l.engine.ReadRaw(t, pk, read)
@@ -311,6 +299,44 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 	}
 	u.SetTimestamp(b.Micros())
 	return l.commitAlone(t, pk, now, st, Proposal{Ballot: b, Update: u}, false, check)
+}
+
+// AloneRead is Alone for a read: it calls fn for each live row of
+// partition pk of t within o, once a proposal a remote coordinator left in
+// progress is finished.
+func (l *Local) AloneRead(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, ballot func(after Ballot) Ballot, fn func(*storage.Row) bool) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	defer l.lockPartition(pk).Unlock()
+	if _, err := l.aloneState(t, pk, l.nowSeconds(), ballot); err != nil {
+		return err
+	}
+	return l.engine.ReadPartition(t, pk, o, fn)
+}
+
+// aloneState is the Paxos state of partition pk of t for Alone, once a
+// proposal in progress is finished (committed under a ballot after every
+// one held): read only when it may hold something (aloneState.mustRead),
+// its promise no earlier than the floor. REQUIRES: the partition locked.
+func (l *Local) aloneState(t *storage.Table, pk []byte, now int32, ballot func(after Ballot) Ballot) (PaxosState, error) {
+	var st PaxosState
+	if l.alone.mustRead(l, t, pk) {
+		var err error
+		if st, err = l.loadPaxos(t, pk, now); err != nil {
+			return st, err
+		}
+	}
+	st.Promised = st.Promised.Max(l.alone.floor)
+	if st.InProgress() {
+		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
+		p.Update.SetTimestamp(p.Ballot.Micros())
+		if err := l.commitAlone(t, pk, now, st, p, true, nil); err != nil {
+			return st, fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
+		}
+		st = st.Commit(p)
+	}
+	return st, nil
 }
 
 // commitAlone commits p for Alone, on state st, in one write at the sync
