@@ -65,10 +65,27 @@ type Options struct {
 	// zero): a read does not speculate when its table's threshold is past
 	// it, and the thresholds are recomputed once per ReadTimeout.
 	ReadTimeout time.Duration
-	// Now is the clock of the latencies, After the timer of speculative
-	// retries: time.Now and time.After when nil.
-	Now   func() time.Time
-	After func(time.Duration) <-chan time.Time
+	// Now is the clock of the latencies and of the Paxos ballots, After
+	// the timer of speculative retries and of contention back-offs:
+	// time.Now and time.After when nil. Jitter draws a random duration in
+	// [0, d) for the back-offs; uniform from math/rand/v2 when nil.
+	Now    func() time.Time
+	After  func(time.Duration) <-chan time.Time
+	Jitter func(d time.Duration) time.Duration
+
+	// CASMetrics, when set, get the lightweight transactions' counters.
+	CASMetrics *CASMetrics
+	// CASContentionTimeout is how long a lightweight transaction retries
+	// rounds lost to other proposers (cas_contention_timeout);
+	// DefaultCASContentionTimeout when zero.
+	CASContentionTimeout time.Duration
+	// PaxosVariant is PaxosV2 (the default, when empty), PaxosV2NoRepeat
+	// or PaxosV1, the four round trips kept as a benchmark's baseline.
+	PaxosVariant string
+	// PaxosUnsafeSkipInProgress skips finishing the proposals a prepare
+	// finds in progress: a deliberately broken Paxos, for showing that
+	// the linearizability test catches it. Never set it otherwise.
+	PaxosUnsafeSkipInProgress bool
 }
 
 // Proxy is the coordinator's side of replication (Cassandra's
@@ -85,7 +102,12 @@ type Proxy struct {
 	// replica at a time.
 	rangePage int
 	// tables holds each table's *tableReads, by table id.
-	tables sync.Map
+	tables  sync.Map
+	ballots *ballots
+	// nextBallot is ballots.next, made once (a method value allocates).
+	nextBallot func(after replica.Ballot) replica.Ballot
+	queue      partitionQueue
+	repeats    repeats
 }
 
 // New returns a proxy over o's seams.
@@ -105,8 +127,22 @@ func New(o Options) *Proxy {
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout
 	}
-	return &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers()}
+	if o.Jitter == nil {
+		o.Jitter = func(d time.Duration) time.Duration {
+			if d <= 0 {
+				return 0
+			}
+			return rand.N(d)
+		}
+	}
+	local, _ := o.Topology.Local()
+	p := &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers(), ballots: newBallots(local, o.Now)}
+	p.nextBallot = p.ballots.next
+	return p
 }
+
+// jitter is a random duration in [0, d).
+func (p *Proxy) jitter(d time.Duration) time.Duration { return p.opts.Jitter(d) }
 
 // Close waits for the writes and hints still running for requests already
 // answered, and for the goroutines that ran them. REQUIRES: no other call

@@ -25,6 +25,9 @@ import (
 func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
 	start := p.started()
 	defer func() { p.measured("read", cl, start, err) }()
+	if isSerial(cl) {
+		return p.readPartitionSerial(ctx, cl, t, pk, o, fn)
+	}
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
@@ -54,11 +57,14 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // EACH_QUORUM asks a quorum in every data center; too few replicas up is
 // *cqlerr.Unavailable; the deadline of ctx passing is *cqlerr.ReadTimeout,
 // a replica failing *cqlerr.ReadFailure. A replica slower than the
-// table's speculative retry delay (Options.SpeculativeRetry) has another
+// table's speculative retry threshold has another
 // replica asked in its place.
 func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (_ *storage.Partition, err error) {
 	start := p.started()
 	defer func() { p.measured("read", cl, start, err) }()
+	if isSerial(cl) {
+		return p.readSerial(ctx, cl, t, pk, slice)
+	}
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err
@@ -111,10 +117,6 @@ func (p *Proxy) planRead(cl primitive.ConsistencyLevel, t *storage.Table, tok in
 	natural, _, err := p.opts.Topology.Replicas(ks, tok)
 	if err != nil {
 		return readPlan{}, err
-	}
-	if isSerial(cl) {
-		h, err := p.primaryHere(t, natural)
-		return readPlan{n: need{cl: cl, blockFor: 1}, contacts: []ring.HostID{h}}, err
 	}
 	st, err := p.strategy(ks)
 	if err != nil {

@@ -98,6 +98,8 @@ type writePlan struct {
 	// updatesOf[i] are the indexes of its Updates.
 	hosts     []ring.HostID
 	updatesOf [][]int
+	// send, when set, replaces Replica.Apply: a Paxos commit.
+	send func(ctx context.Context, rep replica.Replica, m *mutation.Mutation, check func() error) error
 }
 
 // planWrite places updates, checking each level can be met. skip, when
@@ -231,6 +233,18 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			}
 			results <- hostResult{host: j, err: err}
 			sent()
+		}
+		if w.send != nil {
+			// A Paxos commit, its own message, on a worker.
+			hm, err := enc.mutation(idx)
+			if err != nil {
+				results <- hostResult{host: j, err: err}
+				continue
+			}
+			sends.Add(1)
+			p.wg.Add(1)
+			p.goBackground(func() { answered(w.send(bg, rep, hm, check)) })
+			continue
 		}
 		switch r := rep.(type) {
 		case encodedReplica:

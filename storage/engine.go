@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -33,6 +34,8 @@ type EngineOptions struct {
 	// MemTableSize is the size of one memtable; 0 means
 	// DefaultMemTableSize.
 	MemTableSize int64
+	// Now is the clock Truncate records its time by; nil means time.Now.
+	Now func() time.Time
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -66,6 +69,12 @@ type Engine struct {
 
 	rel    releaser
 	stalls stalls
+
+	now func() time.Time
+	// truncMu serialises truncations and guards truncated, the time of
+	// each table's last truncation in unix microseconds (truncation.go).
+	truncMu   sync.Mutex
+	truncated map[[16]byte]int64
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -85,9 +94,12 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
 		flushReq: make(chan struct{}, 1), markReq: make(chan struct{}, 1), releaseReq: make(chan struct{}, 1),
-		stop: make(chan struct{})}
+		stop: make(chan struct{}), now: o.Now}
 	listener := &pebble.EventListener{
 		FlushEnd: func(info pebble.FlushInfo) {
 			e.flushes.flushEnd(info)
@@ -141,6 +153,9 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		e.rel.applied(b, pos)
 		return b.Close()
 	})
+	if err == nil {
+		e.truncated, err = readTruncations(db)
+	}
 	if err != nil {
 		e.log.Close()
 		db.Close()
@@ -218,19 +233,15 @@ func (m *Mutation) merge(key []byte, c Cell) error {
 }
 
 func (m *Mutation) rowKey(t *Table, pk []byte, ck [][]byte, kind byte) ([]byte, error) {
-	if len(ck) != len(t.ClusteringTypes) {
-		return nil, fmt.Errorf("storage: %d clustering values for %d columns", len(ck), len(t.ClusteringTypes))
-	}
 	k, err := m.prefix(t, pk)
 	if err != nil {
 		return nil, err
 	}
-	k = append(k, regionRow)
-	if k, err = t.appendClustering(k, ck); err != nil {
+	if k, err = t.appendRowKey(k, ck, kind); err != nil {
 		return nil, err
 	}
-	m.key = append(k, kind)
-	return m.key, nil
+	m.key = k
+	return k, nil
 }
 
 // CellTarget names one cell: a regular cell of a row, or a static cell,
@@ -248,28 +259,12 @@ type CellTarget struct {
 
 // cellKey appends the key of tg's cell up to and including its path kind.
 func (m *Mutation) cellKey(t *Table, pk []byte, tg CellTarget, kind byte) ([]byte, error) {
-	var k []byte
-	var err error
-	if tg.Static {
-		if k, err = m.prefix(t, pk); err != nil {
-			return nil, err
-		}
-		k = append(k, regionStatic)
-	} else {
-		if k, err = m.rowKey(t, pk, tg.Clustering, rowCell); err != nil {
-			return nil, err
-		}
+	k, err := m.prefix(t, pk)
+	if err != nil {
+		return nil, err
 	}
-	k = appendColumn(k, tg.Column)
-	k = append(k, kind)
-	switch {
-	case kind != pathElement:
-	case tg.PathType == nil:
-		k = append(k, tg.Path...) // already in key encoding
-	default:
-		if k, err = AppendKey(k, tg.PathType, tg.Path, false); err != nil {
-			return nil, err
-		}
+	if k, err = t.appendCellKey(k, tg, kind); err != nil {
+		return nil, err
 	}
 	m.key = k
 	return k, nil
@@ -340,6 +335,16 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 	if err != nil {
 		return err
 	}
+	if k, err = t.appendRangeTombstoneKey(k, s); err != nil {
+		return err
+	}
+	m.key = k
+	return m.merge(k, c)
+}
+
+// appendRangeTombstoneKey appends to k, a partition's prefix, the key of
+// the range tombstone of s.
+func (t *Table) appendRangeTombstoneKey(k []byte, s Slice) ([]byte, error) {
 	k = append(k, regionRangeTombstone)
 	for _, b := range []*Bound{s.Start, s.End} {
 		if b == nil {
@@ -347,8 +352,9 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			continue
 		}
 		k = append(k, byte(len(b.Prefix)))
+		var err error
 		if k, err = t.appendClustering(k, b.Prefix); err != nil {
-			return err
+			return nil, err
 		}
 		if b.Inclusive {
 			k = append(k, 1)
@@ -356,13 +362,22 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			k = append(k, 0)
 		}
 	}
-	m.key = k
-	return m.merge(k, c)
+	return k, nil
 }
 
 // ApplyWaits reports whether Apply waits for an fdatasync, which is so in
 // every commit log mode but periodic.
 func (e *Engine) ApplyWaits() bool { return e.log.Waits() }
+
+// Sync returns once every mutation applied so far is durable, whatever
+// the commit log's sync mode: what a write that must survive a crash even
+// in periodic mode waits for (a Paxos replica's promise or acceptance).
+func (e *Engine) Sync() error {
+	if err := e.log.Sync(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
+}
 
 // Apply makes m durable under the commit log's sync mode, then visible.
 // On success m goes back to a pool: the caller must not use it again.
@@ -466,6 +481,9 @@ func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	return m.discard()
 }
 
+// Discard drops m unapplied; m must not be used after.
+func (m *Mutation) Discard() { _ = m.discard() }
+
 // discard closes m's batch and gives m back to its pool.
 func (m *Mutation) discard() error {
 	err := m.b.Close()
@@ -473,8 +491,11 @@ func (m *Mutation) discard() error {
 	return err
 }
 
-// Truncate removes every row of t, durably.
+// Truncate removes every row of t, durably, and records when
+// (TruncatedAt) in the same write.
 func (e *Engine) Truncate(t *Table) error {
+	e.truncMu.Lock()
+	defer e.truncMu.Unlock()
 	m := e.NewMutation()
 	for _, tt := range append([]*Table{t}, t.IndexTables()...) {
 		p := tablePrefix(tt.Def.ID)
@@ -482,7 +503,17 @@ func (e *Engine) Truncate(t *Table) error {
 			return err
 		}
 	}
-	return e.Apply(m)
+	at := e.now().UnixMicro()
+	records := maps.Clone(e.truncated)
+	records[t.Def.ID] = at
+	if err := m.b.Set(truncationsKey, appendTruncations(nil, records), nil); err != nil {
+		return err
+	}
+	if err := e.Apply(m); err != nil {
+		return err
+	}
+	e.truncated = records
+	return nil
 }
 
 // Flush writes the memtables to durable LSM files and releases the commit

@@ -27,12 +27,19 @@ func TestClusterBatchlogReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
 	}
-	tc := startClusterWith(t, 3, func(i int, c *config.Config) {
-		// Batches are replayed twice the write timeout after they are
-		// written.
-		c.WriteRequestTimeout = config.Duration{Duration: time.Second}
-		c.TestBatchlogKillAfterStore = i == 0
-	})
+	tc := newTestCluster(t, 3)
+	for i := range tc.nodes {
+		tc.nodes[i] = tc.newNode(i+1, "node"+strconv.Itoa(i+1), func(c *config.Config) {
+			// Batches are replayed twice the write timeout after they
+			// are written.
+			c.WriteRequestTimeout = config.Duration{Duration: time.Second}
+			c.TestBatchlogKillAfterStore = i == 0
+		})
+	}
+	for _, nd := range tc.nodes {
+		tc.start(nd)
+		tc.waitNormal(nd)
+	}
 	s := tc.session(1, gocql.Quorum)
 	for _, q := range []string{
 		`CREATE KEYSPACE bl WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
@@ -78,7 +85,7 @@ func TestClusterBatchlogReplay(t *testing.T) {
 	}
 	replayed := 0.0
 	for _, i := range []int{1, 2} {
-		replayed += tc.metric(t, i, "cqld_batchlog_replayed_total")
+		replayed += tc.metric(i, "cqld_batchlog_replayed_total")
 	}
 	if replayed < 1 {
 		t.Fatalf("the batch arrived, but no node counts a replay")
@@ -108,7 +115,7 @@ func TestClusterBatchlogReplay(t *testing.T) {
 	// replayed and pending, read repairs, speculative retries, latencies
 	// by level, ring and raft state.
 	eventually(t, 30*time.Second, "hints replayed to node1", func() error {
-		if n := tc.metric(t, 1, "cqld_hints_replayed_total") + tc.metric(t, 2, "cqld_hints_replayed_total"); n < 1 {
+		if n := tc.metric(1, "cqld_hints_replayed_total") + tc.metric(2, "cqld_hints_replayed_total"); n < 1 {
 			return fmt.Errorf("%v hints replayed", n)
 		}
 		return nil
@@ -146,7 +153,7 @@ func TestClusterBatchlogReplay(t *testing.T) {
 			t.Errorf("the /metrics of node2 and node3 lack %q", want)
 		}
 	}
-	if n := tc.metric(t, 1, "cqld_hints_written_total") + tc.metric(t, 2, "cqld_hints_written_total"); n < 1 {
+	if n := tc.metric(1, "cqld_hints_written_total") + tc.metric(2, "cqld_hints_written_total"); n < 1 {
 		t.Errorf("%v hints written for the dead coordinator", n)
 	}
 	tc.stop(coord, syscall.SIGTERM)
@@ -165,20 +172,4 @@ func (tc *testCluster) scrape(t *testing.T, i int) string {
 		t.Fatal(err)
 	}
 	return string(body)
-}
-
-// metric is the value of the sample named name (with no labels) on node
-// i's /metrics, 0 when absent.
-func (tc *testCluster) metric(t *testing.T, i int, name string) float64 {
-	t.Helper()
-	for _, line := range strings.Split(tc.scrape(t, i), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	return 0
 }

@@ -1,0 +1,36 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+
+	"github.com/cqld/cqld/schema"
+)
+
+func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
+	ch := schema.NewChange(p.stmt, x.text(), p.session, serverTimestamp(x.now()), c.dataCenters())
+	return c.schemaChanges.Submit(ctx, ch)
+}
+
+func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if err := userModifiable(p.keyspace); err != nil {
+		return nil, err
+	}
+	t, err := c.userTable(p.keyspace, p.table)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.data.Truncate(ctx, t.st); err != nil {
+		return nil, fmt.Errorf("truncate %s.%s: %w", p.keyspace, p.table, err)
+	}
+	return &message.VoidResult{}, nil
+}
+
+func (p *usePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if !c.keyspaceExists(p.keyspace) {
+		return nil, invalidf("Keyspace '%s' does not exist", p.keyspace)
+	}
+	return &message.SetKeyspaceResult{Keyspace: p.keyspace}, nil
+}
