@@ -371,7 +371,9 @@ func TestPaxosLaggardCatchesUp(t *testing.T) {
 		t.Fatalf("second CAS: %v, %v", applied, err)
 	}
 	// The second commit was dropped too, but the proposal carried the
-	// first.
+	// first. A quorum can accept before the laggard does: wait for its
+	// answer (Close waits for the proposal's background work).
+	c.proxies[coord].Close()
 	if v := c.onReplica(lag, k); v != "first" {
 		t.Fatalf("the laggard holds %q", v)
 	}
