@@ -18,6 +18,8 @@ type call struct {
 	// abandoned is set when the caller stops waiting, so a writer skips
 	// the request if it has not been written yet.
 	abandoned atomic.Bool
+	// delivered is set by the one delivery of a result.
+	delivered atomic.Bool
 	table     *callTable
 }
 
@@ -68,9 +70,15 @@ func (t *callTable) finish(id uint64, r result) bool {
 	return true
 }
 
-// deliver hands r to the caller. REQUIRES: c taken out of its table by
-// the caller, so that it is delivered once.
+// deliver hands r to the caller, once. REQUIRES: c taken out of its
+// table by the caller. NB: a call can be taken out of two tables: its
+// connection fails and delivers it while enqueue's push to that
+// connection is failing, and the retry on a new connection adds it again;
+// the second delivery is dropped.
 func (c *call) deliver(r result) {
+	if c.delivered.Swap(true) {
+		return
+	}
 	if c.then != nil {
 		c.then(r)
 		return

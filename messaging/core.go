@@ -193,6 +193,11 @@ func (c *core) requestAsync(ctx context.Context, to netip.AddrPort, verb Verb, p
 	}
 	m.call = cl
 	if err := enqueue(to, m); err != nil {
+		if cl.delivered.Swap(true) {
+			// A connection that failed meanwhile delivered its error: done
+			// has its result.
+			return nil
+		}
 		cancel()
 		return err
 	}

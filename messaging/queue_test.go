@@ -71,3 +71,25 @@ func equal(got []string, want ...string) bool {
 	}
 	return true
 }
+
+// A call is delivered once, even when it is in two tables: its
+// connection failed it while a push to that connection was failing, and
+// the retry queued it on a new one, whose response then comes.
+func TestCallDeliveredOnce(t *testing.T) {
+	got := 0
+	cl := &call{id: 7, then: func(result) { got++ }}
+	var first, second callTable
+	if err := first.add(cl); err != nil {
+		t.Fatal(err)
+	}
+	first.failAll(ErrConnectionLost, true)
+	if err := second.add(cl); err != nil {
+		t.Fatal(err)
+	}
+	if !second.finish(7, result{payload: []byte("late")}) {
+		t.Fatal("the second table lost the call")
+	}
+	if got != 1 {
+		t.Fatalf("delivered %d times", got)
+	}
+}
