@@ -44,6 +44,17 @@
 // message that does not fit fails at once with ErrQueueFull, so a stalled
 // or slow peer costs a bounded amount of memory, never more.
 //
+// Two shortcuts spare a goroutine hand-off each way on the hot path. A
+// verb registered with HandleAsync (AsyncServer) is served on the reader's
+// goroutine, its handler answering later from wherever its work completes
+// (a replica's write, from the commit log's goroutine once durable), or
+// declining the request to the verb's Handler. RequestAsync
+// (AsyncRequester) hands a request's result to a callback on the goroutine
+// that completes it (the connection's reader, a failing connection, or
+// the end of the request's context), so a coordinator asking several
+// replicas parks no goroutine per replica. A call's result is delivered
+// once, whichever of those comes first.
+//
 // # Deadlines
 //
 // A request's deadline comes from its context (RequestTimeout if it has

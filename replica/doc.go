@@ -15,6 +15,14 @@
 // peer answers the partitions its entries name, whole, and the caller
 // filters the resolved rows as it does a Local's.
 //
+// A coordinator sending one write to several replicas encodes it once
+// (AppendEncodedMutation) and sends the bytes with ApplyEncodedAsync; its
+// reads go with ReadAsync and DigestAsync: their answers come to a
+// callback on the transport's goroutine (messaging.AsyncRequester). On
+// the peer, a write is served on the connection's reader through
+// Local.ApplyAsync and answered from the commit log's goroutine once
+// durable (messaging.AsyncServer), counters aside.
+//
 // The internode encodings (codec.go) are versioned and bounded; a
 // partition from a peer is checked against its table
 // (storage.Table.CheckPartition) before anything reconciles or resolves
