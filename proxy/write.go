@@ -234,16 +234,20 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			results <- hostResult{host: j, err: err}
 			sent()
 		}
-		if w.send != nil {
-			// A Paxos commit, its own message, on a worker.
+		// onWorker sends a decoded copy with send on a worker.
+		onWorker := func(send func(m *mutation.Mutation) error) {
 			hm, err := enc.mutation(idx)
 			if err != nil {
 				results <- hostResult{host: j, err: err}
-				continue
+				return
 			}
 			sends.Add(1)
 			p.wg.Add(1)
-			p.goBackground(func() { answered(w.send(bg, rep, hm, check)) })
+			p.goBackground(func() { answered(send(hm)) })
+		}
+		if w.send != nil {
+			// A Paxos commit, its own message.
+			onWorker(func(m *mutation.Mutation) error { return w.send(bg, rep, m, check) })
 			continue
 		}
 		switch r := rep.(type) {
@@ -271,14 +275,7 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 				answered(err)
 			}
 		default:
-			hm, err := enc.mutation(idx)
-			if err != nil {
-				results <- hostResult{host: j, err: err}
-				continue
-			}
-			sends.Add(1)
-			p.wg.Add(1)
-			p.goBackground(func() { answered(rep.Apply(bg, hm, check)) })
+			onWorker(func(m *mutation.Mutation) error { return rep.Apply(bg, m, check) })
 		}
 	}
 	sent()
