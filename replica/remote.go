@@ -299,8 +299,9 @@ func (r *Remote) Truncate(ctx context.Context, t *storage.Table) error {
 }
 
 // requestAsync sends a request whose answer goes to done, on a transport
-// goroutine when tr can (messaging.AsyncRequester), else on a goroutine
-// of its own that Close does not wait for: done must not block.
+// goroutine when tr can (messaging.AsyncRequester), else before it
+// returns, the request then blocking its caller (no goroutine is left
+// that nobody waits for): done must not block.
 func (r *Remote) requestAsync(ctx context.Context, verb messaging.Verb, payload []byte, done func([]byte, error)) {
 	if ar, ok := r.tr.(messaging.AsyncRequester); ok {
 		if err := ar.RequestAsync(ctx, r.peer, verb, payload, func(out []byte, err error) {
@@ -313,7 +314,7 @@ func (r *Remote) requestAsync(ctx context.Context, verb messaging.Verb, payload 
 		}
 		return
 	}
-	go func() { done(r.request(ctx, verb, payload)) }()
+	done(r.request(ctx, verb, payload))
 }
 
 // ApplyEncodedAsync is ApplyEncoded with the result handed to done, which
