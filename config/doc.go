@@ -116,6 +116,9 @@
 // space and replay keys, commit_failure_policy (stop stops the client
 // transports and keeps the process up; stop_commit keeps serving reads;
 // die exits; ignore fails the writes the error hit and carries on),
+// disk_failure_policy (when the data engine's MANIFEST cannot be written:
+// stop and stop_paranoid stop the client transports, die exits,
+// best_effort and ignore keep serving reads; writes fail until a restart),
 // num_tokens (at the first start: the tokens are saved with the data),
 // data_center, rack, authenticator (PasswordAuthenticator makes clients
 // log in as a role of the data directory's system_auth, with the default
@@ -137,8 +140,6 @@
 //
 // Validated and not used yet: the request timeouts (read_request_timeout,
 // write_request_timeout, request_timeout: no request times out),
-// disk_failure_policy (a data disk that cannot take a flush makes writes
-// fail with WRITE_FAILURE until a flush succeeds, whatever it says),
 // saved_caches_directory, hints_directory, endpoint_snitch, authorizer
 // (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
 // permissions are not checked yet, which start-up warns about),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -62,10 +63,12 @@ type Node struct {
 	purges     sync.WaitGroup
 
 	// The client transports stop once: at Shutdown, or earlier when a
-	// commit log failure under commit_failure_policy stop stops them.
+	// commit log failure under commit_failure_policy stop, or a data disk
+	// failure under disk_failure_policy stop, stops them.
 	stopOnce     sync.Once
 	stopErr      error
-	failedCommit atomic.Bool
+	failedCommit atomic.Bool // a failure stopped them
+	die          func(error)
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
@@ -86,6 +89,9 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
+	// Die ends the process under disk_failure_policy die; nil means
+	// os.Exit(1).
+	Die func(error)
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -118,7 +124,10 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, die: o.Die}
+	if n.die == nil {
+		n.die = func(error) { os.Exit(1) }
+	}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -134,7 +143,8 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			Metrics:            metrics.NewCommitLog(reg),
 			OnFailure:          n.commitFailed,
 		},
-		Logger: log,
+		Logger:        log,
+		OnDiskFailure: n.diskFailed,
 	})
 	if err != nil {
 		return nil, err
@@ -229,7 +239,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	srv.Store(fe)
 	n.fe.Store(fe)
 	if n.failedCommit.Load() {
-		// The commit log failed before the transports existed.
+		// The commit log or the disk failed before the transports existed.
 		_ = n.stopTransports()
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
@@ -285,8 +295,33 @@ func (n *Node) commitFailed(err error) {
 	if n.cfg.CommitFailurePolicy != commitlog.PolicyStop {
 		return
 	}
-	n.log.Error("commit log failure: stopping the client transports; the process stays up for inspection "+
-		"(commit_failure_policy: stop)", "err", err)
+	n.stopForFailure("commit log failure: stopping the client transports; the process stays up for inspection "+
+		"(commit_failure_policy: stop)", err)
+}
+
+// diskFailed is the engine's OnDiskFailure: the LSM could not record a
+// change in its MANIFEST, a data disk failure, and disk_failure_policy
+// applies as in Cassandra: die ends the process; stop and stop_paranoid
+// stop the client transports and keep the process (and its metrics
+// endpoint) up for inspection; best_effort and ignore go on serving
+// reads, every write failing, since this node has one data directory to
+// fall back on. Writes fail until a restart under every policy.
+func (n *Node) diskFailed(err error) {
+	switch p := n.cfg.DiskFailurePolicy; p {
+	case "die":
+		n.log.Error("data disk failure: exiting (disk_failure_policy: die)", "err", err)
+		n.die(err)
+	case "stop", "stop_paranoid":
+		n.stopForFailure("data disk failure: stopping the client transports; the process stays up for inspection "+
+			"(disk_failure_policy: "+p+")", err)
+	default:
+		n.log.Error("data disk failure: reads go on, writes fail until a restart (disk_failure_policy: "+p+")", "err", err)
+	}
+}
+
+// stopForFailure stops the client transports after a failure, saying why.
+func (n *Node) stopForFailure(why string, err error) {
+	n.log.Error(why, "err", err)
 	n.failedCommit.Store(true)
 	if n.fe.Load() != nil {
 		_ = n.stopTransports()
@@ -312,8 +347,8 @@ func (n *Node) stopTransportsWithin(ctx context.Context) error {
 	return n.stopErr
 }
 
-// TransportsStopped reports whether a commit log failure stopped the
-// client transports (commit_failure_policy stop).
+// TransportsStopped reports whether a failure stopped the client
+// transports (commit_failure_policy or disk_failure_policy stop).
 func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() }
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
