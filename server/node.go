@@ -186,6 +186,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Publish:           publish,
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
+		MaxResponseSize:   int(cfg.NativeTransportMaxFrameSize),
 		Timeouts: coordinator.Timeouts{
 			Read:    cfg.ReadRequestTimeout.Duration,
 			Write:   cfg.WriteRequestTimeout.Duration,
