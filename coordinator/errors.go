@@ -11,6 +11,7 @@ import (
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // cqlError is the error a client sees, with its CQL error code.
@@ -35,7 +36,7 @@ func protocolErrorf(format string, args ...any) error {
 // userModifiable refuses a schema or data change in a system keyspace with
 // Cassandra's words.
 func userModifiable(ks string) error {
-	if isSystemKeyspace(ks) {
+	if systables.IsSystemKeyspace(ks) {
 		return unauthorizedf("%s keyspace is not user-modifiable.", ks)
 	}
 	return nil

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -24,6 +24,7 @@ import (
 	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/frontend"
 	"github.com/cqld/cqld/hints"
+	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
@@ -63,15 +64,19 @@ type Node struct {
 	purges     sync.WaitGroup
 
 	// The client transports stop once: at Shutdown, or earlier when a
-	// commit log failure under commit_failure_policy stop, or a data disk
-	// failure under disk_failure_policy stop, stops them.
+	// commit log failure under commit_failure_policy stop stops them.
 	stopOnce     sync.Once
 	stopErr      error
-	failedCommit atomic.Bool // a failure stopped them
-	die          func(error)
+	failedCommit atomic.Bool
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
+	// stoppedByFailure is set once failStop stopped the node; clusterRef
+	// is its membership once started, for failStop; dieFunc is
+	// Options.Die.
+	stoppedByFailure atomic.Bool
+	clusterRef       atomic.Pointer[cluster.Node]
+	dieFunc          func(error)
 }
 
 // purgeInterval is how often the node walks its tables to drop tombstones
@@ -89,8 +94,8 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
-	// Die ends the process under disk_failure_policy die; nil means
-	// os.Exit(1).
+	// Die ends the process when the node must stop for good (failStop);
+	// nil means os.Exit(1). Tests of nodes in the process set it.
 	Die func(error)
 }
 
@@ -124,10 +129,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, die: o.Die}
-	if n.die == nil {
-		n.die = func(error) { os.Exit(1) }
-	}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, dieFunc: o.Die}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -239,8 +241,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	n.frontend = fe
 	srv.Store(fe)
 	n.fe.Store(fe)
-	if n.failedCommit.Load() {
-		// The commit log or the disk failed before the transports existed.
+	if n.failedCommit.Load() || n.stoppedByFailure.Load() {
+		// The commit log failed, or the node fail-stopped, before the
+		// transports existed.
 		_ = n.stopTransports()
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
@@ -255,8 +258,22 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
+	handlers := map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)}
+	if cfg.InternodeFaultInjection {
+		p, ok := n.cluster.Transport().(messaging.Partitioner)
+		switch {
+		case !ok:
+			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
+		case cfg.PrometheusPort == 0:
+			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
+		default:
+			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
+				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
+			maps.Copy(handlers, faultHandlers(p, log))
+		}
+	}
 	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)})
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, handlers)
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()
@@ -296,36 +313,27 @@ func (n *Node) commitFailed(err error) {
 	if n.cfg.CommitFailurePolicy != commitlog.PolicyStop {
 		return
 	}
-	n.stopForFailure("commit log failure: stopping the client transports; the process stays up for inspection "+
-		"(commit_failure_policy: stop)", err)
+	n.log.Error("commit log failure: stopping the client transports; the process stays up for inspection "+
+		"(commit_failure_policy: stop)", "err", err)
+	n.failedCommit.Store(true)
+	if n.fe.Load() != nil {
+		_ = n.stopTransports()
+	}
 }
 
 // diskFailed is the engine's OnDiskFailure: the LSM could not record a
 // change in its MANIFEST, a data disk failure, and disk_failure_policy
 // applies as in Cassandra: die ends the process; stop and stop_paranoid
-// stop the client transports and keep the process (and its metrics
-// endpoint) up for inspection; best_effort and ignore go on serving
-// reads, every write failing, since this node has one data directory to
+// fail-stop the node (its client transports and gossip stop, the process
+// and its metrics endpoint stay up for inspection); best_effort and
+// ignore go on serving reads, since this node has one data directory to
 // fall back on. Writes fail until a restart under every policy.
 func (n *Node) diskFailed(err error) {
 	switch p := n.cfg.DiskFailurePolicy; p {
-	case "die":
-		n.log.Error("data disk failure: exiting (disk_failure_policy: die)", "err", err)
-		n.die(err)
-	case "stop", "stop_paranoid":
-		n.stopForFailure("data disk failure: stopping the client transports; the process stays up for inspection "+
-			"(disk_failure_policy: "+p+")", err)
+	case "die", "stop", "stop_paranoid":
+		n.failStop(fmt.Errorf("data disk failure (disk_failure_policy %s): %w", p, err))
 	default:
 		n.log.Error("data disk failure: reads go on, writes fail until a restart (disk_failure_policy: "+p+")", "err", err)
-	}
-}
-
-// stopForFailure stops the client transports after a failure, saying why.
-func (n *Node) stopForFailure(why string, err error) {
-	n.log.Error(why, "err", err)
-	n.failedCommit.Store(true)
-	if n.fe.Load() != nil {
-		_ = n.stopTransports()
 	}
 }
 
@@ -348,9 +356,9 @@ func (n *Node) stopTransportsWithin(ctx context.Context) error {
 	return n.stopErr
 }
 
-// TransportsStopped reports whether a failure stopped the client
-// transports (commit_failure_policy or disk_failure_policy stop).
-func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() }
+// TransportsStopped reports whether a commit log failure stopped the
+// client transports (commit_failure_policy stop), or a fail-stop did.
+func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stoppedByFailure.Load() }
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.
