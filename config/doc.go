@@ -117,7 +117,7 @@
 // transports and keeps the process up; stop_commit keeps serving reads;
 // die exits; ignore fails the writes the error hit and carries on),
 // disk_failure_policy (when the data engine's MANIFEST cannot be written:
-// stop and stop_paranoid stop the client transports, die exits,
+// stop and stop_paranoid stop the client transports and gossip, die exits,
 // best_effort and ignore keep serving reads; writes fail until a restart),
 // num_tokens (at the first start: the tokens are saved with the data),
 // data_center, rack, authenticator (PasswordAuthenticator makes clients
