@@ -135,13 +135,13 @@
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
-// unlogged_batch_across_partitions_warn_threshold (10), prometheus_address
-// and prometheus_port.
+// unlogged_batch_across_partitions_warn_threshold (10), the request
+// deadlines read_request_timeout, range_request_timeout,
+// write_request_timeout and request_timeout (past them a request answers
+// READ_TIMEOUT or WRITE_TIMEOUT), prometheus_address and prometheus_port.
 //
-// Validated and not used yet: the request timeouts (read_request_timeout,
-// write_request_timeout, request_timeout: no request times out),
-// saved_caches_directory, hints_directory, endpoint_snitch, authorizer
-// (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
+// Validated and not used yet: saved_caches_directory, hints_directory,
+// endpoint_snitch, authorizer (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
 // permissions are not checked yet, which start-up warns about),
 // role_manager (CassandraRoleManager only) and seed_provider.
 package config
