@@ -31,6 +31,7 @@ var (
 	soakBin   = flag.String("cqld.soak.bin", "", "TestHostileSoak: the cqld binary to soak (default: build ../cmd/cqld)")
 	soakPhase = flag.Duration("cqld.soak.phase", 12*time.Second, "TestHostileSoak: how long each attack runs")
 	soakOnly  = flag.String("cqld.soak.only", "", "TestHostileSoak: run only the attacks whose names contain this")
+	soakRows  = flag.Int("cqld.soak.rows", 64<<10, "TestHostileSoak: rows of 1 KB in soak.big, which the unpaged attack reads whole")
 )
 
 // soakNoFile is the descriptor limit the soaked node runs under, so that
@@ -66,7 +67,8 @@ func TestHostileSoak(t *testing.T) {
 	go func() { defer wg.Done(); good.run(ctx) }()
 	defer func() { cancel(); wg.Wait() }()
 
-	t.Logf("cqld %s, RLIMIT_NOFILE %d, %v per phase, %d CPUs shared with other agents", bin, soakNoFile, *soakPhase, runtimeCPUs())
+	t.Logf("cqld %s, RLIMIT_NOFILE %d, %v per phase, soak.big %d rows of 1 KB, %d CPUs shared with other agents",
+		bin, soakNoFile, *soakPhase, *soakRows, runtimeCPUs())
 	t.Logf("%-15s %6s %6s %5s %8s %8s %8s %9s %9s %9s %6s %6s  %s", "phase", "took", "ops", "errs", "p50", "p99", "max",
 		"heap-peak", "rss-peak", "rss-end", "cpu", "c-cpu", "attack")
 	t.Logf("(ops, errs, p50/p99/max: the good client's; heap: the node's Go heap in use; cpu: the node's, c-cpu: this test process's, attackers included)")
@@ -127,10 +129,8 @@ type soakEnv struct {
 	addr string
 }
 
-const (
-	soakBigRows = 64 << 10 // soak.big: 64k rows of 1 KB, 64 MB unpaged
-	soakBlobs   = 256      // soak.blobs: 4 KB values
-)
+// soakBlobs is how many 4 KB values soak.blobs holds.
+const soakBlobs = 256
 
 // prepare creates the attacks' tables and data.
 func (e *soakEnv) prepare(t *testing.T) {
@@ -159,7 +159,7 @@ func (e *soakEnv) prepare(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < soakBigRows; i += 32 {
+			for i := w; i < *soakRows; i += 32 {
 				err := s.Query(`INSERT INTO soak.big (k, c, v) VALUES (?, ?, ?)`, i%64, i, value).Exec()
 				if err == nil && i < soakBlobs {
 					err = s.Query(`INSERT INTO soak.blobs (k, v) VALUES (?, ?)`, i, blob).Exec()
@@ -216,8 +216,8 @@ func attackTokenizer(ctx context.Context, e *soakEnv) string {
 	return loopSessions(ctx, e, 4, func(s *gocql.Session, _ int) error { return s.Query(q).Exec() })
 }
 
-// attackUnpaged: four clients read soak.big (64 MB) unpaged with LIMIT
-// 2^31-1.
+// attackUnpaged: four clients read soak.big (-cqld.soak.rows of 1 KB)
+// unpaged with LIMIT 2^31-1.
 func attackUnpaged(ctx context.Context, e *soakEnv) string {
 	return loopSessions(ctx, e, 4, func(s *gocql.Session, _ int) error {
 		return s.Query(`SELECT * FROM soak.big LIMIT 2147483647`).PageSize(0).Iter().Close()
