@@ -23,7 +23,11 @@
 // metadata.json, the schema in the catalog's file (storage.Catalog). So a
 // restarted node applies again only the entries after the later of the
 // two, and an entry that changed nothing (a refused schema change) is
-// applied again against the same state, changing nothing again.
+// applied again against the same state, changing nothing again. An
+// entry whose state cannot be written (an I/O error on the catalog or
+// metadata.json) is not skipped: the State stops applying, takes no
+// snapshot, and tells StateOptions.OnFailure, whose node stops
+// (fail-stop); restarted, it applies the entry again from its log.
 //
 // # Node
 //

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,12 +57,22 @@ type NodeOptions struct {
 	// OnGossip with each membership event of another node.
 	OnTopology func(before, after *Topology)
 	OnGossip   func(gossip.Event)
+	// OnFailure is told when this node cannot write the state an entry of
+	// the metadata log changes (StateOptions.OnFailure): it must stop.
+	OnFailure func(error)
 	// OnConflict is told when this node, having started a cluster of its
 	// own, finds its address is another node's in a running cluster
 	// (metalog.Options.OnConflict): it must stop.
 	OnConflict func(error)
+	// DeferGossip leaves gossip to the caller's StartGossip, once it
+	// serves its peers' requests: its peers hold it up, and send it
+	// writes, only from then on.
+	DeferGossip bool
 	// InjectedDelay is internode_injected_delay.
 	InjectedDelay time.Duration
+	// TLS encrypts the internode transport (server_encryption_options);
+	// nil leaves it plaintext.
+	TLS *messaging.TLS
 	// Timing of the metadata log and of gossip; zero fields take defaults
 	// suited to nodes on one network.
 	LogTiming    metalog.Timing
@@ -78,7 +89,8 @@ type Node struct {
 	transport *messaging.TCPTransport
 	state     *State
 	log       *metalog.Log
-	gossip    *gossip.Gossip
+	// gossip is set once StartGossip has started it.
+	gossip atomic.Pointer[gossip.Gossip]
 }
 
 // metadataTiming is the metadata log's default timing: nodes a few
@@ -118,6 +130,7 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Addr:          o.Listen,
 		BroadcastAddr: o.Addr,
 		InjectedDelay: o.InjectedDelay,
+		TLS:           o.TLS,
 		Metrics:       messaging.NewMetrics(o.Registry),
 		Logger:        o.Logger,
 	})
@@ -128,7 +141,8 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
 	}
-	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology, Logger: o.Logger})
+	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology,
+		OnFailure: o.OnFailure, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +172,20 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err := n.ensureMember(ctx, bootstrap); err != nil {
 		return nil, err
 	}
-	n.gossip, err = gossip.Start(gossip.Options{
+	if !o.DeferGossip {
+		if err := n.StartGossip(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// StartGossip starts this node's gossip, by which its peers hold it up:
+// at the end of StartNode, or once the caller serves its peers' requests
+// when NodeOptions.DeferGossip is set. Call it once.
+func (n *Node) StartGossip() error {
+	o := n.opts
+	g, err := gossip.Start(gossip.Options{
 		Transport: n.transport,
 		HostID:    o.HostID,
 		Seeds:     o.Seeds,
@@ -169,9 +196,10 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Timing:    o.GossipTiming,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: gossip: %w", err)
+		return fmt.Errorf("cluster: gossip: %w", err)
 	}
-	return n, nil
+	n.gossip.Store(g)
+	return nil
 }
 
 // ensureMember proposes this node's member record when the topology lacks
@@ -269,16 +297,17 @@ func (n *Node) Alive(id ring.HostID) bool {
 	if id == n.opts.HostID {
 		return true
 	}
-	return n.gossip != nil && n.gossip.Alive(id)
+	g := n.gossip.Load()
+	return g != nil && g.Alive(id)
 }
 
 // Gossip is the node's membership view, for metadata of other nodes.
-func (n *Node) Gossip() *gossip.Gossip { return n.gossip }
+func (n *Node) Gossip() *gossip.Gossip { return n.gossip.Load() }
 
 // UpdateMeta spreads a change of this node's gossip metadata.
 func (n *Node) UpdateMeta() {
-	if n.gossip != nil {
-		if err := n.gossip.UpdateMeta(); err != nil {
+	if g := n.gossip.Load(); g != nil {
+		if err := g.UpdateMeta(); err != nil {
 			n.opts.Logger.Warn("cannot spread this node's gossip metadata", "err", err)
 		}
 	}
@@ -287,8 +316,8 @@ func (n *Node) UpdateMeta() {
 // StopGossip stops this node's gossip without leaving: its peers see it
 // down (a node that fail-stopped). Close still closes the rest.
 func (n *Node) StopGossip() {
-	if n.gossip != nil {
-		_ = n.gossip.Close()
+	if g := n.gossip.Load(); g != nil {
+		_ = g.Close()
 	}
 }
 
@@ -298,11 +327,11 @@ func (n *Node) LogStats() metalog.Stats { return n.log.Stats() }
 // Close leaves gossip and stops the log and the transport.
 func (n *Node) Close() error {
 	var errs []error
-	if n.gossip != nil {
+	if g := n.gossip.Load(); g != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = n.gossip.Leave(ctx)
+		_ = g.Leave(ctx)
 		cancel()
-		errs = append(errs, n.gossip.Close())
+		errs = append(errs, g.Close())
 	}
 	if n.log != nil {
 		errs = append(errs, n.log.Close())

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -48,7 +49,13 @@ type StateOptions struct {
 	// topologies before and after, in log order, on the goroutine that
 	// applies entries.
 	OnTopology func(before, after *Topology)
-	Logger     *slog.Logger
+	// OnFailure is told, once, when an entry could not be applied because
+	// this node could not write its state (the catalog or metadata.json):
+	// the State then applies nothing more, so the node must stop; a
+	// restart applies that entry again. Called on the goroutine that
+	// applies entries: it must not wait for the log.
+	OnFailure func(error)
+	Logger    *slog.Logger
 }
 
 // State is the metadata log's state machine on one node. Its methods are
@@ -61,6 +68,9 @@ type State struct {
 	mu      sync.Mutex
 	applied uint64
 	topo    atomic.Pointer[Topology]
+	// failed is why an entry could not be applied, after which nothing
+	// more is (fail-stop).
+	failed error
 
 	waitMu  sync.Mutex
 	waiters map[[16]byte]chan Result
@@ -149,6 +159,10 @@ func (s *State) deliver(id [16]byte, r Result) {
 // applied before a restart and are skipped. An entry that fails (a schema
 // change refused, a topology change that would make an invalid ring)
 // changes nothing; its error goes to its proposer and is also returned.
+// An entry whose state this node cannot write (storage.ErrCatalogWrite,
+// metadata.json) is not skipped: the State fails (OnFailure) and applies
+// nothing more, so that its state never lacks an entry that later ones
+// build on; a restart applies the entry again.
 func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,23 +171,45 @@ func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	}
 	e, err := DecodeEntry(entry)
 	var r Result
-	if err != nil {
+	switch {
+	case s.failed != nil:
+		r.Err = fmt.Errorf("%w: entry %d not applied: %w", ErrStopped, index, s.failed)
+	case err != nil:
 		s.opts.Logger.Error("metadata log entry cannot be decoded; skipped", "index", index, "err", err)
 		r.Err = err
-	} else {
+	default:
 		r = s.apply(index, e)
+		if errors.Is(r.Err, storage.ErrCatalogWrite) {
+			s.fail(index, r.Err)
+		}
 	}
-	if err == nil && (e.Kind == KindMember || e.Kind == KindRemove) {
+	if s.failed == nil && err == nil && (e.Kind == KindMember || e.Kind == KindRemove) {
 		// A schema entry is recorded by the schema's own write; one that
 		// changed nothing is applied again after a restart, against the
 		// same state, and changes nothing again.
 		s.applied = index
 		if err := s.save(); err != nil {
-			s.opts.Logger.Error("cannot record the metadata log's applied index", "index", index, "err", err)
+			r.Err = fmt.Errorf("cluster: recording entry %d: %w", index, err)
+			s.fail(index, r.Err)
 		}
 	}
 	s.deliver(e.Proposal, r)
 	return nil, r.Err
+}
+
+// ErrStopped is the error of every entry after one this node could not
+// apply: it applies nothing more until it restarts.
+var ErrStopped = errors.New("cluster: this node stopped applying the metadata log")
+
+// fail stops the State at entry index, which failed with err. REQUIRES:
+// s.mu held.
+func (s *State) fail(index uint64, err error) {
+	s.failed = fmt.Errorf("entry %d: %w", index, err)
+	s.opts.Logger.Error("metadata log entry could not be applied, this node's state could not be written: it applies "+
+		"nothing more (fail-stop) and applies the entry again when restarted", "index", index, "err", err)
+	if s.opts.OnFailure != nil {
+		s.opts.OnFailure(fmt.Errorf("%w: %w", ErrStopped, s.failed))
+	}
 }
 
 func (s *State) apply(index uint64, e Entry) Result {
@@ -220,6 +256,11 @@ func (s *State) save() error {
 func (s *State) Snapshot() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		// A snapshot would hold the entries after the one not applied
+		// as if they all were, and let the log drop them.
+		return nil, fmt.Errorf("%w: %w", ErrStopped, s.failed)
+	}
 	schema, err := s.opts.Schema.SchemaSnapshot()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
@@ -242,6 +283,9 @@ func (s *State) Restore(index uint64, snapshot []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, s.failed)
+	}
 	if err := s.opts.Schema.RestoreSchema(index, st.Schema); err != nil {
 		return fmt.Errorf("cluster: snapshot: %w", err)
 	}

@@ -24,7 +24,10 @@
 //
 // Writes are values (package mutation): the coordinator builds them without
 // touching storage, so the same mutation can be sent to several replicas,
-// kept as a hint, or replayed.
+// kept as a hint, or replayed. A hint goes with the time it was written
+// (VerbHint, ApplyHint), and the replica leaves out the updates of the
+// tables it truncated since (storage.Engine.TruncatedAt), as Cassandra's
+// hints do: a write made before a TRUNCATE does not come back after it.
 //
 // The writes that read first run on the replica, where the data is, under
 // the replica's lock of the partition (locks.go): a counter update carries

@@ -93,14 +93,14 @@ func (m *members) remote(h ring.HostID) (*replica.Remote, error) {
 
 // deliverHint is the hints store's Deliver.
 func (m *members) deliverHint(timeout time.Duration) hints.Deliver {
-	return func(ctx context.Context, target ring.HostID, hint []byte) error {
+	return func(ctx context.Context, target ring.HostID, created time.Time, hint []byte) error {
 		r, err := m.remote(target)
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		return r.ApplyHint(ctx, hint)
+		return r.ApplyHint(ctx, created, hint)
 	}
 }
 
@@ -271,6 +271,11 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		rpcAddr = cfg.BroadcastRPCAddress
 	}
 	rpcIP, _ := netip.AddrFromSlice(resolveIP(rpcAddr))
+	certs, internodeTLS, err := internodeTLS(cfg, m, n.log)
+	if err != nil {
+		return err
+	}
+	n.internodeCerts = certs
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{
 		ClusterName:  cfg.ClusterName,
 		HostID:       self,
@@ -295,10 +300,15 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 			}
 			return meta
 		},
-		OnTopology:    m.onTopology,
-		OnGossip:      m.onGossip,
-		OnConflict:    n.failStop,
+		OnTopology: m.onTopology,
+		OnGossip:   m.onGossip,
+		OnConflict: n.failStop,
+		OnFailure:  n.failStop,
+		// Gossip starts once the replica verbs are served (StartWith):
+		// a peer holding this node up sends it writes.
+		DeferGossip:   true,
 		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
+		TLS:           internodeTLS,
 		Registry:      n.Registry,
 		Logger:        n.log,
 	})
