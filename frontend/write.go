@@ -126,10 +126,12 @@ func (cn *conn) encode(dst []byte, version primitive.ProtocolVersion, stream int
 	case err != nil:
 		cn.s.log.Error("cannot encode response", "stream", stream, "err", err)
 		instead = &message.ServerError{ErrorMessage: err.Error()}
-	case len(out)-len(frameDst)-protocol.HeaderLen > cn.s.opts.MaxFrameSize:
+	case len(out)-len(frameDst)-protocol.HeaderLen > cn.s.opts.MaxFrameSize && resp.Message.GetOpCode() != protocol.OpCodePreparedBatch:
 		// A frame a client with the same limit would refuse: the
 		// coordinator keeps the reads it builds within it, and this
-		// catches any other answer.
+		// catches any other answer. A PREPARED_BATCH is bounded by its
+		// request (at most MaxPrepareBatch statements of a request that
+		// fit the limit), not by the frame: docs/prepare_batch.spec.
 		instead = &message.Invalid{ErrorMessage: protocol.ResponseTooBig(cn.s.opts.MaxFrameSize)}
 	}
 	if instead != nil {
