@@ -47,6 +47,13 @@ type testCluster struct {
 
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with each node's configuration passed
+// through configure (when not nil) before it is written.
+func startClusterWith(t *testing.T, n int, configure func(*config.Config)) *testCluster {
+	t.Helper()
 	native, storage, prom := freePort(t), freePort(t), freePort(t)
 	for i := 1; i <= n; i++ {
 		for _, p := range []int{native, storage, prom} {
@@ -72,6 +79,9 @@ func startCluster(t *testing.T, n int) *testCluster {
 		c.HintsDirectory = filepath.Join(home, "hints")
 		c.CommitlogSync = "periodic"
 		c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", storage)}
+		if configure != nil {
+			configure(&c)
+		}
 		if err := os.MkdirAll(home, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gocql/gocql"
 )
@@ -17,12 +18,17 @@ type GocqlClient struct {
 	s                            *gocql.Session
 	read, insert, update, delete string
 	serial                       gocql.SerialConsistency
+
+	mu       sync.Mutex
+	failures map[string]int
 }
 
 var _ Client = (*GocqlClient)(nil)
 
 // NewGocqlClient returns a client of table (keyspace.name) through s,
-// whose serial level is serial.
+// whose serial level is serial. s must be made with DisableSkipMetadata:
+// a conditional write's answer has columns of its own, which gocql would
+// otherwise read with the prepared statement's (none).
 func NewGocqlClient(s *gocql.Session, table string, serial gocql.SerialConsistency) *GocqlClient {
 	return &GocqlClient{
 		s:      s,
@@ -30,8 +36,32 @@ func NewGocqlClient(s *gocql.Session, table string, serial gocql.SerialConsisten
 		insert: "INSERT INTO " + table + " (k, v) VALUES (?, ?) IF NOT EXISTS",
 		update: "UPDATE " + table + " SET v = ? WHERE k = ? IF v = ?",
 		delete: "DELETE FROM " + table + " WHERE k = ? IF v = ?",
-		serial: serial,
+		serial: serial, failures: map[string]int{},
 	}
+}
+
+// Failures returns how many operations failed, by error, since the last
+// call.
+func (c *GocqlClient) Failures() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.failures
+	c.failures = map[string]int{}
+	return f
+}
+
+// classify is Classify, counting the failure.
+func (c *GocqlClient) classify(err error) (Outcome, error) {
+	o, err2 := Classify(err)
+	name := err.Error()
+	var re gocql.RequestError
+	if errors.As(err, &re) {
+		name = fmt.Sprintf("error 0x%04x", re.Code())
+	}
+	c.mu.Lock()
+	c.failures[name]++
+	c.mu.Unlock()
+	return o, err2
 }
 
 // Do runs in.
@@ -60,7 +90,7 @@ func (c *GocqlClient) Do(ctx context.Context, in Input) (Output, Outcome, error)
 	}
 	out, err := scanCAS(q.Iter())
 	if err != nil {
-		o, err := Classify(err)
+		o, err := c.classify(err)
 		return Output{}, o, err
 	}
 	return out, Definite, nil
@@ -73,7 +103,7 @@ func (c *GocqlClient) doRead(ctx context.Context, in Input) (Output, Outcome, er
 	case errors.Is(err, gocql.ErrNotFound):
 		return Output{Current: Absent}, Definite, nil
 	case err != nil:
-		o, err := Classify(err)
+		o, err := c.classify(err)
 		return Output{}, o, err
 	case v == nil:
 		return Output{}, Definite, errors.New("lincheck: a row without v")
@@ -88,10 +118,11 @@ func scanCAS(it *gocql.Iter) (Output, error) {
 	var out Output
 	var v *int64
 	dest := make([]any, len(cols))
+	seen := false
 	for i, col := range cols {
 		switch col.Name {
 		case "[applied]":
-			dest[i] = &out.Applied
+			dest[i], seen = &out.Applied, true
 		case "v":
 			dest[i] = &v
 		default:
@@ -101,6 +132,9 @@ func scanCAS(it *gocql.Iter) (Output, error) {
 	scanned := it.Scan(dest...)
 	if err := it.Close(); err != nil {
 		return Output{}, err
+	}
+	if !seen {
+		return Output{}, errors.New("lincheck: a conditional write answered without [applied] (a session without DisableSkipMetadata?)")
 	}
 	if !scanned {
 		return Output{}, errors.New("lincheck: a conditional write answered no row")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 )
 
 // Client is one client's connection to the system under test. Do is
@@ -25,6 +26,9 @@ type Workload struct {
 	Levels []string
 	// Seed draws every choice: client c uses the stream (Seed, c).
 	Seed uint64
+	// Backoff is how long a client waits after an operation that did
+	// not end definitely, so that a node down is not asked in a loop.
+	Backoff time.Duration
 }
 
 // Run runs each client in a goroutine of its own, one operation after
@@ -76,6 +80,9 @@ func (w Workload) client(ctx context.Context, i, n int, c Client, h *History) er
 			return fmt.Errorf("lincheck: client %d: %s: %w", i, describeOperation(in, Output{Unknown: true}), err)
 		}
 		op.End(out, o)
+		if o != Definite && w.Backoff > 0 {
+			_ = Sleep(ctx, w.Backoff)
+		}
 		switch {
 		case o == Indefinite:
 			// The operation may still be running: a new process
