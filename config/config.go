@@ -95,6 +95,12 @@ type Config struct {
 	// every internode message this node sends for this long, so nodes on
 	// one machine see a real round-trip time. Logged as a warning.
 	InternodeInjectedDelay Duration `yaml:"internode_injected_delay"`
+	// InternodeFaultInjection (cqld's own, for tests only) serves
+	// /debug/internode/partition and /debug/internode/heal on the metrics
+	// endpoint, to loopback clients, which cut this node off from chosen
+	// peers (every internode message to and from them dropped). Logged as
+	// a warning.
+	InternodeFaultInjection bool `yaml:"internode_fault_injection"`
 
 	// NativeTransportMaxFrameSize bounds one CQL frame, 1KiB to 256MiB.
 	NativeTransportMaxFrameSize DataSize `yaml:"native_transport_max_frame_size"`
@@ -421,6 +427,7 @@ func keys() []key {
 		{name: "max_hints_file_size", usage: "size at which a hints file is rotated, e.g. 128MiB", field: func(c *Config) any { return &c.MaxHintsFileSize }},
 		{name: "hinted_handoff_throttle", usage: "hint replay rate per second, e.g. 1024KiB", field: func(c *Config) any { return &c.HintedHandoffThrottle }},
 		{name: "internode_injected_delay", usage: "test only: one-way delay added to every internode message sent, e.g. 10ms", field: func(c *Config) any { return &c.InternodeInjectedDelay }},
+		{name: "internode_fault_injection", usage: "test only: serve /debug/internode/partition and /heal on the metrics endpoint to loopback clients", field: func(c *Config) any { return &c.InternodeFaultInjection }},
 		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
 		{name: "native_transport_max_requests_per_connection", usage: "requests in flight on one connection before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxRequestsPerConnection }},

@@ -72,6 +72,7 @@ func TestDefault(t *testing.T) {
 		{"max_hints_file_size", d.MaxHintsFileSize, DataSize(128 << 20)},
 		{"hinted_handoff_throttle", d.HintedHandoffThrottle, DataSize(1024 << 10)},
 		{"internode_injected_delay", d.InternodeInjectedDelay.Duration, time.Duration(0)},
+		{"internode_fault_injection", d.InternodeFaultInjection, false},
 		{"truncate_request_timeout", d.TruncateRequestTimeout.Duration, 60 * time.Second},
 		{"seed_provider", d.SeedProvider, SeedProvider{"org.apache.cassandra.locator.SimpleSeedProvider", map[string]string{"seeds": "127.0.0.1:7000"}}},
 		{"native_transport_max_frame_size", d.NativeTransportMaxFrameSize, DataSize(16 << 20)},
@@ -209,6 +210,7 @@ func TestEachKey(t *testing.T) {
 		{`request_timeout: 1d`, func(c *Config) { c.RequestTimeout.Duration = 24 * time.Hour }},
 		{`prometheus_address: 0.0.0.0`, func(c *Config) { c.PrometheusAddress = "0.0.0.0" }},
 		{`prometheus_port: 0`, func(c *Config) { c.PrometheusPort = 0 }},
+		{`internode_fault_injection: true`, func(c *Config) { c.InternodeFaultInjection = true }},
 
 		// Legacy names.
 		{`commitlog_sync_period_in_ms: 5000`, func(c *Config) { c.CommitlogSyncPeriod.Duration = 5 * time.Second }},
@@ -301,6 +303,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		MaxHintsFileSize:                        64 * MiB,
 		HintedHandoffThrottle:                   2048 * KiB,
 		InternodeInjectedDelay:                  Duration{10 * time.Millisecond},
+		InternodeFaultInjection:                 true,
 		TruncateRequestTimeout:                  Duration{2 * time.Minute},
 		NativeTransportPort:                     9043,
 		StoragePort:                             7002,

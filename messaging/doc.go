@@ -11,6 +11,15 @@
 // message leaves for a peer: message ids, deadlines, bounded queues,
 // InjectedDelay, handler slots and metrics.
 //
+// TCPTransport has a fault seam of its own for tests of cqld processes,
+// Partitioner: Partition cuts the node off from chosen peers, dropping
+// every message it writes to them and every message it reads from them
+// (counted with reason "fault"), until Heal. One node's partition is a
+// cut both ways, and gossip and the metadata log, riding messaging, are
+// partitioned with the data path. Connections stay open, as across a real
+// partition; requests across the cut time out. The server exposes it
+// under internode_fault_injection (server/faults.go).
+//
 // # Connections
 //
 // As in Cassandra 4.0, each node dials its own connections to each peer it

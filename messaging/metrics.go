@@ -14,7 +14,7 @@ const (
 	DropNoHandler = "no_handler" // a one-way message for a verb without a handler
 	DropClosed    = "closed"     // its connection closed or failed first
 	DropLate      = "late"       // a response whose request had already given up
-	DropFault     = "fault"      // dropped by an InmemNetwork fault
+	DropFault     = "fault"      // dropped by a fault seam: an InmemNetwork fault or a Partitioner
 )
 
 // Metrics are a transport's counters. Several transports (a test's nodes)

@@ -26,6 +26,8 @@ type TCPTransport struct {
 	peers  map[netip.AddrPort]*peer
 	// accepted are the connections peers dialed, from accept to close.
 	accepted map[net.Conn]struct{}
+
+	cut partition // the peers Partition cut this node off from
 }
 
 var _ Transport = (*TCPTransport)(nil)
@@ -396,12 +398,15 @@ func (c *outConn) run() {
 			if !m.isResponse() {
 				return fmt.Errorf("%w: %s request on a connection this node dialed", ErrBadMessage, m.verb)
 			}
+			if c.t.cutRead(c.p.addr, c.p.label, m) {
+				return nil
+			}
 			c.p.counters.count(dirReceived, m.verb, messageHeaderLen+len(m.payload))
 			c.t.finishCall(&c.calls, c.p.addr, c.p.label, m)
 			return nil
 		}))
 	}()
-	c.broken(c.t.drain(c.q, c.stop, c.p.label, w.write))
+	c.broken(c.t.drain(c.q, c.stop, c.p.label, c.t.cutWrite(c.p.addr, c.p.label, w.write)))
 	<-readerDone
 }
 
@@ -474,7 +479,7 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		if err := t.drain(c.q, c.stop, c.from.label, w.write); err != nil && t.ctx.Err() == nil {
+		if err := t.drain(c.q, c.stop, c.from.label, t.cutWrite(h.addr, c.from.label, w.write)); err != nil && t.ctx.Err() == nil {
 			t.logBroken(err, h.addr)
 		}
 		c.close()
@@ -482,6 +487,9 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 	err = readLoop(nc, newStreamDecoder(lz4, t.opts.MaxMessageSize), func(m message) error {
 		if m.isResponse() {
 			return fmt.Errorf("%w: %s response on a connection this node accepted", ErrBadMessage, m.verb)
+		}
+		if t.cutRead(h.addr, c.from.label, m) {
+			return nil
 		}
 		c.from.counters.count(dirReceived, m.verb, messageHeaderLen+len(m.payload))
 		t.serve(&c.from, m, c.reply, c.stop)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/cqld/cqld/coordinator"
 	"github.com/cqld/cqld/frontend"
 	"github.com/cqld/cqld/hints"
+	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
@@ -244,8 +246,22 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
+	handlers := map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)}
+	if cfg.InternodeFaultInjection {
+		p, ok := n.cluster.Transport().(messaging.Partitioner)
+		switch {
+		case !ok:
+			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
+		case cfg.PrometheusPort == 0:
+			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
+		default:
+			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
+				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
+			maps.Copy(handlers, faultHandlers(p, log))
+		}
+	}
 	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)})
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, handlers)
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()

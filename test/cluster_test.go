@@ -72,6 +72,7 @@ func startClusterWith(t *testing.T, n int, configure func(*config.Config)) *test
 		c.ListenAddress, c.RPCAddress = addr, addr
 		c.NativeTransportPort, c.StoragePort = native, storage
 		c.PrometheusAddress, c.PrometheusPort = addr, prom
+		c.InternodeFaultInjection = true // tc.partition, tc.heal
 		c.NumTokens = 8
 		c.DataFileDirectories = []string{filepath.Join(home, "data")}
 		c.CommitlogDirectory = filepath.Join(home, "commitlog")
