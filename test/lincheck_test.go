@@ -2,7 +2,6 @@ package test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,8 +53,9 @@ type linSummary struct {
 // coordinator, doing conditional writes (INSERT IF NOT EXISTS, UPDATE
 // and DELETE IF v = ?, committed at ANY, ONE or QUORUM) and SERIAL reads
 // on a few keys of a three-node RF 3 cluster, while a schedule drawn from
-// a logged seed kills (-9) and restarts nodes and pauses (SIGSTOP) and
-// resumes them. porcupine must find every history linearizable; a
+// a logged seed kills (-9) and restarts nodes, pauses (SIGSTOP) and
+// resumes them, and cuts them off from the others (the internode fault
+// seam) and heals them. porcupine must find every history linearizable; a
 // violation writes its visualization and fails. -cqld.lin.duration runs
 // it longer, -cqld.lin.seed replays a schedule.
 func TestLinearizableLWT(t *testing.T) {
@@ -111,7 +111,7 @@ func newLinRun(t *testing.T, configure func(*config.Config)) *linRun {
 	return &linRun{
 		t: t, tc: tc, seed: seed, clients: 6, keys: 3,
 		levels: []string{"ANY", "ONE", "QUORUM"},
-		faults: []lincheck.FaultKind{lincheck.Kill, lincheck.Pause},
+		faults: []lincheck.FaultKind{lincheck.Kill, lincheck.Pause, lincheck.Isolate},
 	}
 }
 
@@ -280,10 +280,17 @@ func (l linInjector) signal(i int, sig syscall.Signal) error {
 	return nil
 }
 
-var errNoSeam = errors.New("no internode fault seam in this build")
+// Isolate cuts node i off from the others through the internode fault
+// seam; its clients still reach it.
+func (l linInjector) Isolate(i int) error {
+	l.tc.partition(i)
+	return nil
+}
 
-func (l linInjector) Isolate(int) error { return errNoSeam }
-func (l linInjector) Heal(int) error    { return errNoSeam }
+func (l linInjector) Heal(i int) error {
+	l.tc.heal(i)
+	return nil
+}
 
 // primaryOnly counts the refusal of a coordinator that is not the
 // partition's primary replica (lightweight transactions before Paxos) as

@@ -47,17 +47,22 @@ func Check(ops []porcupine.Operation, timeout time.Duration, visualization strin
 		return r, nil
 	}
 	var listing strings.Builder
-	for _, p := range partition(ops) {
+	partial := info.PartialLinearizationsOperations()
+	for i, p := range partition(ops) {
 		if porcupine.CheckOperationsTimeout(Model, p, timeout) != porcupine.Illegal {
 			continue
 		}
 		key := p[0].Input.(Input).Key
 		r.Keys = append(r.Keys, key)
-		fmt.Fprintf(&listing, "register %d: %d operations, times in ms since the history began\n", key, len(p))
-		sort.SliceStable(p, func(i, j int) bool { return p[i].Call < p[j].Call })
-		for _, op := range p {
-			fmt.Fprintf(&listing, "%10.3f %10.3f  client %3d  %s\n", float64(op.Call)/1e6, float64(op.Return)/1e6, op.ClientId, describeOperation(op.Input, op.Output))
+		var longest []porcupine.Operation
+		if i < len(partial) {
+			for _, l := range partial[i] {
+				if len(l) > len(longest) {
+					longest = l
+				}
+			}
 		}
+		writeListing(&listing, key, p, longest)
 	}
 	if visualization == "" {
 		return r, nil
@@ -71,4 +76,58 @@ func Check(ops []porcupine.Operation, timeout time.Duration, visualization strin
 		return r, fmt.Errorf("lincheck: write the listing: %w", err)
 	}
 	return r, nil
+}
+
+// opID names an operation of a history: no client calls two at once.
+type opID struct {
+	client int
+	call   int64
+}
+
+// writeListing lists register key's operations p in the order they were
+// called, each with its place in the longest partial linearization the
+// checker found, and first the operations around where it got stuck:
+// the earliest-returning operation it could not linearize.
+func writeListing(w *strings.Builder, key int, p, longest []porcupine.Operation) {
+	place := map[opID]int{}
+	state := Absent
+	states := map[opID]Value{}
+	for n, op := range longest {
+		id := opID{op.ClientId, op.Call}
+		place[id] = n + 1
+		_, next := step(state, op.Input, op.Output)
+		state = next.(Value)
+		states[id] = state
+	}
+	sort.SliceStable(p, func(i, j int) bool { return p[i].Call < p[j].Call })
+	line := func(op porcupine.Operation) {
+		id := opID{op.ClientId, op.Call}
+		mark := "      -"
+		if n, ok := place[id]; ok {
+			mark = fmt.Sprintf("%7d", n)
+		}
+		fmt.Fprintf(w, "%s %10.3f %10.3f  client %3d  %s", mark, float64(op.Call)/1e6, float64(op.Return)/1e6, op.ClientId, describeOperation(op.Input, op.Output))
+		if s, ok := states[id]; ok {
+			fmt.Fprintf(w, "   [now %s]", s)
+		}
+		w.WriteString("\n")
+	}
+	fmt.Fprintf(w, "register %d: %d operations; the longest linearization found takes %d of them (its order in the first column); times in ms since the history began\n", key, len(p), len(longest))
+	stuck := -1
+	for i, op := range p {
+		if _, ok := place[opID{op.ClientId, op.Call}]; !ok && (stuck < 0 || op.Return < p[stuck].Return) {
+			stuck = i
+		}
+	}
+	if stuck >= 0 {
+		fmt.Fprintf(w, "\nstuck at: the earliest-returning operation not linearized, and those called around it:\n")
+		for _, op := range p[max(0, stuck-15):min(len(p), stuck+10)] {
+			line(op)
+		}
+	}
+	fmt.Fprintf(w, "\nall of them:\n")
+	for _, op := range p {
+		line(op)
+	}
+	w.WriteString("\n")
 }
