@@ -61,8 +61,10 @@ func builtin(name string, weight int, c *Config) kindDef {
 	cols := `"C0", "C1", "C2", "C3", "C4"`
 	k := kindDef{name: name, weight: weight}
 	switch name {
-	case "write":
-		stmt := "INSERT INTO " + ks + ".standard1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
+	case "write", "cas_populate":
+		// cas_populate is -populate for serial_read: plain writes of
+		// cas1's rows.
+		stmt := "INSERT INTO " + ks + "." + builtinTable(name) + " (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
 		k.stmts = func() []string { return []string{stmt} }
 		k.bind = func(w *worker) opFunc {
 			vals := make([]any, 1+columns)
@@ -145,18 +147,6 @@ func builtin(name string, weight int, c *Config) kindDef {
 				rows := 0
 				err := w.iterateAt(cl, stmt, vals, dest, func() error { rows++; return nil })
 				return opOutcome{partitions: 1, rows: rows, notFound: rows == 0}, err
-			}
-		}
-	case "cas_populate":
-		// -populate for serial_read: plain writes of cas1's rows.
-		stmt := "INSERT INTO " + ks + ".cas1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
-		k.stmts = func() []string { return []string{stmt} }
-		k.bind = func(w *worker) opFunc {
-			vals := make([]any, 1+columns)
-			return func(seed int64) (opOutcome, error) {
-				vals[0] = w.key(seed)
-				w.fillValues(seed, vals[1:])
-				return opOutcome{partitions: 1, rows: 1}, w.exec(stmt, vals)
 			}
 		}
 	case "cas":
