@@ -179,7 +179,8 @@ func (r *linRun) run(d time.Duration) linSummary {
 			t.Logf("history %d: failures %v", h, failures)
 		}
 		if res.Verdict == porcupine.Illegal && r.until == nil {
-			t.Errorf("history %d is not linearizable (keys %v): porcupine's visualization is %s, the operations are listed in %s", h, res.Keys, res.Visualization, res.Listing)
+			t.Errorf("history %d is not linearizable (keys %v): porcupine's visualization is %s, the operations are listed in %s, and saved in %s (go test ./internal/lincheck -run TestRecheck -lincheck.history=FILE checks them again)",
+				h, res.Keys, res.Visualization, res.Listing, res.History)
 		}
 		if r.until != nil && r.until(res) {
 			break

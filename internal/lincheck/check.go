@@ -1,7 +1,9 @@
 package lincheck
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,8 +23,9 @@ type Result struct {
 	Ops, Unknown int
 	// Visualization is the HTML file written for an Illegal history;
 	// Listing, beside it, lists the operations on each register that is
-	// not linearizable, in the order they were called.
-	Visualization, Listing string
+	// not linearizable, in the order they were called, and History holds
+	// them all (WriteOperations) to be checked again.
+	Visualization, Listing, History string
 	// Keys are the registers whose operations are not linearizable.
 	Keys []int
 	// Took is the checker's time.
@@ -71,11 +74,12 @@ func Check(ops []porcupine.Operation, timeout time.Duration, visualization strin
 		return r, fmt.Errorf("lincheck: write the visualization: %w", err)
 	}
 	r.Visualization = visualization
-	r.Listing = strings.TrimSuffix(visualization, filepath.Ext(visualization)) + ".txt"
+	base := strings.TrimSuffix(visualization, filepath.Ext(visualization))
+	r.Listing, r.History = base+".txt", base+".json"
 	if err := os.WriteFile(r.Listing, []byte(listing.String()), 0o644); err != nil {
 		return r, fmt.Errorf("lincheck: write the listing: %w", err)
 	}
-	return r, nil
+	return r, WriteOperations(r.History, ops)
 }
 
 // opID names an operation of a history: no client calls two at once.
@@ -130,4 +134,50 @@ func writeListing(w *strings.Builder, key int, p, longest []porcupine.Operation)
 		line(op)
 	}
 	w.WriteString("\n")
+}
+
+// record is an operation as WriteOperations stores it.
+type record struct {
+	Client int    `json:"client"`
+	Call   int64  `json:"call"`
+	Return int64  `json:"return"`
+	Input  Input  `json:"input"`
+	Output Output `json:"output"`
+}
+
+// WriteOperations writes a history to path, one JSON operation a line,
+// so that it can be checked again (ReadOperations).
+func WriteOperations(path string, ops []porcupine.Operation) error {
+	var b []byte
+	for _, op := range ops {
+		line, err := json.Marshal(record{op.ClientId, op.Call, op.Return, op.Input.(Input), op.Output.(Output)})
+		if err != nil {
+			return fmt.Errorf("lincheck: encode an operation: %w", err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("lincheck: write the history: %w", err)
+	}
+	return nil
+}
+
+// ReadOperations reads a history written by WriteOperations.
+func ReadOperations(path string) ([]porcupine.Operation, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("lincheck: read a history: %w", err)
+	}
+	defer f.Close()
+	var ops []porcupine.Operation
+	dec := json.NewDecoder(f)
+	for {
+		var r record
+		if err := dec.Decode(&r); err == io.EOF {
+			return ops, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("lincheck: %s, operation %d: %w", path, len(ops)+1, err)
+		}
+		ops = append(ops, porcupine.Operation{ClientId: r.Client, Call: r.Call, Return: r.Return, Input: r.Input, Output: r.Output})
+	}
 }

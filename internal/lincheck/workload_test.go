@@ -2,6 +2,7 @@ package lincheck
 
 import (
 	"context"
+	"flag"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -97,6 +98,25 @@ func runMem(t *testing.T, bug string, seed uint64, n int) Result {
 	return res
 }
 
+var recheck = flag.String("lincheck.history", "", "TestRecheck: a history written by WriteOperations (a failed run's history-N.json) to check again")
+
+// TestRecheck checks a saved history again, writing its visualization
+// and listing beside the test's output.
+func TestRecheck(t *testing.T) {
+	if *recheck == "" {
+		t.Skip("give -lincheck.history=FILE")
+	}
+	ops, err := ReadOperations(*recheck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(ops, 0, strings.TrimSuffix(*recheck, ".json")+"-recheck.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d operations (%d unknown): %v in %s; %s %s", res.Ops, res.Unknown, res.Verdict, res.Took, res.Visualization, res.Listing)
+}
+
 // TestWorkloadOnRegisters runs the whole pipeline, workload, history and
 // checker, on atomic registers (whose timeouts take effect or not, and
 // whose refusals do not): every history is linearizable.
@@ -120,6 +140,19 @@ func TestWorkloadFindsBugs(t *testing.T) {
 			b, err := os.ReadFile(res.Visualization)
 			if err != nil || !strings.Contains(string(b), "<html") {
 				t.Errorf("visualization %s: %v", res.Visualization, err)
+			}
+			b, err = os.ReadFile(res.Listing)
+			if err != nil || !strings.Contains(string(b), "stuck at") {
+				t.Errorf("listing %s: %v\n%s", res.Listing, err, b)
+			}
+			// The history saved is the one checked: checked again, it is
+			// still not linearizable.
+			ops, err := ReadOperations(res.History)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ops) != res.Ops || porcupine.CheckOperations(Model, ops) {
+				t.Errorf("%s: %d operations (%d checked), linearizable when read back", res.History, len(ops), res.Ops)
 			}
 		})
 	}
