@@ -55,6 +55,10 @@ type NodeOptions struct {
 	// OnGossip with each membership event of another node.
 	OnTopology func(before, after *Topology)
 	OnGossip   func(gossip.Event)
+	// OnConflict is told when this node, having started a cluster of its
+	// own, finds its address is another node's in a running cluster
+	// (metalog.Options.OnConflict): it must stop.
+	OnConflict func(error)
 	// InjectedDelay is internode_injected_delay.
 	InjectedDelay time.Duration
 	// Timing of the metadata log and of gossip; zero fields take defaults
@@ -123,23 +127,25 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	bootstrap := len(o.Seeds) > 0 && o.Seeds[0] == o.Addr
 	n.log, err = metalog.Open(metalog.Options{
-		Dir:       filepath.Join(o.Dir, "log"),
-		Transport: n.transport,
-		HostID:    o.HostID,
-		Addr:      o.Addr,
-		FSM:       n.state,
-		Bootstrap: bootstrap,
-		Seeds:     o.Seeds,
-		Logger:    o.Logger,
-		Metrics:   o.Registry,
-		Timing:    o.LogTiming,
+		Dir:        filepath.Join(o.Dir, "log"),
+		Transport:  n.transport,
+		HostID:     o.HostID,
+		Addr:       o.Addr,
+		FSM:        n.state,
+		Bootstrap:  len(o.Seeds) > 0 && o.Seeds[0] == o.Addr,
+		Seeds:      o.Seeds,
+		OnConflict: o.OnConflict,
+		Logger:     o.Logger,
+		Metrics:    o.Registry,
+		Timing:     o.LogTiming,
 	})
 	if err != nil {
 		return nil, err
 	}
+	bootstrap := n.log.Bootstrapped()
 	if !bootstrap {
+		// At once if this node is a member already.
 		if err := n.log.Join(ctx); err != nil {
 			return nil, err
 		}
@@ -270,6 +276,14 @@ func (n *Node) UpdateMeta() {
 		if err := n.gossip.UpdateMeta(); err != nil {
 			n.opts.Logger.Warn("cannot spread this node's gossip metadata", "err", err)
 		}
+	}
+}
+
+// StopGossip stops this node's gossip without leaving: its peers see it
+// down (a node that fail-stopped). Close still closes the rest.
+func (n *Node) StopGossip() {
+	if n.gossip != nil {
+		_ = n.gossip.Close()
 	}
 }
 

@@ -19,13 +19,11 @@ import (
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
-// ReleaseVersion is the Cassandra version cqld reports. Drivers pick their
-// schema queries and protocol caps by it (4.x: system_schema, peers_v2).
-const ReleaseVersion = "4.0.11"
-
-const statementsCQLVersion = "3.4.5"
+// ReleaseVersion is the Cassandra version cqld reports.
+const ReleaseVersion = systables.ReleaseVersion
 
 // Options configures a Coordinator.
 type Options struct {
@@ -90,8 +88,10 @@ type Coordinator struct {
 	local      replica.Replica
 	node       storage.NodeInfo
 	generation int32
-	vt         vtables
 	log        *slog.Logger
+	// sys are the system tables; sysRows reads them on this node.
+	sys     map[string]map[string]*tableInfo
+	sysRows nodeLocal
 
 	schema *schema.Schema
 	// schemaChanges takes each DDL statement's change to be applied.
@@ -104,7 +104,7 @@ type Coordinator struct {
 
 // New returns a coordinator over the given catalog.
 func New(opts Options) (*Coordinator, error) {
-	vt, err := newVTables()
+	sys, err := systemTables()
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func New(opts Options) (*Coordinator, error) {
 		data:          opts.Data,
 		node:          opts.Node,
 		generation:    int32(opts.Now().Unix()),
-		vt:            vt,
+		sys:           sys,
 		log:           opts.Logger,
 		schema:        opts.Schema,
 		schemaChanges: opts.SchemaChanges,
@@ -133,6 +133,7 @@ func New(opts Options) (*Coordinator, error) {
 	if c.local == nil {
 		c.local = replica.NewLocal(opts.Engine)
 	}
+	c.sysRows = nodeLocal{systables.NewReplica(sysState{c}, c.local, opts.Now)}
 	if c.data == nil {
 		d, err := aloneData(opts, c.local)
 		if err != nil {
@@ -142,7 +143,7 @@ func New(opts Options) (*Coordinator, error) {
 	}
 	if c.schema == nil {
 		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
-			SystemKeyspace: IsSystemKeyspace, Logger: opts.Logger})
+			SystemKeyspace: systables.IsSystemKeyspace, Logger: opts.Logger})
 	}
 	if c.schemaChanges == nil {
 		c.schemaChanges = schema.NewLocal(c.schema, opts.Publish)
@@ -159,11 +160,7 @@ func New(opts Options) (*Coordinator, error) {
 // SchemaVersion is the UUID drivers compare for schema agreement: a
 // name-based (version 3) UUID of the schema digest.
 func (c *Coordinator) SchemaVersion() [16]byte {
-	d := c.catalog.Digest()
-	v := md5.Sum(d[:])
-	v[6] = v[6]&0x0f | 0x30
-	v[8] = v[8]&0x3f | 0x80
-	return v
+	return systables.SchemaVersion(c.catalog.Digest())
 }
 
 // Handle executes one QUERY, PREPARE, EXECUTE, BATCH or PREPARE_BATCH.

@@ -12,6 +12,7 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // Data is where the coordinator reads and writes user data, at a
@@ -97,4 +98,42 @@ func batchWriteType(logged, counter bool) primitive.WriteType {
 		return primitive.WriteTypeBatch
 	}
 	return primitive.WriteTypeUnloggedBatch
+}
+
+// rowSource is where a SELECT reads its rows at the request's level: Data
+// for user tables.
+type rowSource interface {
+	ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error
+	Scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
+	ScanIndex(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
+}
+
+var (
+	_ rowSource = Data(nil)
+	_ rowSource = nodeLocal{}
+)
+
+// source is where t's rows are read.
+func (c *Coordinator) source(t *tableInfo) rowSource {
+	if t.system {
+		return c.sysRows
+	}
+	return c.data
+}
+
+// nodeLocal reads a replica that only this node holds, as the system
+// keyspaces are (Cassandra's LocalStrategy): at any level, that replica
+// alone answers.
+type nodeLocal struct{ r systables.Reader }
+
+func (n nodeLocal) ReadPartition(ctx context.Context, _ primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
+	return n.r.ReadPartition(ctx, t, pk, o, fn)
+}
+
+func (n nodeLocal) Scan(ctx context.Context, _ primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
+	return n.r.Scan(ctx, t, o, fn)
+}
+
+func (n nodeLocal) ScanIndex(ctx context.Context, _ primitive.ConsistencyLevel, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error {
+	return n.r.ScanIndex(ctx, t, name, value, o, fn)
 }

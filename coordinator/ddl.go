@@ -26,10 +26,6 @@ func (c *Coordinator) analyzeDDL(stmt statements.Statement, session string) (pla
 	return &ddlPlan{stmt: stmt, session: session}, nil
 }
 
-// IsSystemKeyspace reports whether ks is one of the keyspaces the node
-// owns, which no schema change may modify: schema.Options.SystemKeyspace.
-func IsSystemKeyspace(ks string) bool { return isSystemKeyspace(ks) }
-
 // dataCenters are the data centers this node knows.
 func (c *Coordinator) dataCenters() []string { return []string{c.opts.DataCenter} }
 

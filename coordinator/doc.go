@@ -18,12 +18,13 @@
 // and combine their answers at the request's consistency level, with
 // storage.ReconcilePartitions for reads.
 //
-// The system tables drivers read at connect time (system.local,
-// system.peers, system.peers_v2, system_schema.*, system_virtual_schema.*)
-// are virtual: their layouts are Cassandra 4.0's (systables_defs.go) and
-// their rows are made from live state on each read, so they can never
-// disagree with the node. The schema version is derived from the user
-// schema's digest, so equal schemas have equal versions.
+// A SELECT of a system table (system.local, system.peers, system_schema.*,
+// ...: package systables) is compiled into the same plan as one of a user
+// table, from a tableInfo over the system table's layout; only the rows
+// come from elsewhere: this node's replica of the system keyspaces
+// (systables.Replica, at any consistency level), which makes them from
+// live state on each read (sysState), or reads them from the engine for a
+// stored one. Statements never write system tables.
 //
 // Prepared statements (prepcache.go, prepstore.go) are cached LRU within
 // prepared_statements_cache_size estimated bytes and mirrored to

@@ -11,6 +11,7 @@ import (
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // cqlError is the error a client sees, with its CQL error code.
@@ -35,7 +36,7 @@ func protocolErrorf(format string, args ...any) error {
 // userModifiable refuses a schema or data change in a system keyspace with
 // Cassandra's words.
 func userModifiable(ks string) error {
-	if isSystemKeyspace(ks) {
+	if systables.IsSystemKeyspace(ks) {
 		return unauthorizedf("%s keyspace is not user-modifiable.", ks)
 	}
 	return nil
@@ -93,6 +94,10 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &rf) {
 		return &message.ReadFailure{ErrorMessage: rf.Error(), Consistency: rf.Consistency, Received: rf.Received, BlockFor: rf.BlockFor,
 			NumFailures: int32(len(rf.Reasons)), FailureReasons: rf.Reasons, DataPresent: rf.DataPresent}
+	}
+	var ff *cqlerr.FunctionFailure
+	if errors.As(err, &ff) {
+		return &message.FunctionFailure{ErrorMessage: ff.Error(), Keyspace: ff.Keyspace, Function: ff.Function, Arguments: ff.Args}
 	}
 	if errors.Is(err, storage.ErrWriteFailed) {
 		// The one replica, this node, failed the write.

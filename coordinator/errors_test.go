@@ -57,6 +57,10 @@ func errorSamples() []struct {
 		{unsupported, primitive.ErrorCodeInvalid},
 		{&statements.TypeError{Msg: "x"}, primitive.ErrorCodeInvalid},
 		{&statements.UnknownTypeError{Name: "x"}, primitive.ErrorCodeInvalid},
+		{fromJSONError(), primitive.ErrorCodeFunctionFailure},
+		// It reaches clients only as a FUNCTION_FAILURE's cause or in
+		// INSERT JSON's INVALID; alone it would be a server's fault.
+		{marshalError(), primitive.ErrorCodeServerError},
 		{errors.New("disk on fire"), primitive.ErrorCodeServerError},
 	}
 }
@@ -67,6 +71,15 @@ func fromJSONError() error {
 	return err
 }
 
+// marshalError is the types.MarshalError behind fromJSONError.
+func marshalError() error {
+	var me *types.MarshalError
+	if !errors.As(fromJSONError(), &me) {
+		panic("fromJson('\"abc\"') for an int failed without a MarshalError")
+	}
+	return me
+}
+
 // errorGaps are classes errorMessage answers as SERVER_ERROR where
 // Cassandra answers another code (want). The test checks each gap is still
 // open, so closing one moves it to errorSamples.
@@ -75,8 +88,6 @@ var errorGaps = []struct {
 	want primitive.ErrorCode
 	why  string
 }{
-	{fromJSONError(), primitive.ErrorCodeFunctionFailure,
-		"fromJson() returns it unconverted: INSERT ... VALUES (1, fromJson('\"abc\"')) into an int answers SERVER_ERROR, Cassandra FUNCTION_FAILURE (FromJsonFct)"},
 	{&statements.UnsupportedTypeError{Type: "vector<float, 3>"}, primitive.ErrorCodeInvalid,
 		"its callers convert it today (typeErr), but errorMessage does not know it"},
 }
@@ -87,7 +98,6 @@ var notFromCoordinator = map[primitive.ErrorCode]string{
 	primitive.ErrorCodeAuthenticationError: "the frontend's handshake answers it",
 	primitive.ErrorCodeIsBootstrapping:     "a node serves only once it has started",
 	primitive.ErrorCodeTruncateError:       "TRUNCATE runs on the one local replica; its failures are SERVER_ERROR",
-	primitive.ErrorCodeFunctionFailure:     "none answered yet, though fromJson() should (see errorGaps)",
 }
 
 // TestErrorMessageCoversEveryCode checks errorMessage, the one place

@@ -69,6 +69,9 @@ func (c *Coordinator) inlinesHere(p plan, cl primitive.ConsistencyLevel) bool {
 	default:
 		return false
 	}
+	if t.system {
+		return false // its rows are made on each read: not cheap enough
+	}
 	ks := c.catalog.Current().Keyspace(t.def.Keyspace)
 	return ks != nil && c.data.AllLocal(ks, 0, cl)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/systables"
 )
 
 // plan is an analysed statement, ready to run any number of times. Plans
@@ -59,7 +60,7 @@ func (p *usePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.
 }
 
 func (c *Coordinator) keyspaceExists(ks string) bool {
-	if isSystemKeyspace(ks) {
+	if systables.IsSystemKeyspace(ks) {
 		return true
 	}
 	_, ok := c.catalog.Keyspace(ks)

@@ -1,11 +1,9 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync/atomic"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -248,20 +246,4 @@ func (c *Coordinator) openPrepared() error {
 		return fmt.Errorf("coordinator: load prepared statements: %w", err)
 	}
 	return nil
-}
-
-// preparedRows are system.prepared_statements' rows: the cached statements,
-// by id.
-func (c *Coordinator) preparedRows() []row {
-	all := c.prep.all()
-	sort.Slice(all, func(i, j int) bool { return bytes.Compare(all[i].id[:], all[j].id[:]) < 0 })
-	rows := make([]row, 0, len(all))
-	for _, ps := range all {
-		r := row{"prepared_id": append([]byte(nil), ps.id[:]...), "query_string": ps.query}
-		if ps.keyspace != "" {
-			r["logged_keyspace"] = ps.keyspace
-		}
-		rows = append(rows, r)
-	}
-	return rows
 }

@@ -5,9 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/datastax/go-cassandra-native-protocol/datatype"
-
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // prepStore keeps the prepared statements in the table Cassandra keeps
@@ -32,21 +31,11 @@ const (
 )
 
 func openPrepStore(engine *storage.Engine, log *slog.Logger) (*prepStore, error) {
-	def := &storage.TableDef{
-		Keyspace: "system",
-		Name:     "prepared_statements",
-		ID:       systemTableID("system", "prepared_statements"),
-		Columns: []storage.ColumnDef{
-			{Name: "prepared_id", Type: "blob", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
-			{Name: colPreparedKeyspace, Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
-			{Name: colPreparedQuery, Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
-		},
+	t := systables.Lookup("system", "prepared_statements")
+	if t == nil || !t.Stored() {
+		return nil, fmt.Errorf("coordinator: no stored system.prepared_statements")
 	}
-	t, err := storage.NewTable(def, func(string) (datatype.DataType, error) { return datatype.Blob, nil })
-	if err != nil {
-		return nil, fmt.Errorf("coordinator: prepared statements table: %w", err)
-	}
-	return &prepStore{engine: engine, table: t, log: log}, nil
+	return &prepStore{engine: engine, table: t.Storage, log: log}, nil
 }
 
 // storeOps are store writes gathered under the cache lock, each with its

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // Purge drops, from every user table, the tombstones older than the
@@ -14,7 +15,7 @@ import (
 func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 	var total storage.PurgeStats
 	for _, ks := range c.catalog.Current().SortedKeyspaces() {
-		if isSystemKeyspace(ks.Name) {
+		if systables.IsSystemKeyspace(ks.Name) {
 			continue
 		}
 		for _, def := range ks.Tables {

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -11,11 +12,13 @@ import (
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
-// tableInfo is a user table compiled for analysis and execution. It is
-// immutable and cached per *storage.TableDef, which is itself immutable: a
-// schema change makes a new definition and so a new tableInfo.
+// tableInfo is a table compiled for analysis and execution. It is
+// immutable. A user table's is cached per *storage.TableDef, which is
+// itself immutable: a schema change makes a new definition and so a new
+// tableInfo.
 type tableInfo struct {
 	def    *storage.TableDef
 	st     *storage.Table
@@ -23,6 +26,9 @@ type tableInfo struct {
 	byName map[string]int
 	pk, ck []int // indexes into cols, by position
 	meta   []*message.ColumnMetadata
+	// system: a system table (package systables), read on this node
+	// alone and never written by statements.
+	system bool
 }
 
 type colInfo struct {
@@ -98,17 +104,31 @@ func compileTable(def *storage.TableDef, k *storage.KeyspaceDef) (*tableInfo, er
 		return ti.(*tableInfo), nil
 	}
 	lookup := schema.TypeLookup(k)
+	parse := func(s string) (datatype.DataType, bool, error) {
+		return statements.ParseTypeIn(s, def.Keyspace, lookup)
+	}
 	st, err := storage.NewTable(def, func(s string) (datatype.DataType, error) {
-		dt, _, err := statements.ParseTypeIn(s, def.Keyspace, lookup)
+		dt, _, err := parse(s)
 		return dt, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	ti, err := newTableInfo(st, parse)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := tableCache.LoadOrStore(def, ti)
+	return actual.(*tableInfo), nil
+}
+
+// newTableInfo compiles st, parsing its column types with parse.
+func newTableInfo(st *storage.Table, parse func(string) (datatype.DataType, bool, error)) (*tableInfo, error) {
+	def := st.Def
 	ti := &tableInfo{def: def, st: st, byName: map[string]int{}}
 	for i := range def.Columns {
 		cd := &def.Columns[i]
-		typ, frozen, err := statements.ParseTypeIn(cd.Type, def.Keyspace, lookup)
+		typ, frozen, err := parse(cd.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -122,8 +142,37 @@ func compileTable(def *storage.TableDef, k *storage.KeyspaceDef) (*tableInfo, er
 	for _, c := range def.Key(storage.KindClustering) {
 		ti.ck = append(ti.ck, ti.byName[c.Name])
 	}
-	actual, _ := tableCache.LoadOrStore(def, ti)
-	return actual.(*tableInfo), nil
+	return ti, nil
+}
+
+// systemTables compiles the system tables, by keyspace and name.
+func systemTables() (map[string]map[string]*tableInfo, error) {
+	out := map[string]map[string]*tableInfo{}
+	for _, t := range systables.All() {
+		ti, err := newTableInfo(t.Storage, statements.ParseTypeFrozen)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: %s.%s: %w", t.Storage.Def.Keyspace, t.Storage.Def.Name, err)
+		}
+		ti.system = true
+		d := t.Storage.Def
+		if out[d.Keyspace] == nil {
+			out[d.Keyspace] = map[string]*tableInfo{}
+		}
+		out[d.Keyspace][d.Name] = ti
+	}
+	return out, nil
+}
+
+// readTable finds the table a SELECT reads: a system table, or a user
+// table of the current schema.
+func (c *Coordinator) readTable(ks, name string) (*tableInfo, error) {
+	if systables.IsSystemKeyspace(ks) {
+		if t := c.sys[ks][name]; t != nil {
+			return t, nil
+		}
+		return nil, invalidf("unconfigured table %s", name)
+	}
+	return c.userTable(ks, name)
 }
 
 // userTable finds and compiles ks.name in the current schema.

@@ -21,6 +21,13 @@ import (
 // over fresh storage in tb's temp dir with a periodic commit log.
 func newTestCoordinator(tb testing.TB) *Coordinator {
 	tb.Helper()
+	return newTestCoordinatorWith(tb, func(*Options) {})
+}
+
+// newTestCoordinatorWith is newTestCoordinator with its options changed
+// by set.
+func newTestCoordinatorWith(tb testing.TB, set func(*Options)) *Coordinator {
+	tb.Helper()
 	dir := tb.TempDir()
 	fs := vfs.Default
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -50,7 +57,9 @@ func newTestCoordinator(tb testing.TB) *Coordinator {
 			tb.Errorf("close engine: %v", err)
 		}
 	})
-	c, err := New(Options{Catalog: catalog, Engine: engine, Node: info, DataCenter: "datacenter1", Rack: "rack1", Logger: log})
+	opts := Options{Catalog: catalog, Engine: engine, Node: info, DataCenter: "datacenter1", Rack: "rack1", Logger: log}
+	set(&opts)
+	c, err := New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

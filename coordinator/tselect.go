@@ -11,6 +11,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/types"
@@ -63,6 +64,23 @@ func (p *tableSelectPlan) resultColumns() []*message.ColumnMetadata { return p.m
 
 // aggregates reports whether rows are folded into groups.
 func (p *tableSelectPlan) aggregates() bool { return p.sel != nil && p.sel.aggregate }
+
+var allowFilteringMsg = "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING"
+
+// analyzeSelect analyses a SELECT of a user or a system table: both are
+// read through the same plan, a system table's rows coming from this
+// node's replica of the system keyspaces (package systables).
+func (c *Coordinator) analyzeSelect(s *statements.Select, n int, session string) (plan, error) {
+	ks, err := schema.ResolveKeyspace(s.Keyspace, session)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.readTable(ks, s.Table)
+	if err != nil {
+		return nil, err
+	}
+	return c.analyzeTableSelect(s, n, t)
+}
 
 func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableInfo) (plan, error) {
 	b := newBinder(t.def.Keyspace, t.def.Name, n)
@@ -336,8 +354,10 @@ type aggRun struct {
 }
 
 func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (message.Message, error) {
-	if err := c.checkCurrent(p.t); err != nil {
-		return nil, err
+	if !p.t.system {
+		if err := c.checkCurrent(p.t); err != nil {
+			return nil, err
+		}
 	}
 	err := checkReadConsistency(x)
 	if err == nil && isSerial(x.opts.Consistency) && p.keys.pkComplete() {
@@ -551,7 +571,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 		for si, s := range slices {
 			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now}
 			first := si == 0
-			err := c.data.ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
+			err := c.source(t).ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
 				if row.Static {
 					if first {
 						r.static = row
@@ -602,13 +622,13 @@ func (r *selectRun) scan(c *Coordinator) error {
 	}
 	stopped := false
 	scan := func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-		return c.data.Scan(r.x.ctx, r.x.opts.Consistency, t, o, fn)
+		return c.source(r.p.t).Scan(r.x.ctx, r.x.opts.Consistency, t, o, fn)
 	}
 	if v, err := r.indexValue(); err != nil {
 		return err
 	} else if v != nil {
 		scan = func(t *storage.Table, o storage.ScanOptions, fn func([]byte, *storage.Row) bool) error {
-			return c.data.ScanIndex(r.x.ctx, r.x.opts.Consistency, t, r.p.index.name, v, o, fn)
+			return c.source(r.p.t).ScanIndex(r.x.ctx, r.x.opts.Consistency, t, r.p.index.name, v, o, fn)
 		}
 	}
 	err = scan(t.st, o, func(pk []byte, row *storage.Row) bool {
@@ -1043,4 +1063,30 @@ func (t *tableInfo) inRanges(ck [][]byte, ranges []clusteringRange) bool {
 		return true
 	}
 	return false
+}
+
+// applyMetadataRules follows Cassandra's ExecuteMessage: v4 drops the
+// metadata when the client asked to skip it; v5 sends the new metadata id
+// and full metadata when the client's id is stale, else honours skip.
+func applyMetadataRules(md *message.RowsMetadata, id []byte, x *execution) {
+	if x.prepared == nil {
+		return
+	}
+	if x.version >= primitive.ProtocolVersion5 && !bytes.Equal(x.reqMetaID, id) {
+		md.NewResultMetadataId = id
+		return
+	}
+	if x.opts.SkipMetadata {
+		md.Columns = nil
+	}
+}
+
+// metadataID is v5's result metadata id: a digest of the column specs.
+func metadataID(cols []*message.ColumnMetadata) []byte {
+	var b bytes.Buffer
+	for _, c := range cols {
+		fmt.Fprintf(&b, "%s.%s.%s:%v;", c.Keyspace, c.Table, c.Name, c.Type)
+	}
+	id := statementID("", b.String())
+	return id[:]
 }

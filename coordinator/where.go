@@ -783,3 +783,37 @@ func (k *keyRestrictions) multiColumnIn(r *statements.Relation, b *binder, first
 	}
 	return nil
 }
+
+// splitList decodes a serialized list<T> (v3+ layout) into its elements.
+func splitList(b []byte) ([][]byte, error) {
+	if b == nil {
+		return nil, invalidf("Invalid null value for IN restriction")
+	}
+	bad := invalidf("Invalid list value for IN restriction")
+	if len(b) < 4 {
+		return nil, bad
+	}
+	n := int(int32(binary.BigEndian.Uint32(b)))
+	b = b[4:]
+	if n < 0 || n > len(b)/4 {
+		return nil, bad
+	}
+	out := make([][]byte, 0, n)
+	for i := 0; i < n; i++ {
+		if len(b) < 4 {
+			return nil, bad
+		}
+		l := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if l < 0 {
+			out = append(out, nil)
+			continue
+		}
+		if l > len(b) {
+			return nil, bad
+		}
+		out = append(out, b[:l])
+		b = b[l:]
+	}
+	return out, nil
+}

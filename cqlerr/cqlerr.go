@@ -2,6 +2,7 @@ package cqlerr
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -60,3 +61,19 @@ func Unauthorizedf(format string, args ...any) error {
 func ProtocolErrorf(format string, args ...any) error {
 	return newf(primitive.ErrorCodeProtocolError, format, args)
 }
+
+// FunctionFailure is FunctionExecutionException: a function failed while
+// it ran, on a value it could not convert. Detail is what failed, in
+// Cassandra's words.
+type FunctionFailure struct {
+	Keyspace, Function string
+	Args               []string // the argument types, as CQL spells them
+	Detail             string
+	Err                error // the cause, if any
+}
+
+func (e *FunctionFailure) Error() string {
+	return Truncate(fmt.Sprintf("execution of '%s.%s[%s]' failed: %s", e.Keyspace, e.Function, strings.Join(e.Args, ", "), e.Detail))
+}
+
+func (e *FunctionFailure) Unwrap() error { return e.Err }

@@ -33,7 +33,12 @@ const (
 	kindJoin    // add a voter, forwarded to the leader
 	kindRemove  // remove a server, forwarded to the leader
 	kindIndex   // the answer to kindPropose, kindJoin and kindRemove
-	kindEnd     // one past the last kind
+	// kindAddressed is a raft RPC request with the server id it is for:
+	// the receiver refuses one for another server (codeWrongServer).
+	kindAddressed
+	kindProbe         // which servers do you know? (a new first seed asks the others)
+	kindConfiguration // the answer to kindProbe: the latest configuration, empty without raft state
+	kindEnd           // one past the last kind
 )
 
 // Bounds of what a decoder accepts, beyond the bytes that are left.
@@ -66,6 +71,20 @@ type forward struct {
 // indexResponse answers a forward with the index of the log entry it
 // became.
 type indexResponse struct{ index uint64 }
+
+// addressed is a raft RPC request (a pointer to raft's AppendEntries,
+// RequestVote, RequestPreVote or TimeoutNow request, or an
+// *installSnapshot) and the id of the server it is for.
+type addressed struct {
+	to  string
+	rpc any
+}
+
+// probe asks a member which servers it knows; configuration answers.
+type (
+	probe         struct{}
+	configuration struct{ cfg raft.Configuration }
+)
 
 // encoder appends the codec's primitives to b.
 type encoder struct{ b []byte }
@@ -398,6 +417,22 @@ func encodeMessage(m any) ([]byte, error) {
 	case *indexResponse:
 		e.byte(byte(kindIndex))
 		e.uint(m.index)
+	case *addressed:
+		if !isRPCRequest(m.rpc) {
+			return nil, fmt.Errorf("metalog: cannot address a %T", m.rpc)
+		}
+		inner, err := encodeMessage(m.rpc)
+		if err != nil {
+			return nil, err
+		}
+		e.byte(byte(kindAddressed))
+		e.string(m.to)
+		e.b = append(e.b, inner...)
+	case *probe:
+		e.byte(byte(kindProbe))
+	case *configuration:
+		e.byte(byte(kindConfiguration))
+		appendConfiguration(e, m.cfg)
 	default:
 		return nil, fmt.Errorf("metalog: cannot encode %T", m)
 	}
@@ -525,6 +560,29 @@ func decodeMessage(b []byte) (any, error) {
 		m = f
 	case kindIndex:
 		m = &indexResponse{index: d.uint("index")}
+	case kindAddressed:
+		a := &addressed{to: d.string("server id", maxNameLen)}
+		if d.err != nil {
+			return nil, d.err
+		}
+		// The rest is one whole message, itself a raft RPC request (never
+		// addressed again: no recursion).
+		if len(d.b) < 2 || !rpcRequestKind(kind(d.b[1])) {
+			return nil, fmt.Errorf("%w: an addressed message that is no raft RPC request", ErrBadMessage)
+		}
+		inner, err := decodeMessage(d.b)
+		if err != nil {
+			return nil, fmt.Errorf("%w (in an addressed message)", err)
+		}
+		if !isRPCRequest(inner) {
+			return nil, fmt.Errorf("%w: an addressed %T", ErrBadMessage, inner)
+		}
+		a.rpc, d.b = inner, nil
+		m = a
+	case kindProbe:
+		m = &probe{}
+	case kindConfiguration:
+		m = &configuration{cfg: readConfiguration(d)}
 	default:
 		return nil, fmt.Errorf("%w: kind %d", ErrBadMessage, k)
 	}
@@ -532,4 +590,23 @@ func decodeMessage(b []byte) (any, error) {
 		return nil, fmt.Errorf("%w (kind %d)", err, k)
 	}
 	return m, nil
+}
+
+// isRPCRequest reports whether m is a raft RPC request this codec
+// carries.
+func isRPCRequest(m any) bool {
+	switch m.(type) {
+	case *raft.AppendEntriesRequest, *raft.RequestVoteRequest, *raft.RequestPreVoteRequest,
+		*raft.TimeoutNowRequest, *installSnapshot:
+		return true
+	}
+	return false
+}
+
+func rpcRequestKind(k kind) bool {
+	switch k {
+	case kindAppendEntries, kindRequestVote, kindPreVote, kindTimeoutNow, kindInstallSnapshot:
+		return true
+	}
+	return false
 }

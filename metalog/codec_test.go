@@ -47,6 +47,34 @@ func testMessages() []any {
 		&forward{kind: kindJoin, id: "ab000000-0000-0000-0000-000000000002", addr: "127.0.0.2:7000"},
 		&forward{kind: kindRemove, id: "ab000000-0000-0000-0000-000000000003"},
 		&indexResponse{index: 1 << 40},
+		&addressed{to: "ab000000-0000-0000-0000-000000000002", rpc: &raft.AppendEntriesRequest{RPCHeader: h, Term: 7,
+			Leader: []byte("127.0.0.1:7000"), Entries: []*raft.Log{{Index: 1, Term: 7, Type: raft.LogNoop}}}},
+		&addressed{to: "ab000000-0000-0000-0000-000000000003", rpc: &raft.RequestPreVoteRequest{RPCHeader: h, Term: 9}},
+		&addressed{to: "ab000000-0000-0000-0000-000000000003", rpc: &installSnapshot{req: raft.InstallSnapshotRequest{
+			RPCHeader: h, SnapshotVersion: 1, Term: 9, Configuration: raft.EncodeConfiguration(testConfiguration()), Size: 2},
+			data: []byte("st")}},
+		&probe{},
+		&configuration{cfg: testConfiguration()},
+	}
+}
+
+func TestAddressedCarriesOnlyRPCRequests(t *testing.T) {
+	for _, inner := range []any{&raft.AppendEntriesResponse{}, &probe{}, &indexResponse{}, &forward{kind: kindRemove, id: "x"},
+		&addressed{to: "a", rpc: &raft.TimeoutNowRequest{}}} {
+		if _, err := encodeMessage(&addressed{to: "a", rpc: inner}); err == nil {
+			t.Errorf("an addressed %T encodes", inner)
+		}
+		e := &encoder{}
+		e.byte(codecVersion)
+		e.byte(byte(kindAddressed))
+		e.string("a")
+		b, err := encodeMessage(inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodeMessage(append(e.b, b...)); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("an addressed %T decodes: %v", inner, err)
+		}
 	}
 }
 

@@ -48,6 +48,22 @@
 // is the host id's string form, raft.ServerAddress the internode
 // "ip:port".
 //
+// A node whose data was wiped comes back with a new host id, perhaps at
+// a member's address, which the cluster's configuration still gives the
+// old id. So every raft RPC names the server it is for (kindAddressed),
+// and a node refuses one for another id (codeWrongServer, counted in
+// cqld_metalog_misaddressed_rpcs_total) before raft sees it: the wiped
+// node never follows the leader as its old self. The leader refuses a
+// Join at an address another server has (ErrAddressTaken, Cassandra's
+// "A node with address ... already exists, cancelling join"): the old
+// server must be removed first. A first seed with no raft state first
+// asks the other seeds which servers they know (kindProbe); if one is a
+// member of a cluster, it joins rather than bootstraps, and so is refused
+// the same way. A first seed with no other seed has nobody to ask: it
+// bootstraps, and when a member of the running cluster reaches it with
+// an RPC for another server, its configuration not holding the sender,
+// it reports the split to Options.OnConflict, and its node stops.
+//
 // # Wire format
 //
 // These constants are frozen. Every message on VerbMetadata starts with

@@ -18,6 +18,7 @@ import (
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/ring"
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 var (
@@ -32,6 +33,12 @@ var (
 	// errNotLeader means the request was not done because the node asked
 	// does not lead: it may be sent again.
 	errNotLeader = errors.New("metalog: not the leader")
+	// ErrAddressTaken means this node's address is another server's in
+	// the cluster: a node restarted wiped (a new host id) at a member's
+	// address. Join refuses it; a node that bootstrapped a cluster of its
+	// own there reports it to Options.OnConflict once a member of the
+	// other cluster reaches it.
+	ErrAddressTaken = errors.New("metalog: address taken")
 )
 
 // Log is this node's member of the cluster's metadata log: a raft group
@@ -48,6 +55,13 @@ type Log struct {
 
 	incarnation [8]byte
 	seq         atomic.Uint64
+	// bootstrapped is set when Open started a new cluster.
+	bootstrapped bool
+	// refusedFrom are the senders of misaddressed RPCs logged already;
+	// conflict reports ErrAddressTaken to OnConflict once.
+	refusedFrom      sync.Map
+	conflict         sync.Once
+	misaddressedRPCs prometheus.Counter
 
 	observer *raft.Observer
 	obsCh    chan raft.Observation
@@ -88,12 +102,16 @@ func Open(opts Options) (*Log, error) {
 		opts:     opts,
 		id:       raft.ServerID(opts.HostID.String()),
 		store:    st,
-		trans:    newRaftTransport(opts.Transport, opts.Addr, opts.Timing.RPCTimeout, opts.MaxMessageSize),
+		trans:    newRaftTransport(opts.Transport, raft.ServerID(opts.HostID.String()), opts.Addr, opts.Timing.RPCTimeout, opts.MaxMessageSize),
 		leaderCh: make(chan struct{}),
+
+		misaddressedRPCs: newMisaddressedCounter(),
 	}
 	l.closeCtx, l.closeNow = context.WithCancel(context.Background())
 	l.fsm = newFSMAdapter(opts.FSM, l.trans.maxSnapshot)
 	l.trans.forwards = l.serveForward
+	l.trans.probes = l.serveProbe
+	l.trans.misaddressed = l.misaddressed
 	fail := func(err error) (*Log, error) {
 		l.closeNow()
 		_ = l.trans.Close()
@@ -133,16 +151,27 @@ func (l *Log) start(snaps raft.SnapshotStore, hcl *hclogger) error {
 	if err != nil {
 		return fmt.Errorf("metalog: read raft state: %w", err)
 	}
+	bootstrap := !existing && l.opts.Bootstrap
+	if bootstrap {
+		// A first seed without raft state may be one whose data was lost
+		// while the cluster it started runs on: it joins that cluster.
+		if seed, ok := l.clusterAtSeeds(); ok {
+			bootstrap = false
+			l.opts.Logger.Warn("metalog: this node is the first seed and has no metadata log, but another seed belongs "+
+				"to a running cluster: joining it instead of bootstrapping a new one", "seed", seed)
+		}
+	}
 	// A node that bootstraps is its cluster's only voter: nobody else can
 	// win, so it need not wait out a heartbeat timeout before its first
 	// election. Raft starts its first timer with a longer timeout, and
 	// lowering it (ReloadConfig below) fires the timer at once.
-	fresh := !existing && l.opts.Bootstrap
+	fresh := bootstrap
 	if fresh {
 		conf.HeartbeatTimeout += time.Millisecond
 		conf.ElectionTimeout = max(conf.ElectionTimeout, conf.HeartbeatTimeout)
 	}
-	if !existing && l.opts.Bootstrap {
+	if bootstrap {
+		l.bootstrapped = true
 		cfg := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: l.id, Address: l.trans.local}}}
 		if err := raft.BootstrapCluster(conf, l.store, l.store, snaps, l.trans, cfg); err != nil {
 			return fmt.Errorf("metalog: bootstrap: %w", err)
@@ -318,6 +347,9 @@ func (l *Log) Join(ctx context.Context) error {
 			if err == nil {
 				l.opts.Logger.Info("metalog: joined the cluster metadata log", "seed", s, "index", index)
 				return l.awaitMembership(ctx)
+			}
+			if errors.Is(err, ErrAddressTaken) {
+				return fmt.Errorf("metalog: join through %s: %w", s, err)
 			}
 			last = err
 			l.opts.Logger.Warn("metalog: join through a seed failed", "seed", s, "attempt", attempt, "err", err)
@@ -517,6 +549,10 @@ func (l *Log) ask(ctx context.Context, to netip.AddrPort, f *forward) (uint64, e
 				return 0, fmt.Errorf("%w: %w", errNotLeader, err)
 			case codeUnknown:
 				return 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+			case codeAddressTaken:
+				var re *messaging.RemoteError
+				errors.As(err, &re)
+				return 0, fmt.Errorf("%w: %s", ErrAddressTaken, strings.TrimPrefix(re.Message, ErrAddressTaken.Error()+": "))
 			}
 			return 0, err
 		}
@@ -551,6 +587,9 @@ func (l *Log) lead(ctx context.Context, f *forward) (uint64, error) {
 	case kindPropose:
 		fut = l.raft.Apply(f.entry, timeout)
 	case kindJoin:
+		if err := l.addressFree(raft.ServerID(f.id), raft.ServerAddress(f.addr)); err != nil {
+			return 0, err
+		}
 		fut = l.raft.AddVoter(raft.ServerID(f.id), raft.ServerAddress(f.addr), 0, timeout)
 	case kindRemove:
 		fut = l.raft.RemoveServer(raft.ServerID(f.id), 0, timeout)
@@ -625,6 +664,8 @@ func (l *Log) serveForward(ctx context.Context, f *forward) ([]byte, error) {
 			code = codeUnknown
 		case errors.Is(err, ErrClosed):
 			code = codeClosed
+		case errors.Is(err, ErrAddressTaken):
+			code = codeAddressTaken
 		}
 		return nil, &messaging.RemoteError{Code: code, Message: err.Error()}
 	}
@@ -662,4 +703,108 @@ func parseHostID(s string) (ring.HostID, error) {
 		return h, fmt.Errorf("%w: host id %q", ErrBadMessage, s)
 	}
 	return h, nil
+}
+
+// Bootstrapped reports whether Open started a new cluster with this node
+// as its only voter (else the node was a member already, or must Join).
+func (l *Log) Bootstrapped() bool { return l.bootstrapped }
+
+// addressFree fails with ErrAddressTaken when addr is another server's
+// than id in the latest configuration: a node restarted without its data
+// (so with a new host id) where a member was. Raft would otherwise add
+// a second server at one address, and the member's RPCs would reach the
+// new node. As in Cassandra, the old node must be removed first.
+func (l *Log) addressFree(id raft.ServerID, addr raft.ServerAddress) error {
+	f := l.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("metalog: configuration: %w", err)
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.Address == addr && s.ID != id {
+			return fmt.Errorf("%w: A node with address %s already exists (host id %s), cancelling join. "+
+				"Remove it from the cluster (removenode %s) if you want this node to replace it", ErrAddressTaken, addr, s.ID, s.ID)
+		}
+	}
+	return nil
+}
+
+// serveProbe answers a probe with the latest configuration this node
+// knows: none when it has no raft state.
+func (l *Log) serveProbe() ([]byte, error) {
+	f := l.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, &messaging.RemoteError{Code: codeFailed, Message: err.Error()}
+	}
+	return encodeMessage(&configuration{cfg: f.Configuration()})
+}
+
+// clusterAtSeeds asks every other seed, at once, which servers it knows,
+// and returns one that knows some: a seed that is a member of a cluster.
+// A seed that does not answer within RPCTimeout counts as none.
+func (l *Log) clusterAtSeeds() (netip.AddrPort, bool) {
+	found := make(chan netip.AddrPort, len(l.opts.Seeds))
+	var wg sync.WaitGroup
+	for _, seed := range l.opts.Seeds {
+		if seed == l.opts.Addr {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, err := l.trans.request(raft.ServerAddress(seed.String()), &probe{}, l.opts.Timing.RPCTimeout)
+			if err != nil {
+				l.opts.Logger.Debug("metalog: probe of a seed failed", "seed", seed, "err", err)
+				return
+			}
+			if m, err := decodeMessage(b); err == nil {
+				if c, ok := m.(*configuration); ok && len(c.cfg.Servers) > 0 {
+					found <- seed
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(found)
+	seed, ok := <-found
+	return seed, ok
+}
+
+// misaddressed is told of a raft RPC this node refused because it was for
+// server to. It logs the first from each sender. If the sender is no
+// server of this node's configuration while that configuration has some,
+// this node runs a cluster of its own at an address a running cluster
+// gives another server (a first seed restarted without its data, with no
+// other seed to ask): it tells Options.OnConflict, once.
+func (l *Log) misaddressed(from netip.AddrPort, rpc any, to raft.ServerID) {
+	var sender raft.ServerID
+	if h, ok := rpc.(raft.WithRPCHeader); ok {
+		sender = raft.ServerID(h.GetRPCHeader().ID)
+	} else if s, ok := rpc.(*installSnapshot); ok {
+		sender = raft.ServerID(s.req.ID)
+	}
+	l.misaddressedRPCs.Inc()
+	if _, logged := l.refusedFrom.LoadOrStore(from, true); !logged {
+		l.opts.Logger.Error("metalog: refusing raft RPCs for another server: this node's address is that server's in "+
+			"the sender's configuration", "from", from, "sender", sender, "for", to, "this_node", l.id, "rpc", fmt.Sprintf("%T", rpc))
+	}
+	f := l.raft.GetConfiguration()
+	if f.Error() != nil || len(f.Configuration().Servers) == 0 {
+		return
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == sender {
+			return
+		}
+	}
+	l.conflict.Do(func() {
+		err := fmt.Errorf("%w: this node (host id %s) runs a cluster of its own at %s, but server %s at %s, of another "+
+			"cluster, sends raft RPCs for server %s to this address: that cluster counts this address as %s's. "+
+			"Was this node's data wiped? Remove %s from that cluster (removenode) and start this node with one of its "+
+			"seeds to join it", ErrAddressTaken, l.id, l.trans.local, sender, from, to, to, to)
+		if l.opts.OnConflict == nil {
+			l.opts.Logger.Error(err.Error())
+			return
+		}
+		l.opts.OnConflict(err)
+	})
 }

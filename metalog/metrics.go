@@ -5,7 +5,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the Log's gauges, read from raft when scraped.
+// metrics are the Log's gauges, read from raft when scraped, and its
+// counters.
 type metrics struct {
 	reg        prometheus.Registerer
 	collectors []prometheus.Collector
@@ -35,6 +36,7 @@ func newMetrics(l *Log, reg prometheus.Registerer) *metrics {
 			return float64(l.raft.AppliedIndex())
 		}),
 	}
+	all = append(all, l.misaddressedRPCs)
 	m := &metrics{reg: reg}
 	for _, c := range all {
 		// NB: a registerer that already holds these (another Log in the
@@ -51,4 +53,9 @@ func (m *metrics) unregister() {
 	for _, c := range m.collectors {
 		m.reg.Unregister(c)
 	}
+}
+
+func newMisaddressedCounter() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "cqld", Subsystem: "metalog", Name: "misaddressed_rpcs_total",
+		Help: "Raft RPCs refused because they were for another server than this node (its address is another server's in the sender's configuration)."})
 }

@@ -31,8 +31,16 @@ type Options struct {
 	// Dir holds no raft state yet. Exactly one node of a new cluster
 	// bootstraps; the others Join.
 	Bootstrap bool
-	// Seeds are the members Join asks to add this node.
+	// Seeds are the members Join asks to add this node. A node that would
+	// bootstrap first asks the other seeds whether they are members of a
+	// cluster, and if one is, it does not bootstrap: it must Join.
 	Seeds []netip.AddrPort
+	// OnConflict is called, once, when this node turns out to run a
+	// cluster of its own at an address that a running cluster gives
+	// another server (the error wraps ErrAddressTaken and says what to
+	// do). The node must stop: its cluster and the other are split. Nil
+	// only logs.
+	OnConflict func(error)
 	// Logger receives the log's lines and raft's; nil discards.
 	Logger *slog.Logger
 	// Metrics registers the log's gauges (cqld_metalog_*); nil registers

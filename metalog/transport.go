@@ -30,6 +30,12 @@ const (
 	// codeUnknown: the leader took the request but does not know whether
 	// it will be done (it lost its leadership, or the deadline passed).
 	codeUnknown
+	// codeWrongServer: a raft RPC for another server id than the
+	// receiver's (the node at that address was wiped or replaced).
+	codeWrongServer
+	// codeAddressTaken: a join of a node whose address is another
+	// server's; it may not be sent again.
+	codeAddressTaken
 )
 
 // snapshotOverhead is the room a snapshot message leaves for its fields
@@ -46,14 +52,19 @@ const snapshotOverhead = 64 << 10
 // Safe for concurrent use.
 type raftTransport struct {
 	msg     messaging.Transport
+	id      raft.ServerID // this node's: RPCs for another id are refused
 	local   raft.ServerAddress
 	timeout time.Duration
 	// maxSnapshot bounds the snapshot one InstallSnapshot carries.
 	maxSnapshot int64
 
 	consumer chan raft.RPC
-	// forwards serves the Log's own requests (Propose, Join, Remove).
-	forwards func(ctx context.Context, f *forward) ([]byte, error)
+	// forwards serves the Log's own requests (Propose, Join, Remove);
+	// probes answers a probe; misaddressed is told of each RPC refused
+	// because it was for another server.
+	forwards     func(ctx context.Context, f *forward) ([]byte, error)
+	probes       func() ([]byte, error)
+	misaddressed func(from netip.AddrPort, rpc any, to raft.ServerID)
 
 	hbMu      sync.Mutex
 	heartbeat func(raft.RPC)
@@ -69,10 +80,11 @@ var (
 	_ raft.WithClose   = (*raftTransport)(nil)
 )
 
-func newRaftTransport(msg messaging.Transport, local netip.AddrPort, timeout time.Duration, maxMessage int) *raftTransport {
+func newRaftTransport(msg messaging.Transport, id raft.ServerID, local netip.AddrPort, timeout time.Duration, maxMessage int) *raftTransport {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &raftTransport{
 		msg:         msg,
+		id:          id,
 		local:       raft.ServerAddress(local.String()),
 		timeout:     timeout,
 		maxSnapshot: int64(maxMessage - snapshotOverhead),
@@ -94,28 +106,28 @@ func (t *raftTransport) AppendEntriesPipeline(raft.ServerID, raft.ServerAddress)
 }
 
 // AppendEntries implements raft.Transport.
-func (t *raftTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	return call(t, target, args, resp, t.timeout)
+func (t *raftTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	return call(t, target, &addressed{to: string(id), rpc: args}, resp, t.timeout)
 }
 
 // RequestVote implements raft.Transport.
-func (t *raftTransport) RequestVote(_ raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
-	return call(t, target, args, resp, t.timeout)
+func (t *raftTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	return call(t, target, &addressed{to: string(id), rpc: args}, resp, t.timeout)
 }
 
 // RequestPreVote implements raft.WithPreVote.
-func (t *raftTransport) RequestPreVote(_ raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
-	return call(t, target, args, resp, t.timeout)
+func (t *raftTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	return call(t, target, &addressed{to: string(id), rpc: args}, resp, t.timeout)
 }
 
 // TimeoutNow implements raft.Transport.
-func (t *raftTransport) TimeoutNow(_ raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
-	return call(t, target, args, resp, t.timeout)
+func (t *raftTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
+	return call(t, target, &addressed{to: string(id), rpc: args}, resp, t.timeout)
 }
 
 // InstallSnapshot implements raft.Transport. The snapshot is read whole
 // into the message.
-func (t *raftTransport) InstallSnapshot(_ raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
+func (t *raftTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
 	if args.Size < 0 || args.Size > t.maxSnapshot {
 		return fmt.Errorf("metalog: snapshot %d to %s is %d bytes, more than the %d bytes one internode message carries",
 			args.LastLogIndex, target, args.Size, t.maxSnapshot)
@@ -125,7 +137,7 @@ func (t *raftTransport) InstallSnapshot(_ raft.ServerID, target raft.ServerAddre
 		return fmt.Errorf("metalog: read snapshot %d: %w", args.LastLogIndex, err)
 	}
 	// A snapshot takes longer to write and to persist than an RPC.
-	return call(t, target, m, resp, t.timeout*time.Duration(1+args.Size>>20))
+	return call(t, target, &addressed{to: string(id), rpc: m}, resp, t.timeout*time.Duration(1+args.Size>>20))
 }
 
 // EncodePeer implements raft.Transport: a peer is its address.
@@ -196,18 +208,37 @@ func (t *raftTransport) handle(ctx context.Context, in messaging.Inbound) ([]byt
 		return nil, &messaging.RemoteError{Code: codeBadMessage, Message: err.Error()}
 	}
 	switch m := m.(type) {
-	case *raft.AppendEntriesRequest:
-		return t.serveRPC(ctx, m, nil, isHeartbeat(m))
-	case *raft.RequestVoteRequest, *raft.RequestPreVoteRequest, *raft.TimeoutNowRequest:
-		return t.serveRPC(ctx, m, nil, false)
-	case *installSnapshot:
-		return t.serveRPC(ctx, &m.req, bytes.NewReader(m.data), false)
+	case *addressed:
+		if raft.ServerID(m.to) != t.id {
+			if t.misaddressed != nil {
+				t.misaddressed(in.From, m.rpc, raft.ServerID(m.to))
+			}
+			return nil, &messaging.RemoteError{Code: codeWrongServer, Message: fmt.Sprintf(
+				"metalog: %T for server %s, but the node at %s is server %s (wiped or replaced?)", m.rpc, m.to, t.local, t.id)}
+		}
+		switch r := m.rpc.(type) {
+		case *raft.AppendEntriesRequest:
+			return t.serveRPC(ctx, r, nil, isHeartbeat(r))
+		case *installSnapshot:
+			return t.serveRPC(ctx, &r.req, bytes.NewReader(r.data), false)
+		default:
+			return t.serveRPC(ctx, r, nil, false)
+		}
 	case *forward:
 		if t.forwards == nil {
 			return nil, &messaging.RemoteError{Code: codeClosed, Message: "metalog: not serving"}
 		}
 		return t.forwards(ctx, m)
+	case *probe:
+		if t.probes == nil {
+			return nil, &messaging.RemoteError{Code: codeClosed, Message: "metalog: not serving"}
+		}
+		return t.probes()
 	default:
+		// A raft RPC must say which server it is for.
+		if isRPCRequest(m) {
+			return nil, &messaging.RemoteError{Code: codeBadMessage, Message: fmt.Sprintf("metalog: %T without the server id it is for", m)}
+		}
 		return nil, &messaging.RemoteError{Code: codeBadMessage, Message: fmt.Sprintf("metalog: %T is not a request", m)}
 	}
 }

@@ -25,7 +25,11 @@
 //     extension's two messages (docs/prepare_batch.spec) to the library's
 //     frame codec; a RawResult (EncodeResult) is a result encoded once and
 //     answered many times. DecodeResponse, AppendRequest,
-//     SplitPreparedBatch and DecodeResult serve clients (cqlclient).
+//     SplitPreparedBatch and DecodeResult serve clients (cqlclient);
+//     response bodies are walked before the codec reads them as requests
+//     are (validate_response.go), every count checked against the bytes
+//     left, so a hostile server cannot make a client allocate much more
+//     than the body it sent.
 //
 // Request and Response are the values that cross the seam between the
 // frontend (which owns connections) and the layer that executes requests;

@@ -310,6 +310,9 @@ func decodeResult(op primitive.OpCode, body []byte, v primitive.ProtocolVersion)
 	if !ok {
 		return nil, fmt.Errorf("%w: opcode 0x%02x", ErrUnexpectedResponse, byte(op))
 	}
+	if err := checkResponseBody(op, v, 0, body); err != nil {
+		return nil, err
+	}
 	msg, err := c.Decode(bytes.NewReader(body), v)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -11,13 +12,21 @@ import (
 
 // DecodeResponse decodes the body of an uncompressed response frame whose
 // header is h, PREPARED_BATCH included: the client side of DecodeRequest.
-// The message does not alias body.
+// The message does not alias body. Every count and length in body is
+// checked against the bytes there before the codec reads it, so a hostile
+// or broken server cannot make the client allocate much more than body.
 func DecodeResponse(h Header, body []byte) (message.Message, error) {
 	if h.Flags.Contains(primitive.HeaderFlagCompressed) && h.Version < primitive.ProtocolVersion5 {
 		return nil, errors.New("protocol: compressed response without negotiated compression")
 	}
+	h.Version &^= 0x80 // the direction bit, if the caller left it
+	// v5 envelopes are never compressed themselves: the segment is.
+	flags := h.Flags.Remove(primitive.HeaderFlagCompressed)
+	if err := checkResponseBody(h.OpCode, h.Version, flags, body); err != nil {
+		return nil, fmt.Errorf("protocol: response opcode 0x%02x: %w", byte(h.OpCode), err)
+	}
 	f, err := codec.ConvertFromRawFrame(&frame.RawFrame{
-		Header: &frame.Header{IsResponse: true, Version: h.Version, Flags: h.Flags, StreamId: h.Stream,
+		Header: &frame.Header{IsResponse: true, Version: h.Version, Flags: flags, StreamId: h.Stream,
 			OpCode: h.OpCode, BodyLength: int32(len(body))},
 		Body: body,
 	})

@@ -71,6 +71,31 @@ func (c *cursor) need(n int, what string) bool {
 	return true
 }
 
+// count checks a count of items that take at least min bytes each against
+// the bytes left, and returns it (0 after an error).
+func (c *cursor) count(n int64, min int64, what string) int {
+	if c.err != nil {
+		return 0
+	}
+	left := int64(len(c.b) - c.pos)
+	switch {
+	case n < 0:
+		c.err = fmt.Errorf("negative %s count %d at offset %d", what, n, c.pos)
+	case n*min > left:
+		c.err = fmt.Errorf("%d %s need at least %d bytes, %d are left at offset %d", n, what, n*min, left, c.pos)
+	default:
+		return int(n)
+	}
+	return 0
+}
+
+func (c *cursor) stringMultimap() {
+	for n := c.count(int64(c.short()), 4, "[string multimap] entries"); n > 0 && c.ok(); n-- {
+		c.string()
+		c.stringList()
+	}
+}
+
 func (c *cursor) skip(n int, what string) {
 	if c.need(n, what) {
 		c.pos += n
@@ -129,21 +154,23 @@ func (c *cursor) value() {
 	}
 }
 
+// stringMap, stringList and bytesMap check their counts against the bytes
+// left, since the codec sizes its map or slice from the count.
 func (c *cursor) stringMap() {
-	for n := c.short(); n > 0 && c.ok(); n-- {
+	for n := c.count(int64(c.short()), 2+2, "[string map] entries"); n > 0 && c.ok(); n-- {
 		c.string()
 		c.string()
 	}
 }
 
 func (c *cursor) stringList() {
-	for n := c.short(); n > 0 && c.ok(); n-- {
+	for n := c.count(int64(c.short()), 2, "[string list] entries"); n > 0 && c.ok(); n-- {
 		c.string()
 	}
 }
 
 func (c *cursor) bytesMap() {
-	for n := c.short(); n > 0 && c.ok(); n-- {
+	for n := c.count(int64(c.short()), 2+4, "[bytes map] entries"); n > 0 && c.ok(); n-- {
 		c.string()
 		c.bytes()
 	}

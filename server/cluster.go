@@ -25,6 +25,7 @@ import (
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // members is the node's view of the cluster's other nodes for the data
@@ -150,14 +151,14 @@ func (m *members) LocalTokens() []int64 {
 }
 
 // Peers implements coordinator.ClusterView.
-func (m *members) Peers() []coordinator.Peer {
+func (m *members) Peers() []systables.Peer {
 	meta := m.gossipMeta()
-	var out []coordinator.Peer
+	var out []systables.Peer
 	for _, mem := range m.node.Load().Topology().Members() {
 		if mem.HostID == m.self {
 			continue
 		}
-		p := coordinator.Peer{HostID: mem.HostID, Addr: mem.Addr, DataCenter: mem.DataCenter, Rack: mem.Rack, Tokens: mem.Tokens}
+		p := systables.Peer{HostID: mem.HostID, Addr: mem.Addr, DataCenter: mem.DataCenter, Rack: mem.Rack, Tokens: mem.Tokens}
 		if g, ok := meta[mem.HostID]; ok {
 			p.NativeAddr, p.NativePort = g.RPCAddr, int(g.NativePort)
 			p.ReleaseVersion, p.SchemaVersion = g.ReleaseVersion, g.SchemaVersion
@@ -258,7 +259,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		down:       map[ring.HostID]time.Time{},
 	}
 	n.members = m
-	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: coordinator.IsSystemKeyspace, Logger: n.log})
+	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: systables.IsSystemKeyspace, Logger: n.log})
 	n.schemaLog = cluster.NewSchemaLog(n.schema, func(msg message.Message) {
 		publish(msg)
 		if node := m.node.Load(); node != nil {
@@ -296,6 +297,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		},
 		OnTopology:    m.onTopology,
 		OnGossip:      m.onGossip,
+		OnConflict:    n.failStop,
 		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
 		Registry:      n.Registry,
 		Logger:        n.log,
@@ -304,6 +306,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		return err
 	}
 	n.cluster = node
+	n.clusterRef.Store(node)
 	m.node.Store(node)
 	n.schemaLog.Attach(node)
 	m.topo.Publish(ringState(node.Topology()))

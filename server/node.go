@@ -71,6 +71,12 @@ type Node struct {
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
+	// stoppedByFailure is set once failStop stopped the node; clusterRef
+	// is its membership once started, for failStop; dieFunc is
+	// Options.Die.
+	stoppedByFailure atomic.Bool
+	clusterRef       atomic.Pointer[cluster.Node]
+	dieFunc          func(error)
 }
 
 // purgeInterval is how often the node walks its tables to drop tombstones
@@ -88,6 +94,9 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
+	// Die ends the process when the node must stop for good (failStop);
+	// nil means os.Exit(1). Tests of nodes in the process set it.
+	Die func(error)
 }
 
 // Start opens the node's data and starts serving clients. On error nothing
@@ -120,7 +129,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, dieFunc: o.Die}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -230,8 +239,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	n.frontend = fe
 	srv.Store(fe)
 	n.fe.Store(fe)
-	if n.failedCommit.Load() {
-		// The commit log failed before the transports existed.
+	if n.failedCommit.Load() || n.stoppedByFailure.Load() {
+		// The commit log failed, or the node fail-stopped, before the
+		// transports existed.
 		_ = n.stopTransports()
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
@@ -329,8 +339,8 @@ func (n *Node) stopTransportsWithin(ctx context.Context) error {
 }
 
 // TransportsStopped reports whether a commit log failure stopped the
-// client transports (commit_failure_policy stop).
-func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() }
+// client transports (commit_failure_policy stop), or a fail-stop did.
+func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stoppedByFailure.Load() }
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.

@@ -58,6 +58,12 @@
 // made it, which checks a partition from another node before it is
 // trusted and lets read repair write it again.
 //
+// PartitionBuilder (builder.go) makes a partition in memory in the same
+// key layout, for rows that are made when read rather than stored (the
+// system tables, package systables); Table.Resolve and
+// Table.ScanPartitions read such partitions as ReadPartition and Scan read
+// the store.
+//
 // # Schema and identity
 //
 // The catalog (catalog.go) and the node identity (node.go) are small

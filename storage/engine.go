@@ -218,19 +218,15 @@ func (m *Mutation) merge(key []byte, c Cell) error {
 }
 
 func (m *Mutation) rowKey(t *Table, pk []byte, ck [][]byte, kind byte) ([]byte, error) {
-	if len(ck) != len(t.ClusteringTypes) {
-		return nil, fmt.Errorf("storage: %d clustering values for %d columns", len(ck), len(t.ClusteringTypes))
-	}
 	k, err := m.prefix(t, pk)
 	if err != nil {
 		return nil, err
 	}
-	k = append(k, regionRow)
-	if k, err = t.appendClustering(k, ck); err != nil {
+	if k, err = t.appendRowKey(k, ck, kind); err != nil {
 		return nil, err
 	}
-	m.key = append(k, kind)
-	return m.key, nil
+	m.key = k
+	return k, nil
 }
 
 // CellTarget names one cell: a regular cell of a row, or a static cell,
@@ -248,28 +244,12 @@ type CellTarget struct {
 
 // cellKey appends the key of tg's cell up to and including its path kind.
 func (m *Mutation) cellKey(t *Table, pk []byte, tg CellTarget, kind byte) ([]byte, error) {
-	var k []byte
-	var err error
-	if tg.Static {
-		if k, err = m.prefix(t, pk); err != nil {
-			return nil, err
-		}
-		k = append(k, regionStatic)
-	} else {
-		if k, err = m.rowKey(t, pk, tg.Clustering, rowCell); err != nil {
-			return nil, err
-		}
+	k, err := m.prefix(t, pk)
+	if err != nil {
+		return nil, err
 	}
-	k = appendColumn(k, tg.Column)
-	k = append(k, kind)
-	switch {
-	case kind != pathElement:
-	case tg.PathType == nil:
-		k = append(k, tg.Path...) // already in key encoding
-	default:
-		if k, err = AppendKey(k, tg.PathType, tg.Path, false); err != nil {
-			return nil, err
-		}
+	if k, err = t.appendCellKey(k, tg, kind); err != nil {
+		return nil, err
 	}
 	m.key = k
 	return k, nil

@@ -98,6 +98,43 @@ func (t *Table) decodeClustering(b []byte) ([][]byte, []byte, error) {
 	return ck, b, nil
 }
 
+// appendRowKey appends to a partition prefix the key of row ck's entry
+// of kind (rowDeletion, rowMarker or rowCell).
+func (t *Table) appendRowKey(k []byte, ck [][]byte, kind byte) ([]byte, error) {
+	if len(ck) != len(t.ClusteringTypes) {
+		return nil, fmt.Errorf("storage: %d clustering values for %d columns", len(ck), len(t.ClusteringTypes))
+	}
+	k = append(k, regionRow)
+	k, err := t.appendClustering(k, ck)
+	if err != nil {
+		return nil, err
+	}
+	return append(k, kind), nil
+}
+
+// appendCellKey appends to a partition prefix the key of tg's cell up to
+// and including its path kind (and the path of an element).
+func (t *Table) appendCellKey(k []byte, tg CellTarget, kind byte) ([]byte, error) {
+	var err error
+	if tg.Static {
+		k = append(k, regionStatic)
+	} else if k, err = t.appendRowKey(k, tg.Clustering, rowCell); err != nil {
+		return nil, err
+	}
+	k = appendColumn(k, tg.Column)
+	k = append(k, kind)
+	switch {
+	case kind != pathElement:
+	case tg.PathType == nil:
+		k = append(k, tg.Path...) // already in key encoding
+	default:
+		if k, err = AppendKey(k, tg.PathType, tg.Path, false); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
 // appendColumn appends a column name as AppendKey encodes text.
 func appendColumn(dst []byte, name string) []byte {
 	if strings.IndexByte(name, 0) >= 0 {

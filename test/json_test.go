@@ -1,6 +1,7 @@
 package test
 
 import (
+	"errors"
 	"math/big"
 	"reflect"
 	"strings"
@@ -219,5 +220,39 @@ func TestFromJSONFunction(t *testing.T) {
 	var l []string
 	if err := s.Query(`SELECT m, l FROM fj WHERE k = 1`).Scan(&m, &l); err != nil || m["a"] != 1 || m["b"] != 2 || len(l) != 1 || l[0] != "z" {
 		t.Fatalf("fromJson: %v %v %v", m, l, err)
+	}
+}
+
+// TestFromJSONFunctionFailure: fromJson() of text that is not JSON, or of a
+// value its receiver cannot hold, fails the function as FromJsonFct does:
+// FUNCTION_FAILURE naming system.fromjson(text), through a literal and a
+// bound marker, and nothing is written.
+func TestFromJSONFunctionFailure(t *testing.T) {
+	node, _ := newNode(t)
+	s := tableSession(t, node.Addr(), "app")
+	mustExec(t, s, `CREATE TABLE fjf (k int PRIMARY KEY, i int, l list<int>)`)
+	for _, tc := range []struct {
+		query string
+		args  []any
+		msg   string
+	}{
+		{`INSERT INTO fjf (k, i) VALUES (1, fromJson('"abc"'))`, nil,
+			`execution of 'system.fromjson[text]' failed: org.apache.cassandra.serializers.MarshalException: Unable to make int from 'abc'`},
+		{`INSERT INTO fjf (k, l) VALUES (1, fromJson(?))`, []any{`[1, "x"]`},
+			`execution of 'system.fromjson[text]' failed: org.apache.cassandra.serializers.MarshalException: Unable to make int from 'x'`},
+		{`UPDATE fjf SET i = fromJson(?) WHERE k = 1`, []any{`{"a": 1`},
+			`execution of 'system.fromjson[text]' failed: Could not decode JSON string '{"a": 1': `},
+	} {
+		err := s.Query(tc.query, tc.args...).Exec()
+		var ff *gocql.RequestErrFunctionFailure
+		if !errors.As(err, &ff) || !strings.HasPrefix(ff.Message(), tc.msg) {
+			t.Fatalf("%s %v: got %T %v, want FUNCTION_FAILURE %q", tc.query, tc.args, err, err, tc.msg)
+		}
+		if ff.Keyspace != "system" || ff.Function != "fromjson" || len(ff.ArgTypes) != 1 || ff.ArgTypes[0] != "text" {
+			t.Errorf("%s: the failure names %s.%s%v", tc.query, ff.Keyspace, ff.Function, ff.ArgTypes)
+		}
+	}
+	if rows := rowsOf(t, s, `SELECT * FROM fjf`); len(rows) != 0 {
+		t.Errorf("rows = %v", rows)
 	}
 }

@@ -934,16 +934,23 @@ func ParseJSONRow(text string, cols []JSONReceiver) (*JSONRow, error) {
 }
 
 // FromJSONText is the conversion of fromJson(text) for a receiver of type
-// t: the JSON null is a null.
+// t: the JSON null is a null. As in Cassandra's FromJsonFct, text that is
+// not JSON and a value that does not fit t fail the function (a
+// *cqlerr.FunctionFailure, FUNCTION_FAILURE); other errors are returned as
+// Cassandra raises them.
 func FromJSONText(t datatype.DataType, text string) ([]byte, error) {
 	v, err := decodeJSON(text)
 	if err != nil {
-		return nil, cqlerr.Invalidf("Could not decode JSON string '%s': %v", statements.Abbreviate(text), err)
+		return nil, fromJSONFailure(fmt.Sprintf("Could not decode JSON string '%s': %v", statements.Abbreviate(text), err), err)
 	}
 	if v == nil {
 		return nil, nil
 	}
 	b, err := fromJSONObject(t, v)
+	var me *MarshalError
+	if errors.As(err, &me) {
+		return nil, fromJSONFailure("org.apache.cassandra.serializers.MarshalException: "+me.msg, me)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -951,4 +958,8 @@ func FromJSONText(t datatype.DataType, text string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
+}
+
+func fromJSONFailure(detail string, cause error) error {
+	return &cqlerr.FunctionFailure{Keyspace: "system", Function: "fromjson", Args: []string{"text"}, Detail: detail, Err: cause}
 }

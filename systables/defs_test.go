@@ -1,4 +1,4 @@
-package coordinator
+package systables
 
 import (
 	"encoding/hex"

@@ -1,0 +1,177 @@
+package systables
+
+import (
+	"time"
+
+	"github.com/cqld/cqld/storage"
+)
+
+// The rows of system_schema: the system keyspaces and tables (their
+// layouts are systemTableDefs) and then the user schema.
+
+func keyspaceRows(s State) []Row {
+	var rows []Row
+	for _, ks := range systemKeyspaces() {
+		rows = append(rows, Row{"keyspace_name": ks, "durable_writes": true, "replication": systemKeyspaceReplication[ks]})
+	}
+	for _, k := range s.Schema().SortedKeyspaces() {
+		rows = append(rows, Row{"keyspace_name": k.Name, "durable_writes": k.DurableWrites, "replication": k.Replication})
+	}
+	return rows
+}
+
+// userTableRow is a user table's row of system_schema.tables.
+func userTableRow(t *storage.TableDef) Row {
+	o := t.Options
+	return Row{
+		"keyspace_name":               t.Keyspace,
+		"table_name":                  t.Name,
+		"additional_write_policy":     o.AdditionalWritePolicy,
+		"bloom_filter_fp_chance":      o.BloomFilterFPChance,
+		"caching":                     o.Caching,
+		"comment":                     o.Comment,
+		"compaction":                  o.Compaction,
+		"compression":                 o.Compression,
+		"crc_check_chance":            o.CRCCheckChance,
+		"dclocal_read_repair_chance":  0.0,
+		"default_time_to_live":        o.DefaultTimeToLive,
+		"extensions":                  o.Extensions,
+		"flags":                       []string{"compound"},
+		"gc_grace_seconds":            o.GCGraceSeconds,
+		"id":                          t.ID,
+		"max_index_interval":          o.MaxIndexInterval,
+		"memtable_flush_period_in_ms": o.MemtableFlushPeriodInMs,
+		"min_index_interval":          o.MinIndexInterval,
+		"read_repair":                 o.ReadRepair,
+		"read_repair_chance":          0.0,
+		"speculative_retry":           o.SpeculativeRetry,
+	}
+}
+
+// schemaTables are the system tables listed in system_schema, in order.
+func schemaTables() []*tableDef {
+	var out []*tableDef
+	for i := range systemTableDefs {
+		if d := &systemTableDefs[i]; d.keyspace != virtualKeyspace {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func tableRows(s State) []Row {
+	var rows []Row
+	for _, d := range schemaTables() {
+		r := Row{}
+		for k, v := range tableOptionDefaults {
+			r[k] = v
+		}
+		for k, v := range systemKeyspaceOptionOverrides[d.keyspace] {
+			r[k] = v
+		}
+		r["keyspace_name"] = d.keyspace
+		r["table_name"] = d.name
+		r["comment"] = d.comment
+		r["id"] = systemTableID(d.keyspace, d.name)
+		rows = append(rows, r)
+	}
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, t := range k.SortedTables() {
+			rows = append(rows, userTableRow(t))
+		}
+	}
+	return rows
+}
+
+func droppedColumnRows(s State) []Row {
+	var rows []Row
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, t := range k.SortedTables() {
+			for name, d := range t.Dropped {
+				rows = append(rows, Row{
+					"keyspace_name": t.Keyspace,
+					"table_name":    t.Name,
+					"column_name":   name,
+					"dropped_time":  time.UnixMicro(d.Time),
+					"kind":          storage.KindRegular,
+					"type":          d.Type,
+				})
+			}
+		}
+	}
+	return rows
+}
+
+func columnRowsOf(defs []*tableDef) []Row {
+	var rows []Row
+	for _, d := range defs {
+		for _, col := range d.cols {
+			rows = append(rows, Row{
+				"keyspace_name":     d.keyspace,
+				"table_name":        d.name,
+				"column_name":       col.name,
+				"clustering_order":  col.order,
+				"column_name_bytes": []byte(col.name),
+				"kind":              string(col.kind),
+				"position":          int32(col.position),
+				"type":              col.typ,
+			})
+		}
+	}
+	return rows
+}
+
+func columnRows(s State) []Row {
+	rows := columnRowsOf(schemaTables())
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, t := range k.SortedTables() {
+			for _, col := range t.Columns {
+				rows = append(rows, Row{
+					"keyspace_name":     t.Keyspace,
+					"table_name":        t.Name,
+					"column_name":       col.Name,
+					"clustering_order":  col.Order,
+					"column_name_bytes": []byte(col.Name),
+					"kind":              col.Kind,
+					"position":          int32(col.Position),
+					"type":              col.Type,
+				})
+			}
+		}
+	}
+	return rows
+}
+
+func typeRows(s State) []Row {
+	var rows []Row
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, t := range k.SortedTypes() {
+			rows = append(rows, Row{
+				"keyspace_name": t.Keyspace,
+				"type_name":     t.Name,
+				"field_names":   t.FieldNames,
+				"field_types":   t.FieldTypes,
+			})
+		}
+	}
+	return rows
+}
+
+// indexRows are system_schema.indexes.
+func indexRows(s State) []Row {
+	var rows []Row
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, t := range k.SortedTables() {
+			for _, ix := range t.Indexes {
+				rows = append(rows, Row{
+					"keyspace_name": t.Keyspace,
+					"table_name":    t.Name,
+					"index_name":    ix.Name,
+					"kind":          "COMPOSITES",
+					"options":       map[string]string{"target": ix.Target},
+				})
+			}
+		}
+	}
+	return rows
+}

@@ -1,0 +1,153 @@
+package systables
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+)
+
+// virtualKeyspace is the keyspace whose tables describe virtual keyspaces;
+// like Cassandra, cqld does not list it in system_schema.
+const virtualKeyspace = "system_virtual_schema"
+
+// Table is one system table: its layout, compiled, and where its rows come
+// from. It is immutable.
+type Table struct {
+	// Storage is the table as the data path sees it; Storage.Def is
+	// Cassandra 4.0's layout, with the column types spelled as
+	// system_schema.columns spells them.
+	Storage *storage.Table
+	Comment string
+	// types are the columns' types, in Storage.Def.Columns' order;
+	// frozen says which are stored as one cell (all but the non-frozen
+	// collections, whose elements are cells of their own).
+	types  []datatype.DataType
+	frozen []bool
+	// rows makes the table's rows from the node's state; nil for a table
+	// stored in the engine.
+	rows func(State) []Row
+}
+
+// Row is one row of a generated table, by column name; a missing column
+// is null. Values are Go values of the column's type, as
+// types.EncodeValue takes them.
+type Row map[string]any
+
+// Stored reports whether t's rows are in the engine, written by the node
+// like user data, rather than made from its state on each read.
+func (t *Table) Stored() bool { return t.rows == nil }
+
+// generators make the rows of the generated tables. A table listed in
+// systemTableDefs that is in neither generators nor stored is empty.
+var generators = map[string]func(State) []Row{
+	"system.local":                  localRows,
+	"system.peers":                  peerRows,
+	"system.peers_v2":               peerV2Rows,
+	"system_schema.keyspaces":       keyspaceRows,
+	"system_schema.tables":          tableRows,
+	"system_schema.columns":         columnRows,
+	"system_schema.types":           typeRows,
+	"system_schema.indexes":         indexRows,
+	"system_schema.dropped_columns": droppedColumnRows,
+	virtualKeyspace + ".keyspaces":  virtualKeyspaceRows,
+	virtualKeyspace + ".tables":     virtualTableRows,
+	virtualKeyspace + ".columns":    virtualColumnRows,
+}
+
+// stored are the system tables kept in the engine: written by the node
+// and read through its replica as user tables are.
+var stored = map[string]bool{
+	"system.prepared_statements": true,
+}
+
+// tables are the system tables by keyspace and name, compiled once.
+var tables = func() map[string]map[string]*Table {
+	out := map[string]map[string]*Table{}
+	for i := range systemTableDefs {
+		d := &systemTableDefs[i]
+		t, err := compile(d)
+		if err != nil {
+			panic(err) // the definitions are the package's own data
+		}
+		name := d.keyspace + "." + d.name
+		if !stored[name] {
+			t.rows = generators[name]
+			if t.rows == nil {
+				t.rows = func(State) []Row { return nil }
+			}
+		}
+		if out[d.keyspace] == nil {
+			out[d.keyspace] = map[string]*Table{}
+		}
+		out[d.keyspace][d.name] = t
+	}
+	return out
+}()
+
+// compile makes d a Table, its columns in d's order (SELECT *'s).
+func compile(d *tableDef) (*Table, error) {
+	t := &Table{Comment: d.comment}
+	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name)}
+	for _, col := range d.cols {
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
+		typ, frozen, err := statements.ParseTypeFrozen(col.typ)
+		if err != nil {
+			return nil, fmt.Errorf("systables: %s.%s.%s: %w", d.keyspace, d.name, col.name, err)
+		}
+		switch typ.Code() {
+		case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+		default:
+			frozen = true
+		}
+		t.types, t.frozen = append(t.types, typ), append(t.frozen, frozen)
+	}
+	st, err := storage.NewTable(def, func(s string) (datatype.DataType, error) { return statements.ParseType(s) })
+	if err != nil {
+		return nil, fmt.Errorf("systables: %s.%s: %w", d.keyspace, d.name, err)
+	}
+	t.Storage = st
+	return t, nil
+}
+
+// Lookup returns the system table keyspace.name, or nil.
+func Lookup(keyspace, name string) *Table { return tables[keyspace][name] }
+
+// All returns every system table, by keyspace and then name.
+func All() []*Table {
+	var out []*Table
+	for _, byName := range tables {
+		for _, t := range byName {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Storage.Def, out[j].Storage.Def
+		if a.Keyspace != b.Keyspace {
+			return a.Keyspace < b.Keyspace
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// IsSystemKeyspace reports whether ks is one of the keyspaces the node
+// owns, which no schema or data change may modify.
+func IsSystemKeyspace(ks string) bool {
+	_, ok := systemKeyspaceReplication[ks]
+	return ok || ks == virtualKeyspace
+}
+
+// systemKeyspaces are the keyspaces system_schema lists, in order.
+func systemKeyspaces() []string {
+	out := make([]string, 0, len(systemKeyspaceReplication))
+	for ks := range systemKeyspaceReplication {
+		out = append(out, ks)
+	}
+	sort.Strings(out)
+	return out
+}
