@@ -178,6 +178,9 @@ func (r *linRun) run(d time.Duration) linSummary {
 		if len(failures) > 0 {
 			t.Logf("history %d: failures %v", h, failures)
 		}
+		if res.Verdict == porcupine.Illegal {
+			r.keepLogs()
+		}
 		if res.Verdict == porcupine.Illegal && r.until == nil {
 			t.Errorf("history %d is not linearizable (keys %v): porcupine's visualization is %s, the operations are listed in %s, and saved in %s (go test ./internal/lincheck -run TestRecheck -lincheck.history=FILE checks them again)",
 				h, res.Keys, res.Visualization, res.Listing, res.History)
@@ -250,6 +253,19 @@ func (r *linRun) outputDir() string {
 		r.t.Fatal(err)
 	}
 	return dir
+}
+
+// keepLogs copies the nodes' logs so far beside a violation's files.
+func (r *linRun) keepLogs() {
+	for _, nd := range r.tc.nodes {
+		b, err := os.ReadFile(nd.logPath)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(r.outputDir(), fmt.Sprintf("node%d.log", nd.index)), b, 0o644)
+		}
+		if err != nil {
+			r.t.Logf("keep node%d's log: %v", nd.index, err)
+		}
+	}
 }
 
 func formatCounts(c lincheck.Counts) string {
