@@ -195,3 +195,20 @@ func (m *Mutation) DeletePartition(t *storage.Table, pk []byte, c storage.Cell) 
 func (m *Mutation) DeleteRange(t *storage.Table, pk []byte, s storage.Slice, c storage.Cell) {
 	m.add(t, pk, Op{Kind: KindRangeDeletion, Range: s, Cell: c})
 }
+
+// SetTimestamp gives every operation of u the timestamp ts, as a
+// lightweight transaction's update takes its ballot's (Cassandra's
+// PartitionUpdate.updateAllTimestamp): cells and row markers ts, row,
+// range, partition and collection deletions ts-1, so that a deletion and
+// a write of one update keep the write.
+func (u *Update) SetTimestamp(ts int64) {
+	for i := range u.Ops {
+		op := &u.Ops[i]
+		switch op.Kind {
+		case KindRowDeletion, KindRangeDeletion, KindPartitionDeletion, KindCollectionDeletion:
+			op.Cell.Timestamp = ts - 1
+		default:
+			op.Cell.Timestamp = ts
+		}
+	}
+}

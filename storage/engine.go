@@ -344,6 +344,16 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 // every commit log mode but periodic.
 func (e *Engine) ApplyWaits() bool { return e.log.Waits() }
 
+// Sync returns once every mutation applied so far is durable, whatever
+// the commit log's sync mode: what a write that must survive a crash even
+// in periodic mode waits for (a Paxos replica's promise or acceptance).
+func (e *Engine) Sync() error {
+	if err := e.log.Sync(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
+}
+
 // Apply makes m durable under the commit log's sync mode, then visible.
 // On success m goes back to a pool: the caller must not use it again.
 func (e *Engine) Apply(m *Mutation) error { return e.ApplyIf(m, nil) }
@@ -445,6 +455,9 @@ func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	}
 	return m.discard()
 }
+
+// Discard drops m unapplied; m must not be used after.
+func (m *Mutation) Discard() { _ = m.discard() }
 
 // discard closes m's batch and gives m back to its pool.
 func (m *Mutation) discard() error {

@@ -107,6 +107,22 @@ func TestLightweightTransactions(t *testing.T) {
 	if rows := rowsOf(t, s, `SELECT seq FROM ledger WHERE acct = 'x'`); len(rows) != 1 {
 		t.Fatalf("a failed conditional batch wrote: %v", rows)
 	}
+
+	// The Paxos state is in system.paxos, keyed by partition and table,
+	// and the cells a transaction wrote carry its ballot's timestamp.
+	var ballot, promised gocql.UUID
+	var version int
+	if err := s.Query(`SELECT in_progress_ballot, most_recent_commit_at, most_recent_commit_version FROM system.paxos WHERE row_key = textAsBlob('c')`).
+		Scan(&promised, &ballot, &version); err != nil {
+		t.Fatalf("system.paxos: %v", err)
+	}
+	var wt int64
+	if err := s.Query(`SELECT writetime(n) FROM acct WHERE id = 'c'`).Scan(&wt); err != nil {
+		t.Fatal(err)
+	}
+	if ballot.Version() != 1 || promised != ballot || version != 1 || wt != ballot.Time().UnixMicro() {
+		t.Fatalf("most recent commit %v (promise %v, version %d), writetime %d", ballot, promised, version, wt)
+	}
 }
 
 // TestSerialConsistency checks the levels Cassandra refuses around

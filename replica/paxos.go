@@ -1,0 +1,281 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/storage"
+)
+
+// Paxos is a replica's part in lightweight transactions: the acceptor of
+// each partition's Paxos rounds (paxos_state.go), whose state it keeps in
+// system.paxos (paxos_table.go). Every change of state is durable, whatever
+// the commit log's sync mode, before the call returns, and each call runs
+// under the replica's lock of its partition, so that a prepare's promise
+// and its read of the data are one atomic step. Implementations are safe
+// for concurrent use and do not keep the updates they are given.
+type Paxos interface {
+	// Prepare promises ballot b for partition pk of t if b is after every
+	// ballot the replica holds and, when read is not nil, reads the
+	// partition within *read as of that promise. A refused prepare is not
+	// an error: Promise.OK is false.
+	Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ballot, read *storage.Slice) (*Promise, error)
+	// Propose accepts p (an update of one partition under its ballot) if
+	// its ballot is the one promised or after every ballot held, and
+	// reports whether it did and the replica's promise after it.
+	Propose(ctx context.Context, p Proposal, o ProposeOptions) (accepted bool, promise Ballot, err error)
+	// Commit applies p's update to its table and records it as the
+	// partition's most recent commit, clearing an accepted proposal at or
+	// before it, in one durable write. check runs as Apply's does.
+	Commit(ctx context.Context, p Proposal, check func() error) error
+}
+
+// Promise is a replica's answer to a prepare.
+type Promise struct {
+	// OK reports whether the replica promised the ballot.
+	OK bool
+	// Ballot is the replica's promise once the prepare is done: the
+	// prepared ballot when OK, else the later one it holds, which a
+	// proposer must get past.
+	Ballot Ballot
+	// Accepted is the replica's accepted proposal, Committed its most
+	// recent commit; either may be none. Both are none when refused.
+	Accepted, Committed Proposal
+	// Data is the partition within the prepare's read, unresolved (cells
+	// and tombstones), as the promise was made; nil when refused or when
+	// nothing was to be read.
+	Data *storage.Partition
+}
+
+// ProposeOptions shape a proposal.
+type ProposeOptions struct {
+	// CatchUp, when not none, is the partition's most recent commit as
+	// the proposer knows it, for a replica that may not have it: the
+	// replica commits it first, in the same durable write, so that every
+	// replica accepting the proposal holds what the proposal was decided
+	// on.
+	CatchUp Proposal
+	// Commit commits the proposal as soon as it is accepted: a partition
+	// with one replica, whose acceptance alone chooses it.
+	Commit bool
+}
+
+var (
+	_ Paxos = (*Local)(nil)
+	_ Paxos = (*Remote)(nil)
+)
+
+// Prepare implements Paxos.
+func (l *Local) Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ballot, read *storage.Slice) (*Promise, error) {
+	if err := expired(ctx); err != nil {
+		return nil, err
+	}
+	defer l.lockPartition(pk)()
+	now := l.nowSeconds()
+	st, err := l.loadPaxos(t, pk, now)
+	if err != nil {
+		return nil, err
+	}
+	next, ok := st.Prepare(b)
+	if !ok {
+		return &Promise{Ballot: st.Promise()}, nil
+	}
+	sm := l.engine.NewMutation()
+	if err := l.paxosWriter(sm, t, pk, now).promise(b); err != nil {
+		return nil, discard(sm, err)
+	}
+	if err := l.applyDurable(sm, nil); err != nil {
+		return nil, err
+	}
+	pr := &Promise{OK: true, Ballot: next.Promise(), Accepted: st.Accepted, Committed: st.Committed}
+	if read != nil {
+		if pr.Data, err = l.engine.ReadRaw(t, pk, *read); err != nil {
+			return nil, err
+		}
+	}
+	return pr, nil
+}
+
+// Propose implements Paxos.
+func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (bool, Ballot, error) {
+	if err := expired(ctx); err != nil {
+		return false, Ballot{}, err
+	}
+	u := p.Update
+	if err := checkProposal(p, o.CatchUp); err != nil {
+		return false, Ballot{}, err
+	}
+	defer l.lockPartition(u.Key)()
+	now := l.nowSeconds()
+	st, err := l.loadPaxos(u.Table, u.Key, now)
+	if err != nil {
+		return false, Ballot{}, err
+	}
+	sm := l.engine.NewMutation()
+	w := l.paxosWriter(sm, u.Table, u.Key, now)
+	if c := o.CatchUp; !c.IsZero() && c.Ballot.Compare(st.Committed.Ballot) > 0 {
+		if err := l.commitInto(sm, w, c); err != nil {
+			return false, Ballot{}, discard(sm, err)
+		}
+		st = st.Commit(c)
+	}
+	next, ok := st.Propose(p)
+	switch {
+	case ok && o.Commit:
+		err = l.commitInto(sm, w, p)
+		next = next.Commit(p)
+	case ok:
+		err = w.accept(p)
+	}
+	if err != nil {
+		return false, Ballot{}, discard(sm, err)
+	}
+	if sm.Empty() {
+		return ok, next.Promise(), discard(sm, nil)
+	}
+	if err := l.applyDurable(sm, nil); err != nil {
+		return false, Ballot{}, err
+	}
+	return ok, next.Promise(), nil
+}
+
+// Commit implements Paxos. It needs no look at the state: the commit's
+// cells, at its ballot's timestamp, win over everything older and lose to
+// everything newer, as the state machine's Commit would decide.
+func (l *Local) Commit(ctx context.Context, p Proposal, check func() error) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	if err := checkProposal(p, Proposal{}); err != nil {
+		return err
+	}
+	u := p.Update
+	defer l.lockPartition(u.Key)()
+	sm := l.engine.NewMutation()
+	if err := l.commitInto(sm, l.paxosWriter(sm, u.Table, u.Key, l.nowSeconds()), p); err != nil {
+		return discard(sm, err)
+	}
+	return l.applyDurable(sm, check)
+}
+
+// Alone runs a lightweight transaction on partition pk of t for a
+// coordinator in this process, when this replica is the partition's only
+// one: under the partition's lock, it finishes a proposal a remote
+// coordinator left accepted, takes a ballot after every one the partition
+// has seen (from ballot), reads *read and has decide choose the update,
+// which it commits at that ballot's timestamp. decide returning nil writes
+// nothing.
+//
+// No promise is recorded and nothing is proposed apart from the commit:
+// with the lock held from the read to the commit no other proposer can
+// come between them, and a crash ends this coordinator along with the
+// promise it would have recorded. The commit is as durable as the commit
+// log's sync mode makes data (no extra sync in periodic mode): this
+// replica's state is no other acceptor's business, a remote proposer's
+// next durable promise or acceptance here syncs the log and with it the
+// commit, and losing both the commit and its data in a crash is what
+// periodic mode allows of any write.
+func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read storage.Slice, ballot func(after Ballot) Ballot,
+	decide func(b Ballot, data *storage.Partition) (*mutation.Update, error), check func() error) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	defer l.lockPartition(pk)()
+	now := l.nowSeconds()
+	st, err := l.loadPaxos(t, pk, now)
+	if err != nil {
+		return err
+	}
+	if st.InProgress() {
+		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
+		p.Update.SetTimestamp(p.Ballot.Micros())
+		if err := l.commitAlone(t, pk, now, p, nil); err != nil {
+			return fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
+		}
+		st = st.Commit(p)
+	}
+	b := ballot(st.Promise())
+	data, err := l.engine.ReadRaw(t, pk, read)
+	if err != nil {
+		return err
+	}
+	u, err := decide(b, data)
+	if err != nil || u == nil {
+		return err
+	}
+	if err := checkProposal(Proposal{Ballot: b, Update: u}, Proposal{}); err != nil {
+		return err
+	}
+	if u.Table != t || string(u.Key) != string(pk) {
+		return fmt.Errorf("replica: a lightweight transaction on %s.%s decided an update of another partition", t.Def.Keyspace, t.Def.Name)
+	}
+	u.SetTimestamp(b.Micros())
+	return l.commitAlone(t, pk, now, Proposal{Ballot: b, Update: u}, check)
+}
+
+// commitAlone commits p for Alone: its data and state, with the promise
+// of its ballot as a round would have left it, in one write, at the sync
+// mode's durability.
+func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, p Proposal, check func() error) error {
+	sm := l.engine.NewMutation()
+	w := l.paxosWriter(sm, t, pk, now)
+	if err := w.promise(p.Ballot); err != nil {
+		return discard(sm, err)
+	}
+	if err := l.commitInto(sm, w, p); err != nil {
+		return discard(sm, err)
+	}
+	return l.engine.ApplyIf(sm, check)
+}
+
+// commitInto adds p's commit to sm: its update's data and the state.
+func (l *Local) commitInto(sm *storage.Mutation, w *paxosWriter, p Proposal) error {
+	u := p.Update
+	for i := range u.Ops {
+		if err := apply(sm, u, &u.Ops[i]); err != nil {
+			return fmt.Errorf("replica: %s.%s: %w", u.Table.Def.Keyspace, u.Table.Def.Name, err)
+		}
+	}
+	return w.commit(p)
+}
+
+// applyDurable applies sm and returns once it is durable, in every sync
+// mode: in periodic mode, after a sync of the commit log.
+func (l *Local) applyDurable(sm *storage.Mutation, check func() error) error {
+	if err := l.engine.ApplyIf(sm, check); err != nil {
+		return err
+	}
+	if !l.engine.ApplyWaits() {
+		return l.engine.Sync()
+	}
+	return nil
+}
+
+// lockPartition locks pk's stripe and returns its unlock.
+func (l *Local) lockPartition(pk []byte) func() {
+	mu := &l.locks[l.locks.stripe(pk)]
+	mu.Lock()
+	return mu.Unlock
+}
+
+// checkProposal refuses a proposal that is not one: no ballot, no update,
+// counters; and a catch-up commit of another partition.
+func checkProposal(p, catchUp Proposal) error {
+	u := p.Update
+	switch {
+	case p.Ballot.IsZero() || u == nil || u.Table == nil:
+		return fmt.Errorf("%w: a proposal without a ballot or an update", ErrBadMessage)
+	case (&mutation.Mutation{Updates: []*mutation.Update{u}}).HasCounters():
+		return fmt.Errorf("replica: a lightweight transaction on %s.%s adds to counters", u.Table.Def.Keyspace, u.Table.Def.Name)
+	case !catchUp.IsZero() && (catchUp.Update == nil || catchUp.Update.Table != u.Table || string(catchUp.Update.Key) != string(u.Key)):
+		return fmt.Errorf("%w: a catch-up commit of another partition", ErrBadMessage)
+	}
+	return nil
+}
+
+// discard drops an unapplied storage mutation, returning err.
+func discard(sm *storage.Mutation, err error) error {
+	sm.Discard()
+	return err
+}
