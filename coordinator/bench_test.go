@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
@@ -343,4 +344,29 @@ func BenchmarkExecuteLWT(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSystemTableRead reads system tables as drivers do at connect
+// time, with 50 user tables of 6 columns in the schema: the rows are made
+// on each read.
+func BenchmarkSystemTableRead(b *testing.B) {
+	c := newTestCoordinator(b)
+	runQuery(b, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	for i := range 50 {
+		runQuery(b, c, fmt.Sprintf("CREATE TABLE bench.t%d (k int, c int, a text, b text, d int, e int, PRIMARY KEY (k, c))", i))
+	}
+	for _, tc := range []struct{ name, q string }{
+		{"columns", "SELECT * FROM system_schema.columns"},
+		{"tables", "SELECT * FROM system_schema.tables"},
+		{"local", "SELECT * FROM system.local WHERE key = 'local'"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := runQuery(b, c, tc.q).(*message.RowsResult); !ok {
+					b.Fatal("no rows")
+				}
+			}
+		})
+	}
 }

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"crypto/md5"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
 )
@@ -97,7 +97,7 @@ type Coordinator struct {
 	// schemaChanges takes each DDL statement's change to be applied.
 	schemaChanges schema.Submitter
 
-	prep *prepCache
+	prep *prepared.Cache
 	// byID indexes the current schema's tables by id.
 	byID atomic.Pointer[tablesByID]
 }
@@ -274,7 +274,7 @@ type execution struct {
 // text is the CQL text of the statement run.
 func (x *execution) text() string {
 	if x.prepared != nil {
-		return x.prepared.query
+		return x.prepared.st.Query
 	}
 	return x.query
 }
@@ -328,14 +328,6 @@ func bindValues(p plan, opts *message.QueryOptions, x *execution) error {
 		x.values[i], x.unset[i] = v.Contents, v.Type == primitive.ValueTypeUnset
 	}
 	return nil
-}
-
-// statementID computes Cassandra's prepared statement id.
-func statementID(keyspace, query string) [16]byte {
-	if keyspace == "" {
-		return md5.Sum([]byte(query))
-	}
-	return md5.Sum([]byte(keyspace + query))
 }
 
 func (c *Coordinator) String() string {

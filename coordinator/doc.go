@@ -10,13 +10,38 @@
 // ERROR in exactly one place, errorMessage; a panic while running a
 // request is answered as a SERVER_ERROR and logged.
 //
-// User data is reached only through a replica.Replica: writes are built as
-// mutation values and applied by the replica, counter deltas and
-// lightweight transactions' read-decide-write run on the replica under its
-// partition lock, reads come back as rows. Today the one replica is Local,
-// this node's storage engine; the cluster will choose replicas on the ring
-// and combine their answers at the request's consistency level, with
-// storage.ReconcilePartitions for reads.
+// User data is reached only through Data (package proxy), at the
+// request's consistency level: writes are built as mutation values and
+// sent to every replica the ring places their partitions on, counter
+// deltas and lightweight transactions' read-decide-write run on a replica
+// under its partition lock, reads come back as rows reconciled from the
+// replicas' answers. A node alone is a ring of one: the same path, its
+// local replica holding every partition; only then may a request run
+// inline, on an event loop (Inline).
+//
+// # Files: analysis apart from execution
+//
+// plan_*.go analyse a statement into its plan: a value made from the AST
+// and the schema alone (plan_select.go, plan_write.go, plan_batch.go,
+// plan_schema.go, with plan_where.go for restrictions, plan_selection.go
+// for the selection, plan_terms.go for values and bind markers,
+// plan_index.go, plan_json.go), and the pure evaluation of its parts
+// against bound values. run_*.go execute plans: they are the only code
+// that reads or writes through Data (run_select.go, run_write.go,
+// run_lists.go, run_batch.go, run_schema.go). table*.go is the compiled
+// table both sides share. lwt.go still holds both halves of a conditional
+// write.
+//
+// The plans are not a package of their own (the statements/plan)
+// on purpose: a plan is a tree of some forty types (the table and its
+// columns, key restrictions, value expressions, selection expressions,
+// projections, write operations) that the executing code reads field by
+// field, and whose values are evaluated against an execution (bound
+// values, the statement's clock). A package would export all of them and
+// the execution with them for a single user, the run code beside them;
+// the file split keeps the seam visible without that surface. Nothing
+// outside the coordinator needs a plan: replicas receive mutations and
+// read commands, not plans.
 //
 // A SELECT of a system table (system.local, system.peers, system_schema.*,
 // ...: package systables) is compiled into the same plan as one of a user
@@ -26,10 +51,12 @@
 // live state on each read (sysState), or reads them from the engine for a
 // stored one. Statements never write system tables.
 //
-// Prepared statements (prepcache.go, prepstore.go) are cached LRU within
+// Prepared statements are kept by package prepared: cached LRU within
 // prepared_statements_cache_size estimated bytes and mirrored to
 // system.prepared_statements, a real table in the engine as in Cassandra,
-// so they are prepared again at start and ids survive restarts. A PREPARE
+// so they are prepared again at start and ids survive restarts; the cache
+// holds each one's compiled form (preparedStmt: its plan, its result
+// metadata id, the schema it was analysed against) opaquely. A PREPARE
 // of known text under the same schema does no parsing. A statement whose
 // table was altered answers UNPREPARED (the driver prepares it again and
 // v5 clients holding the old result metadata id get Metadata_changed); one

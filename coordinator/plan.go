@@ -5,6 +5,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/systables"
 )
@@ -52,17 +53,39 @@ type usePlan struct {
 	keyspace string
 }
 
-func (p *usePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
-	if !c.keyspaceExists(p.keyspace) {
-		return nil, invalidf("Keyspace '%s' does not exist", p.keyspace)
-	}
-	return &message.SetKeyspaceResult{Keyspace: p.keyspace}, nil
-}
-
 func (c *Coordinator) keyspaceExists(ks string) bool {
 	if systables.IsSystemKeyspace(ks) {
 		return true
 	}
 	_, ok := c.catalog.Keyspace(ks)
 	return ok
+}
+
+// analyzeUser analyses the statements on user tables.
+func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session string) (plan, error) {
+	switch s := stmt.(type) {
+	case *statements.CreateTable, *statements.DropTable, *statements.AlterTable,
+		*statements.CreateType, *statements.AlterType, *statements.DropType,
+		*statements.CreateIndex, *statements.DropIndex:
+		return c.analyzeDDL(stmt, session)
+	case *statements.Truncate:
+		ks, err := schema.ResolveKeyspace(s.Keyspace, session)
+		if err != nil {
+			return nil, err
+		}
+		return &truncatePlan{keyspace: ks, table: s.Table}, nil
+	case *statements.Insert:
+		return c.analyzeInsert(s, n, session)
+	case *statements.Update:
+		return c.analyzeUpdate(s, n, session)
+	case *statements.Delete:
+		return c.analyzeDelete(s, n, session)
+	case *statements.Batch:
+		return c.analyzeBatch(s, n, session)
+	case *statements.AlterKeyspace:
+		return nil, invalidf("ALTER KEYSPACE statements are not supported yet")
+	case *statements.CreateFunction:
+		return nil, invalidf("User defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
+	}
+	return nil, invalidf("This statement is not supported yet by cqld")
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
 	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/statements/prepared"
 )
 
 // prepareBatch answers PREPARE_BATCH (docs/prepare_batch.spec): each
@@ -13,10 +14,10 @@ import (
 // persisted in one mutation.
 func (c *Coordinator) prepareBatch(req *protocol.Request, m *protocol.PrepareBatch) (message.Message, error) {
 	out := &protocol.PreparedBatch{Results: make([]message.Message, len(m.Statements))}
-	var ops storeOps
-	defer c.prep.store.apply(&ops)
+	var w prepared.Writes
+	defer c.prep.Persist(&w)
 	for i, s := range m.Statements {
-		ps, err := c.prepareInto(keyspaceOf(req, s.Keyspace), s.Query, &ops)
+		ps, err := c.prepareInto(keyspaceOf(req, s.Keyspace), s.Query, &w)
 		if err != nil {
 			out.Results[i] = errorMessage(err)
 			continue

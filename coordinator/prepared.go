@@ -13,16 +13,17 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
-// preparedStmt is a statement prepared by some client. It is immutable.
+// preparedStmt is a statement prepared by some client, compiled: the
+// Plan the cache (package prepared) keeps for it, st. It is immutable.
 type preparedStmt struct {
-	id       [16]byte
-	query    string
-	keyspace string
-	plan     plan
-	metaID   []byte
+	st     *prepared.Statement
+	plan   plan
+	metaID []byte
 	// schema is the schema the plan was analysed against: a PREPARE that
 	// finds the statement under an older schema analyses it again.
 	schema *storage.Schema
@@ -31,6 +32,15 @@ type preparedStmt struct {
 	// by PREPARE_BATCH: answering a known statement copies bytes.
 	encoded [protocol.MaxVersion + 1]atomic.Pointer[protocol.RawResult]
 }
+
+var _ prepared.Plan = (*preparedStmt)(nil)
+
+// Size is ps's estimated memory, for the cache's budget.
+func (ps *preparedStmt) Size() int64 { return ps.size }
+
+// compiled is the compiled form of st, a statement this coordinator
+// prepared.
+func compiled(st *prepared.Statement) *preparedStmt { return st.Plan.(*preparedStmt) }
 
 // result is the PREPARED answer for ps in protocol version v, encoded.
 func (ps *preparedStmt) result(v primitive.ProtocolVersion) message.Message {
@@ -67,25 +77,25 @@ func (c *Coordinator) prepare(req *protocol.Request, m *message.Prepare) (messag
 // when it holds one analysed against the current schema, else parsed,
 // analysed and cached.
 func (c *Coordinator) prepareStmt(keyspace, query string) (*preparedStmt, error) {
-	var ops storeOps
-	ps, err := c.prepareInto(keyspace, query, &ops)
-	c.prep.store.apply(&ops)
+	var w prepared.Writes
+	ps, err := c.prepareInto(keyspace, query, &w)
+	c.prep.Persist(&w)
 	return ps, err
 }
 
-// prepareInto is prepareStmt leaving the store writes in ops, so that a
+// prepareInto is prepareStmt leaving the store writes in w, so that a
 // request preparing many statements persists them in one mutation.
-func (c *Coordinator) prepareInto(keyspace, query string, ops *storeOps) (*preparedStmt, error) {
-	id := statementID(keyspace, query)
+func (c *Coordinator) prepareInto(keyspace, query string, w *prepared.Writes) (*preparedStmt, error) {
+	id := prepared.ID(keyspace, query)
 	schema := c.catalog.Current()
-	if ps := c.prep.get(id); ps != nil && ps.schema == schema {
-		return ps, nil
+	if st := c.prep.Get(id); st != nil && compiled(st).schema == schema {
+		return compiled(st), nil
 	}
 	ps, err := c.analyzePrepared(id, keyspace, query, schema)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.prep.put(ps, true, ops); err != nil {
+	if err := c.prep.Put(ps.st, true, w); err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -105,15 +115,16 @@ func (c *Coordinator) analyzePrepared(id [16]byte, keyspace, query string, schem
 	}
 	cols := p.resultColumns()
 	size := prepBaseBytes + 2*len(query) + len(keyspace) + prepColumnBytes*(len(p.markers())+len(cols))
-	return &preparedStmt{id: id, query: query, keyspace: keyspace, plan: p, metaID: metadataID(cols),
-		schema: schema, size: int64(size)}, nil
+	ps := &preparedStmt{plan: p, metaID: metadataID(cols), schema: schema, size: int64(size)}
+	ps.st = &prepared.Statement{ID: id, Keyspace: keyspace, Query: query, Plan: ps}
+	return ps, nil
 }
 
 // preparedResult is the PREPARED answer for ps in protocol version v.
 func preparedResult(ps *preparedStmt, v primitive.ProtocolVersion) *message.PreparedResult {
 	cols := ps.plan.resultColumns()
 	res := &message.PreparedResult{
-		PreparedQueryId:   ps.id[:],
+		PreparedQueryId:   ps.st.ID[:],
 		VariablesMetadata: &message.VariablesMetadata{Columns: ps.plan.markers()},
 		ResultMetadata:    &message.RowsMetadata{ColumnCount: int32(len(cols)), Columns: cols},
 	}
@@ -126,26 +137,6 @@ func preparedResult(ps *preparedStmt, v primitive.ProtocolVersion) *message.Prep
 	return res
 }
 
-// loadPrepared caches the statements persisted before the last shutdown,
-// analysed against today's schema; those that no longer analyse (their
-// table is gone) are forgotten.
-func (c *Coordinator) loadPrepared(store *prepStore) error {
-	schema := c.catalog.Current()
-	var ops storeOps
-	err := store.load(func(id [16]byte, keyspace, query string) {
-		ps, err := c.analyzePrepared(id, keyspace, query, schema)
-		if err == nil && statementID(keyspace, query) == id {
-			err = c.prep.put(ps, false, &ops)
-		}
-		if err != nil {
-			c.log.Debug("forgetting persisted prepared statement", "query", query, "err", err)
-			c.prep.forget(id, &ops)
-		}
-	})
-	store.apply(&ops)
-	return err
-}
-
 // lookupPrepared finds the statement an EXECUTE or a BATCH entry names.
 func (c *Coordinator) lookupPrepared(rawID []byte) (*preparedStmt, error) {
 	var id [16]byte
@@ -153,11 +144,11 @@ func (c *Coordinator) lookupPrepared(rawID []byte) (*preparedStmt, error) {
 		return nil, unprepared(rawID)
 	}
 	copy(id[:], rawID)
-	ps := c.prep.get(id)
-	if ps == nil {
+	st := c.prep.Get(id)
+	if st == nil {
 		return nil, unprepared(rawID)
 	}
-	return ps, nil
+	return compiled(st), nil
 }
 
 func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *message.Execute) (message.Message, error) {
@@ -199,10 +190,10 @@ func (c *Coordinator) executed(ps *preparedStmt, m *message.Execute, res message
 	case isStale(err):
 		// The table changed under the statement: forget it, so the driver
 		// prepares it again against the new definition.
-		c.prep.remove(ps)
+		c.prep.Remove(ps.st)
 		return nil, unprepared(m.QueryId)
 	case isDropped(err):
-		c.prep.remove(ps)
+		c.prep.Remove(ps.st)
 	}
 	return res, err
 }
@@ -224,7 +215,8 @@ type droppedError struct{ err error }
 func (e *droppedError) Error() string { return e.err.Error() }
 func (e *droppedError) Unwrap() error { return e.err }
 
-// openPrepared sets up the statement cache and fills it from the store.
+// openPrepared sets up the statement cache and fills it from the store,
+// each statement analysed against today's schema.
 func (c *Coordinator) openPrepared() error {
 	size := c.opts.PreparedCacheSize
 	if size <= 0 {
@@ -234,16 +226,21 @@ func (c *Coordinator) openPrepared() error {
 	if m == nil {
 		m = metrics.NewPrepared(prometheus.NewRegistry())
 	}
-	var store *prepStore
+	var store *prepared.Store
 	if c.engine != nil {
-		var err error
-		if store, err = openPrepStore(c.engine, c.log); err != nil {
-			return err
+		t := systables.Lookup("system", "prepared_statements")
+		if t == nil || !t.Stored() {
+			return fmt.Errorf("coordinator: no stored system.prepared_statements")
 		}
+		store = prepared.OpenStore(c.engine, t.Storage, c.log, c.opts.Now)
 	}
-	c.prep = newPrepCache(size, m, store)
-	if err := c.loadPrepared(store); err != nil {
-		return fmt.Errorf("coordinator: load prepared statements: %w", err)
-	}
-	return nil
+	c.prep = prepared.NewCache(prepared.Options{MaxBytes: size, Metrics: m, Store: store, Now: c.opts.Now})
+	schema := c.catalog.Current()
+	return c.prep.Load(func(id [16]byte, keyspace, query string) (*prepared.Statement, error) {
+		ps, err := c.analyzePrepared(id, keyspace, query, schema)
+		if err != nil {
+			return nil, err
+		}
+		return ps.st, nil
+	})
 }

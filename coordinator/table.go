@@ -70,6 +70,11 @@ func (c *colInfo) multiCellUDT() *datatype.UserDefined {
 	return ut
 }
 
+// A non-frozen user type column (Cassandra 3.6+) is stored like a
+// collection: one cell per non-null field, its path the field's position
+// (udtFieldPath), so that c.f = v and DELETE c.f change one field and
+// concurrent writes of different fields both win.
+
 // udtFieldPath is the cell path of field i of a non-frozen user type: the
 // field's position as a smallint, as Cassandra's UserType.cellPathForField.
 // The paths of the first fields are shared (storage copies paths into its

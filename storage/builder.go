@@ -15,6 +15,10 @@ type PartitionBuilder struct {
 	prefix []byte
 	kvs    []PartitionKV
 	key    []byte // the serialized partition key
+	// buf holds the keys and values written, one after the other: a
+	// full buf is replaced, never written over, so earlier keys and
+	// values stay valid.
+	buf []byte
 }
 
 // NewPartition starts partition pk of t. The builder keeps pk.
@@ -28,11 +32,12 @@ func (t *Table) NewPartition(pk []byte) (*PartitionBuilder, error) {
 
 // WriteRowMarker writes the liveness of row ck, as an INSERT does.
 func (b *PartitionBuilder) WriteRowMarker(ck [][]byte, c Cell) error {
-	k, err := b.t.appendRowKey(b.next(), ck, rowMarker)
+	start := len(b.buf)
+	k, err := b.t.appendRowKey(append(b.buf, b.prefix...), ck, rowMarker)
 	if err != nil {
 		return err
 	}
-	b.add(k, c)
+	b.add(k, start, c)
 	return nil
 }
 
@@ -43,20 +48,21 @@ func (b *PartitionBuilder) WriteCell(tg CellTarget, c Cell) error {
 	if tg.Path != nil {
 		kind = pathElement
 	}
-	k, err := b.t.appendCellKey(b.next(), tg, kind)
+	start := len(b.buf)
+	k, err := b.t.appendCellKey(append(b.buf, b.prefix...), tg, kind)
 	if err != nil {
 		return err
 	}
-	b.add(k, c)
+	b.add(k, start, c)
 	return nil
 }
 
-func (b *PartitionBuilder) next() []byte {
-	return append(make([]byte, 0, len(b.prefix)+32), b.prefix...)
-}
-
-func (b *PartitionBuilder) add(k []byte, c Cell) {
-	b.kvs = append(b.kvs, PartitionKV{Key: k, Value: c.Append(nil)})
+// add records the entry buf[start:] holds, a key, and its cell c.
+func (b *PartitionBuilder) add(buf []byte, start int, c Cell) {
+	end := len(buf)
+	buf = c.Append(buf)
+	b.kvs = append(b.kvs, PartitionKV{Key: buf[start:end:end], Value: buf[end:len(buf):len(buf)]})
+	b.buf = buf
 }
 
 // Partition is what was written, in key order. Of two writes of one cell

@@ -214,17 +214,18 @@ func writeElements(b *storage.PartitionBuilder, tg storage.CellTarget, typ datat
 	return fmt.Errorf("no multi-cell layout for %v", typ)
 }
 
-// encode serializes the value of column i, sets and maps in their order.
+// encode serializes the value of column i; a frozen set or map in its
+// order (a non-frozen one's elements are ordered as cells).
 func (t *Table) encode(i int, v any) ([]byte, error) {
 	if v == nil {
 		return nil, nil
 	}
-	b, err := types.EncodeValue(t.types[i], v, encodeVersion)
+	b, err := t.encoders[i].Encode(v, encodeVersion)
 	if err != nil {
 		c := t.Storage.Def.Columns[i]
 		return nil, fmt.Errorf("systables: %s.%s.%s: %w", t.Storage.Def.Keyspace, t.Storage.Def.Name, c.Name, err)
 	}
-	if types.HasUnordered(t.types[i]) {
+	if t.frozen[i] && types.HasUnordered(t.types[i]) {
 		return types.NormalizeValue(t.types[i], b)
 	}
 	return b, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -26,8 +27,9 @@ type Table struct {
 	// types are the columns' types, in Storage.Def.Columns' order;
 	// frozen says which are stored as one cell (all but the non-frozen
 	// collections, whose elements are cells of their own).
-	types  []datatype.DataType
-	frozen []bool
+	types    []datatype.DataType
+	encoders []*types.Encoder
+	frozen   []bool
 	// rows makes the table's rows from the node's state; nil for a table
 	// stored in the engine.
 	rows func(State) []Row
@@ -105,7 +107,11 @@ func compile(d *tableDef) (*Table, error) {
 		default:
 			frozen = true
 		}
-		t.types, t.frozen = append(t.types, typ), append(t.frozen, frozen)
+		enc, err := types.NewEncoder(typ)
+		if err != nil {
+			return nil, fmt.Errorf("systables: %s.%s.%s: %w", d.keyspace, d.name, col.name, err)
+		}
+		t.types, t.encoders, t.frozen = append(t.types, typ), append(t.encoders, enc), append(t.frozen, frozen)
 	}
 	st, err := storage.NewTable(def, func(s string) (datatype.DataType, error) { return statements.ParseType(s) })
 	if err != nil {

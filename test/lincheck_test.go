@@ -265,13 +265,14 @@ func (r *linRun) outputDir() string {
 	return dir
 }
 
-// keepLogs copies the nodes' logs so far beside a violation's files.
+// keepLogs copies the nodes' logs since their last start beside a
+// violation's files.
 func (r *linRun) keepLogs() {
 	for _, nd := range r.tc.nodes {
-		b, err := os.ReadFile(nd.logPath)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(r.outputDir(), fmt.Sprintf("node%d.log", nd.index)), b, 0o644)
+		if nd.log == nil {
+			continue
 		}
+		err := os.WriteFile(filepath.Join(r.outputDir(), fmt.Sprintf("node%d.log", nd.index)), []byte(nd.log.String()), 0o644)
 		if err != nil {
 			r.t.Logf("keep node%d's log: %v", nd.index, err)
 		}

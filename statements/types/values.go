@@ -22,17 +22,41 @@ func EncodeValue(t datatype.DataType, v any, version primitive.ProtocolVersion) 
 	if v == nil {
 		return nil, nil
 	}
-	if u, ok := v.([16]byte); ok {
-		p := primitive.UUID(u)
-		v = &p
+	e, err := NewEncoder(t)
+	if err != nil {
+		return nil, err
 	}
+	return e.Encode(v, version)
+}
+
+// Encoder serializes Go values as cells of one type, as EncodeValue does,
+// without looking up the type's codec for each value. It is immutable.
+type Encoder struct {
+	t datatype.DataType
+	c datacodec.Codec
+}
+
+// NewEncoder returns the Encoder of type t.
+func NewEncoder(t datatype.DataType) (*Encoder, error) {
 	c, err := datacodec.NewCodec(t)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: codec for %v: %w", t, err)
 	}
-	b, err := c.Encode(v, version)
+	return &Encoder{t: t, c: c}, nil
+}
+
+// Encode serializes v; nil is a null cell. A [16]byte is a uuid.
+func (e *Encoder) Encode(v any, version primitive.ProtocolVersion) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if u, ok := v.([16]byte); ok {
+		p := primitive.UUID(u)
+		v = &p
+	}
+	b, err := e.c.Encode(v, version)
 	if err != nil {
-		return nil, fmt.Errorf("coordinator: encode %T as %v: %w", v, t, err)
+		return nil, fmt.Errorf("coordinator: encode %T as %v: %w", v, e.t, err)
 	}
 	return b, nil
 }

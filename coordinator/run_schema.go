@@ -7,37 +7,11 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
 	"github.com/cqld/cqld/schema"
-	"github.com/cqld/cqld/statements"
 )
-
-// ddlPlan is a schema change: checked when analysed as Cassandra checks it
-// when preparing; when it runs, made into a schema.Change (its text, the
-// statement's time, the ids it needs) and submitted to be applied.
-type ddlPlan struct {
-	noMarkers
-	stmt    statements.Statement
-	session string
-}
-
-func (c *Coordinator) analyzeDDL(stmt statements.Statement, session string) (plan, error) {
-	if err := c.schema.Check(stmt, session, c.dataCenters()); err != nil {
-		return nil, err
-	}
-	return &ddlPlan{stmt: stmt, session: session}, nil
-}
-
-// dataCenters are the data centers this node knows.
-func (c *Coordinator) dataCenters() []string { return []string{c.opts.DataCenter} }
 
 func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	ch := schema.NewChange(p.stmt, x.text(), p.session, serverTimestamp(x.now()), c.dataCenters())
 	return c.schemaChanges.Submit(ctx, ch)
-}
-
-// truncatePlan is TRUNCATE.
-type truncatePlan struct {
-	noMarkers
-	keyspace, table string
 }
 
 func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {
@@ -52,4 +26,11 @@ func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (m
 		return nil, fmt.Errorf("truncate %s.%s: %w", p.keyspace, p.table, err)
 	}
 	return &message.VoidResult{}, nil
+}
+
+func (p *usePlan) run(_ context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if !c.keyspaceExists(p.keyspace) {
+		return nil, invalidf("Keyspace '%s' does not exist", p.keyspace)
+	}
+	return &message.SetKeyspaceResult{Keyspace: p.keyspace}, nil
 }

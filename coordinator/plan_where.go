@@ -817,3 +817,38 @@ func splitList(b []byte) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// matchFilter applies a non-key restriction to a value (ALLOW FILTERING).
+func matchFilter(typ datatype.DataType, op statements.Operator, v []byte, allowed [][]byte) bool {
+	switch op {
+	case statements.OpEq, statements.OpIn:
+		for _, a := range allowed {
+			if v != nil && a != nil && bytes.Equal(v, a) {
+				return true
+			}
+		}
+		return false
+	}
+	if v == nil || len(allowed) == 0 || allowed[0] == nil {
+		return false
+	}
+	ev, err1 := storage.AppendKey(nil, typ, v, false)
+	ea, err2 := storage.AppendKey(nil, typ, allowed[0], false)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	c := bytes.Compare(ev, ea)
+	switch op {
+	case statements.OpNeq:
+		return c != 0
+	case statements.OpLt:
+		return c < 0
+	case statements.OpLte:
+		return c <= 0
+	case statements.OpGt:
+		return c > 0
+	case statements.OpGte:
+		return c >= 0
+	}
+	return false
+}

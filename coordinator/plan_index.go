@@ -115,23 +115,3 @@ func indexUse(t *tableInfo, k *keyRestrictions, s *statements.Select) (indexPlan
 	}
 	return ix, nil
 }
-
-// indexValue is the value an index query looks up, or nil when it cannot
-// use the index (an empty value, which is not indexed, or an index still
-// building): then it scans.
-func (r *selectRun) indexValue() ([]byte, error) {
-	ix := &r.p.index
-	if ix.name == "" {
-		return nil, nil
-	}
-	for _, d := range r.p.t.def.Indexes {
-		if d.Name == ix.name && d.Building {
-			return nil, nil
-		}
-	}
-	vs, err := ix.value.eval(r.x)
-	if err != nil || len(vs) != 1 || len(vs[0]) == 0 {
-		return nil, err
-	}
-	return vs[0], nil
-}
