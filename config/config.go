@@ -106,7 +106,9 @@ type Config struct {
 	// the Paxos rounds it loses to other proposers before it answers a
 	// WriteTimeout (ReadTimeout for a SERIAL read).
 	CASContentionTimeout Duration `yaml:"cas_contention_timeout"`
-	// PaxosVariant is v2, the prepare and the read in one round trip, or
+	// PaxosVariant is v2, the prepare and the read in one round trip and
+	// one round trip for a coordinator's repeated transactions on a
+	// partition; v2_no_repeat, the same without the repeated ones'; or
 	// v1, Cassandra 3.0's four round trips, kept as a benchmark's
 	// baseline.
 	PaxosVariant string `yaml:"paxos_variant"`
@@ -444,7 +446,7 @@ func keys() []key {
 		{name: "hinted_handoff_throttle", usage: "hint replay rate per second, e.g. 1024KiB", field: func(c *Config) any { return &c.HintedHandoffThrottle }},
 		{name: "internode_injected_delay", usage: "test only: one-way delay added to every internode message sent, e.g. 10ms", field: func(c *Config) any { return &c.InternodeInjectedDelay }},
 		{name: "cas_contention_timeout", usage: "how long a lightweight transaction retries rounds lost to other proposers, e.g. 1s", field: func(c *Config) any { return &c.CASContentionTimeout }},
-		{name: "paxos_variant", usage: "v2 (prepare and read in one round trip) or v1 (four round trips, a benchmark's baseline)", field: func(c *Config) any { return &c.PaxosVariant }},
+		{name: "paxos_variant", usage: "v2 (prepare and read in one round trip, a repeated proposer's in one), v2_no_repeat, or v1 (four round trips, a benchmark's baseline)", field: func(c *Config) any { return &c.PaxosVariant }},
 		{name: "paxos_unsafe_skip_in_progress", usage: "test only: a deliberately broken Paxos that loses writes (never set it)", field: func(c *Config) any { return &c.PaxosUnsafeSkipInProgress }},
 		{name: "internode_fault_injection", usage: "test only: serve /debug/internode/partition and /heal on the metrics endpoint to loopback clients", field: func(c *Config) any { return &c.InternodeFaultInjection }},
 		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
@@ -1002,7 +1004,7 @@ func (c *Config) problems() []*keyError {
 	}
 	notNegative("internode_injected_delay", c.InternodeInjectedDelay)
 	positive("cas_contention_timeout", c.CASContentionTimeout)
-	oneOf("paxos_variant", c.PaxosVariant, "v2", "v1")
+	oneOf("paxos_variant", c.PaxosVariant, "v2", "v2_no_repeat", "v1")
 
 	if c.NativeTransportMaxFrameSize < KiB || c.NativeTransportMaxFrameSize > 256*MiB {
 		bad("native_transport_max_frame_size", "%s is out of range 1KiB to 256MiB", c.NativeTransportMaxFrameSize)

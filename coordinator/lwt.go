@@ -233,6 +233,7 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		}
 		m = mutation.New()
 		for i, cw := range p.writes {
+			xs[i].casData = data
 			if err := cw.w.mutateInto(m, xs[i]); err != nil {
 				return nil, err
 			}

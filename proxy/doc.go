@@ -63,8 +63,11 @@
 // level. A SERIAL read is the first round alone. Ballots come from a
 // hybrid logical clock per node (ballots.go); the LWTs this node
 // coordinates on one partition take turns (casqueue.go) rather than
-// duel. A partition whose only replica is this node runs on that
-// replica's Alone, the same state machine under its lock, in one write.
+// duel. A coordinator's next transaction on a partition it just ran one
+// on proposes at once, on a promise the replicas gave in advance with the
+// previous proposal (paxos_repeat.go, the repeat proposer). A partition
+// whose only replica is this node runs on that replica's Alone, the same
+// state machine under its lock, in one write.
 //
 // # Metrics
 //

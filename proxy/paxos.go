@@ -65,12 +65,17 @@ type CAS struct {
 
 // Paxos variants (Options.PaxosVariant).
 const (
-	// PaxosV2 is the prepare and the read in one round trip.
+	// PaxosV2 is the prepare and the read in one round trip, and one
+	// round trip for a coordinator's repeated transactions on a partition
+	// (the repeat proposer).
 	PaxosV2 = "v2"
 	// PaxosV1 is Cassandra 3.0's shape, kept as a benchmark's baseline:
 	// the prepare, then a separate read at QUORUM, then the proposal and
 	// the commit.
 	PaxosV1 = "v1"
+	// PaxosV2NoRepeat is PaxosV2 without the repeat proposer's one round
+	// trip (paxos_repeat.go), for comparing.
+	PaxosV2NoRepeat = "v2_no_repeat"
 )
 
 // DefaultCASContentionTimeout is cas_contention_timeout's default.
@@ -100,6 +105,15 @@ func (p *Proxy) Conditional(ctx context.Context, c *CAS) (err error) {
 	defer unlock()
 	r := p.newPaxosRun(pl, c.Table, c.Key, "write")
 	defer r.done()
+	if p.opts.PaxosVariant == "" || p.opts.PaxosVariant == PaxosV2 {
+		var e *repeatEntry
+		e, r.recent, r.known = p.repeats.take(r.key, readKey(c.Read), pl.participants, r.started)
+		if e != nil {
+			if done, err := r.repeat(ctx, c, e); done {
+				return err
+			}
+		}
+	}
 	return r.cas(ctx, c)
 }
 
@@ -121,6 +135,7 @@ func (p *Proxy) readSerial(ctx context.Context, cl primitive.ConsistencyLevel, t
 	}
 	r := p.newPaxosRun(pl, t, pk, "read")
 	defer r.done()
+	r.known = p.repeats.known(r.key, r.started)
 	data, err := r.read(ctx, slice)
 	return data, readError(err, cl, pl.readBlockFor)
 }
@@ -133,6 +148,9 @@ type paxosPlan struct {
 	// proposals; required of them make a quorum.
 	participants []ring.HostID
 	required     int
+	// scoped counts the natural and pending replicas in scope, live or
+	// not.
+	scoped int
 	// natural and pending are every replica, the commit's targets.
 	natural, pending []ring.HostID
 	strategy         ring.Strategy
@@ -180,7 +198,7 @@ func (p *Proxy) planPaxos(t *storage.Table, pk []byte, serial primitive.Consiste
 	}
 	scopedNatural, scopedPending := scope(natural), scope(pending)
 	all := len(scopedNatural) + len(scopedPending)
-	pl.required = all/2 + 1
+	pl.required, pl.scoped = all/2+1, all
 	for _, hs := range [][]ring.HostID{scopedNatural, scopedPending} {
 		for _, h := range hs {
 			if p.alive(h) {
@@ -236,10 +254,21 @@ type paxosRun struct {
 	// lastRound is how long the last attempt's round took, the scale of
 	// the back-off.
 	lastRound time.Duration
+	// started is when the run began; key names its partition for the
+	// repeat proposer, and recent says a transaction on it through this
+	// node came shortly before.
+	started time.Time
+	key     string
+	recent  bool
+	// known is the last proposal this node saw chosen on the partition; a
+	// round whose promises show it accepted and not committed lays it over
+	// their data (overlaid) instead of proposing it again: it is chosen.
+	known, overlaid replica.Proposal
 }
 
 func (p *Proxy) newPaxosRun(pl *paxosPlan, t *storage.Table, pk []byte, op string) *paxosRun {
-	return &paxosRun{p: p, pl: pl, t: t, pk: pk, op: op, giveUp: p.opts.Now().Add(p.casContentionTimeout())}
+	now := p.opts.Now()
+	return &paxosRun{p: p, pl: pl, t: t, pk: pk, op: op, started: now, key: repeatKey(t, pk), giveUp: now.Add(p.casContentionTimeout())}
 }
 
 func (p *Proxy) casContentionTimeout() time.Duration {
@@ -287,14 +316,11 @@ func (r *paxosRun) cas(ctx context.Context, c *CAS) error {
 		if err != nil {
 			return err
 		}
-		switch res, err := r.propose(ctx, prop, promises); {
+		switch res, err := r.propose(ctx, prop, promises, proposeExtra{next: r.wantNext(c)}); {
 		case err != nil:
 			return err
 		case res.chosen:
-			if len(r.pl.natural)+len(r.pl.pending) == 1 {
-				return nil // proposed and committed at once (fuseCommit)
-			}
-			return r.commit(ctx, prop, c.Commit, c.Check)
+			return r.committed(ctx, c, prop)
 		case res.accepted > 0:
 			// Some replicas accepted it: a later round may finish it, or
 			// not. The outcome is unknown (CasWriteUnknownResultException).
@@ -304,6 +330,15 @@ func (r *paxosRun) cas(ctx context.Context, c *CAS) error {
 			return err
 		}
 	}
+}
+
+// committed commits prop, chosen for c, at c's level; a partition of one
+// replica committed it as it accepted it.
+func (r *paxosRun) committed(ctx context.Context, c *CAS, prop replica.Proposal) error {
+	if len(r.pl.natural)+len(r.pl.pending) == 1 {
+		return nil
+	}
+	return r.commit(ctx, prop, c.Commit, c.Check)
 }
 
 // read runs a SERIAL read's rounds: the data as of a quorum's promise with
@@ -335,26 +370,76 @@ func (r *paxosRun) begin(ctx context.Context, read *storage.Slice) (replica.Ball
 		}
 		b := r.p.ballots.next(r.after)
 		started := r.p.opts.Now()
-		promises, refused, err := r.prepare(ctx, b, read)
+		round, err := r.prepare(ctx, b, read)
 		r.lastRound = r.p.opts.Now().Sub(started)
 		if err != nil {
 			return replica.Ballot{}, nil, err
 		}
-		if !refused.IsZero() {
-			r.after = r.after.Max(refused)
-			r.p.ballots.observe(refused)
+		inProgress, latest, settled, err := r.inProgress(ctx, round)
+		if err != nil {
+			return replica.Ballot{}, nil, err
+		}
+		if !round.refused.IsZero() || !settled {
+			r.after = r.after.Max(round.refused)
+			r.p.ballots.observe(round.refused)
 			if err := r.contended(ctx); err != nil {
 				return replica.Ballot{}, nil, err
 			}
 			continue
 		}
-		inProgress, latest := summarize(promises)
 		r.p.ballots.observe(inProgress.Ballot.Max(latest.Ballot))
-		if inProgress.IsZero() || !inProgress.Ballot.After(latest.Ballot) || r.p.opts.PaxosUnsafeSkipInProgress {
-			return b, promises, nil
+		r.overlaid = replica.Proposal{}
+		if inProgress.IsZero() || r.p.opts.PaxosUnsafeSkipInProgress {
+			return b, round.promises, nil
 		}
-		if err := r.finish(ctx, b, inProgress, promises); err != nil {
+		if inProgress.Ballot == r.known.Ballot {
+			r.overlaid = r.known
+			return b, round.promises, nil
+		}
+		if err := r.finish(ctx, b, inProgress, round.promises); err != nil {
 			return replica.Ballot{}, nil, err
+		}
+	}
+}
+
+// inProgress is the proposal a round's promises show in progress (the
+// latest accepted, if after the latest commit), none when there is none,
+// and the latest commit. A proposal made on a promise given in advance
+// (Fast) is in progress only once seen accepted by a quorum: one that
+// every replica in scope has answered about without a quorum accepting it
+// can never be chosen, and is passed over; while some have not answered,
+// settled is false (the round cannot tell, and is retried). The answers
+// still to come are waited for as the rule needs them.
+func (r *paxosRun) inProgress(ctx context.Context, round *prepareRound) (inProgress, latest replica.Proposal, settled bool, err error) {
+	dead := map[replica.Ballot]bool{}
+	for {
+		if !round.refused.IsZero() {
+			return replica.Proposal{}, replica.Proposal{}, true, nil
+		}
+		inProgress, latest = summarize(round.promises, dead)
+		if inProgress.IsZero() || !inProgress.Ballot.After(latest.Ballot) {
+			return replica.Proposal{}, latest, true, nil
+		}
+		if !inProgress.Fast || inProgress.Ballot == r.known.Ballot {
+			return inProgress, latest, true, nil // or known chosen
+		}
+		acceptedBy := 0
+		for _, pr := range round.promises {
+			if pr.Accepted.Ballot == inProgress.Ballot {
+				acceptedBy++
+			}
+		}
+		switch {
+		case acceptedBy >= r.pl.required:
+			return inProgress, latest, true, nil
+		case round.all():
+			dead[inProgress.Ballot] = true
+		case round.left > 0:
+			if err := round.await(ctx, len(round.promises)+1); err != nil {
+				return replica.Proposal{}, replica.Proposal{}, false, err
+			}
+		default:
+			return replica.Proposal{}, replica.Proposal{}, false, nil
 		}
 	}
 }
@@ -371,7 +456,7 @@ func (r *paxosRun) finish(ctx context.Context, b replica.Ballot, inProgress repl
 	if err != nil {
 		return err
 	}
-	res, err := r.propose(ctx, prop, promises)
+	res, err := r.propose(ctx, prop, promises, proposeExtra{})
 	if err != nil {
 		return err
 	}
@@ -388,20 +473,29 @@ func (r *paxosRun) finish(ctx context.Context, b replica.Ballot, inProgress repl
 }
 
 // data is the partition as the promises' quorum holds it, or, in the v1
-// variant, as a separate read at QUORUM (LOCAL_QUORUM) answers.
+// variant, as a separate read at QUORUM (LOCAL_QUORUM) answers; with the
+// proposal known chosen laid over it when the round found it uncommitted.
 func (r *paxosRun) data(ctx context.Context, promises []promiseOf, slice storage.Slice) (*storage.Partition, error) {
+	var data *storage.Partition
+	var err error
 	if r.p.opts.PaxosVariant == PaxosV1 {
 		r.roundTrips++
-		return r.p.Read(ctx, quorumOf(r.pl.serial), r.t, r.pk, slice)
-	}
-	parts := make([]*storage.Partition, 0, len(promises))
-	for _, pr := range promises {
-		if pr.Data == nil {
-			return nil, fmt.Errorf("proxy: replica %s promised without the data", pr.host)
+		if data, err = r.p.Read(ctx, quorumOf(r.pl.serial), r.t, r.pk, slice); err != nil {
+			return nil, err
 		}
-		parts = append(parts, pr.Data)
+	} else {
+		parts := make([]*storage.Partition, 0, len(promises))
+		for _, pr := range promises {
+			if pr.Data == nil {
+				return nil, fmt.Errorf("proxy: replica %s promised without the data", pr.host)
+			}
+			parts = append(parts, pr.Data)
+		}
+		data, err = storage.ReconcilePartitions(parts...)
 	}
-	data, err := storage.ReconcilePartitions(parts...)
+	if err == nil && !r.overlaid.IsZero() {
+		data, err = r.overlaid.Update.Over(data)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("proxy: lightweight transaction on %s.%s: %w", r.t.Def.Keyspace, r.t.Def.Name, err)
 	}
@@ -478,11 +572,11 @@ func proposal(b replica.Ballot, u *mutation.Update) (replica.Proposal, error) {
 	return replica.Proposal{Ballot: b, Update: us[0]}, nil
 }
 
-// summarize returns the latest accepted proposal and the latest commit
-// among promises.
-func summarize(promises []promiseOf) (inProgress, latest replica.Proposal) {
+// summarize returns the latest accepted proposal (those of dead ballots
+// aside) and the latest commit among promises.
+func summarize(promises []promiseOf, dead map[replica.Ballot]bool) (inProgress, latest replica.Proposal) {
 	for _, pr := range promises {
-		if pr.Accepted.Ballot.Compare(inProgress.Ballot) > 0 {
+		if pr.Accepted.Ballot.Compare(inProgress.Ballot) > 0 && !dead[pr.Accepted.Ballot] {
 			inProgress = pr.Accepted
 		}
 		if pr.Committed.Ballot.Compare(latest.Ballot) > 0 {

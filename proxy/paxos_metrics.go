@@ -24,6 +24,11 @@ type CASMetrics struct {
 	// RoundTrips is how many round trips each transaction took (0 on a
 	// partition whose one replica is the coordinator).
 	RoundTrips *prometheus.HistogramVec
+	// Repeats counts the transactions that tried the repeat proposer's
+	// promise given in advance, by outcome: "chosen" (one round trip),
+	// "refused" (nothing accepted: the usual way followed), "unknown"
+	// (some accepted), "nothing" (no update to propose: the usual way).
+	Repeats *prometheus.CounterVec
 }
 
 // NewCASMetrics creates the metrics and registers them on reg.
@@ -40,7 +45,9 @@ func NewCASMetrics(reg prometheus.Registerer) *CASMetrics {
 		CatchUps:          counter("catch_ups_total", "Replicas sent the most recent commit they may lack."),
 		RoundTrips: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "round_trips",
 			Help: "Round trips each lightweight transaction took.", Buckets: []float64{0, 1, 2, 3, 4, 6, 8, 12, 16}}, []string{"op"}),
+		Repeats: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "repeats_total",
+			Help: "Lightweight transactions that tried a promise given in advance, by outcome."}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.Contended, m.Timeouts, m.UnfinishedCommits, m.Reproposals, m.CatchUps, m.RoundTrips)
+	reg.MustRegister(m.Contended, m.Timeouts, m.UnfinishedCommits, m.Reproposals, m.CatchUps, m.RoundTrips, m.Repeats)
 	return m
 }

@@ -32,57 +32,78 @@ type prepareAnswer struct {
 	err  error
 }
 
-// prepare sends ballot b to every participant and returns the promises of
-// the first quorum to answer, or the later ballot of the first replica
-// that refused, or the round's timeout or failure.
-func (r *paxosRun) prepare(ctx context.Context, b replica.Ballot, read *storage.Slice) ([]promiseOf, replica.Ballot, error) {
+// prepareRound is a prepare's answers: the promises so far, and the
+// answers still to come.
+type prepareRound struct {
+	r        *paxosRun
+	promises []promiseOf
+	// refused is the later ballot of the first replica that refused.
+	refused replica.Ballot
+	answers chan prepareAnswer
+	// left counts the answers still to come, errs the failed ones.
+	left, errs int
+	failed     []ring.HostID
+	firstErr   error
+}
+
+// prepare sends ballot b to every participant and returns once the first
+// quorum promised it, or a replica refused it, or the round cannot get a
+// quorum (its timeout or failure).
+func (r *paxosRun) prepare(ctx context.Context, b replica.Ballot, read *storage.Slice) (*prepareRound, error) {
 	r.roundTrips++
 	parts := r.pl.participants
-	answers := make(chan prepareAnswer, len(parts))
+	pr := &prepareRound{r: r, answers: make(chan prepareAnswer, len(parts)), left: len(parts)}
 	for _, h := range parts {
 		rep, err := r.p.replica(h)
 		if err != nil {
-			answers <- prepareAnswer{host: h, err: err}
+			pr.answers <- prepareAnswer{host: h, err: err}
 			continue
 		}
 		r.p.goBackground(func() {
-			pr, err := rep.Prepare(ctx, r.t, r.pk, b, read)
-			answers <- prepareAnswer{host: h, pr: pr, err: err}
+			p, err := rep.Prepare(ctx, r.t, r.pk, b, read)
+			pr.answers <- prepareAnswer{host: h, pr: p, err: err}
 		})
 	}
-	var (
-		promises []promiseOf
-		failed   []ring.HostID
-		firstErr error
-		errs     int
-	)
-	for range parts {
+	return pr, pr.await(ctx, r.pl.required)
+}
+
+// await takes answers until n promised, one refused, or every answer
+// came; an error when the promises cannot reach a quorum.
+func (pr *prepareRound) await(ctx context.Context, n int) error {
+	r := pr.r
+	for pr.left > 0 && len(pr.promises) < n && pr.refused.IsZero() {
 		select {
-		case a := <-answers:
+		case a := <-pr.answers:
+			pr.left--
 			switch {
 			case a.err != nil:
-				errs++
+				pr.errs++
 				if !hintable(a.err) {
-					failed = append(failed, a.host)
-					firstErr = cmpOr(firstErr, a.err)
+					pr.failed = append(pr.failed, a.host)
+					pr.firstErr = cmpOr(pr.firstErr, a.err)
 				}
-				if len(parts)-errs < r.pl.required {
-					return nil, replica.Ballot{}, r.roundError(len(promises), failed, firstErr)
+				if len(pr.promises)+pr.left < r.pl.required {
+					return r.roundError(len(pr.promises), pr.failed, pr.firstErr)
 				}
 			case !a.pr.OK:
-				return nil, a.pr.Ballot, nil
+				pr.refused = a.pr.Ballot
 			default:
-				promises = append(promises, promiseOf{host: a.host, Promise: a.pr})
-				if len(promises) >= r.pl.required {
-					return promises, replica.Ballot{}, nil
-				}
+				pr.promises = append(pr.promises, promiseOf{host: a.host, Promise: a.pr})
 			}
 		case <-ctx.Done():
-			return nil, replica.Ballot{}, r.timeout(len(promises))
+			return r.timeout(len(pr.promises))
 		}
 	}
-	return nil, replica.Ballot{}, r.roundError(len(promises), failed, firstErr)
+	if len(pr.promises) < r.pl.required && pr.refused.IsZero() {
+		return r.roundError(len(pr.promises), pr.failed, pr.firstErr)
+	}
+	return nil
 }
+
+// all reports whether every replica of the partition in the round's scope
+// (natural and pending, of the local data center for LOCAL_SERIAL)
+// promised.
+func (pr *prepareRound) all() bool { return len(pr.promises) == pr.r.pl.scoped }
 
 // roundError is the error of a prepare or proposal round that cannot get
 // its quorum: a WRITE_FAILURE when a replica refused the request, a
@@ -107,10 +128,19 @@ type proposeResult struct {
 }
 
 type proposeAnswer struct {
-	host     ring.HostID
-	accepted bool
-	promise  replica.Ballot
-	err      error
+	host ring.HostID
+	a    *replica.Acceptance
+	err  error
+}
+
+// proposeExtra shapes a proposal beyond the usual: fast, at a ballot
+// promised in advance, every participant getting catchUp (the proposal the
+// promise came with); and with next, asking the replicas to promise the
+// next ballot in advance (the repeat proposer).
+type proposeExtra struct {
+	fast    bool
+	catchUp replica.Proposal
+	next    proposeNext
 }
 
 // propose sends prop to every participant, each that may lack the most
@@ -118,19 +148,27 @@ type proposeAnswer struct {
 // quorum accepted it, or once every participant has answered: a
 // proposal no replica accepted can be retried under a later ballot, one
 // that some did cannot (a later round may finish it).
-func (r *paxosRun) propose(ctx context.Context, prop replica.Proposal, promises []promiseOf) (proposeResult, error) {
+func (r *paxosRun) propose(ctx context.Context, prop replica.Proposal, promises []promiseOf, x proposeExtra) (proposeResult, error) {
 	r.roundTrips++
-	_, latest := summarize(promises)
+	_, latest := summarize(promises, nil)
 	current := map[ring.HostID]bool{}
 	for _, pr := range promises {
 		current[pr.host] = pr.Committed.Ballot == latest.Ballot
+	}
+	if !r.overlaid.IsZero() {
+		// The proposal known chosen, accepted and not yet committed among
+		// the promises, is the latest commit: every participant gets it.
+		latest, current = r.overlaid, nil
 	}
 	parts := r.pl.participants
 	fuse := len(r.pl.natural)+len(r.pl.pending) == 1
 	answers := make(chan proposeAnswer, len(parts))
 	for _, h := range parts {
-		o := replica.ProposeOptions{Commit: fuse}
-		if !latest.IsZero() && !current[h] {
+		o := replica.ProposeOptions{Commit: fuse, Fast: x.fast, Next: x.next.ballot, Read: x.next.read}
+		switch {
+		case x.fast:
+			o.CatchUp = x.catchUp
+		case !latest.IsZero() && !current[h]:
 			o.CatchUp = latest
 			if m := r.p.opts.CASMetrics; m != nil {
 				m.CatchUps.WithLabelValues(r.op).Inc()
@@ -142,12 +180,13 @@ func (r *paxosRun) propose(ctx context.Context, prop replica.Proposal, promises 
 			continue
 		}
 		r.p.goBackground(func() {
-			ok, promise, err := rep.Propose(ctx, prop, o)
-			answers <- proposeAnswer{host: h, accepted: ok, promise: promise, err: err}
+			a, err := rep.Propose(ctx, prop, o)
+			answers <- proposeAnswer{host: h, a: a, err: err}
 		})
 	}
 	var (
 		accepted, maybe int
+		datas           []*storage.Partition
 		failed          []ring.HostID
 		firstErr        error
 	)
@@ -155,14 +194,21 @@ func (r *paxosRun) propose(ctx context.Context, prop replica.Proposal, promises 
 		select {
 		case a := <-answers:
 			switch {
-			case a.err == nil && a.accepted:
+			case a.err == nil && a.a.OK:
 				accepted++
+				if a.a.Next && a.a.Data != nil {
+					datas = append(datas, a.a.Data)
+				}
 				if accepted >= r.pl.required {
+					if len(datas) != accepted {
+						datas = nil
+					}
+					r.chose(prop, x.next, datas)
 					return proposeResult{chosen: true, accepted: accepted}, nil
 				}
 			case a.err == nil:
-				r.after = r.after.Max(a.promise)
-				r.p.ballots.observe(a.promise)
+				r.after = r.after.Max(a.a.Promise)
+				r.p.ballots.observe(a.a.Promise)
 			case undelivered(a.err):
 			default:
 				// Lost on the way back, or failed on the replica: it may
@@ -179,6 +225,12 @@ func (r *paxosRun) propose(ctx context.Context, prop replica.Proposal, promises 
 	}
 	if accepted+maybe > 0 && len(failed) > 0 {
 		return proposeResult{}, r.roundError(accepted, failed, firstErr)
+	}
+	if x.fast && maybe == 0 {
+		// Every participant answered, too few accepted: a proposal on a
+		// promise given in advance no one may finish (inProgress) is dead,
+		// as if refused by all.
+		return proposeResult{}, nil
 	}
 	return proposeResult{accepted: accepted + maybe}, nil
 }
@@ -225,11 +277,15 @@ func (r *paxosRun) commit(ctx context.Context, prop replica.Proposal, cl primiti
 	return err
 }
 
-// catchUpLaggards sends the most recent commit among promises to the
-// replicas whose promise showed an older one, in the background: a round
-// that proposes nothing leaves them as current as one that does.
+// catchUpLaggards sends the most recent commit among promises (or the
+// proposal known chosen the round laid over their data) to the replicas
+// whose promise showed an older one, in the background: a round that
+// proposes nothing leaves them as current as one that does.
 func (r *paxosRun) catchUpLaggards(promises []promiseOf) {
-	_, latest := summarize(promises)
+	_, latest := summarize(promises, nil)
+	if !r.overlaid.IsZero() {
+		latest = r.overlaid // newer, and committed by none of them
+	}
 	if latest.IsZero() {
 		return
 	}

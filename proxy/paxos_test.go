@@ -250,7 +250,7 @@ func TestPaxosFinishesAProposalAQuorumAccepted(t *testing.T) {
 		if pr, err := c.locals[i].Prepare(ctx, c.tbl, i32(k), b, nil); err != nil || !pr.OK {
 			t.Fatal(pr, err)
 		}
-		if ok, _, err := c.locals[i].Propose(ctx, p, replica.ProposeOptions{}); !ok || err != nil {
+		if ok, _, err := propose(ctx, c.locals[i], p, replica.ProposeOptions{}); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestPaxosAMinorityAcceptance(t *testing.T) {
 	b := replica.NewBallot(time.Now().UnixMicro(), [8]byte{9})
 	p := replica.Proposal{Ballot: b, Update: c.set(k, "orphan")}
 	p.Update.SetTimestamp(b.Micros())
-	if ok, _, err := c.locals[reps[0]].Propose(ctx, p, replica.ProposeOptions{}); !ok || err != nil {
+	if ok, _, err := propose(ctx, c.locals[reps[0]], p, replica.ProposeOptions{}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	// With the accepting replica cut off, the others do not see it.
@@ -479,5 +479,147 @@ func TestPaxosRoundTrips(t *testing.T) {
 	}
 	if sum, _ := c.roundTrips("write"); sum != 5 {
 		t.Fatalf("CAS at QUORUM: %v round trips", sum-2)
+	}
+}
+
+// propose is p.Propose answered as accepted and promise.
+func propose(ctx context.Context, px replica.Paxos, p replica.Proposal, o replica.ProposeOptions) (bool, replica.Ballot, error) {
+	a, err := px.Propose(ctx, p, o)
+	if err != nil {
+		return false, replica.Ballot{}, err
+	}
+	return a.OK, a.Promise, nil
+}
+
+// A coordinator's transactions on one partition in a row: the second asks
+// for the next promise in advance, the third uses it and takes one round
+// trip. A plain write, or another coordinator's transaction, in between
+// sends the next one the usual way, deciding on the data as it is.
+func TestPaxosRepeatProposer(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	coord := c.replicasOf(10)[0]
+	other := c.replicasOf(10)[1]
+	step := func(k int, p int, from, to string, wantApplied bool, wantRoundTrips float64) {
+		t.Helper()
+		before, _ := c.roundTrips("write")
+		var applied bool
+		if err := c.proxies[p].Conditional(context.Background(), c.casSet(k, from, to, primitive.ConsistencyLevelQuorum, &applied)); err != nil || applied != wantApplied {
+			t.Fatalf("%s→%s: applied %v, %v", from, to, applied, err)
+		}
+		if after, _ := c.roundTrips("write"); after-before != wantRoundTrips {
+			t.Fatalf("%s→%s: %v round trips, want %v", from, to, after-before, wantRoundTrips)
+		}
+	}
+	const k = 10
+	step(k, coord, "", "a", true, 3)
+	step(k, coord, "a", "b", true, 3)
+	step(k, coord, "b", "c", true, 2)
+	step(k, coord, "c", "d", true, 2)
+	step(k, coord, "x", "e", false, 1) // nothing to propose: the usual first round
+	if n := testutil.ToFloat64(c.metrics.Repeats.WithLabelValues("chosen")); n != 2 {
+		t.Fatalf("%v repeats chosen", n)
+	}
+	// A plain write in between: the promise given in advance is refused,
+	// and the transaction decides on the plain write.
+	step(k, coord, "d", "e", true, 3)
+	step(k, coord, "e", "f", true, 2)
+	if err := c.proxies[other].Apply(context.Background(), primitive.ConsistencyLevelQuorum, &mutation.Mutation{Updates: []*mutation.Update{c.plain(k, "plain")}}, primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	var applied bool
+	if err := c.proxies[coord].Conditional(context.Background(), c.casSet(k, "f", "g", primitive.ConsistencyLevelAny, &applied)); err != nil || applied {
+		t.Fatalf("CAS from f after a plain write: applied %v, %v", applied, err)
+	}
+	if n := testutil.ToFloat64(c.metrics.Repeats.WithLabelValues("refused")); n != 1 {
+		t.Fatalf("%v repeats refused", n)
+	}
+	// Another coordinator's transaction in between.
+	step(k, coord, "plain", "h", true, 3)
+	step(k, coord, "h", "i", true, 2)
+	step(k, other, "i", "j", true, 3)
+	// On its promise given in advance, with the data as it was, the
+	// coordinator proposes; the replicas refuse it (another proposer came),
+	// and the usual first round finds the condition false.
+	step(k, coord, "i", "x", false, 2)
+	if n := testutil.ToFloat64(c.metrics.Repeats.WithLabelValues("refused")); n != 2 {
+		t.Fatalf("%v repeats refused", n)
+	}
+	step(k, coord, "j", "k", true, 3)
+	step(k, coord, "k", "l", true, 2)
+	for i := range c.proxies {
+		if got, err := c.serial(i, k); err != nil || got != "l" {
+			t.Fatalf("SERIAL read through %d: %q, %v", i, got, err)
+		}
+	}
+}
+
+// plain is a plain write of row (k, 0) now.
+func (c *paxosCluster) plain(k int, v string) *mutation.Update {
+	u := c.set(k, v)
+	u.SetTimestamp(time.Now().UnixMicro())
+	return u
+}
+
+// fastAccept leaves a proposal of v made on a promise given in advance
+// accepted on the replicas of partition k at idx, as a coordinator that
+// died after proposing would.
+func (c *paxosCluster) fastAccept(k int, v string, idx ...int) replica.Proposal {
+	c.t.Helper()
+	ctx := context.Background()
+	now := time.Now().UnixMicro()
+	b := replica.Proposal{Ballot: replica.NewBallot(now, [8]byte{9}), Update: c.set(k, "before")}
+	b.Update.SetTimestamp(b.Ballot.Micros())
+	n := replica.NewBallot(now+1, [8]byte{9})
+	fast := replica.Proposal{Ballot: n, Update: c.set(k, v)}
+	fast.Update.SetTimestamp(n.Micros())
+	for _, i := range c.replicasOf(k) {
+		if a, err := c.locals[i].Propose(ctx, b, replica.ProposeOptions{Next: n, Read: &storage.Slice{}}); err != nil || !a.OK || !a.Next {
+			c.t.Fatal(a, err)
+		}
+		if err := c.locals[i].Commit(ctx, b, nil); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	for _, i := range idx {
+		if a, err := c.locals[i].Propose(ctx, fast, replica.ProposeOptions{Fast: true, CatchUp: b}); err != nil || !a.OK {
+			c.t.Fatal(a, err)
+		}
+	}
+	return fast
+}
+
+// A proposal made on a promise given in advance is finished by another
+// round only once seen accepted by a quorum: accepted by a minority it
+// can never be chosen, and is passed over once every replica answered;
+// while one cannot answer, rounds cannot tell and time out.
+func TestPaxosFastProposalsAreFinishedOnlyFromAQuorum(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	ctx := context.Background()
+	const quorum, minority, unsure = 11, 12, 13
+	reps := func(k int) []int { return c.replicasOf(k) }
+	c.fastAccept(quorum, "chosen", reps(quorum)[:2]...)
+	c.fastAccept(minority, "orphan", reps(minority)[:1]...)
+	c.fastAccept(unsure, "orphan", reps(unsure)[:1]...)
+	if got, err := c.serial(reps(quorum)[2], quorum); err != nil || got != "chosen" {
+		t.Fatalf("quorum: %q, %v", got, err)
+	}
+	for i := range c.proxies {
+		if got, err := c.serial(i, minority); err != nil || got != "before" {
+			t.Fatalf("minority through %d: %q, %v", i, got, err)
+		}
+	}
+	// A replica that did not accept it is down: the others cannot tell
+	// whether a quorum did.
+	down := reps(unsure)[2]
+	c.setDown(down, true)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err := c.proxies[reps(unsure)[0]].Read(short, primitive.ConsistencyLevelSerial, c.tbl, i32(unsure), storage.Slice{})
+	if !isTimeout(err) {
+		t.Fatalf("with a replica down: %v", err)
+	}
+	c.setDown(down, false)
+	if got, err := c.serial(reps(unsure)[0], unsure); err != nil || got != "before" {
+		t.Fatalf("once it is back: %q, %v", got, err)
 	}
 }

@@ -70,8 +70,8 @@ type Options struct {
 	// rounds lost to other proposers (cas_contention_timeout);
 	// DefaultCASContentionTimeout when zero.
 	CASContentionTimeout time.Duration
-	// PaxosVariant is PaxosV2 (the default, when empty) or PaxosV1, the
-	// four round trips kept as a benchmark's baseline.
+	// PaxosVariant is PaxosV2 (the default, when empty), PaxosV2NoRepeat
+	// or PaxosV1, the four round trips kept as a benchmark's baseline.
 	PaxosVariant string
 	// PaxosUnsafeSkipInProgress skips finishing the proposals a prepare
 	// finds in progress: a deliberately broken Paxos, for showing that
@@ -89,6 +89,7 @@ type Proxy struct {
 	wg      sync.WaitGroup
 	ballots *ballots
 	queue   partitionQueue
+	repeats repeats
 }
 
 // New returns a proxy over o's seams.

@@ -44,9 +44,12 @@
 // commit log mode) before the replica answers, in the same engine
 // mutation as the data a commit writes. Ballots (ballot.go) are
 // Cassandra's: version 1 time UUIDs, promised only when later in
-// microseconds than everything held. Alone runs a whole transaction under
-// the partition lock for a coordinator in this process when this replica
-// is the partition's only one.
+// microseconds than everything held. A proposal may carry the proposer's
+// next ballot, which the replica promises in advance with its data
+// (fast.go keeps the digest): a proposal at that ballot is then accepted
+// only while no other proposer and no write came. Alone runs a whole
+// transaction under the partition lock for a coordinator in this process
+// when this replica is the partition's only one.
 //
 // Reads come in two forms: resolved (ReadPartition, Scan: live rows,
 // deletions and expiry applied), which is all one replica needs, and

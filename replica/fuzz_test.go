@@ -188,7 +188,8 @@ func FuzzDecodePaxosRequests(f *testing.F) {
 	f.Add(appendPrepare(nil, &prepareRequest{Table: tbl.Def.ID, Key: i32(1), Ballot: ballotAt(3, 1)}))
 	f.Add(appendPrepare(nil, &prepareRequest{Table: tbl.Def.ID, Key: i32(1), Ballot: ballotAt(3, 1), Read: &storage.Slice{
 		Start: &storage.Bound{Prefix: [][]byte{i32(1)}, Inclusive: true}}}))
-	for _, o := range []ProposeOptions{{}, {Commit: true}, {CatchUp: prs[2].Committed}} {
+	for _, o := range []ProposeOptions{{}, {Commit: true}, {CatchUp: prs[2].Committed},
+		{CatchUp: prs[2].Committed, Fast: true, Next: ballotAt(10, 1), Read: &storage.Slice{End: &storage.Bound{}}}} {
 		b, err := appendPropose(nil, &proposeRequest{Proposal: acc, ProposeOptions: o})
 		if err != nil {
 			f.Fatal(err)
@@ -200,7 +201,8 @@ func FuzzDecodePaxosRequests(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
-	f.Add(appendProposeAnswer(nil, true, ballotAt(3, 1)))
+	f.Add(appendAcceptance(nil, &Acceptance{OK: true, Promise: ballotAt(3, 1)}))
+	f.Add(appendAcceptance(nil, &Acceptance{OK: true, Promise: ballotAt(3, 1), Next: true, Data: prs[2].Data}))
 	lookup := func(id [16]byte) (*storage.Table, bool) { return tbl, id == tbl.Def.ID }
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// One input, every request decoder.
@@ -222,9 +224,9 @@ func FuzzDecodePaxosRequests(f *testing.F) {
 				t.Fatalf("re-encoding a decoded commit: %v", err)
 			}
 		}
-		if ok, promise, err := decodeProposeAnswer(in); err == nil {
-			if out := appendProposeAnswer(nil, ok, promise); !bytes.Equal(out, in) {
-				t.Fatalf("propose answer %x encodes as %x", in, out)
+		if a, err := decodeAcceptance(in, tbl, prs[2].Data.Key); err == nil {
+			if out := appendAcceptance(nil, a); !bytes.Equal(out, in) {
+				t.Fatalf("acceptance %x encodes as %x", in, out)
 			}
 		}
 	})

@@ -15,6 +15,7 @@ type Local struct {
 	engine *storage.Engine
 	locks  partitionLocks
 	now    func() time.Time
+	fast   fastPromises
 }
 
 var _ Replica = (*Local)(nil)
@@ -200,12 +201,16 @@ func (l *Local) Digest(ctx context.Context, t *storage.Table, pk []byte, slice s
 	return storage.PartitionDigest(p), nil
 }
 
-// Truncate implements Replica.
+// Truncate implements Replica. The Paxos state of t's partitions goes
+// too, so that no commit or proposal made before brings a row back.
 func (l *Local) Truncate(ctx context.Context, t *storage.Table) error {
 	if err := expired(ctx); err != nil {
 		return err
 	}
-	return l.engine.Truncate(t)
+	if err := l.engine.Truncate(t); err != nil {
+		return err
+	}
+	return l.dropPaxos(t)
 }
 
 // ReadPartition implements Replica.

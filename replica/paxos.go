@@ -22,9 +22,8 @@ type Paxos interface {
 	// an error: Promise.OK is false.
 	Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ballot, read *storage.Slice) (*Promise, error)
 	// Propose accepts p (an update of one partition under its ballot) if
-	// its ballot is the one promised or after every ballot held, and
-	// reports whether it did and the replica's promise after it.
-	Propose(ctx context.Context, p Proposal, o ProposeOptions) (accepted bool, promise Ballot, err error)
+	// its ballot is the one promised or after every ballot held.
+	Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acceptance, error)
 	// Commit applies p's update to its table and records it as the
 	// partition's most recent commit, clearing an accepted proposal at or
 	// before it, in one durable write. check runs as Apply's does.
@@ -59,6 +58,32 @@ type ProposeOptions struct {
 	// Commit commits the proposal as soon as it is accepted: a partition
 	// with one replica, whose acceptance alone chooses it.
 	Commit bool
+	// Next, when not none, is the proposer's next ballot, for its next
+	// transaction on the partition: having accepted, the replica promises
+	// it too, in the same durable write, and answers the data within Read
+	// as of that promise. It is that transaction's first round done in
+	// advance: with a quorum of such promises, the proposer may propose at
+	// Next at once (Fast), deciding on that data with this proposal laid
+	// over it (docs/paxos.md, the repeat proposer).
+	Next Ballot
+	Read *storage.Slice
+	// Fast marks a proposal at a ballot promised in advance: accepted only
+	// if that promise still stands and the replica's data, CatchUp laid
+	// over it, is still the data the promise was made on.
+	Fast bool
+}
+
+// Acceptance is a replica's answer to a proposal.
+type Acceptance struct {
+	OK bool
+	// Promise is the replica's promise once the proposal is done: the
+	// proposal's ballot when accepted, else the later one it holds.
+	Promise Ballot
+	// Next reports that the replica promised ProposeOptions.Next; Data is
+	// then the partition within ProposeOptions.Read as of that promise,
+	// unresolved.
+	Next bool
+	Data *storage.Partition
 }
 
 var (
@@ -98,46 +123,112 @@ func (l *Local) Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ball
 }
 
 // Propose implements Paxos.
-func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (bool, Ballot, error) {
+func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acceptance, error) {
 	if err := expired(ctx); err != nil {
-		return false, Ballot{}, err
+		return nil, err
 	}
 	u := p.Update
 	if err := checkProposal(p, o.CatchUp); err != nil {
-		return false, Ballot{}, err
+		return nil, err
 	}
 	defer l.lockPartition(u.Key)()
 	now := l.nowSeconds()
 	st, err := l.loadPaxos(u.Table, u.Key, now)
 	if err != nil {
-		return false, Ballot{}, err
+		return nil, err
 	}
 	sm := l.engine.NewMutation()
 	w := l.paxosWriter(sm, u.Table, u.Key, now)
 	if c := o.CatchUp; !c.IsZero() && c.Ballot.Compare(st.Committed.Ballot) > 0 {
 		if err := l.commitInto(sm, w, c); err != nil {
-			return false, Ballot{}, discard(sm, err)
+			return nil, discard(sm, err)
 		}
 		st = st.Commit(c)
 	}
+	fresh := true
+	if o.Fast {
+		if fresh, err = l.fastStands(u, p.Ballot, st, o.CatchUp); err != nil {
+			return nil, discard(sm, err)
+		}
+	}
+	p.Fast = o.Fast
 	next, ok := st.Propose(p)
+	ok = ok && fresh
+	a := &Acceptance{OK: ok}
 	switch {
 	case ok && o.Commit:
 		err = l.commitInto(sm, w, p)
 		next = next.Commit(p)
 	case ok:
 		err = w.accept(p)
+	default:
+		next = st
+	}
+	if err == nil && ok && !o.Next.IsZero() && o.Read != nil {
+		if next, a.Next = next.Prepare(o.Next); a.Next {
+			err = w.promise(o.Next)
+		}
 	}
 	if err != nil {
-		return false, Ballot{}, discard(sm, err)
+		return nil, discard(sm, err)
 	}
+	a.Promise = next.Promise()
 	if sm.Empty() {
-		return ok, next.Promise(), discard(sm, nil)
+		discard(sm, nil)
+	} else if err := l.applyDurable(sm, nil); err != nil {
+		return nil, err
 	}
-	if err := l.applyDurable(sm, nil); err != nil {
-		return false, Ballot{}, err
+	if a.Next {
+		if a.Data, err = l.keepFast(p, o.Next, *o.Read); err != nil {
+			return nil, err
+		}
 	}
-	return ok, next.Promise(), nil
+	return a, nil
+}
+
+// fastStands reports whether a proposal at b, made on a promise given in
+// advance, may be accepted: the promise is the one kept (and taken now:
+// it serves one proposal), it still stands, and the data within its read,
+// catchUp laid over it, is the data it was made on. REQUIRES: the
+// partition locked.
+func (l *Local) fastStands(u *mutation.Update, b Ballot, st PaxosState, catchUp Proposal) (bool, error) {
+	fp, ok := l.fast.take(u.Table, u.Key)
+	if !ok || fp.ballot != b || st.Promise() != b {
+		return false, nil
+	}
+	view, err := l.overlaid(u.Table, u.Key, fp.read, catchUp.Update)
+	if err != nil {
+		return false, err
+	}
+	return storage.PartitionDigest(view) == fp.digest, nil
+}
+
+// keepFast keeps the promise of next, just made with the acceptance of p,
+// and returns the data within read as of it: the digest kept is that of
+// the data with p laid over it, which the proposer will decide on.
+// REQUIRES: the partition locked.
+func (l *Local) keepFast(p Proposal, next Ballot, read storage.Slice) (*storage.Partition, error) {
+	u := p.Update
+	data, err := l.engine.ReadRaw(u.Table, u.Key, read)
+	if err != nil {
+		return nil, err
+	}
+	view, err := u.Over(data)
+	if err != nil {
+		return nil, err
+	}
+	l.fast.keep(u.Table, u.Key, next, read, storage.PartitionDigest(view))
+	return data, nil
+}
+
+// overlaid is the partition within read with u (when not nil) laid over
+// it, as it will be once u is applied.
+func (l *Local) overlaid(t *storage.Table, pk []byte, read storage.Slice, u *mutation.Update) (*storage.Partition, error) {
+	data, err := l.engine.ReadRaw(t, pk, read)
+	if err != nil || u == nil {
+		return data, err
+	}
+	return u.Over(data)
 }
 
 // Commit implements Paxos. It needs no look at the state: the commit's
@@ -190,7 +281,7 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 	if st.InProgress() {
 		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
 		p.Update.SetTimestamp(p.Ballot.Micros())
-		if err := l.commitAlone(t, pk, now, p, nil); err != nil {
+		if err := l.commitAlone(t, pk, now, st, p, nil); err != nil {
 			return fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
 		}
 		st = st.Commit(p)
@@ -211,15 +302,17 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 		return fmt.Errorf("replica: a lightweight transaction on %s.%s decided an update of another partition", t.Def.Keyspace, t.Def.Name)
 	}
 	u.SetTimestamp(b.Micros())
-	return l.commitAlone(t, pk, now, Proposal{Ballot: b, Update: u}, check)
+	return l.commitAlone(t, pk, now, st, Proposal{Ballot: b, Update: u}, check)
 }
 
-// commitAlone commits p for Alone: its data and state, with the promise
-// of its ballot as a round would have left it, in one write, at the sync
-// mode's durability.
-func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, p Proposal, check func() error) error {
+// commitAlone commits p for Alone, on state st: its data, the most
+// recent commit and the promise of its ballot (as a round would have left
+// it) in one write, at the sync mode's durability. The
+// proposal columns are cleared only when st has a proposal to clear.
+func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, st PaxosState, p Proposal, check func() error) error {
 	sm := l.engine.NewMutation()
 	w := l.paxosWriter(sm, t, pk, now)
+	w.noProposal = st.Accepted.IsZero()
 	if err := w.promise(p.Ballot); err != nil {
 		return discard(sm, err)
 	}

@@ -17,14 +17,16 @@ import (
 //	  ballot, slice (with 0x01)
 //	promise (VerbPaxosPrepare answer):
 //	  version, flags (1 byte: 0x01 promised, 0x02 accepted, 0x04
-//	  committed, 0x08 data), ballot, accepted ballot and update (with
-//	  0x02), committed ballot and update (with 0x04), partition (with
-//	  0x08)
+//	  committed, 0x08 data, 0x10 the accepted proposal is fast), ballot,
+//	  accepted ballot and update (with 0x02), committed ballot and update
+//	  (with 0x04), partition (with 0x08)
 //	propose (VerbPaxosPropose request):
-//	  version, flags (1 byte: 0x01 commit once accepted, 0x02 catch-up),
-//	  ballot, update, catch-up ballot and update (with 0x02)
-//	propose answer:
-//	  version, accepted (1 byte, 0 or 1), ballot (the replica's promise)
+//	  version, flags (1 byte: 0x01 commit once accepted, 0x02 catch-up,
+//	  0x04 next, 0x08 fast), ballot, update, catch-up ballot and update
+//	  (with 0x02), next ballot and slice (with 0x04)
+//	acceptance (VerbPaxosPropose answer):
+//	  version, accepted (1 byte, 0 or 1), ballot (the replica's promise),
+//	  flags (1 byte: 0x01 next promised, 0x02 data), partition (with 0x02)
 //	commit (VerbPaxosCommit request; the answer is empty):
 //	  version, ballot, update
 //
@@ -90,6 +92,9 @@ func appendPromise(dst []byte, p *Promise) ([]byte, error) {
 	if p.Data != nil {
 		flags |= 0x08
 	}
+	if p.Accepted.Fast {
+		flags |= 0x10
+	}
 	dst = append(dst, codecV1, flags)
 	dst = append(dst, p.Ballot[:]...)
 	var err error
@@ -113,12 +118,13 @@ func decodePromise(b []byte, t *storage.Table, pk []byte) (*Promise, error) {
 	r := newReader(b)
 	r.version()
 	flags := r.Byte()
-	if flags&^0x0f != 0 {
+	if flags&^0x1f != 0 || flags&0x12 == 0x10 {
 		r.Fail("unknown promise flags %#x", flags)
 	}
 	p := &Promise{OK: flags&0x01 != 0, Ballot: r.ballot()}
 	if flags&0x02 != 0 {
 		p.Accepted = r.proposal(lookupOne(t), pk)
+		p.Accepted.Fast = flags&0x10 != 0 && !p.Accepted.IsZero()
 	}
 	if flags&0x04 != 0 {
 		p.Committed = r.proposal(lookupOne(t), pk)
@@ -148,12 +154,27 @@ func appendPropose(dst []byte, c *proposeRequest) ([]byte, error) {
 	if !c.CatchUp.IsZero() {
 		flags |= 0x02
 	}
+	if !c.Next.IsZero() && c.Read != nil {
+		flags |= 0x04
+	}
+	if c.Fast {
+		flags |= 0x08
+	}
 	dst = append(dst, codecV1, flags)
 	dst, err := appendProposal(dst, c.Proposal)
-	if err != nil || c.CatchUp.IsZero() {
-		return dst, err
+	if err != nil {
+		return nil, err
 	}
-	return appendProposal(dst, c.CatchUp)
+	if !c.CatchUp.IsZero() {
+		if dst, err = appendProposal(dst, c.CatchUp); err != nil {
+			return nil, err
+		}
+	}
+	if flags&0x04 != 0 {
+		dst = append(dst, c.Next[:]...)
+		dst = wire.AppendSlice(dst, *c.Read)
+	}
+	return dst, nil
 }
 
 // decodePropose decodes a proposal of a table tables knows; the updates
@@ -162,30 +183,63 @@ func decodePropose(b []byte, tables func(id [16]byte) (*storage.Table, bool)) (*
 	r := newReader(b)
 	r.version()
 	flags := r.Byte()
-	if flags&^0x03 != 0 {
+	if flags&^0x0f != 0 {
 		r.Fail("unknown propose flags %#x", flags)
 	}
 	c := &proposeRequest{}
-	c.Commit = flags&0x01 != 0
+	c.Commit, c.Fast = flags&0x01 != 0, flags&0x08 != 0
 	c.Proposal = r.proposal(tables, nil)
 	if flags&0x02 != 0 && r.Err() == nil {
 		u := c.Proposal.Update
 		c.CatchUp = r.proposal(lookupOne(u.Table), u.Key)
 	}
+	if flags&0x04 != 0 {
+		if c.Next = r.ballot(); r.Err() == nil && c.Next.IsZero() {
+			r.Fail("no next ballot")
+		}
+		s := r.Slice()
+		c.Read = &s
+	}
 	return c, r.End()
 }
 
-func appendProposeAnswer(dst []byte, accepted bool, promise Ballot) []byte {
-	dst = wire.AppendBool(append(dst, codecV1), accepted)
-	return append(dst, promise[:]...)
+func appendAcceptance(dst []byte, a *Acceptance) []byte {
+	dst = wire.AppendBool(append(dst, codecV1), a.OK)
+	dst = append(dst, a.Promise[:]...)
+	var flags byte
+	if a.Next {
+		flags |= 0x01
+	}
+	if a.Data != nil {
+		flags |= 0x02
+	}
+	dst = append(dst, flags)
+	if a.Data != nil {
+		dst = appendPartition(dst, a.Data)
+	}
+	return dst
 }
 
-func decodeProposeAnswer(b []byte) (bool, Ballot, error) {
+// decodeAcceptance decodes an acceptance of a proposal of partition pk of
+// t; its slices alias b.
+func decodeAcceptance(b []byte, t *storage.Table, pk []byte) (*Acceptance, error) {
 	r := newReader(b)
 	r.version()
-	ok := r.Bool()
-	promise := r.ballot()
-	return ok, promise, r.End()
+	a := &Acceptance{OK: r.Bool(), Promise: r.ballot()}
+	flags := r.Byte()
+	if flags&^0x03 != 0 {
+		r.Fail("unknown acceptance flags %#x", flags)
+	}
+	a.Next = flags&0x01 != 0
+	if flags&0x02 != 0 {
+		if a.Data = r.partition(t); a.Data != nil && string(a.Data.Key) != string(pk) {
+			r.Fail("acceptance with the data of another partition")
+		}
+	}
+	if err := r.End(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 func appendCommit(dst []byte, p Proposal) ([]byte, error) {

@@ -8,6 +8,10 @@ import "github.com/cqld/cqld/mutation"
 type Proposal struct {
 	Ballot Ballot
 	Update *mutation.Update
+	// Fast marks a proposal made on a promise given in advance
+	// (ProposeOptions.Fast): it may be finished by another proposer only
+	// once seen accepted by a quorum (docs/paxos.md, the repeat proposer).
+	Fast bool
 }
 
 // IsZero reports whether p is no proposal.

@@ -41,8 +41,10 @@ const (
 	colCommitVersion = "most_recent_commit_version"
 
 	// proposalVersion is the encoding of the stored updates: mutation's
-	// codec, version 1.
-	proposalVersion = 1
+	// codec, version 1; fastProposalVersion the same for a proposal made
+	// on a promise given in advance (Proposal.Fast), cqld's own.
+	proposalVersion     = 1
+	fastProposalVersion = 2
 )
 
 // paxosTable is system.paxos, as the system keyspaces define it.
@@ -74,6 +76,7 @@ func (l *Local) loadPaxos(t *storage.Table, pk []byte, now int32) (PaxosState, e
 	ck := paxosRow(t)
 	o := storage.ReadOptions{Now: now, Slice: storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}}
 	var proposal, commit []byte
+	var fast bool
 	err := l.engine.ReadPartition(paxosTable, pk, o, func(r *storage.Row) bool {
 		for _, c := range r.Cells {
 			// The row is the read's only until the callback returns.
@@ -88,6 +91,8 @@ func (l *Local) loadPaxos(t *storage.Table, pk []byte, now int32) (PaxosState, e
 				copy(st.Committed.Ballot[:], v)
 			case colCommit:
 				commit = bytes.Clone(v)
+			case colProposalVer:
+				fast = len(v) == 4 && binary.BigEndian.Uint32(v) == fastProposalVersion
 			}
 		}
 		return true
@@ -96,6 +101,7 @@ func (l *Local) loadPaxos(t *storage.Table, pk []byte, now int32) (PaxosState, e
 		return st, fmt.Errorf("replica: paxos state of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
 	}
 	st.Accepted = decodeStored(t, st.Accepted.Ballot, proposal)
+	st.Accepted.Fast = fast && !st.Accepted.IsZero()
 	st.Committed = decodeStored(t, st.Committed.Ballot, commit)
 	return st, nil
 }
@@ -121,6 +127,9 @@ type paxosWriter struct {
 	pk  []byte
 	now int32
 	ttl int32
+	// noProposal: the partition is known to hold no proposal, which a
+	// commit need not clear.
+	noProposal bool
 }
 
 func (l *Local) paxosWriter(sm *storage.Mutation, t *storage.Table, pk []byte, now int32) *paxosWriter {
@@ -146,11 +155,15 @@ func (w *paxosWriter) accept(p Proposal) error {
 	if err != nil {
 		return err
 	}
+	version := uint32(proposalVersion)
+	if p.Fast {
+		version = fastProposalVersion
+	}
 	for _, err := range []error{
 		w.promise(p.Ballot),
 		w.cell(p.Ballot, colProposalAt, p.Ballot[:]),
 		w.cell(p.Ballot, colProposal, enc),
-		w.cell(p.Ballot, colProposalVer, binary.BigEndian.AppendUint32(nil, proposalVersion)),
+		w.cell(p.Ballot, colProposalVer, binary.BigEndian.AppendUint32(nil, version)),
 	} {
 		if err != nil {
 			return err
@@ -166,10 +179,14 @@ func (w *paxosWriter) commit(p Proposal) error {
 	if err != nil {
 		return err
 	}
+	if !w.noProposal {
+		for _, col := range []string{colProposalAt, colProposal, colProposalVer} {
+			if err := w.null(p.Ballot, col); err != nil {
+				return err
+			}
+		}
+	}
 	for _, err := range []error{
-		w.null(p.Ballot, colProposalAt),
-		w.null(p.Ballot, colProposal),
-		w.null(p.Ballot, colProposalVer),
 		w.cell(p.Ballot, colCommitAt, p.Ballot[:]),
 		w.cell(p.Ballot, colCommit, enc),
 		w.cell(p.Ballot, colCommitVersion, binary.BigEndian.AppendUint32(nil, proposalVersion)),
@@ -183,3 +200,26 @@ func (w *paxosWriter) commit(p Proposal) error {
 
 // nowSeconds is l's clock in seconds.
 func (l *Local) nowSeconds() int32 { return int32(l.now().Unix()) }
+
+// dropPaxos deletes the Paxos state of every partition of t, as of now.
+func (l *Local) dropPaxos(t *storage.Table) error {
+	now := l.now()
+	var keys [][]byte
+	err := l.engine.Scan(paxosTable, storage.ScanOptions{Now: int32(now.Unix())}, func(pk []byte, r *storage.Row) bool {
+		if len(r.Clustering) == 1 && bytes.Equal(r.Clustering[0], t.Def.ID[:]) {
+			keys = append(keys, bytes.Clone(pk))
+		}
+		return true
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	sm := l.engine.NewMutation()
+	dead := storage.Cell{Timestamp: now.UnixMicro(), Tombstone: true, LocalDeletionTime: int32(now.Unix())}
+	for _, pk := range keys {
+		if err := sm.DeleteRow(paxosTable, pk, paxosRow(t), dead); err != nil {
+			return discard(sm, err)
+		}
+	}
+	return l.engine.Apply(sm)
+}

@@ -64,7 +64,7 @@ func TestLocalPaxosRound(t *testing.T) {
 		t.Fatalf("earlier prepare: %+v, %v", pr, err)
 	}
 	p := proposalOf(tbl, 100, 1, 1, 0, "after")
-	if ok, promise, err := l.Propose(ctx, p, ProposeOptions{}); !ok || promise != p.Ballot || err != nil {
+	if ok, promise, err := propose(ctx, l, p, ProposeOptions{}); !ok || promise != p.Ballot || err != nil {
 		t.Fatalf("propose: %v %s %v", ok, promise, err)
 	}
 	if st := state(t, l, tbl, 1); st.Accepted.Ballot != p.Ballot || !st.InProgress() {
@@ -132,7 +132,7 @@ func TestLocalPaxosStepsSurviveACrash(t *testing.T) {
 			return nil
 		}},
 		{"acceptance with a catch-up commit", func(l *Local) error {
-			ok, _, err := l.Propose(ctx, p, ProposeOptions{CatchUp: catchUp})
+			ok, _, err := propose(ctx, l, p, ProposeOptions{CatchUp: catchUp})
 			if !ok && err == nil {
 				err = fmt.Errorf("refused")
 			}
@@ -232,7 +232,7 @@ func TestLocalAloneFinishesAnAcceptedProposal(t *testing.T) {
 	l, tbl := openLocal(t, "periodic")
 	ctx := context.Background()
 	left := proposalOf(tbl, 100, 1, 1, 0, "left")
-	if ok, _, err := l.Propose(ctx, left, ProposeOptions{}); !ok || err != nil {
+	if ok, _, err := propose(ctx, l, left, ProposeOptions{}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	var ballots testBallots
@@ -270,10 +270,10 @@ func TestRemotePaxosRound(t *testing.T) {
 		t.Fatalf("refused prepare: %+v, %v", pr, err)
 	}
 	p := proposalOf(tbl, 100, 1, 1, 0, "v")
-	if ok, promise, err := n.remote.Propose(ctx, proposalOf(tbl, 99, 2, 1, 0, "late"), ProposeOptions{}); ok || promise != p.Ballot || err != nil {
+	if ok, promise, err := propose(ctx, n.remote, proposalOf(tbl, 99, 2, 1, 0, "late"), ProposeOptions{}); ok || promise != p.Ballot || err != nil {
 		t.Fatalf("refused proposal: %v %s %v", ok, promise, err)
 	}
-	if ok, _, err := n.remote.Propose(ctx, p, ProposeOptions{CatchUp: older}); !ok || err != nil {
+	if ok, _, err := propose(ctx, n.remote, p, ProposeOptions{CatchUp: older}); !ok || err != nil {
 		t.Fatalf("proposal: %v %v", ok, err)
 	}
 	pr, err = n.remote.Prepare(ctx, tbl, i32(1), ballotAt(101, 2), nil)
@@ -281,7 +281,7 @@ func TestRemotePaxosRound(t *testing.T) {
 		t.Fatalf("prepare after the proposal: %+v, %v", pr, err)
 	}
 	later := proposalOf(tbl, 101, 2, 1, 0, "w")
-	if ok, _, err := n.remote.Propose(ctx, later, ProposeOptions{Commit: true}); !ok || err != nil {
+	if ok, _, err := propose(ctx, n.remote, later, ProposeOptions{Commit: true}); !ok || err != nil {
 		t.Fatalf("proposal committed at once: %v %v", ok, err)
 	}
 	if got := rows(t, n.lb, tbl, 1); got[0] != "w" || got[1] != "older" {
@@ -297,5 +297,124 @@ func TestRemotePaxosRound(t *testing.T) {
 	}
 	if err := n.remote.Commit(ctx, proposalOf(other, 200, 1, 1, 0, "x"), nil); !errors.Is(err, ErrUnknownTable) {
 		t.Fatalf("commit of an unknown table: %v", err)
+	}
+}
+
+// TRUNCATE drops the table's Paxos state with its rows: no most recent
+// commit is left to bring a row back.
+func TestTruncateDropsPaxosState(t *testing.T) {
+	l, tbl := openLocal(t, "periodic")
+	ctx := context.Background()
+	p := proposalOf(tbl, time.Now().UnixMicro()-1000, 1, 1, 0, "v")
+	if err := l.Commit(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Truncate(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(t, l, tbl, 1); !st.Committed.IsZero() || !st.Promised.IsZero() {
+		t.Fatalf("state after TRUNCATE: %+v", st)
+	}
+}
+
+// An update's partition form is what the store holds once the update is
+// applied to an empty partition: what a coordinator lays over a read.
+func TestUpdatePartitionIsTheStores(t *testing.T) {
+	l, tbl := openLocal(t, "periodic")
+	m := &mutation.Mutation{}
+	pk := i32(3)
+	live := storage.Cell{Timestamp: 10, Value: []byte("x")}
+	dead := storage.Cell{Timestamp: 9, Tombstone: true, LocalDeletionTime: 100}
+	m.WriteRowMarker(tbl, pk, [][]byte{i32(1)}, live)
+	m.WriteCell(tbl, pk, storage.CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live)
+	m.WriteCell(tbl, pk, storage.CellTarget{Clustering: [][]byte{i32(2)}, Column: "v"}, dead)
+	m.DeleteRow(tbl, pk, [][]byte{i32(3)}, dead)
+	m.DeleteRange(tbl, pk, storage.Slice{Start: &storage.Bound{Prefix: [][]byte{i32(5)}, Inclusive: true}}, dead)
+	m.DeletePartition(tbl, pk, dead)
+	want, err := m.Updates[0].Partition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Apply(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Read(context.Background(), tbl, pk, storage.Slice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.KVs) != len(want.KVs) {
+		t.Fatalf("%d keys in the store, %d in the update's partition", len(got.KVs), len(want.KVs))
+	}
+	for i := range got.KVs {
+		if string(got.KVs[i].Key) != string(want.KVs[i].Key) || string(got.KVs[i].Value) != string(want.KVs[i].Value) {
+			t.Fatalf("key %d: store %x=%x, update %x=%x", i, got.KVs[i].Key, got.KVs[i].Value, want.KVs[i].Key, want.KVs[i].Value)
+		}
+	}
+}
+
+// propose is p.Propose answered as accepted and promise.
+func propose(ctx context.Context, px Paxos, p Proposal, o ProposeOptions) (bool, Ballot, error) {
+	a, err := px.Propose(ctx, p, o)
+	if err != nil {
+		return false, Ballot{}, err
+	}
+	return a.OK, a.Promise, nil
+}
+
+// The repeat proposer's promise given in advance: a proposal at it is
+// accepted while nothing wrote the partition and no other proposer came;
+// a plain write, another proposer's prepare, or a restart refuse it.
+func TestLocalFastPromise(t *testing.T) {
+	ctx := context.Background()
+	read := &storage.Slice{}
+	for _, tc := range []struct {
+		name    string
+		between func(t *testing.T, l *Local, tbl *storage.Table) *Local
+		ok      bool
+	}{
+		{"nothing between", func(*testing.T, *Local, *storage.Table) *Local { return nil }, true},
+		{"the proposal's own commit between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+			if err := l.Commit(ctx, proposalOf(tbl, 100, 1, 1, 0, "b"), nil); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, true},
+		{"a plain write between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+			if err := l.Apply(ctx, &mutation.Mutation{Updates: []*mutation.Update{update(tbl, 1, 5, "plain")}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, false},
+		{"another proposer's prepare between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+			if _, err := l.Prepare(ctx, tbl, i32(1), ballotAt(250, 2), nil); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, false},
+		{"a restart between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+			return NewLocal(l.engine) // the same data, a new process's replica
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, tbl := openLocal(t, "periodic")
+			b := proposalOf(tbl, 100, 1, 1, 0, "b")
+			n := ballotAt(200, 1)
+			a, err := l.Propose(ctx, b, ProposeOptions{Next: n, Read: read})
+			if err != nil || !a.OK || !a.Next || a.Promise != n || a.Data == nil {
+				t.Fatalf("proposal with the next promise: %+v, %v", a, err)
+			}
+			if l2 := tc.between(t, l, tbl); l2 != nil {
+				l = l2
+			}
+			fast := proposalOf(tbl, 200, 1, 1, 0, "fast")
+			a, err = l.Propose(ctx, fast, ProposeOptions{Fast: true, CatchUp: b})
+			if err != nil || a.OK != tc.ok {
+				t.Fatalf("fast proposal: %+v, %v; want accepted %v", a, err, tc.ok)
+			}
+			// A promise given in advance serves one proposal.
+			if a, err := l.Propose(ctx, fast, ProposeOptions{Fast: true, CatchUp: b}); err != nil || a.OK {
+				t.Fatalf("second fast proposal: %+v, %v", a, err)
+			}
+		})
 	}
 }

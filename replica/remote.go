@@ -310,23 +310,26 @@ func (r *Remote) Prepare(ctx context.Context, t *storage.Table, pk []byte, b Bal
 }
 
 // Propose implements Paxos.
-func (r *Remote) Propose(ctx context.Context, p Proposal, o ProposeOptions) (bool, Ballot, error) {
+func (r *Remote) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acceptance, error) {
 	if err := checkProposal(p, o.CatchUp); err != nil {
-		return false, Ballot{}, err
+		return nil, err
 	}
 	payload, err := appendPropose(nil, &proposeRequest{Proposal: p, ProposeOptions: o})
 	if err != nil {
-		return false, Ballot{}, err
+		return nil, err
 	}
 	out, err := r.request(ctx, messaging.VerbPaxosPropose, payload)
 	if err != nil {
-		return false, Ballot{}, err
+		return nil, err
 	}
-	ok, promise, err := decodeProposeAnswer(out)
+	a, err := decodeAcceptance(out, p.Update.Table, p.Update.Key)
 	if err != nil {
-		return false, Ballot{}, fmt.Errorf("replica %s: %w", r.peer, err)
+		return nil, fmt.Errorf("replica %s: %w", r.peer, err)
 	}
-	return ok, promise, nil
+	if (a.Data != nil) != (a.Next && o.Read != nil && !o.Next.IsZero()) {
+		return nil, fmt.Errorf("%w: replica %s answered data to a proposal that did not ask for it, or none to one that did", ErrBadMessage, r.peer)
+	}
+	return a, nil
 }
 
 // Commit implements Paxos; check runs here, before the commit is sent.

@@ -169,11 +169,11 @@ func (s *Server) propose(ctx context.Context, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, promise, err := s.local.Propose(ctx, c.Proposal, c.ProposeOptions)
+	a, err := s.local.Propose(ctx, c.Proposal, c.ProposeOptions)
 	if err != nil {
-		return nil, err
+		return nil, badRequest(err)
 	}
-	return appendProposeAnswer(nil, ok, promise), nil
+	return appendAcceptance(nil, a), nil
 }
 
 func (s *Server) commit(ctx context.Context, b []byte) ([]byte, error) {

@@ -320,6 +320,16 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 	if err != nil {
 		return err
 	}
+	if k, err = t.appendRangeTombstoneKey(k, s); err != nil {
+		return err
+	}
+	m.key = k
+	return m.merge(k, c)
+}
+
+// appendRangeTombstoneKey appends to k, a partition's prefix, the key of
+// the range tombstone of s.
+func (t *Table) appendRangeTombstoneKey(k []byte, s Slice) ([]byte, error) {
 	k = append(k, regionRangeTombstone)
 	for _, b := range []*Bound{s.Start, s.End} {
 		if b == nil {
@@ -327,8 +337,9 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			continue
 		}
 		k = append(k, byte(len(b.Prefix)))
+		var err error
 		if k, err = t.appendClustering(k, b.Prefix); err != nil {
-			return err
+			return nil, err
 		}
 		if b.Inclusive {
 			k = append(k, 1)
@@ -336,8 +347,7 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			k = append(k, 0)
 		}
 	}
-	m.key = k
-	return m.merge(k, c)
+	return k, nil
 }
 
 // ApplyWaits reports whether Apply waits for an fdatasync, which is so in

@@ -108,6 +108,18 @@ func TestLightweightTransactions(t *testing.T) {
 		t.Fatalf("a failed conditional batch wrote: %v", rows)
 	}
 
+	// A list element set by index reads the list the transaction decided
+	// on.
+	mustExec(t, s, `CREATE TABLE lists (k int PRIMARY KEY, v int, l list<text>)`)
+	mustExec(t, s, `INSERT INTO lists (k, v, l) VALUES (1, 1, ['a', 'b', 'c'])`)
+	if applied, err := s.Query(`UPDATE lists SET l[1] = 'B', v = 2 WHERE k = 1 IF v = 1`).ScanCAS(); err != nil || !applied {
+		t.Fatalf("list index set under a condition: %v %v", applied, err)
+	}
+	var l []string
+	if err := s.Query(`SELECT l FROM lists WHERE k = 1`).Scan(&l); err != nil || strings.Join(l, ",") != "a,B,c" {
+		t.Fatalf("list %v, %v", l, err)
+	}
+
 	// The Paxos state is in system.paxos, keyed by partition and table,
 	// and the cells a transaction wrote carry its ballot's timestamp.
 	var ballot, promised gocql.UUID
