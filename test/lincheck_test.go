@@ -43,6 +43,8 @@ type linRun struct {
 	keys    int
 	levels  []string
 	faults  []lincheck.FaultKind
+	// length is one history's.
+	length time.Duration
 	// until, when set, ends the run at the first history it is true for.
 	until func(lincheck.Result) bool
 	gocql []*lincheck.GocqlClient
@@ -118,7 +120,7 @@ func newLinRun(t *testing.T, configure func(*config.Config)) *linRun {
 		})
 	}
 	return &linRun{
-		t: t, tc: tc, seed: seed, clients: 6, keys: 3,
+		t: t, tc: tc, seed: seed, clients: 6, keys: 3, length: *linHistory,
 		levels: []string{"ANY", "ONE", "QUORUM"},
 		faults: []lincheck.FaultKind{lincheck.Kill, lincheck.Pause, lincheck.Isolate},
 	}
@@ -164,7 +166,7 @@ func (r *linRun) run(d time.Duration) linSummary {
 	sum := linSummary{verdicts: map[porcupine.CheckResult]int{}}
 	start := time.Now()
 	for h := 0; time.Since(start) < d; h++ {
-		length := min(*linHistory, d-time.Since(start))
+		length := min(r.length, d-time.Since(start))
 		res, counts := r.history(h, clients, length)
 		sum.histories++
 		sum.ops += res.Ops
@@ -185,6 +187,7 @@ func (r *linRun) run(d time.Duration) linSummary {
 		if len(failures) > 0 {
 			t.Logf("history %d: failures %v", h, failures)
 		}
+		t.Logf("history %d: Paxos since each node's last start: %s", h, r.casMetrics())
 		if res.Verdict == porcupine.Illegal {
 			r.keepLogs()
 		}
@@ -252,10 +255,11 @@ func (r *linRun) history(h int, clients []lincheck.Client, length time.Duration)
 }
 
 // outputDir is where a violation's visualization goes: the test's
-// artifact directory with -artifacts, otherwise a directory kept after
-// the test.
+// artifact directory with -artifacts or when the violation is expected
+// (then it goes with the test unless -artifacts), otherwise a directory
+// kept after the test.
 func (r *linRun) outputDir() string {
-	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+	if f := flag.Lookup("test.artifacts"); r.until != nil || f != nil && f.Value.String() == "true" {
 		return r.t.ArtifactDir()
 	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cqld-lincheck-%d", r.seed))
@@ -263,6 +267,32 @@ func (r *linRun) outputDir() string {
 		r.t.Fatal(err)
 	}
 	return dir
+}
+
+// casMetrics sums the nodes' cqld_cas_* counters that show which paths
+// of the protocol the run took.
+func (r *linRun) casMetrics() string {
+	var parts []string
+	for _, m := range []struct{ name, label, show string }{
+		{"cqld_cas_repeats_total", `outcome="chosen"`, "repeat proposals chosen"},
+		{"cqld_cas_repeats_total", `outcome="refused"`, "refused"},
+		{"cqld_cas_repeats_total", `outcome="unknown"`, "unknown"},
+		{"cqld_cas_unfinished_commits_total", "", "proposals found in progress"},
+		{"cqld_cas_reproposals_total", "", "re-proposed"},
+		{"cqld_cas_contended_total", "", "rounds lost to contention"},
+		{"cqld_cas_timeouts_total", "", "timeouts"},
+	} {
+		sum := 0.0
+		for i := range r.tc.nodes {
+			var labels []string
+			if m.label != "" {
+				labels = append(labels, m.label)
+			}
+			sum += r.tc.metric(i, m.name, labels...)
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f", m.show, sum))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // keepLogs copies the nodes' logs since their last start beside a
@@ -344,6 +374,9 @@ func TestLinearizabilityCatchesBrokenPaxos(t *testing.T) {
 	})
 	r.levels = []string{"ANY"}
 	r.faults = []lincheck.FaultKind{lincheck.Kill, lincheck.Pause}
+	// Short histories: a violation comes within seconds, and the fewer
+	// operations on a key, the quicker the checker decides.
+	r.length = 4 * time.Second
 	r.until = func(res lincheck.Result) bool { return res.Verdict == porcupine.Illegal }
 	s := r.run(60 * time.Second)
 	if s.verdicts[porcupine.Illegal] == 0 {

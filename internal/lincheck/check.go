@@ -32,10 +32,17 @@ type Result struct {
 	Took time.Duration
 }
 
+// diagnoseTimeout bounds the search for which registers of a history
+// found not linearizable are; one not decided in time is left out of the
+// visualization and the listing.
+const diagnoseTimeout = 20 * time.Second
+
 // Check checks ops against Model, giving up after timeout (0: never).
-// When the history is not linearizable it writes porcupine's
-// visualization (every register's longest partial linearization and the
-// operations that could not follow it) to visualization, if not empty.
+// When the history is not linearizable it finds the registers that are
+// not, writes porcupine's visualization of their operations (each one's
+// longest partial linearization and the operations that could not follow
+// it) to visualization, if not empty, and beside it a listing and the
+// whole history.
 func Check(ops []porcupine.Operation, timeout time.Duration, visualization string) (Result, error) {
 	r := Result{Ops: len(ops)}
 	for _, op := range ops {
@@ -44,32 +51,37 @@ func Check(ops []porcupine.Operation, timeout time.Duration, visualization strin
 		}
 	}
 	start := time.Now()
-	verdict, info := porcupine.CheckOperationsVerbose(Model, ops, timeout)
-	r.Verdict, r.Took = verdict, time.Since(start)
-	if verdict != porcupine.Illegal {
+	// Without the visualization's data the search ends at the first
+	// register found not linearizable.
+	r.Verdict = porcupine.CheckOperationsTimeout(Model, ops, timeout)
+	r.Took = time.Since(start)
+	if r.Verdict != porcupine.Illegal {
 		return r, nil
 	}
+	var bad []porcupine.Operation
 	var listing strings.Builder
-	partial := info.PartialLinearizationsOperations()
-	for i, p := range partition(ops) {
-		if porcupine.CheckOperationsTimeout(Model, p, timeout) != porcupine.Illegal {
+	for _, p := range partition(ops) {
+		if porcupine.CheckOperationsTimeout(Model, p, diagnoseTimeout) != porcupine.Illegal {
 			continue
 		}
 		key := p[0].Input.(Input).Key
 		r.Keys = append(r.Keys, key)
+		_, info := porcupine.CheckOperationsVerbose(Model, p, diagnoseTimeout)
 		var longest []porcupine.Operation
-		if i < len(partial) {
-			for _, l := range partial[i] {
+		if partial := info.PartialLinearizationsOperations(); len(partial) == 1 {
+			for _, l := range partial[0] {
 				if len(l) > len(longest) {
 					longest = l
 				}
 			}
 		}
 		writeListing(&listing, key, p, longest)
+		bad = append(bad, p...)
 	}
 	if visualization == "" {
 		return r, nil
 	}
+	_, info := porcupine.CheckOperationsVerbose(Model, bad, diagnoseTimeout)
 	if err := porcupine.VisualizePath(Model, info, visualization); err != nil {
 		return r, fmt.Errorf("lincheck: write the visualization: %w", err)
 	}
