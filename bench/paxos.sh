@@ -2,7 +2,7 @@
 # Issue 14's table: lightweight transactions on three nodes, RF 3, with
 # internode_injected_delay (10ms: one round trip is about 20 ms), driven by
 # cqlstress's cas workload through token-aware gocql. For each protocol
-# (Paxos as built, then the four-round-trip baseline), commit level (ANY,
+# (Paxos as configured by default, then each variant), commit level (ANY,
 # QUORUM), key choice (uncontended: every operation its own key;
 # contended: five keys in all) and thread count (1, 5, 10): N conditional
 # writes, their total time, mean, p75, p95, p99, timeouts and conditions
@@ -13,9 +13,10 @@
 #   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/paxos.sh [N] [DELAY]
 #
 # N is the operations per row (default 10000; 500 makes a quick run),
-# DELAY the injected one-way delay (default 10ms). BASELINE, when set, is
-# the configuration line that selects the baseline protocol (the paxos
-# helper's hidden key); rows for it are skipped when it is empty. Nodes
+# DELAY the injected one-way delay (default 10ms). VARIANTS lists the
+# configuration lines of the other protocols, separated by ';' (default:
+# paxos_variant v2_no_repeat, without the repeat proposer's one round
+# trip, and v1, Cassandra 3.0's four round trips; empty: none). Nodes
 # listen on 127.0.12.1-3 only, on ports 19242 (CQL) and 17200
 # (internode), and are stopped by their PIDs at the end. The raw output is
 # the table printed.
@@ -23,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10000}
 delay=${2:-10ms}
-baseline=${BASELINE:-}
+variants=${VARIANTS-paxos_variant: v2_no_repeat;paxos_variant: v1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cqld-paxos-bench.XXXXXX")
 pids=()
 stop_all() {
@@ -112,13 +113,13 @@ table() {
 				local pop="seq=$((base + 1))..$((base + n))"
 				if [ "$keys" = contended ]; then pop="dist=uniform($((base + 1))..$((base + 5)))"; fi
 				base=$((base + n))
-				stress "cas commit $cl, $keys, $threads threads" \
+				stress "cas commit $cl, $keys, threads=$threads" \
 					cas "n=$n" "cl=$cl" -serial-cl SERIAL -rate "threads=$threads" -pop "$pop"
 			done
 		done
 	done
 	for threads in 1 10; do
-		stress "serial_read, $threads threads" \
+		stress "serial_read, threads=$threads" \
 			serial_read "n=$n" -serial-cl SERIAL -rate "threads=$threads" -pop "seq=$((base + 1))..$((base + 1000))" -populate n=1000
 		base=$((base + 1000))
 	done
@@ -127,10 +128,9 @@ table() {
 
 echo "# bench/paxos.sh n=$n internode_injected_delay=$delay, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F), $(git rev-parse --short HEAD)"
 echo "# latencies in ms; timeouts: write/read timeouts and client timeouts; not_appl: conditions that did not hold (contention)"
-table "Paxos" ""
-if [ -n "$baseline" ]; then
+table "Paxos (default configuration)" ""
+IFS=';' read -r -a extra <<< "$variants"
+for v in "${extra[@]}"; do
 	echo
-	table "baseline ($baseline)" "$baseline"
-else
-	echo "# baseline skipped: BASELINE (the configuration line of the four-round-trip protocol) is not set"
-fi
+	table "$v" "$v"
+done
