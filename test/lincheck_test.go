@@ -25,6 +25,7 @@ var (
 	linDuration = flag.Duration("cqld.lin.duration", 0, "TestLinearizableLWT: how long the clients run, in histories of -cqld.lin.history (default 21s)")
 	linHistory  = flag.Duration("cqld.lin.history", 7*time.Second, "TestLinearizableLWT: the length of one history, each on fresh keys and checked on its own")
 	linDelay    = flag.Duration("cqld.lin.delay", 2*time.Millisecond, "TestLinearizableLWT: the nodes' internode_injected_delay")
+	linVariant  = flag.String("cqld.lin.variant", "", "TestLinearizableLWT: the nodes' paxos_variant (default: the configuration's)")
 	linSeed     = flag.Uint64("cqld.lin.seed", 0, "TestLinearizableLWT: seed of the workload and the fault schedule (0: from the clock; logged)")
 )
 
@@ -68,7 +69,7 @@ type linSummary struct {
 // seam) and heals them. porcupine must find every history linearizable; a
 // violation writes its visualization and fails. -cqld.lin.duration runs
 // it longer, -cqld.lin.seed replays a schedule, -cqld.lin.delay sets the
-// injected internode delay.
+// injected internode delay, -cqld.lin.variant the Paxos variant.
 func TestLinearizableLWT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
@@ -96,6 +97,9 @@ func newLinRun(t *testing.T, configure func(*config.Config)) *linRun {
 		// Wide enough windows between the rounds of a transaction for
 		// the faults to land in them.
 		c.InternodeInjectedDelay = config.Duration{Duration: *linDelay}
+		if *linVariant != "" {
+			c.PaxosVariant = *linVariant
+		}
 		if configure != nil {
 			configure(c)
 		}
