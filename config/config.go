@@ -72,8 +72,14 @@ type Config struct {
 	NumTokens int `yaml:"num_tokens"`
 	// AllocateTokensForLocalReplicationFactor is the replication factor a
 	// joining node balances its tokens for, in its data center.
-	AllocateTokensForLocalReplicationFactor int    `yaml:"allocate_tokens_for_local_replication_factor"`
-	EndpointSnitch                          string `yaml:"endpoint_snitch"`
+	AllocateTokensForLocalReplicationFactor int `yaml:"allocate_tokens_for_local_replication_factor"`
+	// EndpointSnitch is SimpleSnitch (DataCenter and Rack as set here) or
+	// GossipingPropertyFileSnitch (dc and rack from
+	// cassandra-rackdc.properties: ReadSnitchProperties).
+	EndpointSnitch string `yaml:"endpoint_snitch"`
+	// AutoBootstrap makes a new node that is not a seed stream the data of
+	// the ranges it takes over before it serves them.
+	AutoBootstrap bool `yaml:"auto_bootstrap"`
 	// DataCenter and Rack are cqld's own keys; Cassandra reads them as dc
 	// and rack from cassandra-rackdc.properties.
 	DataCenter   string       `yaml:"data_center"`
@@ -183,6 +189,14 @@ type Config struct {
 	TruncateRequestTimeout Duration `yaml:"truncate_request_timeout"`
 	RequestTimeout         Duration `yaml:"request_timeout"`
 
+	// ClientEncryptionOptions is TLS for clients; NativeTransportPortSSL,
+	// when set (not 0) and not NativeTransportPort, is a port of its own
+	// for TLS clients, the main port then staying plaintext.
+	ClientEncryptionOptions ClientEncryptionOptions `yaml:"client_encryption_options"`
+	NativeTransportPortSSL  int                     `yaml:"native_transport_port_ssl"`
+	// ServerEncryptionOptions is TLS between nodes, on StoragePort.
+	ServerEncryptionOptions ServerEncryptionOptions `yaml:"server_encryption_options"`
+
 	PrometheusAddress string `yaml:"prometheus_address"`
 	// PrometheusPort serves /metrics; 0 turns the endpoint off.
 	PrometheusPort int `yaml:"prometheus_port"`
@@ -233,6 +247,7 @@ func Default() Config {
 		MaxHintsFileSize:                        128 * MiB,
 		HintedHandoffThrottle:                   1024 * KiB,
 		EndpointSnitch:                          "SimpleSnitch",
+		AutoBootstrap:                           true,
 		DataCenter:                              "datacenter1",
 		Rack:                                    "rack1",
 		SeedProvider: SeedProvider{
@@ -263,6 +278,7 @@ func Default() Config {
 		RangeRequestTimeout:                          Duration{10 * time.Second},
 		TruncateRequestTimeout:                       Duration{60 * time.Second},
 		RequestTimeout:                               Duration{10 * time.Second},
+		ServerEncryptionOptions:                      ServerEncryptionOptions{EncryptionOptions{InternodeEncryption: "none"}},
 		PrometheusAddress:                            "127.0.0.1",
 		PrometheusPort:                               9180,
 	}
@@ -435,7 +451,8 @@ func keys() []key {
 		{name: "role_manager", usage: "CassandraRoleManager", field: func(c *Config) any { return &c.RoleManager }},
 		{name: "num_tokens", usage: "tokens per node, 1 to 1536", field: func(c *Config) any { return &c.NumTokens }},
 		{name: "allocate_tokens_for_local_replication_factor", usage: "replication factor a joining node balances its tokens for", field: func(c *Config) any { return &c.AllocateTokensForLocalReplicationFactor }},
-		{name: "endpoint_snitch", usage: "snitch class", field: func(c *Config) any { return &c.EndpointSnitch }},
+		{name: "endpoint_snitch", usage: "snitch class: SimpleSnitch or GossipingPropertyFileSnitch", field: func(c *Config) any { return &c.EndpointSnitch }},
+		{name: "auto_bootstrap", usage: "a new node that is not a seed streams its ranges before it serves them", field: func(c *Config) any { return &c.AutoBootstrap }},
 		{name: "data_center", usage: "this node's data center", field: func(c *Config) any { return &c.DataCenter }},
 		{name: "rack", usage: "this node's rack", field: func(c *Config) any { return &c.Rack }},
 		{name: "seed_provider", usage: "seed provider class and parameters", field: func(c *Config) any { return &c.SeedProvider }},
@@ -473,6 +490,9 @@ func keys() []key {
 		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
 		{name: "truncate_request_timeout", usage: "timeout of TRUNCATE, e.g. 60s", field: func(c *Config) any { return &c.TruncateRequestTimeout }},
 		{name: "request_timeout", usage: "timeout for other requests, e.g. 10s", field: func(c *Config) any { return &c.RequestTimeout }},
+		{name: "client_encryption_options", usage: "TLS for clients", field: func(c *Config) any { return &c.ClientEncryptionOptions }},
+		{name: "native_transport_port_ssl", usage: "a port for TLS clients beside a plaintext native_transport_port (0: none)", field: func(c *Config) any { return &c.NativeTransportPortSSL }},
+		{name: "server_encryption_options", usage: "TLS between nodes", field: func(c *Config) any { return &c.ServerEncryptionOptions }},
 		{name: "prometheus_address", usage: "address /metrics is served on", field: func(c *Config) any { return &c.PrometheusAddress }},
 		{name: "prometheus_port", usage: "port /metrics is served on (0: off)", field: func(c *Config) any { return &c.PrometheusPort }},
 
@@ -983,6 +1003,9 @@ func (c *Config) problems() []*keyError {
 	inRange("num_tokens", c.NumTokens, 1, 1536)
 	if nonEmpty("endpoint_snitch", c.EndpointSnitch) {
 		c.EndpointSnitch = strings.TrimPrefix(c.EndpointSnitch, "org.apache.cassandra.locator.")
+		if c.EndpointSnitch != "SimpleSnitch" && c.EndpointSnitch != GossipingPropertyFileSnitch {
+			bad("endpoint_snitch", "%q is not supported; use SimpleSnitch or GossipingPropertyFileSnitch", c.EndpointSnitch)
+		}
 	}
 	inRange("allocate_tokens_for_local_replication_factor", c.AllocateTokensForLocalReplicationFactor, 1, 100)
 	nonEmpty("data_center", c.DataCenter)
@@ -1054,6 +1077,28 @@ func (c *Config) problems() []*keyError {
 	positive("write_request_timeout", c.WriteRequestTimeout)
 	positive("truncate_request_timeout", c.TruncateRequestTimeout)
 	positive("request_timeout", c.RequestTimeout)
+
+	clientTLS, _ := c.ClientEncryptionOptions.ClientTLS()
+	c.ClientEncryptionOptions.problems("client_encryption_options", clientTLS, bad)
+	if c.ClientEncryptionOptions.InternodeEncryption != "" {
+		bad("client_encryption_options", "internode_encryption is a key of server_encryption_options")
+	}
+	if c.NativeTransportPortSSL != 0 {
+		inRange("native_transport_port_ssl", c.NativeTransportPortSSL, 1, 65535)
+		if !clientTLS {
+			bad("native_transport_port_ssl", "%d is set but client_encryption_options is not enabled", c.NativeTransportPortSSL)
+		}
+	}
+	so := &c.ServerEncryptionOptions
+	if so.InternodeEncryption == "" {
+		so.InternodeEncryption = "none"
+	}
+	oneOf("server_encryption_options", so.InternodeEncryption, "none", "all", "dc", "rack")
+	internodeTLS, _ := so.InternodeTLS()
+	so.problems("server_encryption_options", internodeTLS, bad)
+	if internodeTLS && so.Truststore == "" {
+		bad("server_encryption_options", "internode encryption needs a truststore: a PEM file of the CAs that sign the nodes' certificates")
+	}
 
 	if c.PrometheusPort != 0 {
 		nonEmpty("prometheus_address", c.PrometheusAddress)

@@ -63,6 +63,7 @@ func TestDefault(t *testing.T) {
 		{"role_manager", d.RoleManager, "CassandraRoleManager"},
 		{"num_tokens", d.NumTokens, 16},
 		{"endpoint_snitch", d.EndpointSnitch, "SimpleSnitch"},
+		{"auto_bootstrap", d.AutoBootstrap, true},
 		{"data_center", d.DataCenter, "datacenter1"},
 		{"rack", d.Rack, "rack1"},
 		{"allocate_tokens_for_local_replication_factor", d.AllocateTokensForLocalReplicationFactor, 3},
@@ -357,6 +358,16 @@ func TestMarshalRoundTrip(t *testing.T) {
 		RequestTimeout:                               Duration{1},
 		PrometheusAddress:                            "::",
 		PrometheusPort:                               0,
+		ClientEncryptionOptions: ClientEncryptionOptions{EncryptionOptions{
+			Enabled: true, Optional: new(bool), SSLContextFactory: PEMFactory, Keystore: "/k.pem", KeystorePassword: "pw",
+			Truststore: "/t.pem", TruststorePassword: "x", CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
+			Protocol: "TLS", AcceptedProtocols: []string{"TLSv1.2", "TLSv1.3"}, Algorithm: "SunX509", StoreType: "PEM",
+			RequireClientAuth: true, RequireEndpointVerification: true,
+		}},
+		NativeTransportPortSSL: 9142,
+		ServerEncryptionOptions: ServerEncryptionOptions{EncryptionOptions{
+			InternodeEncryption: "all", Keystore: "/n.pem", OutboundKeystore: "/o.pem", OutboundKeystorePassword: "pw2", Truststore: "/t.pem",
+		}},
 	}
 	// RoleManager has a single legal value; every other field must differ
 	// from the default so that this test covers every key.

@@ -117,6 +117,24 @@ func (p *Proxy) Conditional(ctx context.Context, c *CAS) (err error) {
 	return r.cas(ctx, c)
 }
 
+// readPartitionSerial is ReadPartition at SERIAL or LOCAL_SERIAL: rows
+// resolved from readSerial's data, or, on a partition whose one replica
+// is this node, read by it directly.
+func (p *Proxy) readPartitionSerial(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
+	pl, err := p.planPaxos(t, pk, cl)
+	if err != nil {
+		return err
+	}
+	if pl.alone != nil {
+		return pl.alone.AloneRead(ctx, t, pk, o, p.nextBallot, fn)
+	}
+	part, err := p.readSerialOn(ctx, pl, t, pk, o.Slice)
+	if err != nil {
+		return err
+	}
+	return t.Resolve(part, o, fn)
+}
+
 // readSerial reads partition pk of t within slice at SERIAL or
 // LOCAL_SERIAL: the prepare-and-read round alone, once no proposal is in
 // progress. Its timeouts are READ_TIMEOUT, as Cassandra's.
@@ -125,9 +143,15 @@ func (p *Proxy) readSerial(ctx context.Context, cl primitive.ConsistencyLevel, t
 	if err != nil {
 		return nil, err
 	}
+	return p.readSerialOn(ctx, pl, t, pk, slice)
+}
+
+// readSerialOn is readSerial on plan pl.
+func (p *Proxy) readSerialOn(ctx context.Context, pl *paxosPlan, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
+	cl := pl.serial
 	if pl.alone != nil {
 		var data *storage.Partition
-		err := pl.alone.Alone(ctx, t, pk, slice, p.ballots.next, func(_ replica.Ballot, d *storage.Partition) (*mutation.Update, error) {
+		err := pl.alone.Alone(ctx, t, pk, slice, p.nextBallot, func(_ replica.Ballot, d *storage.Partition) (*mutation.Update, error) {
 			data = d
 			return nil, nil
 		}, nil)
@@ -166,6 +190,7 @@ type paxosPlan struct {
 type aloneReplica interface {
 	Alone(ctx context.Context, t *storage.Table, pk []byte, read storage.Slice, ballot func(after replica.Ballot) replica.Ballot,
 		decide func(b replica.Ballot, data *storage.Partition) (*mutation.Update, error), check func() error) error
+	AloneRead(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, ballot func(after replica.Ballot) replica.Ballot, fn func(*storage.Row) bool) error
 }
 
 var _ aloneReplica = (*replica.Local)(nil)
@@ -189,20 +214,20 @@ func (p *Proxy) planPaxos(t *storage.Table, pk []byte, serial primitive.Consiste
 	pl := &paxosPlan{serial: serial, natural: natural, pending: pending, strategy: st}
 	n := p.needFor(serial, st, nil, false)
 	pl.readBlockFor = n.total()
-	scope := func(hs []ring.HostID) []ring.HostID {
-		if serial != primitive.ConsistencyLevelLocalSerial {
-			return hs
-		}
-		local := p.localDC()
-		return slices.DeleteFunc(slices.Clone(hs), func(h ring.HostID) bool { return p.opts.Topology.DC(h) != local })
+	scopedNatural, scopedPending := natural, pending
+	if serial == primitive.ConsistencyLevelLocalSerial {
+		scopedNatural, scopedPending = p.inLocalDC(natural), p.inLocalDC(pending)
 	}
-	scopedNatural, scopedPending := scope(natural), scope(pending)
 	all := len(scopedNatural) + len(scopedPending)
 	pl.required, pl.scoped = all/2+1, all
-	for _, hs := range [][]ring.HostID{scopedNatural, scopedPending} {
-		for _, h := range hs {
-			if p.alive(h) {
-				pl.participants = append(pl.participants, h)
+	if len(scopedPending) == 0 && p.allAlive(scopedNatural) {
+		pl.participants = scopedNatural // shared, never modified
+	} else {
+		for _, hs := range [][]ring.HostID{scopedNatural, scopedPending} {
+			for _, h := range hs {
+				if p.alive(h) {
+					pl.participants = append(pl.participants, h)
+				}
 			}
 		}
 	}
@@ -225,9 +250,24 @@ func (p *Proxy) planPaxos(t *storage.Table, pk []byte, serial primitive.Consiste
 	return pl, nil
 }
 
+// inLocalDC is hs of the local data center, a copy.
+func (p *Proxy) inLocalDC(hs []ring.HostID) []ring.HostID {
+	local := p.localDC()
+	return slices.DeleteFunc(slices.Clone(hs), func(h ring.HostID) bool { return p.opts.Topology.DC(h) != local })
+}
+
+func (p *Proxy) allAlive(hs []ring.HostID) bool {
+	for _, h := range hs {
+		if !p.alive(h) {
+			return false
+		}
+	}
+	return true
+}
+
 // casAlone runs c on this node's replica, the partition's only one.
 func (p *Proxy) casAlone(ctx context.Context, pl *paxosPlan, c *CAS) error {
-	err := pl.alone.Alone(ctx, c.Table, c.Key, c.Read, p.ballots.next, func(_ replica.Ballot, data *storage.Partition) (*mutation.Update, error) {
+	err := pl.alone.Alone(ctx, c.Table, c.Key, c.Read, p.nextBallot, func(_ replica.Ballot, data *storage.Partition) (*mutation.Update, error) {
 		return c.Decide(data)
 	}, c.Check)
 	if m := p.opts.CASMetrics; m != nil {

@@ -47,6 +47,18 @@ type paxosCluster struct {
 
 func newPaxosCluster(t *testing.T, n int, replication map[string]string) *paxosCluster {
 	t.Helper()
+	dcs := make([]string, n)
+	for i := range dcs {
+		dcs[i] = "dc1"
+	}
+	return newPaxosClusterIn(t, dcs, replication)
+}
+
+// newPaxosClusterIn is a cluster of one node per entry of dcs, in that
+// data center.
+func newPaxosClusterIn(t *testing.T, dcs []string, replication map[string]string) *paxosCluster {
+	t.Helper()
+	n := len(dcs)
 	c := &paxosCluster{t: t, net: messaging.NewInmemNetwork(), live: &liveness{down: map[ring.HostID]bool{}}}
 	c.ks = &storage.KeyspaceDef{Name: "ks", Replication: replication}
 	c.tbl = table(t, &storage.TableDef{Keyspace: "ks", Name: "t", ID: [16]byte{1}, Columns: []storage.ColumnDef{
@@ -62,7 +74,7 @@ func newPaxosCluster(t *testing.T, n int, replication map[string]string) *paxosC
 		h := ring.HostID{byte(i + 1)}
 		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 11, byte(i + 1)}), 7000)
 		c.hosts, c.addrs = append(c.hosts, h), append(c.addrs, addr)
-		nd := ring.Node{HostID: h, Addr: addr.Addr(), DC: "dc1", Rack: "r1"}
+		nd := ring.Node{HostID: h, Addr: addr.Addr(), DC: dcs[i], Rack: "r1"}
 		for j := range 4 {
 			nd.Tokens = append(nd.Tokens, int64(uint64(1<<63)+step*uint64(j*n+i)+12345))
 		}
@@ -104,7 +116,7 @@ func newPaxosCluster(t *testing.T, n int, replication map[string]string) *paxosC
 			}
 		}
 		p := New(Options{
-			Topology:   NewRingTopology(h, "dc1", RingState{Ring: r}),
+			Topology:   NewRingTopology(h, dcs[i], RingState{Ring: r}),
 			Liveness:   c.live,
 			Replicas:   reps,
 			CASMetrics: c.metrics,
@@ -621,5 +633,50 @@ func TestPaxosFastProposalsAreFinishedOnlyFromAQuorum(t *testing.T) {
 	c.setDown(down, false)
 	if got, err := c.serial(reps(unsure)[0], unsure); err != nil || got != "before" {
 		t.Fatalf("once it is back: %q, %v", got, err)
+	}
+}
+
+// LOCAL_SERIAL runs Paxos among the local data center's replicas alone:
+// with the other data center cut off, transactions through either go on,
+// each deciding on its own data center's quorum; the commit still goes to
+// every replica, so once healed a QUORUM read sees both.
+func TestPaxosLocalSerial(t *testing.T) {
+	c := newPaxosClusterIn(t, []string{"dc1", "dc1", "dc1", "dc2", "dc2", "dc2"},
+		map[string]string{"class": "NetworkTopologyStrategy", "dc1": "3", "dc2": "3"})
+	var dc1, dc2 []netip.AddrPort
+	for i, a := range c.addrs {
+		if i < 3 {
+			dc1 = append(dc1, a)
+		} else {
+			dc2 = append(dc2, a)
+		}
+	}
+	c.net.Partition(dc1, dc2)
+	for _, tc := range []struct {
+		k, coord int
+	}{{20, 0}, {21, 4}} {
+		var applied bool
+		cas := c.casSet(tc.k, "", "local", primitive.ConsistencyLevelLocalQuorum, &applied)
+		cas.Serial = primitive.ConsistencyLevelLocalSerial
+		if err := c.proxies[tc.coord].Conditional(context.Background(), cas); err != nil || !applied {
+			t.Fatalf("LOCAL_SERIAL through node %d: %v, %v", tc.coord, applied, err)
+		}
+		// SERIAL needs a quorum of all six: the cut-off side times out.
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		cas = c.casSet(tc.k, "local", "global", primitive.ConsistencyLevelLocalQuorum, &applied)
+		if err := c.proxies[tc.coord].Conditional(ctx, cas); !isTimeout(err) {
+			t.Fatalf("SERIAL through node %d with the other data center cut off: %v", tc.coord, err)
+		}
+		cancel()
+	}
+	c.net.Heal()
+	for _, k := range []int{20, 21} {
+		data, err := c.proxies[0].Read(context.Background(), primitive.ConsistencyLevelQuorum, c.tbl, i32(k), storage.Slice{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := c.value(data); v != "local" {
+			t.Fatalf("partition %d at QUORUM: %q", k, v)
+		}
 	}
 }

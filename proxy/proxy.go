@@ -88,8 +88,10 @@ type Proxy struct {
 	log     *slog.Logger
 	wg      sync.WaitGroup
 	ballots *ballots
-	queue   partitionQueue
-	repeats repeats
+	// nextBallot is ballots.next, made once (a method value allocates).
+	nextBallot func(after replica.Ballot) replica.Ballot
+	queue      partitionQueue
+	repeats    repeats
 }
 
 // New returns a proxy over o's seams.
@@ -112,7 +114,9 @@ func New(o Options) *Proxy {
 		}
 	}
 	local, _ := o.Topology.Local()
-	return &Proxy{opts: o, log: o.Logger, ballots: newBallots(local, o.Now)}
+	p := &Proxy{opts: o, log: o.Logger, ballots: newBallots(local, o.Now)}
+	p.nextBallot = p.ballots.next
+	return p
 }
 
 // jitter is a random duration in [0, d).

@@ -24,11 +24,7 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 	start := p.started()
 	defer func() { p.measured("read", cl, start, err) }()
 	if isSerial(cl) {
-		part, err := p.readSerial(ctx, cl, t, pk, o.Slice)
-		if err != nil {
-			return err
-		}
-		return t.Resolve(part, o, fn)
+		return p.readPartitionSerial(ctx, cl, t, pk, o, fn)
 	}
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {

@@ -22,7 +22,10 @@
 //
 // Writes are values (package mutation): the coordinator builds them without
 // touching storage, so the same mutation can be sent to several replicas,
-// kept as a hint, or replayed.
+// kept as a hint, or replayed. A hint goes with the time it was written
+// (VerbHint, ApplyHint), and the replica leaves out the updates of the
+// tables it truncated since (storage.Engine.TruncatedAt), as Cassandra's
+// hints do: a write made before a TRUNCATE does not come back after it.
 //
 // The writes that read first run on the replica, where the data is, under
 // the replica's lock of the partition (locks.go): a counter update carries
@@ -60,4 +63,11 @@
 // a coordinator reads data from one replica and digests from the others;
 // ReadRange pages a token range unresolved, for range scans reconciled
 // across replicas. Read repair writes back with mutation.Repair.
+//
+// Streaming (stream.go) moves a token range of a table between replicas
+// when the ring changes: a Stream reads pages of unresolved partitions
+// from a StreamSource and writes them, as they are, through a
+// StreamSink's commit log, one page ahead, resuming after the last
+// partition applied when run again from another source. Local and Remote
+// are both; over messaging it is VerbStream.
 package replica

@@ -16,6 +16,7 @@ type Local struct {
 	locks  partitionLocks
 	now    func() time.Time
 	fast   fastPromises
+	alone  aloneState
 }
 
 var _ Replica = (*Local)(nil)

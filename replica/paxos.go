@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
@@ -96,7 +97,8 @@ func (l *Local) Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ball
 	if err := expired(ctx); err != nil {
 		return nil, err
 	}
-	defer l.lockPartition(pk)()
+	defer l.lockPartition(pk).Unlock()
+	l.alone.touch(t, pk)
 	now := l.nowSeconds()
 	st, err := l.loadPaxos(t, pk, now)
 	if err != nil {
@@ -131,7 +133,8 @@ func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acc
 	if err := checkProposal(p, o.CatchUp); err != nil {
 		return nil, err
 	}
-	defer l.lockPartition(u.Key)()
+	defer l.lockPartition(u.Key).Unlock()
+	l.alone.touch(u.Table, u.Key)
 	now := l.nowSeconds()
 	st, err := l.loadPaxos(u.Table, u.Key, now)
 	if err != nil {
@@ -242,7 +245,8 @@ func (l *Local) Commit(ctx context.Context, p Proposal, check func() error) erro
 		return err
 	}
 	u := p.Update
-	defer l.lockPartition(u.Key)()
+	defer l.lockPartition(u.Key).Unlock()
+	l.alone.touch(u.Table, u.Key)
 	sm := l.engine.NewMutation()
 	if err := l.commitInto(sm, l.paxosWriter(sm, u.Table, u.Key, l.nowSeconds()), p); err != nil {
 		return discard(sm, err)
@@ -272,19 +276,11 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 	if err := expired(ctx); err != nil {
 		return err
 	}
-	defer l.lockPartition(pk)()
+	defer l.lockPartition(pk).Unlock()
 	now := l.nowSeconds()
-	st, err := l.loadPaxos(t, pk, now)
+	st, err := l.aloneState(t, pk, now, ballot)
 	if err != nil {
 		return err
-	}
-	if st.InProgress() {
-		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
-		p.Update.SetTimestamp(p.Ballot.Micros())
-		if err := l.commitAlone(t, pk, now, st, p, nil); err != nil {
-			return fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
-		}
-		st = st.Commit(p)
 	}
 	b := ballot(st.Promise())
 	data, err := l.engine.ReadRaw(t, pk, read)
@@ -302,33 +298,86 @@ func (l *Local) Alone(ctx context.Context, t *storage.Table, pk []byte, read sto
 		return fmt.Errorf("replica: a lightweight transaction on %s.%s decided an update of another partition", t.Def.Keyspace, t.Def.Name)
 	}
 	u.SetTimestamp(b.Micros())
-	return l.commitAlone(t, pk, now, st, Proposal{Ballot: b, Update: u}, check)
+	return l.commitAlone(t, pk, now, st, Proposal{Ballot: b, Update: u}, false, check)
 }
 
-// commitAlone commits p for Alone, on state st: its data, the most
-// recent commit and the promise of its ballot (as a round would have left
-// it) in one write, at the sync mode's durability. The
-// proposal columns are cleared only when st has a proposal to clear.
-func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, st PaxosState, p Proposal, check func() error) error {
+// AloneRead is Alone for a read: it calls fn for each live row of
+// partition pk of t within o, once a proposal a remote coordinator left in
+// progress is finished.
+func (l *Local) AloneRead(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, ballot func(after Ballot) Ballot, fn func(*storage.Row) bool) error {
+	if err := expired(ctx); err != nil {
+		return err
+	}
+	defer l.lockPartition(pk).Unlock()
+	if _, err := l.aloneState(t, pk, l.nowSeconds(), ballot); err != nil {
+		return err
+	}
+	return l.engine.ReadPartition(t, pk, o, fn)
+}
+
+// aloneState is the Paxos state of partition pk of t for Alone, once a
+// proposal in progress is finished (committed under a ballot after every
+// one held): read only when it may hold something (aloneState.mustRead),
+// its promise no earlier than the floor. REQUIRES: the partition locked.
+func (l *Local) aloneState(t *storage.Table, pk []byte, now int32, ballot func(after Ballot) Ballot) (PaxosState, error) {
+	var st PaxosState
+	if l.alone.mustRead(l, t, pk) {
+		var err error
+		if st, err = l.loadPaxos(t, pk, now); err != nil {
+			return st, err
+		}
+	}
+	st.Promised = st.Promised.Max(l.alone.floor)
+	if st.InProgress() {
+		p := Proposal{Ballot: ballot(st.Promise()), Update: st.Accepted.Update}
+		p.Update.SetTimestamp(p.Ballot.Micros())
+		if err := l.commitAlone(t, pk, now, st, p, true, nil); err != nil {
+			return st, fmt.Errorf("replica: finishing the accepted proposal %s: %w", st.Accepted.Ballot, err)
+		}
+		st = st.Commit(p)
+	}
+	return st, nil
+}
+
+// commitAlone commits p for Alone, on state st, in one write at the sync
+// mode's durability. A proposal a remote coordinator left accepted
+// (finish) is committed as any commit is. Alone's own keeps, beside its
+// data, the promise of its ballot alone: with one replica no other can lag
+// and need the update, and the promise is what later rounds must get past
+// (Promise); the proposal columns are cleared only when st has one.
+func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, st PaxosState, p Proposal, finish bool, check func() error) error {
 	sm := l.engine.NewMutation()
 	w := l.paxosWriter(sm, t, pk, now)
 	w.noProposal = st.Accepted.IsZero()
-	if err := w.promise(p.Ballot); err != nil {
-		return discard(sm, err)
+	var err error
+	if finish {
+		err = l.commitInto(sm, w, p)
+	} else if err = w.promise(p.Ballot); err == nil {
+		err = l.applyInto(sm, p.Update)
+		if err == nil && !w.noProposal {
+			err = w.clearProposal(p.Ballot)
+		}
 	}
-	if err := l.commitInto(sm, w, p); err != nil {
+	if err != nil {
 		return discard(sm, err)
 	}
 	return l.engine.ApplyIf(sm, check)
 }
 
-// commitInto adds p's commit to sm: its update's data and the state.
-func (l *Local) commitInto(sm *storage.Mutation, w *paxosWriter, p Proposal) error {
-	u := p.Update
+// applyInto adds u's data to sm.
+func (l *Local) applyInto(sm *storage.Mutation, u *mutation.Update) error {
 	for i := range u.Ops {
 		if err := apply(sm, u, &u.Ops[i]); err != nil {
 			return fmt.Errorf("replica: %s.%s: %w", u.Table.Def.Keyspace, u.Table.Def.Name, err)
 		}
+	}
+	return nil
+}
+
+// commitInto adds p's commit to sm: its update's data and the state.
+func (l *Local) commitInto(sm *storage.Mutation, w *paxosWriter, p Proposal) error {
+	if err := l.applyInto(sm, p.Update); err != nil {
+		return err
 	}
 	return w.commit(p)
 }
@@ -345,11 +394,11 @@ func (l *Local) applyDurable(sm *storage.Mutation, check func() error) error {
 	return nil
 }
 
-// lockPartition locks pk's stripe and returns its unlock.
-func (l *Local) lockPartition(pk []byte) func() {
+// lockPartition locks pk's stripe and returns it, for its Unlock.
+func (l *Local) lockPartition(pk []byte) *sync.Mutex {
 	mu := &l.locks[l.locks.stripe(pk)]
 	mu.Lock()
-	return mu.Unlock
+	return mu
 }
 
 // checkProposal refuses a proposal that is not one: no ballot, no update,

@@ -180,10 +180,8 @@ func (w *paxosWriter) commit(p Proposal) error {
 		return err
 	}
 	if !w.noProposal {
-		for _, col := range []string{colProposalAt, colProposal, colProposalVer} {
-			if err := w.null(p.Ballot, col); err != nil {
-				return err
-			}
+		if err := w.clearProposal(p.Ballot); err != nil {
+			return err
 		}
 	}
 	for _, err := range []error{
@@ -222,4 +220,14 @@ func (l *Local) dropPaxos(t *storage.Table) error {
 		}
 	}
 	return l.engine.Apply(sm)
+}
+
+// clearProposal clears the proposals at or before b.
+func (w *paxosWriter) clearProposal(b Ballot) error {
+	for _, col := range []string{colProposalAt, colProposal, colProposalVer} {
+		if err := w.null(b, col); err != nil {
+			return err
+		}
+	}
+	return nil
 }

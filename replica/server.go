@@ -21,7 +21,7 @@ const (
 )
 
 // Server serves a Local replica to peers: the handlers of VerbMutation,
-// VerbRead, VerbRangeRead, VerbTruncate and the Paxos verbs.
+// VerbRead, VerbRangeRead, VerbTruncate, VerbStream and the Paxos verbs.
 type Server struct {
 	local  *Local
 	tables func(id [16]byte) (*storage.Table, bool)
@@ -36,9 +36,11 @@ func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*stor
 	s := &Server{local: local, tables: tables}
 	for verb, h := range map[messaging.Verb]func(context.Context, []byte) ([]byte, error){
 		messaging.VerbMutation:     s.mutation,
+		messaging.VerbHint:         s.hint,
 		messaging.VerbRead:         s.read,
 		messaging.VerbRangeRead:    s.rangeRead,
 		messaging.VerbTruncate:     s.truncate,
+		messaging.VerbStream:       s.stream,
 		messaging.VerbPaxosPrepare: s.prepare,
 		messaging.VerbPaxosPropose: s.propose,
 		messaging.VerbPaxosCommit:  s.commit,
@@ -65,18 +67,7 @@ func (s *Server) table(id [16]byte) (*storage.Table, error) {
 // mutation applies a mutation and answers once Local.Apply returns; with
 // counters, the answer is the mutation as applied (the totals written).
 func (s *Server) mutation(ctx context.Context, b []byte) ([]byte, error) {
-	var missing *UnknownTableError
-	lookup := func(id [16]byte) (*storage.Table, bool) {
-		t, ok := s.tables(id)
-		if !ok && missing == nil {
-			missing = &UnknownTableError{ID: id}
-		}
-		return t, ok
-	}
-	m, err := decodeMutation(b, lookup)
-	if missing != nil {
-		return nil, missing
-	}
+	m, err := s.decode(b)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +80,24 @@ func (s *Server) mutation(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, nil
 	}
 	return appendMutation(nil, m)
+}
+
+// decode decodes a mutation of tables this replica knows; the caller
+// releases it.
+func (s *Server) decode(b []byte) (*mutation.Mutation, error) {
+	var missing *UnknownTableError
+	lookup := func(id [16]byte) (*storage.Table, bool) {
+		t, ok := s.tables(id)
+		if !ok && missing == nil {
+			missing = &UnknownTableError{ID: id}
+		}
+		return t, ok
+	}
+	m, err := decodeMutation(b, lookup)
+	if missing != nil {
+		return nil, missing
+	}
+	return m, err
 }
 
 func (s *Server) read(ctx context.Context, b []byte) ([]byte, error) {

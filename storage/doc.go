@@ -17,7 +17,10 @@
 // replayed into pebble from that position, and the flush that follows
 // releases every replayed segment, so restarts never pile segments up;
 // replay is idempotent because every cell write is a pebble Merge
-// reconciled last-write-wins.
+// reconciled last-write-wins. Truncate removes a table's key range and
+// records when, in the same batch, under a key of the engine's own
+// (truncation.go), so a replica can tell a hint written before the
+// truncation (Engine.TruncatedAt).
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's

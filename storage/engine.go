@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -33,6 +34,8 @@ type EngineOptions struct {
 	// MemTableSize is the size of one memtable; 0 means
 	// DefaultMemTableSize.
 	MemTableSize int64
+	// Now is the clock Truncate records its time by; nil means time.Now.
+	Now func() time.Time
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -66,6 +69,12 @@ type Engine struct {
 
 	rel    releaser
 	stalls stalls
+
+	now func() time.Time
+	// truncMu serialises truncations and guards truncated, the time of
+	// each table's last truncation in unix microseconds (truncation.go).
+	truncMu   sync.Mutex
+	truncated map[[16]byte]int64
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -85,9 +94,12 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
 		flushReq: make(chan struct{}, 1), markReq: make(chan struct{}, 1), releaseReq: make(chan struct{}, 1),
-		stop: make(chan struct{})}
+		stop: make(chan struct{}), now: o.Now}
 	listener := &pebble.EventListener{
 		FlushEnd: func(info pebble.FlushInfo) {
 			e.flushes.flushEnd(info)
@@ -141,6 +153,9 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		e.rel.applied(b, pos)
 		return b.Close()
 	})
+	if err == nil {
+		e.truncated, err = readTruncations(db)
+	}
 	if err != nil {
 		e.log.Close()
 		db.Close()
@@ -476,8 +491,11 @@ func (m *Mutation) discard() error {
 	return err
 }
 
-// Truncate removes every row of t, durably.
+// Truncate removes every row of t, durably, and records when
+// (TruncatedAt) in the same write.
 func (e *Engine) Truncate(t *Table) error {
+	e.truncMu.Lock()
+	defer e.truncMu.Unlock()
 	m := e.NewMutation()
 	for _, tt := range append([]*Table{t}, t.IndexTables()...) {
 		p := tablePrefix(tt.Def.ID)
@@ -485,7 +503,17 @@ func (e *Engine) Truncate(t *Table) error {
 			return err
 		}
 	}
-	return e.Apply(m)
+	at := e.now().UnixMicro()
+	records := maps.Clone(e.truncated)
+	records[t.Def.ID] = at
+	if err := m.b.Set(truncationsKey, appendTruncations(nil, records), nil); err != nil {
+		return err
+	}
+	if err := e.Apply(m); err != nil {
+		return err
+	}
+	e.truncated = records
+	return nil
 }
 
 // Flush writes the memtables to durable LSM files and releases the commit
