@@ -82,6 +82,9 @@ func errorKind(err error) string {
 	if _, ok := errors.AsType[*cqlerr.WriteTimeout](err); ok {
 		return "timeout"
 	}
+	if _, ok := errors.AsType[*cqlerr.CasWriteUnknown](err); ok {
+		return "timeout"
+	}
 	if _, ok := errors.AsType[*cqlerr.ReadTimeout](err); ok {
 		return "timeout"
 	}
