@@ -69,6 +69,11 @@ type Proxy struct {
 	opts Options
 	log  *slog.Logger
 	wg   sync.WaitGroup
+	// sole is opts.Topology when it is a SoleReplicaTopology.
+	sole SoleReplicaTopology
+	// localID and localDCName are this node's (Topology.Local).
+	localID     ring.HostID
+	localDCName string
 }
 
 // New returns a proxy over o's seams.
@@ -82,7 +87,10 @@ func New(o Options) *Proxy {
 	if o.After == nil {
 		o.After = time.After
 	}
-	return &Proxy{opts: o, log: o.Logger}
+	p := &Proxy{opts: o, log: o.Logger}
+	p.sole, _ = o.Topology.(SoleReplicaTopology)
+	p.localID, p.localDCName = o.Topology.Local()
+	return p
 }
 
 // Close waits for the writes and hints still running for requests already
@@ -107,10 +115,7 @@ func (p *Proxy) keyspace(t *storage.Table) (*storage.KeyspaceDef, error) {
 	return ks, nil
 }
 
-func (p *Proxy) local() ring.HostID {
-	h, _ := p.opts.Topology.Local()
-	return h
-}
+func (p *Proxy) local() ring.HostID { return p.localID }
 
 // alive reports whether h is up; this node always is.
 func (p *Proxy) alive(h ring.HostID) bool {
