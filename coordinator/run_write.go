@@ -354,13 +354,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 	if !col.multiCell() {
 		switch op.kind {
 		case opSet:
-			if v == nil {
-				m.WriteCell(t.st, pk, tg, dead)
-				return nil
-			}
-			c := live
-			c.Value = v
-			m.WriteCell(t.st, pk, tg, c)
+			p.writeValue(m, pk, tg, v, live, dead)
 			return nil
 		case opDelete:
 			m.WriteCell(t.st, pk, tg, dead)
@@ -412,13 +406,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 	case opSetKey:
 		mt := col.typ.(*datatype.Map)
 		tg.PathType, tg.Path = mt.KeyType, key
-		if v == nil {
-			m.WriteCell(t.st, pk, tg, dead)
-			return nil
-		}
-		c := live
-		c.Value = v
-		m.WriteCell(t.st, pk, tg, c)
+		p.writeValue(m, pk, tg, v, live, dead)
 		return nil
 	case opDeleteKey:
 		switch ct := col.typ.(type) {
@@ -556,15 +544,24 @@ func (p *writePlan) writeFields(m *mutation.Mutation, pk []byte, tg storage.Cell
 	return nil
 }
 
-// writeField is c.f = v and DELETE c.f; v is the evaluated value.
-func (p *writePlan) writeField(m *mutation.Mutation, pk []byte, tg storage.CellTarget, op writeOp, v []byte, live, dead storage.Cell) error {
-	tg.PathType, tg.Path = datatype.Smallint, udtFieldPath(op.field)
-	if op.kind == opFieldDel || v == nil {
+// writeValue writes v into tg's cell at live's time, or deletes the cell
+// when v is null.
+func (p *writePlan) writeValue(m *mutation.Mutation, pk []byte, tg storage.CellTarget, v []byte, live, dead storage.Cell) {
+	if v == nil {
 		m.WriteCell(p.t.st, pk, tg, dead)
-		return nil
+		return
 	}
 	c := live
 	c.Value = v
 	m.WriteCell(p.t.st, pk, tg, c)
+}
+
+// writeField is c.f = v and DELETE c.f; v is the evaluated value.
+func (p *writePlan) writeField(m *mutation.Mutation, pk []byte, tg storage.CellTarget, op writeOp, v []byte, live, dead storage.Cell) error {
+	tg.PathType, tg.Path = datatype.Smallint, udtFieldPath(op.field)
+	if op.kind == opFieldDel {
+		v = nil
+	}
+	p.writeValue(m, pk, tg, v, live, dead)
 	return nil
 }
