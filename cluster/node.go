@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -120,6 +121,10 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Metrics:       messaging.NewMetrics(o.Registry),
 		Logger:        o.Logger,
 	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("cluster: internode transport on %s: %w: is another node running with this "+
+			"listen_address and storage_port?", o.Listen, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
 	}

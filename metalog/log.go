@@ -318,8 +318,9 @@ func maxEntrySize(maxMessage int) int {
 // member forwards the request to the leader. It retries round the seeds
 // with a growing wait, logging each failure, until one answers that the
 // leader has committed the change and the change has reached this node,
-// or ctx ends. A node already a member
-// returns at once.
+// or ctx ends. A node already a member returns at once; a node whose
+// seeds all refuse it (ErrAddressTaken from one, messaging's
+// ErrClusterMismatch from every one) returns that error.
 func (l *Log) Join(ctx context.Context) error {
 	ctx, done, err := l.enter(ctx)
 	if err != nil {
@@ -342,6 +343,7 @@ func (l *Log) Join(ctx context.Context) error {
 	wait := l.opts.Timing.RetryInterval
 	for attempt := 1; ; attempt++ {
 		var last error
+		foreign := 0
 		for _, s := range seeds {
 			index, err := l.ask(ctx, s, f)
 			if err == nil {
@@ -351,8 +353,16 @@ func (l *Log) Join(ctx context.Context) error {
 			if errors.Is(err, ErrAddressTaken) {
 				return fmt.Errorf("metalog: join through %s: %w", s, err)
 			}
+			if errors.Is(err, messaging.ErrClusterMismatch) {
+				foreign++
+			}
 			last = err
 			l.opts.Logger.Warn("metalog: join through a seed failed", "seed", s, "attempt", attempt, "err", err)
+		}
+		if foreign == len(seeds) {
+			// Waiting would not help: this node's cluster_name is not
+			// its seeds'.
+			return fmt.Errorf("metalog: join: every seed belongs to another cluster: %w", last)
 		}
 		l.opts.Logger.Warn("metalog: no seed could add this node; retrying", "seeds", seeds, "retry_in", wait)
 		select {

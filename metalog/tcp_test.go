@@ -2,8 +2,10 @@ package metalog
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +48,33 @@ func TestOverTCP(t *testing.T) {
 	eventually(t, func() bool {
 		return slices.Equal(fsms[0].state(), []string{"a", "b"}) && slices.Equal(fsms[1].state(), []string{"a", "b"})
 	}, "both nodes to apply [a b]")
+}
+
+// A node whose seeds all belong to another cluster gives up its Join
+// with an error naming both cluster names, rather than retrying forever.
+func TestJoinRefusedByAForeignCluster(t *testing.T) {
+	open := func(cluster string, host int, seeds []netip.AddrPort) (*Log, *messaging.TCPTransport) {
+		tr, err := messaging.ListenTCP(messaging.Options{ClusterName: cluster, HostID: testNodeHost(host),
+			Addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(host)}), 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tr.Close() })
+		l, err := Open(Options{Dir: t.TempDir(), Transport: tr, HostID: testNodeHost(host), FSM: newTestFSM(),
+			Bootstrap: seeds == nil, Seeds: seeds, Timing: testTiming})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l, tr
+	}
+	_, seed := open("prod", 1, nil)
+	l, _ := open("staging", 2, []netip.AddrPort{seed.Addr()})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := l.Join(ctx)
+	if !errors.Is(err, messaging.ErrClusterMismatch) || !strings.Contains(err.Error(), `"prod"`) ||
+		!strings.Contains(err.Error(), `"staging"`) || ctx.Err() != nil {
+		t.Fatalf("join through a seed of another cluster: %v, want ErrClusterMismatch naming both, before the deadline", err)
+	}
 }

@@ -49,7 +49,7 @@ func TestClusterWipedNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	storage := tc.storagePort()
+	storage := tc.storage
 
 	// node3 wiped.
 	n3 := tc.nodes[2]
@@ -156,16 +156,6 @@ func (tc *testCluster) setSeeds(nd *clusterNode, seeds string) {
 	if err := os.WriteFile(nd.config, data, 0o644); err != nil {
 		tc.t.Fatal(err)
 	}
-}
-
-// storagePort is the cluster's storage_port, from node1's configuration.
-func (tc *testCluster) storagePort() int {
-	tc.t.Helper()
-	c, err := config.Load(tc.nodes[0].config)
-	if err != nil {
-		tc.t.Fatal(err)
-	}
-	return c.StoragePort
 }
 
 // runToExit starts nd's process and waits for it to exit by itself (a

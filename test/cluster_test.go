@@ -29,24 +29,34 @@ type clusterNode struct {
 	native int
 	config string // its cassandra.yaml
 	cmd    *exec.Cmd
-	// logPath is the node's stderr, appended to by each run, so a failed
-	// test can show what every node logged.
-	logPath string
-	done    chan struct{}
+	log    *syncBuffer // the process's stderr, read while it runs
+	done   chan struct{}
 }
 
 // testCluster is n cqld processes on 127.0.0.1..n sharing one native and
 // one internode port, the first node their seed.
 type testCluster struct {
-	t      *testing.T
-	nodes  []*clusterNode
-	native int
+	t       *testing.T
+	dir     string // the nodes' directories
+	nodes   []*clusterNode
+	native  int
+	storage int
 	// metrics is every node's prometheus_port, where `cqld nodetool`
 	// asks.
 	metrics int
 }
 
 func startCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	tc := newTestCluster(t, n)
+	for _, nd := range tc.nodes {
+		tc.start(nd)
+	}
+	return tc
+}
+
+// newTestCluster writes the configurations of n nodes and starts none.
+func newTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	native, storage, prom := freePort(t), freePort(t), freePort(t)
 	for i := 1; i <= n; i++ {
@@ -56,37 +66,9 @@ func startCluster(t *testing.T, n int) *testCluster {
 			}
 		}
 	}
-	tc := &testCluster{t: t, native: native, metrics: prom}
-	dir := t.TempDir()
+	tc := &testCluster{t: t, native: native, storage: storage, metrics: prom, dir: t.TempDir()}
 	for i := 1; i <= n; i++ {
-		addr := fmt.Sprintf("127.0.0.%d", i)
-		home := filepath.Join(dir, "node"+strconv.Itoa(i))
-		c := config.Default()
-		c.ClusterName = "test cluster"
-		c.ListenAddress, c.RPCAddress = addr, addr
-		c.NativeTransportPort, c.StoragePort = native, storage
-		c.PrometheusAddress, c.PrometheusPort = addr, prom
-		c.InternodeFaultInjection = true // tc.partition, tc.heal
-		c.NumTokens = 8
-		c.DataFileDirectories = []string{filepath.Join(home, "data")}
-		c.CommitlogDirectory = filepath.Join(home, "commitlog")
-		c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
-		c.HintsDirectory = filepath.Join(home, "hints")
-		c.CommitlogSync = "periodic"
-		c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", storage)}
-		if err := os.MkdirAll(home, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := yaml.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd := &clusterNode{index: i, addr: addr, native: native, config: filepath.Join(home, "cassandra.yaml"), logPath: filepath.Join(home, "cqld.log")}
-		if err := os.WriteFile(nd.config, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		tc.nodes = append(tc.nodes, nd)
-		tc.start(nd)
+		tc.nodes = append(tc.nodes, tc.newNode(i, "node"+strconv.Itoa(i), nil))
 	}
 	t.Cleanup(func() {
 		for _, nd := range tc.nodes {
@@ -94,24 +76,61 @@ func startCluster(t *testing.T, n int) *testCluster {
 		}
 		if t.Failed() {
 			for _, nd := range tc.nodes {
-				t.Logf("node%d's log, last lines:\n%s", nd.index, nd.logTail(80))
+				t.Logf("node%d's log since its last start, last lines:\n%s", nd.index, nd.logTail(80))
 			}
 		}
 	})
 	return tc
 }
 
-// logTail is the last n lines nd's processes logged.
+// logTail is the last n lines nd's process logged since it last started.
 func (nd *clusterNode) logTail(n int) string {
-	b, err := os.ReadFile(nd.logPath)
-	if err != nil {
-		return err.Error()
+	if nd.log == nil {
+		return "(never started)"
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(nd.log.String(), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// newNode writes the configuration of a node on 127.0.0.i, with the
+// cluster's ports and node1 its seed, in the directory name, with mod
+// applied; it does not start it.
+func (tc *testCluster) newNode(i int, name string, mod func(*config.Config)) *clusterNode {
+	t := tc.t
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.%d", i)
+	home := filepath.Join(tc.dir, name)
+	c := config.Default()
+	c.ClusterName = "test cluster"
+	c.ListenAddress, c.RPCAddress = addr, addr
+	c.NativeTransportPort, c.StoragePort = tc.native, tc.storage
+	c.PrometheusAddress, c.PrometheusPort = addr, tc.metrics
+	c.InternodeFaultInjection = true // tc.partition, tc.heal
+	c.NumTokens = 8
+	c.DataFileDirectories = []string{filepath.Join(home, "data")}
+	c.CommitlogDirectory = filepath.Join(home, "commitlog")
+	c.SavedCachesDirectory = filepath.Join(home, "saved_caches")
+	c.HintsDirectory = filepath.Join(home, "hints")
+	c.CommitlogSync = "periodic"
+	c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", tc.storage)}
+	if mod != nil {
+		mod(&c)
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := &clusterNode{index: i, addr: addr, native: tc.native, config: filepath.Join(home, "cassandra.yaml")}
+	if err := os.WriteFile(nd.config, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return nd
 }
 
 func portFreeOn(host string, port int) bool {
@@ -125,22 +144,32 @@ func portFreeOn(host string, port int) bool {
 
 // start starts nd's process and waits until it serves clients.
 func (tc *testCluster) start(nd *clusterNode) {
+	tc.t.Helper()
+	tc.spawn(nd)
+	tc.waitServing(nd)
+}
+
+// spawn starts nd's process.
+func (tc *testCluster) spawn(nd *clusterNode) {
 	t := tc.t
 	t.Helper()
+	nd.log = &syncBuffer{}
 	nd.done = make(chan struct{})
 	nd.cmd = exec.Command(cqldBinary(t), "-config", nd.config)
-	logFile, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close() // the child has its own descriptor
-	nd.cmd.Stderr = logFile
+	nd.cmd.Stderr = nd.log
 	if err := nd.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := nd.done
 	cmd := nd.cmd
 	go func() { _ = cmd.Wait(); close(done) }()
+}
+
+// waitServing waits until nd's process serves clients.
+func (tc *testCluster) waitServing(nd *clusterNode) {
+	t := tc.t
+	t.Helper()
+	done := nd.done
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		if c, err := net.Dial("tcp", net.JoinHostPort(nd.addr, strconv.Itoa(nd.native))); err == nil {
 			c.Close()

@@ -2,11 +2,14 @@ package test
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -101,4 +104,40 @@ next:
 		tc.t.Fatalf("node%d: scrape: %v", i+1, err)
 	}
 	return sum
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's output copier and a
+// test reading it at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// waitLog waits until nd's log holds want, and fails the test if nd
+// exits first.
+func (tc *testCluster) waitLog(nd *clusterNode, want string) {
+	tc.t.Helper()
+	eventually(tc.t, 60*time.Second, fmt.Sprintf("node%d logging %q", nd.index, want), func() error {
+		if strings.Contains(nd.log.String(), want) {
+			return nil
+		}
+		select {
+		case <-nd.done:
+			tc.t.Fatalf("node%d exited:\n%s", nd.index, nd.log)
+		default:
+		}
+		return errors.New("not yet")
+	})
 }
