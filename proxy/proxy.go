@@ -135,16 +135,32 @@ func (p *Proxy) replica(h ring.HostID) (replica.Replica, error) {
 // pending, and cl asks for no more. The coordinator may then run the
 // request inline, on replica.Local, as on a node of its own.
 func (p *Proxy) AllLocal(ks *storage.KeyspaceDef, tok int64, cl primitive.ConsistencyLevel) bool {
-	natural, pending, err := p.opts.Topology.Replicas(ks, tok)
-	if err != nil || len(natural) != 1 || len(pending) != 0 || natural[0] != p.local() {
-		return false
-	}
-	st, err := p.strategy(ks)
-	if err != nil {
-		return false
+	var st ring.Strategy
+	if h, s, ok := p.soleReplica(ks); ok {
+		if h != p.local() {
+			return false
+		}
+		st = s
+	} else {
+		natural, pending, err := p.opts.Topology.Replicas(ks, tok)
+		if err != nil || len(natural) != 1 || len(pending) != 0 || natural[0] != p.local() {
+			return false
+		}
+		if st, err = p.strategy(ks); err != nil {
+			return false
+		}
 	}
 	n := p.needFor(cl, st, nil, false)
 	return n.total() <= 1 && (n.dc == "" || n.dc == p.localDC())
+}
+
+// soleReplica is SoleReplicaTopology.SoleReplica, false when the topology
+// cannot tell.
+func (p *Proxy) soleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy, bool) {
+	if p.sole == nil {
+		return ring.HostID{}, nil, false
+	}
+	return p.sole.SoleReplica(ks)
 }
 
 // failureReasons names the failed replicas for protocol v5's reason map.

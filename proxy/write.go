@@ -79,7 +79,7 @@ func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Upd
 			if err != nil {
 				return false, err
 			}
-			if h, st, ok := p.sole.SoleReplica(ks); ok && h == local {
+			if h, st, ok := p.soleReplica(ks); ok && h == local {
 				n := p.needFor(cl, st, nil, true)
 				if err := p.available(&n, []ring.HostID{local}); err != nil {
 					return false, err

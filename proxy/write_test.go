@@ -331,7 +331,7 @@ type onlyTopology struct{ Topology }
 // On a node alone, a write is checked once per keyspace (its sole replica
 // is this node) rather than per partition, and answers exactly as the
 // placement of each partition would: the same writes land, the same
-// levels are UNAVAILABLE with the same figures.
+// levels are UNAVAILABLE with the same figures, AllLocal says the same.
 func TestSoleReplicaWritesAnswerAsPlaced(t *testing.T) {
 	for _, repl := range []map[string]string{rf("1"), rf("3"),
 		{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1", "dc2": "2"}} {
@@ -355,6 +355,10 @@ func TestSoleReplicaWritesAnswerAsPlaced(t *testing.T) {
 			}
 			if err1 == nil && c.rowsOf(0, i+100)[0] != "b" {
 				t.Fatalf("%v at %v: the write did not land", repl, cl)
+			}
+			tok := storage.Token(i32(i))
+			if a, b := sole.AllLocal(c.ks, tok, cl), placed.AllLocal(c.ks, tok, cl); a != b {
+				t.Fatalf("%v at %v: AllLocal %v with the sole replica, %v placed", repl, cl, a, b)
 			}
 		}
 	}
