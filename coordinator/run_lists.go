@@ -107,7 +107,7 @@ func (p *writePlan) applyListRead(m *mutation.Mutation, pk []byte, tg storage.Ce
 	if op.kind == opDeleteIndex {
 		v = nil
 	}
-	p.writeValue(m, pk, tg, v, live, dead)
+	m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 	return nil
 }
 

@@ -354,7 +354,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 	if !col.multiCell() {
 		switch op.kind {
 		case opSet:
-			p.writeValue(m, pk, tg, v, live, dead)
+			m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 			return nil
 		case opDelete:
 			m.WriteCell(t.st, pk, tg, dead)
@@ -406,7 +406,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 	case opSetKey:
 		mt := col.typ.(*datatype.Map)
 		tg.PathType, tg.Path = mt.KeyType, key
-		p.writeValue(m, pk, tg, v, live, dead)
+		m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 		return nil
 	case opDeleteKey:
 		switch ct := col.typ.(type) {
@@ -544,16 +544,15 @@ func (p *writePlan) writeFields(m *mutation.Mutation, pk []byte, tg storage.Cell
 	return nil
 }
 
-// writeValue writes v into tg's cell at live's time, or deletes the cell
-// when v is null.
-func (p *writePlan) writeValue(m *mutation.Mutation, pk []byte, tg storage.CellTarget, v []byte, live, dead storage.Cell) {
+// valueCell is the cell that writes v: live holding v, or dead (deleting
+// the cell) when v is null.
+func valueCell(v []byte, live, dead *storage.Cell) storage.Cell {
 	if v == nil {
-		m.WriteCell(p.t.st, pk, tg, dead)
-		return
+		return *dead
 	}
-	c := live
+	c := *live
 	c.Value = v
-	m.WriteCell(p.t.st, pk, tg, c)
+	return c
 }
 
 // writeField is c.f = v and DELETE c.f; v is the evaluated value.
@@ -562,6 +561,6 @@ func (p *writePlan) writeField(m *mutation.Mutation, pk []byte, tg storage.CellT
 	if op.kind == opFieldDel {
 		v = nil
 	}
-	p.writeValue(m, pk, tg, v, live, dead)
+	m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 	return nil
 }
