@@ -45,7 +45,8 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		return respond(nil, err, req.Version), true
 	}
 	v := req.Version
-	pending, msg, err := w.start(c, x, func(msg message.Message, err error) {
+	pending, msg, err := w.start(c, x, func(err error) {
+		msg, err := w.applied(err)
 		msg, err = c.executed(ps, m, msg, err)
 		later.Answer(req, respond(msg, err, v))
 	})

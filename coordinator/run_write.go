@@ -92,10 +92,11 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 }
 
 // start runs a write that must not block (on an event loop) as far as the
-// commit log. When the write waits for a sync, pending is true and then
-// gets the answer later, from another goroutine; otherwise the answer is
-// returned. REQUIRES: not a counter write, nor one that reads first.
-func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Message, error)) (pending bool, msg message.Message, err error) {
+// commit log. When the write waits for a sync, pending is true and
+// applied gets the engine's outcome later, from another goroutine, to
+// make its answer with p.applied; otherwise the answer is returned.
+// REQUIRES: not a counter write, nor one that reads first.
+func (p *writePlan) start(c *Coordinator, x *execution, applied func(error)) (pending bool, msg message.Message, err error) {
 	if err := p.admit(c, x); err != nil {
 		return false, nil, err
 	}
@@ -103,7 +104,7 @@ func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Messag
 	if err != nil {
 		return false, nil, err
 	}
-	pending, err = c.local.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
+	pending, err = c.local.ApplyAsync(m, p.current(c), applied)
 	m.Release()
 	if pending {
 		return true, nil, nil
