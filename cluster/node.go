@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,11 @@ type NodeOptions struct {
 	NumTokens    int
 	AllocationRF int
 	Tokens       []int64
+	// AutoBootstrap is auto_bootstrap: a new node that is not a seed and
+	// joins a ring that has members enters it JOINING, to stream its
+	// ranges before it becomes NORMAL (Bootstrapping, SetStatus); without
+	// it, or as a seed, it is NORMAL at once.
+	AutoBootstrap bool
 	// Dir holds the metadata log and the state machine's record.
 	Dir string
 	FS  vfs.FS
@@ -56,12 +62,22 @@ type NodeOptions struct {
 	// OnGossip with each membership event of another node.
 	OnTopology func(before, after *Topology)
 	OnGossip   func(gossip.Event)
+	// OnFailure is told when this node cannot write the state an entry of
+	// the metadata log changes (StateOptions.OnFailure): it must stop.
+	OnFailure func(error)
 	// OnConflict is told when this node, having started a cluster of its
 	// own, finds its address is another node's in a running cluster
 	// (metalog.Options.OnConflict): it must stop.
 	OnConflict func(error)
+	// DeferGossip leaves gossip to the caller's StartGossip, once it
+	// serves its peers' requests: its peers hold it up, and send it
+	// writes, only from then on.
+	DeferGossip bool
 	// InjectedDelay is internode_injected_delay.
 	InjectedDelay time.Duration
+	// TLS encrypts the internode transport (server_encryption_options);
+	// nil leaves it plaintext.
+	TLS *messaging.TLS
 	// Timing of the metadata log and of gossip; zero fields take defaults
 	// suited to nodes on one network.
 	LogTiming    metalog.Timing
@@ -78,7 +94,8 @@ type Node struct {
 	transport *messaging.TCPTransport
 	state     *State
 	log       *metalog.Log
-	gossip    *gossip.Gossip
+	// gossip is set once StartGossip has started it.
+	gossip atomic.Pointer[gossip.Gossip]
 }
 
 // metadataTiming is the metadata log's default timing: nodes a few
@@ -118,6 +135,7 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Addr:          o.Listen,
 		BroadcastAddr: o.Addr,
 		InjectedDelay: o.InjectedDelay,
+		TLS:           o.TLS,
 		Metrics:       messaging.NewMetrics(o.Registry),
 		Logger:        o.Logger,
 	})
@@ -128,10 +146,15 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
 	}
-	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology, Logger: o.Logger})
+	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology,
+		OnFailure: o.OnFailure, Self: o.HostID, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
+	if n.state.Left() {
+		return nil, ErrDecommissioned
+	}
+	n.transport.Handle(messaging.VerbTopology, n.serveTopology)
 	n.log, err = metalog.Open(metalog.Options{
 		Dir:        filepath.Join(o.Dir, "log"),
 		Transport:  n.transport,
@@ -158,7 +181,20 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err := n.ensureMember(ctx, bootstrap); err != nil {
 		return nil, err
 	}
-	n.gossip, err = gossip.Start(gossip.Options{
+	if !o.DeferGossip {
+		if err := n.StartGossip(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// StartGossip starts this node's gossip, by which its peers hold it up:
+// at the end of StartNode, or once the caller serves its peers' requests
+// when NodeOptions.DeferGossip is set. Call it once.
+func (n *Node) StartGossip() error {
+	o := n.opts
+	g, err := gossip.Start(gossip.Options{
 		Transport: n.transport,
 		HostID:    o.HostID,
 		Seeds:     o.Seeds,
@@ -169,17 +205,28 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Timing:    o.GossipTiming,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: gossip: %w", err)
+		return fmt.Errorf("cluster: gossip: %w", err)
 	}
-	return n, nil
+	n.gossip.Store(g)
+	return nil
 }
+
+// ErrDecommissioned is the refusal to start a node that left the cluster.
+var ErrDecommissioned = errors.New("This node was decommissioned and will not rejoin the ring unless " +
+	"all existing data is removed and the node is bootstrapped again")
+
+// movementRetry is how long a node that must wait for another node's
+// join or leave waits between two attempts.
+const movementRetry = 2 * time.Second
 
 // ensureMember proposes this node's member record when the topology lacks
 // it or records another address, retrying when a concurrent join took a
-// token it chose.
-func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
+// token it chose, and waiting while another node joins or leaves. A node
+// whose data center or rack differs from the one recorded is refused, as
+// Cassandra refuses it: its replicas would move without streaming.
+func (n *Node) ensureMember(ctx context.Context, founder bool) error {
 	o := n.opts
-	if bootstrap && o.HasSchema && n.state.Applied() == 0 {
+	if founder && o.HasSchema && n.state.Applied() == 0 {
 		snap, err := o.Schema.SchemaSnapshot()
 		if err != nil {
 			return fmt.Errorf("cluster: %w", err)
@@ -188,17 +235,35 @@ func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
 			return fmt.Errorf("cluster: recording the schema in the new cluster's log: %w", err)
 		}
 	}
+	if _, ok := n.state.Topology().Member(o.HostID); !ok && !founder {
+		// A new node chooses its tokens and whether it bootstraps on the
+		// ring as it is, not as far as its log has caught up yet.
+		if err := n.catchUp(ctx); err != nil {
+			return err
+		}
+	}
 	rnd := mrand.New(mrand.NewPCG(seedOf(o.HostID)))
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; ; {
 		t := n.state.Topology()
 		m, ok := t.Member(o.HostID)
-		if ok && m.Addr == o.Addr && m.DataCenter == o.DataCenter && m.Rack == o.Rack {
+		if ok && m.DataCenter != o.DataCenter {
+			return fmt.Errorf("Cannot start node if snitch's data center (%s) differs from previous data center (%s). "+
+				"Please fix the snitch configuration, decommission and rebootstrap this node", o.DataCenter, m.DataCenter)
+		}
+		if ok && m.Rack != o.Rack {
+			return fmt.Errorf("Cannot start node if snitch's rack (%s) differs from previous rack (%s). "+
+				"Please fix the snitch configuration, decommission and rebootstrap this node", o.Rack, m.Rack)
+		}
+		if ok && m.Addr == o.Addr {
 			return nil
 		}
 		if ok {
-			m.Addr, m.DataCenter, m.Rack = o.Addr, o.DataCenter, o.Rack
+			m.Addr = o.Addr
 		} else {
 			m = Member{HostID: o.HostID, Addr: o.Addr, DataCenter: o.DataCenter, Rack: o.Rack, Status: StatusNormal}
+			if o.AutoBootstrap && !founder && !slices.Contains(o.Seeds, o.Addr) && t.Ring().Len() > 0 {
+				m.Status = StatusJoining
+			}
 			if t.Ring().Len() == 0 && len(o.Tokens) > 0 {
 				m.Tokens = slices.Clone(o.Tokens)
 			} else {
@@ -211,12 +276,22 @@ func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
 		}
 		_, err := n.Propose(ctx, Entry{Kind: KindMember, Member: m})
 		if err == nil {
-			n.opts.Logger.Info("this node is a member of the ring", "host_id", o.HostID, "addr", o.Addr, "tokens", len(m.Tokens))
+			n.opts.Logger.Info("this node is a member of the ring", "host_id", o.HostID, "addr", o.Addr, "tokens", len(m.Tokens), "status", m.Status)
 			return nil
+		}
+		if errors.Is(err, ErrMovementInProgress) {
+			n.opts.Logger.Warn("waiting to join the ring: another node is joining or leaving", "reason", err, "retry_in", movementRetry)
+			select {
+			case <-time.After(movementRetry):
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("cluster: joining the ring: %w", err)
+			}
 		}
 		if ctx.Err() != nil || attempt == 5 {
 			return fmt.Errorf("cluster: joining the ring: %w", err)
 		}
+		attempt++
 		n.opts.Logger.Warn("joining the ring failed; retrying with the current topology", "attempt", attempt, "err", err)
 	}
 }
@@ -235,12 +310,17 @@ func seedOf(id ring.HostID) (uint64, uint64) {
 // Propose appends e to the metadata log and returns the result of applying
 // it here, once this node has applied it.
 func (n *Node) Propose(ctx context.Context, e Entry) (any, error) {
+	r, err := n.propose(ctx, e)
+	return r.Value, err
+}
+
+func (n *Node) propose(ctx context.Context, e Entry) (Result, error) {
 	if _, err := rand.Read(e.Proposal[:]); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	b, err := AppendEntry(nil, e)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	done := n.state.Expect(e.Proposal)
 	defer n.state.Forget(e.Proposal)
@@ -249,12 +329,12 @@ func (n *Node) Propose(ctx context.Context, e Entry) (any, error) {
 	_, err = n.log.Propose(ctx, b)
 	select {
 	case r := <-done:
-		return r.Value, r.Err
+		return r, r.Err
 	default:
 		if err == nil {
 			err = errors.New("cluster: the metadata log applied a proposal without its result")
 		}
-		return nil, err
+		return Result{}, err
 	}
 }
 
@@ -269,16 +349,17 @@ func (n *Node) Alive(id ring.HostID) bool {
 	if id == n.opts.HostID {
 		return true
 	}
-	return n.gossip != nil && n.gossip.Alive(id)
+	g := n.gossip.Load()
+	return g != nil && g.Alive(id)
 }
 
 // Gossip is the node's membership view, for metadata of other nodes.
-func (n *Node) Gossip() *gossip.Gossip { return n.gossip }
+func (n *Node) Gossip() *gossip.Gossip { return n.gossip.Load() }
 
 // UpdateMeta spreads a change of this node's gossip metadata.
 func (n *Node) UpdateMeta() {
-	if n.gossip != nil {
-		if err := n.gossip.UpdateMeta(); err != nil {
+	if g := n.gossip.Load(); g != nil {
+		if err := g.UpdateMeta(); err != nil {
 			n.opts.Logger.Warn("cannot spread this node's gossip metadata", "err", err)
 		}
 	}
@@ -287,8 +368,8 @@ func (n *Node) UpdateMeta() {
 // StopGossip stops this node's gossip without leaving: its peers see it
 // down (a node that fail-stopped). Close still closes the rest.
 func (n *Node) StopGossip() {
-	if n.gossip != nil {
-		_ = n.gossip.Close()
+	if g := n.gossip.Load(); g != nil {
+		_ = g.Close()
 	}
 }
 
@@ -298,11 +379,11 @@ func (n *Node) LogStats() metalog.Stats { return n.log.Stats() }
 // Close leaves gossip and stops the log and the transport.
 func (n *Node) Close() error {
 	var errs []error
-	if n.gossip != nil {
+	if g := n.gossip.Load(); g != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = n.gossip.Leave(ctx)
+		_ = g.Leave(ctx)
 		cancel()
-		errs = append(errs, n.gossip.Close())
+		errs = append(errs, g.Close())
 	}
 	if n.log != nil {
 		errs = append(errs, n.log.Close())

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -34,6 +36,8 @@ type SchemaApplier interface {
 type Result struct {
 	Value any
 	Err   error
+	// Index is the entry's index in the log.
+	Index uint64
 }
 
 // StateOptions configure a State.
@@ -48,7 +52,16 @@ type StateOptions struct {
 	// topologies before and after, in log order, on the goroutine that
 	// applies entries.
 	OnTopology func(before, after *Topology)
-	Logger     *slog.Logger
+	// OnFailure is told, once, when an entry could not be applied because
+	// this node could not write its state (the catalog or metadata.json):
+	// the State then applies nothing more, so the node must stop; a
+	// restart applies that entry again. Called on the goroutine that
+	// applies entries: it must not wait for the log.
+	OnFailure func(error)
+	// Self is this node's host id: an entry removing it records that the
+	// node has left the cluster (Left).
+	Self   ring.HostID
+	Logger *slog.Logger
 }
 
 // State is the metadata log's state machine on one node. Its methods are
@@ -60,7 +73,11 @@ type State struct {
 	// mu serialises applications and snapshots.
 	mu      sync.Mutex
 	applied uint64
+	left    bool
 	topo    atomic.Pointer[Topology]
+	// failed is why an entry could not be applied, after which nothing
+	// more is (fail-stop).
+	failed error
 
 	waitMu  sync.Mutex
 	waiters map[[16]byte]chan Result
@@ -70,9 +87,11 @@ const stateFile = "metadata.json"
 
 // stateJSON is metadata.json, and the topology part of a snapshot.
 type stateJSON struct {
-	Applied uint64          `json:"applied"`
-	Members []Member        `json:"members"`
-	Schema  json.RawMessage `json:"schema,omitempty"`
+	Applied uint64   `json:"applied"`
+	Members []Member `json:"members"`
+	// Left records that this node was removed from the cluster.
+	Left   bool            `json:"left,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // OpenState reads the state a node last recorded, or starts empty.
@@ -98,9 +117,17 @@ func OpenState(o StateOptions) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.applied = st.Applied
+	s.applied, s.left = st.Applied, st.Left
 	s.topo.Store(t)
 	return s, nil
+}
+
+// Left reports whether this node has applied its own removal from the
+// cluster (a decommission): it must not rejoin with the same identity.
+func (s *State) Left() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.left
 }
 
 // Topology is the topology at the last applied entry.
@@ -149,6 +176,10 @@ func (s *State) deliver(id [16]byte, r Result) {
 // applied before a restart and are skipped. An entry that fails (a schema
 // change refused, a topology change that would make an invalid ring)
 // changes nothing; its error goes to its proposer and is also returned.
+// An entry whose state this node cannot write (storage.ErrCatalogWrite,
+// metadata.json) is not skipped: the State fails (OnFailure) and applies
+// nothing more, so that its state never lacks an entry that later ones
+// build on; a restart applies the entry again.
 func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,23 +188,46 @@ func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	}
 	e, err := DecodeEntry(entry)
 	var r Result
-	if err != nil {
+	switch {
+	case s.failed != nil:
+		r.Err = fmt.Errorf("%w: entry %d not applied: %w", ErrStopped, index, s.failed)
+	case err != nil:
 		s.opts.Logger.Error("metadata log entry cannot be decoded; skipped", "index", index, "err", err)
 		r.Err = err
-	} else {
+	default:
 		r = s.apply(index, e)
+		r.Index = index
+		if errors.Is(r.Err, storage.ErrCatalogWrite) {
+			s.fail(index, r.Err)
+		}
 	}
-	if err == nil && (e.Kind == KindMember || e.Kind == KindRemove) {
+	if s.failed == nil && err == nil && (e.Kind == KindMember || e.Kind == KindRemove) {
 		// A schema entry is recorded by the schema's own write; one that
 		// changed nothing is applied again after a restart, against the
 		// same state, and changes nothing again.
 		s.applied = index
 		if err := s.save(); err != nil {
-			s.opts.Logger.Error("cannot record the metadata log's applied index", "index", index, "err", err)
+			r.Err = fmt.Errorf("cluster: recording entry %d: %w", index, err)
+			s.fail(index, r.Err)
 		}
 	}
 	s.deliver(e.Proposal, r)
 	return nil, r.Err
+}
+
+// ErrStopped is the error of every entry after one this node could not
+// apply: it applies nothing more until it restarts.
+var ErrStopped = errors.New("cluster: this node stopped applying the metadata log")
+
+// fail stops the State at entry index, which failed with err. REQUIRES:
+// s.mu held.
+func (s *State) fail(index uint64, err error) {
+	s.failed = fmt.Errorf("entry %d: %w", index, err)
+	s.opts.Logger.Error("metadata log entry could not be applied, this node's state could not be written: it applies "+
+		"nothing more (fail-stop) and applies the entry again when restarted", "index", index, "err", err)
+	if s.opts.OnFailure != nil {
+		s.opts.OnFailure(fmt.Errorf("%w: %w", ErrStopped, s.failed))
+	}
 }
 
 func (s *State) apply(index uint64, e Entry) Result {
@@ -188,6 +242,9 @@ func (s *State) apply(index uint64, e Entry) Result {
 		var after *Topology
 		var err error
 		if e.Kind == KindMember {
+			if err := before.checkChange(e.Member); err != nil {
+				return Result{Err: err}
+			}
 			after, err = before.with(e.Member)
 		} else {
 			if _, ok := before.Member(e.Member.HostID); !ok {
@@ -199,6 +256,9 @@ func (s *State) apply(index uint64, e Entry) Result {
 			return Result{Err: err}
 		}
 		s.topo.Store(after)
+		if e.Kind == KindRemove && e.Member.HostID == s.opts.Self && s.opts.Self != (ring.HostID{}) {
+			s.left = true
+		}
 		if s.opts.OnTopology != nil {
 			s.opts.OnTopology(before, after)
 		}
@@ -209,7 +269,7 @@ func (s *State) apply(index uint64, e Entry) Result {
 
 // save records the applied index and the topology. REQUIRES: s.mu held.
 func (s *State) save() error {
-	data, err := json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members()})
+	data, err := json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members(), Left: s.left})
 	if err != nil {
 		return err
 	}
@@ -220,6 +280,11 @@ func (s *State) save() error {
 func (s *State) Snapshot() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		// A snapshot would hold the entries after the one not applied
+		// as if they all were, and let the log drop them.
+		return nil, fmt.Errorf("%w: %w", ErrStopped, s.failed)
+	}
 	schema, err := s.opts.Schema.SchemaSnapshot()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
@@ -242,6 +307,9 @@ func (s *State) Restore(index uint64, snapshot []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failed != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, s.failed)
+	}
 	if err := s.opts.Schema.RestoreSchema(index, st.Schema); err != nil {
 		return fmt.Errorf("cluster: snapshot: %w", err)
 	}

@@ -3,11 +3,17 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/cqld/cqld/storage"
 )
 
 // listSchema is a SchemaApplier over a list of names: "+x" adds x, "-x"
@@ -16,11 +22,17 @@ import (
 type listSchema struct {
 	names   []string
 	applied uint64
+	// broken makes every change fail as a catalog that cannot be
+	// written fails.
+	broken bool
 }
 
 func (l *listSchema) SchemaApplied() uint64 { return l.applied }
 
 func (l *listSchema) ApplySchema(index uint64, b []byte) (any, error) {
+	if l.broken {
+		return nil, fmt.Errorf("%w: create schema.json.tmp: no space left on device", storage.ErrCatalogWrite)
+	}
 	c := string(b)
 	name := c[1:]
 	switch {
@@ -154,5 +166,94 @@ func TestTopologyRefusesAnInvalidRing(t *testing.T) {
 	}
 	if len(s.Topology().Members()) != 1 || s.Applied() != 3 {
 		t.Fatalf("members %v, applied %d", s.Topology().Members(), s.Applied())
+	}
+}
+
+// TestStateStopsWhenItCannotWrite: an entry whose schema change cannot be
+// written is not skipped: the State tells OnFailure, applies nothing more
+// and takes no snapshot; reopened (the node restarted), it applies that
+// entry and the ones after it.
+func TestStateStopsWhenItCannotWrite(t *testing.T) {
+	fs := vfs.NewMem()
+	schema := &listSchema{}
+	var failures []error
+	open := func() *State {
+		s, err := OpenState(StateOptions{FS: fs, Dir: "system", Schema: schema,
+			OnFailure: func(err error) { failures = append(failures, err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	entries := []Entry{
+		{Kind: KindSchema, Schema: []byte("+a")},
+		{Kind: KindSchema, Schema: []byte("+b")},
+		{Kind: KindSchema, Schema: []byte("+c")},
+		{Kind: KindMember, Member: testMember(1, StatusNormal, 10, 20)},
+	}
+	if _, err := s.Apply(1, mustEntry(t, entries[0])); err != nil {
+		t.Fatal(err)
+	}
+	schema.broken = true
+	id := [16]byte{9}
+	done := s.Expect(id)
+	e := entries[1]
+	e.Proposal = id
+	if _, err := s.Apply(2, mustEntry(t, e)); !errors.Is(err, storage.ErrCatalogWrite) {
+		t.Fatalf("entry 2 on a broken catalog: %v", err)
+	}
+	if r := <-done; !errors.Is(r.Err, storage.ErrCatalogWrite) {
+		t.Fatalf("its proposer got %+v", r)
+	}
+	schema.broken = false
+	for i, e := range entries[2:] {
+		if _, err := s.Apply(uint64(i+3), mustEntry(t, e)); !errors.Is(err, ErrStopped) {
+			t.Fatalf("entry %d after the failure: %v, want ErrStopped", i+3, err)
+		}
+	}
+	if len(failures) != 1 || !errors.Is(failures[0], ErrStopped) || !errors.Is(failures[0], storage.ErrCatalogWrite) {
+		t.Fatalf("OnFailure got %v, want one ErrStopped wrapping the write's error", failures)
+	}
+	if s.Applied() != 1 || !slices.Equal(schema.names, []string{"a"}) || s.Topology().Ring().Len() != 0 {
+		t.Fatalf("after the failure: applied %d, schema %v, ring of %d", s.Applied(), schema.names, s.Topology().Ring().Len())
+	}
+	if _, err := s.Snapshot(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("snapshot after the failure: %v", err)
+	}
+
+	s = open()
+	for i, e := range entries {
+		if _, err := s.Apply(uint64(i+1), mustEntry(t, e)); err != nil {
+			t.Fatalf("entry %d after the restart: %v", i+1, err)
+		}
+	}
+	if s.Applied() != 4 || !slices.Equal(schema.names, []string{"a", "b", "c"}) || s.Topology().Ring().Len() != 1 {
+		t.Fatalf("after the restart: applied %d, schema %v, ring of %d", s.Applied(), schema.names, s.Topology().Ring().Len())
+	}
+}
+
+// TestStateStopsWhenMetadataCannotBeWritten: a topology entry whose
+// metadata.json cannot be written stops the State too.
+func TestStateStopsWhenMetadataCannotBeWritten(t *testing.T) {
+	var full atomic.Bool
+	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if full.Load() && op.Kind == errorfs.OpCreate {
+			return &os.PathError{Op: "create", Path: op.Path, Err: syscall.ENOSPC}
+		}
+		return nil
+	}))
+	var failures int
+	s, err := OpenState(StateOptions{FS: fs, Dir: "system", Schema: &listSchema{}, OnFailure: func(error) { failures++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Store(true)
+	if _, err := s.Apply(1, mustEntry(t, Entry{Kind: KindMember, Member: testMember(1, StatusNormal, 10)})); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a member entry on a full disk: %v", err)
+	}
+	full.Store(false)
+	if _, err := s.Apply(2, mustEntry(t, Entry{Kind: KindSchema, Schema: []byte("+a")})); !errors.Is(err, ErrStopped) || failures != 1 {
+		t.Fatalf("the next entry: %v, %d failures; want ErrStopped after one", err, failures)
 	}
 }

@@ -66,9 +66,14 @@
 //
 // # Keys of cqld's own
 //
-// data_center and rack place the node in the topology. Cassandra does not
-// read them from cassandra.yaml: its snitches read dc= and rack= from
-// cassandra-rackdc.properties. cqld keeps one file.
+// data_center and rack place the node in the topology under
+// endpoint_snitch SimpleSnitch. Cassandra does not read them from
+// cassandra.yaml: its snitches read dc= and rack= from
+// cassandra-rackdc.properties. Under GossipingPropertyFileSnitch cqld
+// does too (ReadSnitchProperties, the file beside the configuration
+// file: dc, rack, dc_suffix; prefer_local accepted and without effect),
+// and data_center or rack set in cassandra.yaml to anything else is an
+// error.
 //
 // commitlog_ignore_replay_errors (default false) makes start-up skip a
 // corrupt record in the middle of a commit log segment, with a log line,
@@ -98,6 +103,27 @@
 // run everything else. A node alone on its machine may do better with one
 // loop per CPU.
 //
+// # Encryption
+//
+// client_encryption_options and server_encryption_options take Cassandra
+// 4.1's keys (enabled, optional, ssl_context_factory, keystore,
+// keystore_password, truststore, truststore_password, cipher_suites,
+// protocol, accepted_protocols, algorithm, store_type,
+// require_client_auth, require_endpoint_verification; the server side
+// internode_encryption, outbound_keystore and outbound_keystore_password
+// instead of enabled), and are as strict as the top level. cqld reads PEM
+// only: ssl_context_factory, if given, must be
+// org.apache.cassandra.security.PEMBasedSslContextFactory (its inline
+// parameters are refused: keys live in files, which are reloaded), and a
+// store_type other than PEM is refused with a message saying how to
+// convert. optional, unset, follows Cassandra: true when TLS is not
+// enabled and the keystore file exists. truststore_password and algorithm
+// are accepted and mean nothing to PEM files, as in Cassandra.
+// native_transport_port_ssl, when set, serves TLS clients on a port of its
+// own and leaves native_transport_port plaintext. Protocols and cipher
+// suites are checked here (see package tlsconf); the files are read when
+// the node starts.
+//
 // # Normalisation
 //
 // Validate shortens the class names Cassandra writes out in full:
@@ -115,31 +141,37 @@
 // replicas' reads and writes, hints; shown in system.local and the peers'
 // system.peers), seed_provider (SimpleSeedProvider's seeds, or -seeds),
 // num_tokens and allocate_tokens_for_local_replication_factor (at the
-// first start: the tokens are saved with the data), data_center and rack,
-// data_file_directories (the first one), commitlog_directory, the
-// commitlog_* sync, segment, space and replay keys, commit_failure_policy
-// (stop stops the client transports and keeps the process up; stop_commit
-// keeps serving reads; die exits; ignore fails the writes the error hit and
-// carries on), disk_failure_policy (die ends the process when the metadata
-// log cannot apply an entry; otherwise the node stops serving and stays up;
-// a data disk that cannot take a flush makes writes fail with WRITE_FAILURE
-// until a flush succeeds, whatever it says), hinted_handoff_enabled,
-// hints_directory, max_hint_window, hints_flush_period,
-// max_hints_file_size and hinted_handoff_throttle, the request timeouts
-// (read_request_timeout, write_request_timeout, range_request_timeout,
-// request_timeout: a request still running past its deadline answers
-// READ_TIMEOUT or WRITE_TIMEOUT), authenticator (PasswordAuthenticator
-// makes clients log in as a role of the data directory's system_auth, with
-// the default superuser cassandra/cassandra on a fresh node), the
-// native_transport_* keys (among them the connection caps
-// native_transport_max_concurrent_connections and _per_ip; the bounds on
-// request bytes in flight, native_transport_max_request_data_in_flight,
+// first start: the tokens are saved with the data), endpoint_snitch,
+// data_center, rack, auto_bootstrap (a new node that is not a seed streams
+// the ranges it takes over before it serves), data_file_directories (the
+// first one), commitlog_directory, the commitlog_* sync, segment, space
+// and replay keys, commit_failure_policy (stop stops the client transports
+// and keeps the process up; stop_commit keeps serving reads; die exits;
+// ignore fails the writes the error hit and carries on),
+// disk_failure_policy (when the data engine's MANIFEST cannot be written:
+// stop and stop_paranoid stop the client transports and gossip, die exits,
+// best_effort and ignore keep serving reads, and writes fail until a
+// restart; die also ends the process when the metadata log cannot apply
+// an entry; a data disk that cannot take a flush makes writes fail with
+// WRITE_FAILURE until a flush succeeds, whatever it says),
+// hinted_handoff_enabled, hints_directory, max_hint_window,
+// hints_flush_period, max_hints_file_size and hinted_handoff_throttle, the
+// request timeouts (read_request_timeout, write_request_timeout,
+// range_request_timeout, request_timeout: a request still running past its
+// deadline answers READ_TIMEOUT or WRITE_TIMEOUT), authenticator
+// (PasswordAuthenticator makes clients log in as a role of the data
+// directory's system_auth, with the default superuser cassandra/cassandra
+// on a fresh node), the native_transport_* keys (among them the connection
+// caps native_transport_max_concurrent_connections and _per_ip; the bounds
+// on request bytes in flight, native_transport_max_request_data_in_flight,
 // default 256MiB, and _per_ip, default 64MiB, both fixed where Cassandra's
 // are a tenth and a fortieth of the heap, and at least one largest frame;
 // the queue bounds native_transport_receive_queue_capacity,
 // native_transport_send_queue_capacity and
 // native_transport_max_response_data_in_flight; and the deadlines
 // native_transport_handshake_timeout and native_transport_frame_timeout),
+// client_encryption_options, native_transport_port_ssl,
+// server_encryption_options,
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
@@ -148,8 +180,7 @@
 // internode_fault_injection (tests only).
 //
 // Validated and not used yet: truncate_request_timeout,
-// saved_caches_directory, endpoint_snitch (the data center and rack come
-// from data_center and rack), authorizer (AllowAllAuthorizer, or
+// saved_caches_directory, authorizer (AllowAllAuthorizer, or
 // CassandraAuthorizer with PasswordAuthenticator: permissions are not
 // checked yet, which start-up warns about) and role_manager
 // (CassandraRoleManager only).

@@ -66,6 +66,10 @@ type Options struct {
 	Timeouts Timeouts
 	// BatchLimits warn about and refuse large batches.
 	BatchLimits BatchLimits
+	// MaxResponseSize bounds a response's frame body and what a read
+	// gathers for it (response.go): native_transport_max_frame_size; 0
+	// means 16 MiB.
+	MaxResponseSize int
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared
@@ -265,6 +269,10 @@ type execution struct {
 	// v5's result metadata id.
 	prepared  *preparedStmt
 	reqMetaID []byte
+	// casData, while a lightweight transaction decides, is the partition
+	// it decides on: list operations that read the current list read it
+	// there, as Cassandra's CAS does, not from the replicas again.
+	casData *storage.Partition
 	// valBuf and unsetBuf hold values and unset for the common statement
 	// with few markers, saving two allocations.
 	valBuf   [8][]byte

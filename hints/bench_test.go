@@ -49,7 +49,7 @@ func BenchmarkDispatch(b *testing.B) {
 				e := newEnv(b)
 				e.opts = func(o *Options) {
 					o.MaxInFlight = inFlight
-					o.Deliver = func(context.Context, ring.HostID, []byte) error {
+					o.Deliver = func(context.Context, ring.HostID, time.Time, []byte) error {
 						time.Sleep(time.Millisecond)
 						return nil
 					}

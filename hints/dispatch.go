@@ -163,7 +163,7 @@ func (s *Store) sendFile(ctx context.Context, t *target, r *fileReader, win *win
 			if err := s.throttle(ctx, len(m)); err != nil {
 				return off, nil, err
 			}
-			if !win.send(off, m) {
+			if !win.send(off, created, m) {
 				return off, nil, nil
 			}
 		}

@@ -1,6 +1,7 @@
 package hints
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -309,5 +310,41 @@ func TestWindowFailuresExactlyOnce(t *testing.T) {
 				t.Errorf("Pending = %+v after every hint was delivered", p)
 			}
 		})
+	}
+}
+
+// Each hint is delivered with the time it was written, for the target to
+// leave out the tables it truncated since.
+func TestDeliveryCarriesTheWriteTime(t *testing.T) {
+	e := newEnv(t)
+	var created []time.Time
+	e.opts = func(o *Options) {
+		o.Deliver = func(_ context.Context, _ ring.HostID, at time.Time, _ []byte) error {
+			created = append(created, at)
+			return nil
+		}
+	}
+	s := e.open()
+	e.live.setDown(host(1), e.clock.Now())
+	var want []time.Time
+	for i := range 3 {
+		at := e.clock.Now().Add(time.Duration(i) * time.Minute).Truncate(time.Microsecond)
+		if err := s.Write(host(1), []byte(hint(1, i)), at); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, at)
+	}
+	closeStore(t, s)
+	e.live.setUp(host(1))
+	s = e.open()
+	defer closeStore(t, s)
+	s.dispatchRound(s.ctx)
+	if len(created) != len(want) {
+		t.Fatalf("delivered %d hints, want %d", len(created), len(want))
+	}
+	for i := range want {
+		if !created[i].Equal(want[i]) {
+			t.Fatalf("hint %d delivered as written at %v, want %v", i, created[i], want[i])
+		}
 	}
 }

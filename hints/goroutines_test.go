@@ -87,7 +87,7 @@ func TestCloseCancelsDelivery(t *testing.T) {
 	e.opts = func(prev func(*Options)) func(*Options) {
 		return func(o *Options) {
 			prev(o)
-			o.Deliver = func(ctx context.Context, _ ring.HostID, _ []byte) error {
+			o.Deliver = func(ctx context.Context, _ ring.HostID, _ time.Time, _ []byte) error {
 				started <- struct{}{}
 				<-ctx.Done()
 				return ctx.Err()

@@ -94,7 +94,7 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{got: map[ring.HostID][]string{}} }
 
-func (r *recorder) deliver(_ context.Context, target ring.HostID, m []byte) error {
+func (r *recorder) deliver(_ context.Context, target ring.HostID, _ time.Time, m []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {

@@ -48,13 +48,15 @@ func (f LivenessFunc) DownSince(target ring.HostID) (time.Time, bool) { return f
 
 var _ Liveness = LivenessFunc(nil)
 
-// Deliver sends one hint, an encoded mutation, to its target and returns
-// once the target has applied it (nil) or it failed. It is called from
+// Deliver sends one hint, an encoded mutation written at created (the
+// time Store.Write was given), to its target and returns once the target
+// has applied it (nil) or it failed; the target leaves out what it
+// truncated since created. It is called from
 // goroutines of the dispatcher, up to Options.MaxInFlight at once for one
 // target, so it must be safe for concurrent use, with a context that Close
 // cancels; it must give itself a deadline (write_request_timeout) and must
 // not keep m after returning.
-type Deliver func(ctx context.Context, target ring.HostID, m []byte) error
+type Deliver func(ctx context.Context, target ring.HostID, created time.Time, m []byte) error
 
 // Options configure a Store. The zero value of each field means its default.
 type Options struct {

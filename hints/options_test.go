@@ -11,7 +11,7 @@ import (
 
 func TestOptionsRefused(t *testing.T) {
 	live := LivenessFunc(func(ring.HostID) (time.Time, bool) { return time.Time{}, false })
-	deliver := func(context.Context, ring.HostID, []byte) error { return nil }
+	deliver := func(context.Context, ring.HostID, time.Time, []byte) error { return nil }
 	for _, c := range []struct {
 		name string
 		set  func(*Options)

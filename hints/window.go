@@ -3,6 +3,7 @@ package hints
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/cqld/cqld/ring"
 )
@@ -34,11 +35,12 @@ func newWindow(ctx context.Context, s *Store, target ring.HostID) *window {
 	return w
 }
 
-// send starts delivering m, the hint at off, once the window has room. It
+// send starts delivering m, the hint at off written at created, once the
+// window has room. It
 // returns false, without sending, once a delivery has failed: no hint is
 // sent after a failure is known, so with one hint in flight they are
 // delivered strictly in order.
-func (w *window) send(off int64, m []byte) bool {
+func (w *window) send(off int64, created time.Time, m []byte) bool {
 	w.mu.Lock()
 	for w.count > 0 && !w.failed && (w.count >= w.maxCount || w.bytes+len(m) > w.maxBytes) {
 		w.cond.Wait()
@@ -53,7 +55,7 @@ func (w *window) send(off int64, m []byte) bool {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		err := w.s.opts.Deliver(w.ctx, w.target, m)
+		err := w.s.opts.Deliver(w.ctx, w.target, created, m)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.count--

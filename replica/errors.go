@@ -16,9 +16,6 @@ import (
 // *UnknownTableError.
 var ErrUnknownTable = errors.New("replica: unknown table")
 
-// ErrUnsupported reports a request a remote replica does not serve.
-var ErrUnsupported = errors.New("replica: not supported on a remote replica")
-
 // UnknownTableError names the table a replica does not know.
 type UnknownTableError struct{ ID [16]byte }
 
@@ -85,6 +82,12 @@ func fromRemote(peer fmt.Stringer, err error) error {
 		return fmt.Errorf("%w: %w: %w", messaging.ErrTimeout, context.DeadlineExceeded, err)
 	case FailureBadRequest:
 		return fmt.Errorf("%w: %w", ErrBadMessage, err)
+	case messaging.FailureNoHandler:
+		// A node restarting serves the replica verbs only once its
+		// schema is loaded, and its peers may not have noticed it went
+		// down: it took nothing, as a node that is down takes nothing,
+		// and the coordinator hints the write.
+		return fmt.Errorf("%w: %s does not serve replica requests yet: %w", messaging.ErrUnreachable, peer, err)
 	}
 	return err
 }

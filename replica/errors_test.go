@@ -48,4 +48,11 @@ func TestFailuresMapBack(t *testing.T) {
 	if err := fromRemote(peer, messaging.ErrUnreachable); !errors.Is(err, messaging.ErrUnreachable) {
 		t.Fatalf("a transport error came back as %v", err)
 	}
+	// A peer without the replica verbs (starting) took nothing: as if it
+	// were down.
+	noHandler := &messaging.RemoteError{Peer: peer, Verb: messaging.VerbMutation, Code: messaging.FailureNoHandler,
+		Message: "no handler for verb MUTATION"}
+	if err := fromRemote(peer, noHandler); !errors.Is(err, messaging.ErrUnreachable) {
+		t.Fatalf("a peer without the replica verbs came back as %v, want ErrUnreachable", err)
+	}
 }

@@ -21,7 +21,7 @@ const (
 )
 
 // Server serves a Local replica to peers: the handlers of VerbMutation,
-// VerbRead, VerbRangeRead and VerbTruncate.
+// VerbRead, VerbRangeRead, VerbTruncate, VerbStream and the Paxos verbs.
 type Server struct {
 	local  *Local
 	tables func(id [16]byte) (*storage.Table, bool)
@@ -35,10 +35,15 @@ type Server struct {
 func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*storage.Table, bool)) *Server {
 	s := &Server{local: local, tables: tables}
 	for verb, h := range map[messaging.Verb]func(context.Context, []byte) ([]byte, error){
-		messaging.VerbMutation:  s.mutation,
-		messaging.VerbRead:      s.read,
-		messaging.VerbRangeRead: s.rangeRead,
-		messaging.VerbTruncate:  s.truncate,
+		messaging.VerbMutation:     s.mutation,
+		messaging.VerbHint:         s.hint,
+		messaging.VerbRead:         s.read,
+		messaging.VerbRangeRead:    s.rangeRead,
+		messaging.VerbTruncate:     s.truncate,
+		messaging.VerbStream:       s.stream,
+		messaging.VerbPaxosPrepare: s.prepare,
+		messaging.VerbPaxosPropose: s.propose,
+		messaging.VerbPaxosCommit:  s.commit,
 	} {
 		tr.Handle(verb, func(ctx context.Context, m messaging.Inbound) ([]byte, error) {
 			out, err := h(ctx, m.Payload)
@@ -62,18 +67,7 @@ func (s *Server) table(id [16]byte) (*storage.Table, error) {
 // mutation applies a mutation and answers once Local.Apply returns; with
 // counters, the answer is the mutation as applied (the totals written).
 func (s *Server) mutation(ctx context.Context, b []byte) ([]byte, error) {
-	var missing *UnknownTableError
-	lookup := func(id [16]byte) (*storage.Table, bool) {
-		t, ok := s.tables(id)
-		if !ok && missing == nil {
-			missing = &UnknownTableError{ID: id}
-		}
-		return t, ok
-	}
-	m, err := decodeMutation(b, lookup)
-	if missing != nil {
-		return nil, missing
-	}
+	m, err := s.decode(b)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +80,24 @@ func (s *Server) mutation(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, nil
 	}
 	return appendMutation(nil, m)
+}
+
+// decode decodes a mutation of tables this replica knows; the caller
+// releases it.
+func (s *Server) decode(b []byte) (*mutation.Mutation, error) {
+	var missing *UnknownTableError
+	lookup := func(id [16]byte) (*storage.Table, bool) {
+		t, ok := s.tables(id)
+		if !ok && missing == nil {
+			missing = &UnknownTableError{ID: id}
+		}
+		return t, ok
+	}
+	m, err := decodeMutation(b, lookup)
+	if missing != nil {
+		return nil, missing
+	}
+	return m, err
 }
 
 func (s *Server) read(ctx context.Context, b []byte) ([]byte, error) {
@@ -143,6 +155,42 @@ func (s *Server) truncate(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return nil, s.local.Truncate(ctx, t)
+}
+
+func (s *Server) prepare(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := decodePrepare(b)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.table(c.Table)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.local.Prepare(ctx, t, c.Key, c.Ballot, c.Read)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	return appendPromise(nil, p)
+}
+
+func (s *Server) propose(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := decodePropose(b, s.tables)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.local.Propose(ctx, c.Proposal, c.ProposeOptions)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	return appendAcceptance(nil, a), nil
+}
+
+func (s *Server) commit(ctx context.Context, b []byte) ([]byte, error) {
+	p, err := decodeCommit(b, s.tables)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.local.Commit(ctx, p, nil)
 }
 
 // badRequest marks a read's error that is not the context's as the

@@ -107,3 +107,68 @@ func TestFailedIndexBuildKeepsTheIndex(t *testing.T) {
 		t.Fatalf("index after FinishIndexBuilds: %+v, want built", ix)
 	}
 }
+
+// applyAll applies cql, as one change, on every node.
+func applyAll(t *testing.T, ks, cql string, at int64, nodes ...*testNode) {
+	t.Helper()
+	stmt, _, err := statements.Parse(cql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := NewChange(stmt, cql, ks, at, []string{"dc1"})
+	for _, n := range nodes {
+		if _, err := n.schema.Apply(ch); err != nil {
+			t.Fatalf("%s: %v", cql, err)
+		}
+	}
+}
+
+// A node restored from another's snapshot (it fell behind the log) builds
+// the indexes the snapshot brings over the rows it holds, and keeps its
+// own build state of the indexes it had.
+func TestRestoreBuildsTheIndexesItBrings(t *testing.T) {
+	a, b := newTestNode(t), newTestNode(t)
+	applyAll(t, "", `CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`, 1, a, b)
+	applyAll(t, "ks", `CREATE TABLE t (k int PRIMARY KEY, v int, w int)`, 2, a, b)
+	// b builds an index on w that fails: it stays building there.
+	b.schema.data = failingBuilds{b.engine}
+	applyAll(t, "ks", `CREATE INDEX wi ON t (w)`, 3, a, b)
+	b.schema.data = b.engine
+	// b holds rows; then a applies an index b never hears of.
+	tbl := b.compiled(t, "ks", "t")
+	m := mutation.New()
+	for k, v := range map[int]int{1: 7, 2: 7, 3: 8} {
+		m.WriteCell(tbl, i32(k), storage.CellTarget{Column: "v"}, storage.Cell{Timestamp: 10, Value: i32(v)})
+	}
+	if err := replica.NewLocal(b.engine).Apply(t.Context(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Release()
+	a.apply(t, "ks", `CREATE INDEX vi ON t (v)`, 4)
+	snap, err := a.schema.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := b.schema.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	got := b.catalog.Current().Table("ks", "t")
+	if ix := got.IndexOn("v"); ix == nil || ix.Building {
+		t.Fatalf("the index the snapshot brought: %+v, want built", ix)
+	}
+	if ix := got.IndexOn("w"); ix == nil || !ix.Building {
+		t.Fatalf("the index b had, building: %+v, want still building", ix)
+	}
+	rows := 0
+	if err := b.engine.ScanIndex(b.compiled(t, "ks", "t"), "vi", i32(7), storage.ScanOptions{Now: 1},
+		func([]byte, *storage.Row) bool { rows++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 {
+		t.Fatalf("%d of b's rows indexed under v = 7, want 2", rows)
+	}
+	if a.catalog.Digest() != b.catalog.Digest() {
+		t.Fatal("schema versions differ after the restore")
+	}
+}

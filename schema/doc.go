@@ -28,7 +28,10 @@
 // rows already written and marked built. A build is the node's own: one
 // that fails leaves the index building (queries scan) rather than making
 // this node's schema differ, and a restart finishes the builds left
-// undone (FinishIndexBuilds).
+// undone (FinishIndexBuilds). The build state is no part of the schema
+// digest (the schema version nodes compare), and a node restored from
+// another's snapshot keeps its own: it builds the indexes the snapshot
+// brings and it did not have.
 //
 // Apply returns the SCHEMA_CHANGE result answering the change, or a
 // VoidResult when IF [NOT] EXISTS made it a no-op; each node that applies

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -37,6 +38,9 @@ type Options struct {
 	// system_schema, ...), which no change may modify.
 	SystemKeyspace func(ks string) bool
 	Logger         *slog.Logger
+	// Now is the clock of index builds a snapshot brings (TTLs expire by
+	// it); nil means time.Now.
+	Now func() time.Time
 }
 
 // Schema applies schema changes to a node's catalog and data. It is safe
@@ -46,6 +50,7 @@ type Schema struct {
 	data    Data
 	system  func(string) bool
 	log     *slog.Logger
+	now     func() time.Time
 
 	mu sync.Mutex // serialises changes
 }
@@ -58,7 +63,10 @@ func New(opts Options) *Schema {
 	if opts.SystemKeyspace == nil {
 		opts.SystemKeyspace = func(string) bool { return false }
 	}
-	return &Schema{catalog: opts.Catalog, data: opts.Data, system: opts.SystemKeyspace, log: opts.Logger}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Schema{catalog: opts.Catalog, data: opts.Data, system: opts.SystemKeyspace, log: opts.Logger, now: opts.Now}
 }
 
 // userModifiable refuses a schema change in a system keyspace with

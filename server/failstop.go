@@ -31,8 +31,11 @@ func (n *Node) failStop(err error) {
 		return
 	}
 	// Not on the caller's goroutine: the log's apply goroutine must not
-	// wait for the transports, nor gossip for itself.
+	// wait for the transports, nor gossip for itself. Shutdown waits for
+	// it.
+	n.stopping.Add(1)
 	go func() {
+		defer n.stopping.Done()
 		if n.fe.Load() != nil {
 			_ = n.stopTransports()
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -28,8 +27,10 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tlsconf"
 )
 
 // Node is a running cqld node.
@@ -42,9 +43,12 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
-	// Auth is the role state under PasswordAuthenticator, nil otherwise.
-	Auth   *auth.Store
-	engine *storage.Engine
+	// Auth is the role state under PasswordAuthenticator, nil otherwise,
+	// and authn its authenticator.
+	Auth    *auth.Store
+	authn   *auth.Authenticator
+	engine  *storage.Engine
+	catalog *storage.Catalog
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
@@ -55,6 +59,8 @@ type Node struct {
 	replicas  *replica.Server
 	schema    *schema.Schema
 	schemaLog *cluster.SchemaLog
+	// changes runs this node's topology changes (topology.go).
+	changes *changes
 	// coordRef is the coordinator once it exists, for the schema version
 	// gossip spreads.
 	coordRef atomic.Pointer[coordinator.Coordinator]
@@ -63,11 +69,21 @@ type Node struct {
 	stopPurges context.CancelFunc
 	purges     sync.WaitGroup
 
+	// shutdown runs Shutdown's work once; later calls get its result.
+	shutdown    sync.Once
+	shutdownErr error
+
 	// The client transports stop once: at Shutdown, or earlier when a
 	// commit log failure under commit_failure_policy stop stops them.
 	stopOnce     sync.Once
 	stopErr      error
 	failedCommit atomic.Bool
+	// clientCerts and internodeCerts are the key material of client and
+	// internode TLS, reloaded by the purge goroutines' neighbours; nil
+	// when off.
+	clientCerts    *tlsconf.Store
+	internodeCerts *tlsconf.Store
+
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
@@ -75,6 +91,7 @@ type Node struct {
 	// is its membership once started, for failStop; dieFunc is
 	// Options.Die.
 	stoppedByFailure atomic.Bool
+	stopping         sync.WaitGroup // failStop's goroutine
 	clusterRef       atomic.Pointer[cluster.Node]
 	dieFunc          func(error)
 }
@@ -94,6 +111,9 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
+	// CertReloadInterval is how often the keystore and truststore files
+	// are looked at for changes; 0 means DefaultCertReloadInterval.
+	CertReloadInterval time.Duration
 	// Die ends the process when the node must stop for good (failStop);
 	// nil means os.Exit(1). Tests of nodes in the process set it.
 	Die func(error)
@@ -115,6 +135,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
+	// Key material first: a keystore that does not load stops the node
+	// before it touches its data.
+	ctls, err := startClientTLS(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	dataDir := cfg.DataFileDirectories[0]
 	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dataDir, "system"), cfg.ClusterName, cfg.NumTokens)
 	if err != nil {
@@ -129,7 +155,10 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, dieFunc: o.Die}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, clientCerts: ctls.store, dieFunc: o.Die, catalog: catalog}
+	if a, ok := authn.(*auth.Authenticator); ok {
+		n.authn = a
+	}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -145,7 +174,8 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			Metrics:            metrics.NewCommitLog(reg),
 			OnFailure:          n.commitFailed,
 		},
-		Logger: log,
+		Logger:        log,
+		OnDiskFailure: n.diskFailed,
 	})
 	if err != nil {
 		return nil, err
@@ -187,6 +217,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Publish:           publish,
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
+		MaxResponseSize:   int(cfg.NativeTransportMaxFrameSize),
 		Timeouts: coordinator.Timeouts{
 			Read:    cfg.ReadRequestTimeout.Duration,
 			Write:   cfg.WriteRequestTimeout.Duration,
@@ -208,8 +239,68 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.coordRef.Store(coord)
 	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	if err := n.cluster.StartGossip(); err != nil {
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
+	n.changes = &changes{
+		node:    n.cluster,
+		members: n.members,
+		catalog: catalog,
+		tables:  coord.TableByID,
+		metrics: replica.NewStreamMetrics(reg),
+		log:     log,
+		settle:  cfg.WriteRequestTimeout.Duration,
+		after:   time.After,
+		left:    make(chan struct{}),
+	}
 	n.cluster.UpdateMeta()
 	n.Coord = coord
+	// From here a failure stops what has started, in reverse order.
+	fail := func(err error) (*Node, error) {
+		if n.metrics != nil {
+			_ = n.metrics.Close(context.Background())
+		}
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
+	faults := map[string]http.Handler{}
+	if cfg.InternodeFaultInjection {
+		p, ok := n.cluster.Transport().(messaging.Partitioner)
+		switch {
+		case !ok:
+			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
+		case cfg.PrometheusPort == 0:
+			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
+		default:
+			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
+				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
+			faults = faultHandlers(p, log)
+		}
+	}
+	if cfg.PrometheusPort != 0 {
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, n.adminEndpoints(authn, faults))
+		if err != nil {
+			return fail(err)
+		}
+		n.metrics = ms
+	}
+	// A node joining the ring streams the ranges it takes over before it
+	// serves clients; it becomes NORMAL once it does.
+	bootstrapped := false
+	if n.cluster.Bootstrapping() {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := n.changes.bootstrap(ctx); err != nil {
+			return fail(fmt.Errorf("server: bootstrap failed; this node stays JOINING until it is started again, "+
+				"or removed with nodetool removenode: %w", err))
+		}
+		bootstrapped = true
+	}
 	fe := frontend.New(coord, frontend.Options{
 		Addr:                 cfg.NativeAddr(),
 		MaxFrameSize:         int(cfg.NativeTransportMaxFrameSize),
@@ -228,13 +319,14 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		HandshakeTimeout:     cfg.NativeTransportHandshakeTimeout.Duration,
 		FrameTimeout:         cfg.NativeTransportFrameTimeout.Duration,
 		Authenticator:        authn,
+		TLS:                  ctls.config,
+		TLSOptional:          ctls.optional,
+		TLSAddr:              ctls.addr,
 		Metrics:              metrics.NewNative(reg),
 		Logger:               log,
 	})
 	if err := fe.Start(); err != nil {
-		n.closeCluster()
-		engine.Close()
-		return nil, err
+		return fail(err)
 	}
 	n.frontend = fe
 	srv.Store(fe)
@@ -243,6 +335,19 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		// The commit log failed, or the node fail-stopped, before the
 		// transports existed.
 		_ = n.stopTransports()
+	}
+	if bootstrapped {
+		// Serving first, then NORMAL: the NEW_NODE event drivers get
+		// then finds the node serving.
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if _, err := n.cluster.SetStatus(ctx, ring.HostID(info.HostID), cluster.StatusNormal); err != nil {
+			_ = fe.Shutdown(context.Background())
+			return fail(fmt.Errorf("server: bootstrap streamed, but the node could not become NORMAL: %w", err))
+		}
+		log.Info("bootstrap complete: this node is NORMAL")
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
 	n.stopPurges = stop
@@ -256,39 +361,43 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
-	handlers := map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)}
-	if cfg.InternodeFaultInjection {
-		p, ok := n.cluster.Transport().(messaging.Partitioner)
-		switch {
-		case !ok:
-			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
-		case cfg.PrometheusPort == 0:
-			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
-		default:
-			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
-				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
-			maps.Copy(handlers, faultHandlers(p, log))
+	every := o.CertReloadInterval
+	if every <= 0 {
+		every = DefaultCertReloadInterval
+	}
+	for _, st := range []*tlsconf.Store{n.clientCerts, n.internodeCerts} {
+		if st != nil {
+			n.purges.Add(1)
+			go func() {
+				defer n.purges.Done()
+				watchCerts(purgeCtx, st, every)
+			}()
 		}
 	}
-	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, handlers)
-		if err != nil {
-			_ = fe.Shutdown(context.Background())
-			n.stopPurges()
-			n.purges.Wait()
-			n.closeCluster()
-			engine.Close()
-			return nil, err
-		}
-		n.metrics = ms
-	}
-	log.Info("cqld started", "native", fe.Addr(), "metrics", n.MetricsAddr(),
+	log.Info("cqld started", "native", fe.Addr(), "native_tls", n.clientTLSMode(), "metrics", n.MetricsAddr(),
 		"data", dataDir, "cluster", info.ClusterName, "host_id", fmt.Sprintf("%x", info.HostID))
 	return n, nil
 }
 
 // Addr is the address clients connect to.
 func (n *Node) Addr() string { return n.frontend.Addr() }
+
+// TLSAddr is the address of the TLS port (native_transport_port_ssl), ""
+// when there is none.
+func (n *Node) TLSAddr() string { return n.frontend.TLSAddr() }
+
+// clientTLSMode says how clients connect, for the start-up line.
+func (n *Node) clientTLSMode() string {
+	switch on, optional := n.cfg.ClientEncryptionOptions.ClientTLS(); {
+	case !on:
+		return "off"
+	case n.frontend.TLSAddr() != "":
+		return "on " + n.frontend.TLSAddr()
+	case optional:
+		return "optional"
+	}
+	return "required"
+}
 
 // MetricsAddr is the Prometheus endpoint's address, "" when disabled.
 func (n *Node) MetricsAddr() string {
@@ -297,6 +406,10 @@ func (n *Node) MetricsAddr() string {
 	}
 	return n.metrics.Addr()
 }
+
+// Decommissioned is closed once the node has decommissioned: it has left
+// the cluster and should be shut down.
+func (n *Node) Decommissioned() <-chan struct{} { return n.changes.Left() }
 
 // Frontend exposes the network server, for tests that look at its counters.
 func (n *Node) Frontend() *frontend.Server { return n.frontend }
@@ -316,6 +429,22 @@ func (n *Node) commitFailed(err error) {
 	n.failedCommit.Store(true)
 	if n.fe.Load() != nil {
 		_ = n.stopTransports()
+	}
+}
+
+// diskFailed is the engine's OnDiskFailure: the LSM could not record a
+// change in its MANIFEST, a data disk failure, and disk_failure_policy
+// applies as in Cassandra: die ends the process; stop and stop_paranoid
+// fail-stop the node (its client transports and gossip stop, the process
+// and its metrics endpoint stay up for inspection); best_effort and
+// ignore go on serving reads, since this node has one data directory to
+// fall back on. Writes fail until a restart under every policy.
+func (n *Node) diskFailed(err error) {
+	switch p := n.cfg.DiskFailurePolicy; p {
+	case "die", "stop", "stop_paranoid":
+		n.failStop(fmt.Errorf("data disk failure (disk_failure_policy %s): %w", p, err))
+	default:
+		n.log.Error("data disk failure: reads go on, writes fail until a restart (disk_failure_policy: "+p+")", "err", err)
 	}
 }
 
@@ -344,8 +473,16 @@ func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stop
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.
+// Calling it again, or from several goroutines, waits for the first call
+// and returns its result.
 func (n *Node) Shutdown(ctx context.Context) error {
+	n.shutdown.Do(func() { n.shutdownErr = n.shutdownOnce(ctx) })
+	return n.shutdownErr
+}
+
+func (n *Node) shutdownOnce(ctx context.Context) error {
 	err := n.stopTransportsWithin(ctx)
+	n.stopping.Wait()
 	n.stopPurges()
 	n.purges.Wait()
 	if n.metrics != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +22,9 @@ var (
 	ErrTableNotFound    = errors.New("storage: table does not exist")
 	ErrTypeExists       = errors.New("storage: type already exists")
 	ErrTypeNotFound     = errors.New("storage: type does not exist")
+	// ErrCatalogWrite means the catalog could not be written (an I/O
+	// error): the change was not made, in memory or on disk.
+	ErrCatalogWrite = errors.New("storage: catalog write failed")
 )
 
 // catalogFile is the catalog's on-disk form. Its Version lets a later
@@ -84,10 +88,61 @@ func OpenCatalog(fs vfs.FS, dir string) (*Catalog, error) {
 
 func newSchema(keyspaces map[string]*KeyspaceDef) *Schema {
 	s := &Schema{Keyspaces: keyspaces}
-	// json.Marshal sorts map keys, so equal schemas hash equal.
-	data, _ := json.Marshal(s.SortedKeyspaces())
+	// json.Marshal sorts map keys, so equal schemas hash equal. An
+	// index's build state is each node's own (each builds its index
+	// when it applies the CREATE INDEX, and a restart may finish a
+	// build): it is no part of the schema nodes agree on, as Cassandra's
+	// schema version does not change with a build.
+	data, _ := json.Marshal(withoutBuildState(s.SortedKeyspaces()))
 	s.Digest = md5.Sum(data)
 	return s
+}
+
+// withoutBuildState returns ks with every index's Building cleared,
+// copying only the definitions that have one set.
+func withoutBuildState(ks []*KeyspaceDef) []*KeyspaceDef {
+	out := ks
+	for i, k := range ks {
+		if !k.building() {
+			continue
+		}
+		if len(out) > 0 && &out[0] == &ks[0] {
+			out = slices.Clone(ks)
+		}
+		kc := *k
+		kc.Tables = make(map[string]*TableDef, len(k.Tables))
+		for name, t := range k.Tables {
+			if t.building() {
+				tc := *t
+				tc.Indexes = slices.Clone(t.Indexes)
+				for j := range tc.Indexes {
+					tc.Indexes[j].Building = false
+				}
+				t = &tc
+			}
+			kc.Tables[name] = t
+		}
+		out[i] = &kc
+	}
+	return out
+}
+
+func (k *KeyspaceDef) building() bool {
+	for _, t := range k.Tables {
+		if t.building() {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *TableDef) building() bool {
+	for _, ix := range t.Indexes {
+		if ix.Building {
+			return true
+		}
+	}
+	return false
 }
 
 // Current returns the schema as of now. The caller must not modify it.
@@ -125,7 +180,7 @@ func (c *Catalog) update(change func(ks map[string]*KeyspaceDef) error) error {
 		return fmt.Errorf("storage: encode catalog: %w", err)
 	}
 	if err := writeFileAtomic(c.fs, c.path, data); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrCatalogWrite, err)
 	}
 	c.applied = c.applying
 	c.cur.Store(s)

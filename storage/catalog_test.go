@@ -184,3 +184,42 @@ func TestCatalogSnapshotRestore(t *testing.T) {
 		t.Fatalf("reopened digest %x, want %x", b.Digest(), a.Digest())
 	}
 }
+
+// TestDigestLeavesOutIndexBuilds: a node building an index has the schema
+// version of one that has built it; the index itself counts.
+func TestDigestLeavesOutIndexBuilds(t *testing.T) {
+	c, err := OpenCatalog(vfs.NewMem(), "schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateKeyspace(&KeyspaceDef{Name: "ks", Replication: map[string]string{"class": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	tbl := &TableDef{Keyspace: "ks", Name: "t", Columns: []ColumnDef{{Name: "k", Type: "int", Kind: KindPartitionKey},
+		{Name: "v", Type: "int", Kind: KindRegular}}}
+	if err := c.CreateTable(tbl); err != nil {
+		t.Fatal(err)
+	}
+	noIndex := c.Digest()
+	building := *tbl
+	building.Indexes = []IndexDef{{Name: "t_v", Column: "v", Target: "v", Building: true}}
+	if err := c.ReplaceTable(&building); err != nil {
+		t.Fatal(err)
+	}
+	whileBuilding := c.Digest()
+	stored := c.Current().Table("ks", "t")
+	built := *stored
+	built.Indexes = []IndexDef{{Name: "t_v", Column: "v", Target: "v"}}
+	if err := c.ReplaceTable(&built); err != nil {
+		t.Fatal(err)
+	}
+	if whileBuilding == noIndex {
+		t.Fatal("the digest does not change with CREATE INDEX")
+	}
+	if c.Digest() != whileBuilding {
+		t.Fatalf("digest %x once the index is built, %x while it builds", c.Digest(), whileBuilding)
+	}
+	if !stored.Indexes[0].Building {
+		t.Fatal("the digest cleared the stored definition's Building")
+	}
+}

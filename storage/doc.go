@@ -17,7 +17,10 @@
 // replayed into pebble from that position, and the flush that follows
 // releases every replayed segment, so restarts never pile segments up;
 // replay is idempotent because every cell write is a pebble Merge
-// reconciled last-write-wins.
+// reconciled last-write-wins. Truncate removes a table's key range and
+// records when, in the same batch, under a key of the engine's own
+// (truncation.go), so a replica can tell a hint written before the
+// truncation (Engine.TruncatedAt).
 //
 // keys.go draws the key layout: (table id, token, partition key) then the
 // partition deletion, range tombstones, static cells and rows, each row's
@@ -78,7 +81,11 @@
 // LSM cannot flush (flushstate.go), fails with ErrWriteFailed, which
 // clients see as WRITE_FAILURE. Pebble retries a failed flush by itself;
 // backoff.go spaces the retries out, and the first that succeeds lets
-// writes in again.
+// writes in again. A write of pebble's MANIFEST that finds the disk full
+// waits and retries the same way (pebble cannot survive its failure);
+// any other MANIFEST failure fails the LSM until a restart, writes
+// refused and reads going on, and EngineOptions.OnDiskFailure lets the
+// node apply disk_failure_policy (lsmfailure.go).
 //
 // All file I/O goes through pebble's vfs.FS so tests can run on an
 // in-memory, crashable or fault-injecting file system.

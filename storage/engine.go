@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -33,6 +34,13 @@ type EngineOptions struct {
 	// MemTableSize is the size of one memtable; 0 means
 	// DefaultMemTableSize.
 	MemTableSize int64
+	// OnDiskFailure is called once, from the engine's goroutine, when the
+	// LSM's MANIFEST could not be written (lsmfailure.go): the data disk
+	// failed, and the caller applies disk_failure_policy. Writes are
+	// refused from then on; reads go on.
+	OnDiskFailure func(err error)
+	// Now is the clock Truncate records its time by; nil means time.Now.
+	Now func() time.Time
 }
 
 // Engine is a node's table data: pebble, with its own WAL off, behind our
@@ -62,10 +70,20 @@ type Engine struct {
 	flushReq   chan struct{} // wakes flushLoop for a flush
 	markReq    chan struct{} // wakes it for a mark (release.go)
 	releaseReq chan struct{} // wakes it to free what pebble flushed
+	failReq    chan struct{} // wakes it to report the MANIFEST's failure
 	stop       chan struct{} // closed by Close: flushLoop returns
+
+	fs            *backoffFS
+	onDiskFailure func(error)
 
 	rel    releaser
 	stalls stalls
+
+	now func() time.Time
+	// truncMu serialises truncations and guards truncated, the time of
+	// each table's last truncation in unix microseconds (truncation.go).
+	truncMu   sync.Mutex
+	truncated map[[16]byte]int64
 }
 
 // OpenEngine opens the LSM and the commit log and replays the log, so that
@@ -85,9 +103,12 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref() // the DB holds its own reference
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
 		flushReq: make(chan struct{}, 1), markReq: make(chan struct{}, 1), releaseReq: make(chan struct{}, 1),
-		stop: make(chan struct{})}
+		failReq: make(chan struct{}, 1), stop: make(chan struct{}), onDiskFailure: o.OnDiskFailure, now: o.Now}
 	listener := &pebble.EventListener{
 		FlushEnd: func(info pebble.FlushInfo) {
 			e.flushes.flushEnd(info)
@@ -100,15 +121,17 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	e.stalls.now = time.Now
 	e.stalls.listen(listener)
 	po := lsmOptions(o)
-	po.FS = newBackoffFS(o.FS, o.After, e.stop)
+	e.fs = newBackoffFS(o.FS, o.After, e.stop, e.flushes)
+	po.FS = e.fs
 	po.Cache = cache
-	po.Logger = pebbleLogger{o.Logger}
+	po.Logger = pebbleLogger{l: o.Logger, manifestFailed: e.lsmFailed}
 	po.EventListener = listener
 	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}
 	e.db = db
+	e.fs.metaRetry.Store(true)
 	lo := o.Log
 	if lo.FS == nil {
 		lo.FS = o.FS
@@ -141,6 +164,9 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		e.rel.applied(b, pos)
 		return b.Close()
 	})
+	if err == nil {
+		e.truncated, err = readTruncations(db)
+	}
 	if err != nil {
 		e.log.Close()
 		db.Close()
@@ -320,6 +346,16 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 	if err != nil {
 		return err
 	}
+	if k, err = t.appendRangeTombstoneKey(k, s); err != nil {
+		return err
+	}
+	m.key = k
+	return m.merge(k, c)
+}
+
+// appendRangeTombstoneKey appends to k, a partition's prefix, the key of
+// the range tombstone of s.
+func (t *Table) appendRangeTombstoneKey(k []byte, s Slice) ([]byte, error) {
 	k = append(k, regionRangeTombstone)
 	for _, b := range []*Bound{s.Start, s.End} {
 		if b == nil {
@@ -327,8 +363,9 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			continue
 		}
 		k = append(k, byte(len(b.Prefix)))
+		var err error
 		if k, err = t.appendClustering(k, b.Prefix); err != nil {
-			return err
+			return nil, err
 		}
 		if b.Inclusive {
 			k = append(k, 1)
@@ -336,13 +373,22 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			k = append(k, 0)
 		}
 	}
-	m.key = k
-	return m.merge(k, c)
+	return k, nil
 }
 
 // ApplyWaits reports whether Apply waits for an fdatasync, which is so in
 // every commit log mode but periodic.
 func (e *Engine) ApplyWaits() bool { return e.log.Waits() }
+
+// Sync returns once every mutation applied so far is durable, whatever
+// the commit log's sync mode: what a write that must survive a crash even
+// in periodic mode waits for (a Paxos replica's promise or acceptance).
+func (e *Engine) Sync() error {
+	if err := e.log.Sync(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
+}
 
 // Apply makes m durable under the commit log's sync mode, then visible.
 // On success m goes back to a pool: the caller must not use it again.
@@ -446,6 +492,9 @@ func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	return m.discard()
 }
 
+// Discard drops m unapplied; m must not be used after.
+func (m *Mutation) Discard() { _ = m.discard() }
+
 // discard closes m's batch and gives m back to its pool.
 func (m *Mutation) discard() error {
 	err := m.b.Close()
@@ -453,8 +502,11 @@ func (m *Mutation) discard() error {
 	return err
 }
 
-// Truncate removes every row of t, durably.
+// Truncate removes every row of t, durably, and records when
+// (TruncatedAt) in the same write.
 func (e *Engine) Truncate(t *Table) error {
+	e.truncMu.Lock()
+	defer e.truncMu.Unlock()
 	m := e.NewMutation()
 	for _, tt := range append([]*Table{t}, t.IndexTables()...) {
 		p := tablePrefix(tt.Def.ID)
@@ -462,7 +514,17 @@ func (e *Engine) Truncate(t *Table) error {
 			return err
 		}
 	}
-	return e.Apply(m)
+	at := e.now().UnixMicro()
+	records := maps.Clone(e.truncated)
+	records[t.Def.ID] = at
+	if err := m.b.Set(truncationsKey, appendTruncations(nil, records), nil); err != nil {
+		return err
+	}
+	if err := e.Apply(m); err != nil {
+		return err
+	}
+	e.truncated = records
+	return nil
 }
 
 // Flush writes the memtables to durable LSM files and releases the commit
@@ -540,6 +602,10 @@ func (e *Engine) flushLoop() {
 			end := e.log.End()
 			e.rel.add(end)
 			e.applyMu.Unlock()
+		case <-e.failReq:
+			if e.onDiskFailure != nil {
+				e.onDiskFailure(e.flushes.failure())
+			}
 		case <-e.releaseReq:
 			if pos, ok := e.rel.releasable(); ok {
 				if err := e.log.MarkFlushed(pos); err != nil {
@@ -587,8 +653,13 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// pebbleLogger sends pebble's log lines to slog.
-type pebbleLogger struct{ l *slog.Logger }
+// pebbleLogger sends pebble's log lines to slog. A fatal message about
+// the MANIFEST goes to manifestFailed instead of ending the process
+// (lsmfailure.go).
+type pebbleLogger struct {
+	l              *slog.Logger
+	manifestFailed func(msg string)
+}
 
 func (p pebbleLogger) Infof(format string, args ...any) {
 	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
@@ -597,8 +668,13 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if p.manifestFailed != nil && isManifestFailure(msg) {
+		p.manifestFailed(msg)
+		return
+	}
+	p.l.Error("pebble: fatal: " + msg)
+	panic(msg)
 }
 
 // flushedKey holds the commit log position that the LSM's last flush

@@ -144,11 +144,18 @@ func (tc *testCluster) restoreData(nd *clusterNode) {
 // setSeeds rewrites nd's seeds.
 func (tc *testCluster) setSeeds(nd *clusterNode, seeds string) {
 	tc.t.Helper()
+	tc.reconfigure(nd, func(c *config.Config) { c.SeedProvider.Parameters = map[string]string{"seeds": seeds} })
+}
+
+// reconfigure rewrites nd's configuration with mod applied; nd takes it
+// at its next start.
+func (tc *testCluster) reconfigure(nd *clusterNode, mod func(*config.Config)) {
+	tc.t.Helper()
 	c, err := config.Load(nd.config)
 	if err != nil {
 		tc.t.Fatal(err)
 	}
-	c.SeedProvider.Parameters = map[string]string{"seeds": seeds}
+	mod(&c)
 	data, err := yaml.Marshal(c)
 	if err != nil {
 		tc.t.Fatal(err)

@@ -1,9 +1,11 @@
 package test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,15 +46,82 @@ type testCluster struct {
 	// metrics is every node's prometheus_port, where `cqld nodetool`
 	// asks.
 	metrics int
+	// configure, when set, adjusts node i's configuration (its directory
+	// is home) before add writes it.
+	configure func(i int, c *config.Config, home string)
 }
 
+// startCluster starts n nodes one after another, each once the one
+// before is NORMAL.
 func startCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with each node's configuration passed
+// through configure (when not nil) before it is written.
+func startClusterWith(t *testing.T, n int, configure func(*config.Config)) *testCluster {
 	t.Helper()
 	tc := newTestCluster(t, n)
 	for _, nd := range tc.nodes {
+		if configure != nil {
+			*nd = *tc.newNode(nd.index, filepath.Base(filepath.Dir(nd.config)), configure)
+		}
 		tc.start(nd)
+		tc.waitNormal(nd)
 	}
 	return tc
+}
+
+// add starts node len(tc.nodes)+1 on 127.0.0.<that> and waits until it
+// is NORMAL: a node joining a cluster with data has streamed its ranges
+// by then.
+func (tc *testCluster) add() *clusterNode {
+	t := tc.t
+	t.Helper()
+	i := len(tc.nodes) + 1
+	addr := fmt.Sprintf("127.0.0.%d", i)
+	for _, p := range []int{tc.native, tc.storage, tc.metrics} {
+		if !portFreeOn(addr, p) {
+			t.Fatalf("port %d is taken on %s", p, addr)
+		}
+	}
+	name := "node" + strconv.Itoa(i)
+	home := filepath.Join(tc.dir, name)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nd := tc.newNode(i, name, func(c *config.Config) {
+		if tc.configure != nil {
+			tc.configure(i, c, home)
+		}
+	})
+	tc.nodes = append(tc.nodes, nd)
+	tc.start(nd)
+	tc.waitNormal(nd)
+	return nd
+}
+
+// waitNormal waits until nd says it is NORMAL: a joining node serves
+// clients a moment before the ring has it NORMAL.
+func (tc *testCluster) waitNormal(nd *clusterNode) {
+	tc.t.Helper()
+	url := "http://" + net.JoinHostPort(nd.addr, strconv.Itoa(tc.metrics)) + "/nodetool/netstats"
+	eventually(tc.t, 30*time.Second, fmt.Sprintf("node%d NORMAL", nd.index), func() error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var ns struct{ Mode string }
+		if err := json.NewDecoder(resp.Body).Decode(&ns); err != nil {
+			return err
+		}
+		if ns.Mode != "NORMAL" {
+			return fmt.Errorf("mode %s", ns.Mode)
+		}
+		return nil
+	})
 }
 
 // newTestCluster writes the configurations of n nodes and starts none.
@@ -239,19 +308,30 @@ func (tc *testCluster) session(i int, cl gocql.Consistency) *gocql.Session {
 func (tc *testCluster) single(i int, cl gocql.Consistency) *gocql.Session {
 	t := tc.t
 	t.Helper()
-	c := gocql.NewCluster(tc.nodes[i].addr)
-	c.Port = tc.native
-	c.Timeout = 10 * time.Second
-	c.ConnectTimeout = 5 * time.Second
+	c := tc.singleConfig(i)
 	c.Consistency = cl
-	c.DisableInitialHostLookup = true
-	c.HostFilter = gocql.WhiteListHostFilter(tc.nodes[i].addr)
 	s, err := c.CreateSession()
 	if err != nil {
 		t.Fatalf("connect to node%d alone: %v", i+1, err)
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// singleConfig is gocql's configuration for a session with node i as its
+// only host.
+func (tc *testCluster) singleConfig(i int) *gocql.ClusterConfig {
+	c := gocql.NewCluster(tc.nodes[i].addr)
+	c.Port = tc.native
+	c.Timeout = 10 * time.Second
+	c.ConnectTimeout = 5 * time.Second
+	c.DisableInitialHostLookup = true
+	c.HostFilter = gocql.WhiteListHostFilter(tc.nodes[i].addr)
+	// No ring refreshes: a refresh on another node's UP event left such a
+	// session with no host for a minute (gocql v1.7.0).
+	c.Events.DisableNodeStatusEvents = true
+	c.Events.DisableTopologyEvents = true
+	return c
 }
 
 // eventually retries f until it returns nil, for at most d.

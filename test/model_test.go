@@ -2251,6 +2251,26 @@ func readRaw(s *gocql.Session, stmt string, args []any, page int) (names, types 
 	return names, types, rows, iter.Close()
 }
 
+// modelTarget is what a model run's statements go to: one node
+// (modelEnv) or a cluster (clusterModelEnv).
+type modelTarget interface {
+	// session is the session the next statement goes through.
+	session() (*gocql.Session, error)
+	// created is told of each table a run creates, before its first
+	// operation.
+	created(table string) error
+	// before runs before operation o (a cluster's faults between
+	// operations).
+	before(o *mop) error
+	// restart and purge carry out oRestart and oPurge.
+	restart() error
+	purge() error
+	// replication is the model keyspace's replication, for a report.
+	replication() string
+}
+
+var _ modelTarget = (*modelEnv)(nil)
+
 type modelEnv struct {
 	t    *testing.T
 	cfg  config.Config
@@ -2324,9 +2344,22 @@ func (e *modelEnv) restart() error {
 	return e.start()
 }
 
+func (e *modelEnv) purge() error {
+	_, err := e.node.Coord.Purge(time.Now())
+	return err
+}
+
+func (e *modelEnv) created(string) error { return nil }
+func (e *modelEnv) before(*mop) error    { return nil }
+
+func (e *modelEnv) replication() string {
+	return "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+}
+
 // modelRun is one random schema and its operations.
 type modelRun struct {
-	env     *modelEnv
+	env     modelTarget
+	test    string // the test's name, for the rerun line of a report; "" is TestModel
 	seed    int64
 	s       *mschema
 	every   int
@@ -2371,9 +2404,18 @@ func (r *modelRun) execute(ops []*mop, periodic bool, extra []*mquery) (f *mfail
 	if err := s.Query(create).Exec(); err != nil {
 		return &mfail{at: -1, stmt: create, err: err}
 	}
+	if err := r.env.created(table); err != nil {
+		return &mfail{at: -1, stmt: create, err: err}
+	}
 	m := newModel(r.s)
 	checks := 0
 	for i, o := range ops {
+		if err := r.env.before(o); err != nil {
+			return &mfail{at: i, stmt: "fault", err: err}
+		}
+		if s, err = r.env.session(); err != nil {
+			return &mfail{at: i, stmt: "connect", err: err}
+		}
 		if o.kind == oRestart {
 			if err := r.env.restart(); err != nil {
 				return &mfail{at: i, stmt: "restart", err: err}
@@ -2384,7 +2426,7 @@ func (r *modelRun) execute(ops []*mop, periodic bool, extra []*mquery) (f *mfail
 			continue
 		}
 		if o.kind == oPurge {
-			if _, err := r.env.node.Coord.Purge(time.Now()); err != nil {
+			if err := r.env.purge(); err != nil {
 				return &mfail{at: i, stmt: "purge", err: err}
 			}
 			continue
@@ -2629,7 +2671,7 @@ func (r *modelRun) report(ops []*mop, f *mfail, nops int) string {
 	table := f.table
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "model difference (seed %d): shortest failing sequence, %d operations:\n\n", r.seed, len(ops))
-	fmt.Fprintf(b, "  CREATE KEYSPACE IF NOT EXISTS model WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};\n  USE model;\n")
+	fmt.Fprintf(b, "  CREATE KEYSPACE IF NOT EXISTS model WITH replication = %s;\n  USE model;\n", r.env.replication())
 	fmt.Fprintf(b, "  %s;\n", r.s.createCQL(table))
 	last := len(ops)
 	if f.q == nil && f.at < len(ops) {
@@ -2688,7 +2730,11 @@ func (r *modelRun) report(ops []*mop, f *mfail, nops int) string {
 	if *modelAvoidFlag != "" {
 		avoid = " -model.avoid=" + *modelAvoidFlag
 	}
-	fmt.Fprintf(b, "\nrerun: go test -count=1 -run 'TestModel$' -v ./test/ -args -model.seed=%d -model.runs=1 -model.ops=%d%s\n", r.seed, nops, avoid)
+	test := r.test
+	if test == "" {
+		test = "TestModel"
+	}
+	fmt.Fprintf(b, "\nrerun: go test -count=1 -run '%s$' -v ./test/ -args -model.seed=%d -model.runs=1 -model.ops=%d%s\n", test, r.seed, nops, avoid)
 	return b.String()
 }
 
@@ -2717,7 +2763,7 @@ func genOps(rng *rand.Rand, s *mschema, n int) []*mop {
 	return ops
 }
 
-func runModelSeed(t *testing.T, env *modelEnv, seed int64, nops int) {
+func runModelSeed(t *testing.T, env modelTarget, seed int64, nops int) {
 	rng := rand.New(rand.NewSource(seed))
 	r := &modelRun{env: env, seed: seed, s: genSchema(rng), every: max(1, *modelCheckFlag)}
 	ops := genOps(rng, r.s, nops)
