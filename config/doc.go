@@ -136,27 +136,37 @@
 // Every key is validated; these are used by the running node:
 // cluster_name (checked against the name saved with the data), rpc_address,
 // broadcast_rpc_address and native_transport_port (where clients connect
-// and what they are told), listen_address and storage_port (reported in
-// system.local only: there is no inter-node traffic), data_file_directories
-// (the first one), commitlog_directory, the commitlog_* sync, segment,
-// space and replay keys, commit_failure_policy (stop stops the client
-// transports and keeps the process up; stop_commit keeps serving reads;
-// die exits; ignore fails the writes the error hit and carries on),
+// and what they are told), listen_address, broadcast_address and
+// storage_port (the internode transport: gossip, the metadata log, the
+// replicas' reads and writes, hints; shown in system.local and the peers'
+// system.peers), seed_provider (SimpleSeedProvider's seeds, or -seeds),
+// num_tokens and allocate_tokens_for_local_replication_factor (at the
+// first start: the tokens are saved with the data), endpoint_snitch,
+// data_center, rack, auto_bootstrap (a new node that is not a seed streams
+// the ranges it takes over before it serves), data_file_directories (the
+// first one), commitlog_directory, the commitlog_* sync, segment, space
+// and replay keys, commit_failure_policy (stop stops the client transports
+// and keeps the process up; stop_commit keeps serving reads; die exits;
+// ignore fails the writes the error hit and carries on),
 // disk_failure_policy (when the data engine's MANIFEST cannot be written:
 // stop and stop_paranoid stop the client transports and gossip, die exits,
-// best_effort and ignore keep serving reads; writes fail until a restart),
-// num_tokens (at the first start: the tokens are saved with the data),
-// endpoint_snitch, data_center, rack, auto_bootstrap (a new node that is
-// not a seed streams the ranges it takes over before it serves),
-// authenticator (PasswordAuthenticator makes clients
-// log in as a role of the data directory's system_auth, with the default
-// superuser cassandra/cassandra on a fresh node), the native_transport_* keys (among them the
-// connection caps native_transport_max_concurrent_connections and _per_ip;
-// the bounds on request bytes in flight,
-// native_transport_max_request_data_in_flight, default 256MiB, and _per_ip,
-// default 64MiB, both fixed where Cassandra's are a tenth and a fortieth of
-// the heap, and at least one largest frame; the queue bounds
-// native_transport_receive_queue_capacity,
+// best_effort and ignore keep serving reads, and writes fail until a
+// restart; die also ends the process when the metadata log cannot apply
+// an entry; a data disk that cannot take a flush makes writes fail with
+// WRITE_FAILURE until a flush succeeds, whatever it says),
+// hinted_handoff_enabled, hints_directory, max_hint_window,
+// hints_flush_period, max_hints_file_size and hinted_handoff_throttle, the
+// request timeouts (read_request_timeout, write_request_timeout,
+// range_request_timeout, request_timeout: a request still running past its
+// deadline answers READ_TIMEOUT or WRITE_TIMEOUT), authenticator
+// (PasswordAuthenticator makes clients log in as a role of the data
+// directory's system_auth, with the default superuser cassandra/cassandra
+// on a fresh node), the native_transport_* keys (among them the connection
+// caps native_transport_max_concurrent_connections and _per_ip; the bounds
+// on request bytes in flight, native_transport_max_request_data_in_flight,
+// default 256MiB, and _per_ip, default 64MiB, both fixed where Cassandra's
+// are a tenth and a fortieth of the heap, and at least one largest frame;
+// the queue bounds native_transport_receive_queue_capacity,
 // native_transport_send_queue_capacity and
 // native_transport_max_response_data_in_flight; and the deadlines
 // native_transport_handshake_timeout and native_transport_frame_timeout),
@@ -165,13 +175,13 @@
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
-// unlogged_batch_across_partitions_warn_threshold (10), the request
-// deadlines read_request_timeout, range_request_timeout,
-// write_request_timeout and request_timeout (past them a request answers
-// READ_TIMEOUT or WRITE_TIMEOUT), prometheus_address and prometheus_port.
+// unlogged_batch_across_partitions_warn_threshold (10), prometheus_address
+// and prometheus_port, and cqld's own internode_injected_delay and
+// internode_fault_injection (tests only).
 //
-// Validated and not used yet: saved_caches_directory, authorizer
-// (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
-// permissions are not checked yet, which start-up warns about),
-// and role_manager (CassandraRoleManager only).
+// Validated and not used yet: truncate_request_timeout,
+// saved_caches_directory, authorizer (AllowAllAuthorizer, or
+// CassandraAuthorizer with PasswordAuthenticator: permissions are not
+// checked yet, which start-up warns about) and role_manager
+// (CassandraRoleManager only).
 package config

@@ -33,17 +33,20 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		return nil, false
 	}
 	w, ok := ps.plan.(*writePlan)
-	if !ok || !c.local.ApplyWaits() {
-		// A read, or a write the commit log acknowledges once buffered.
+	if !ok {
 		msg, err := c.executePrepared(ctx, req, m, ps)
 		return respond(msg, err, req.Version), true
 	}
+	// A write goes to this node's replica, which inlinesHere found to be
+	// its only one: answered at once when the commit log acknowledges it
+	// buffered, later when it waits for a sync.
 	x, err := c.bindExecute(ctx, req, m, ps)
 	if err != nil {
 		return respond(nil, err, req.Version), true
 	}
 	v := req.Version
-	pending, msg, err := w.start(c, x, func(msg message.Message, err error) {
+	pending, msg, err := w.start(c, x, func(err error) {
+		msg, err := w.applied(err)
 		msg, err = c.executed(ps, m, msg, err)
 		later.Answer(req, respond(msg, err, v))
 	})

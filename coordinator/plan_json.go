@@ -124,12 +124,7 @@ func (c *Coordinator) insertJSONPlan(s *statements.Insert, b *binder, session st
 		if row != nil && (row.Present[i] || !s.DefaultUnset) {
 			v = constExpr(row.Vals[i])
 		}
-		if pos, ok := pkPos[i]; ok {
-			p.insertPK[pos] = v
-			continue
-		}
-		if pos, ok := ckPos[i]; ok {
-			p.insertCK[pos] = v
+		if p.insertKey(i, v, pkPos, ckPos) {
 			continue
 		}
 		p.ops = append(p.ops, writeOp{col: i, kind: opSet, value: v})

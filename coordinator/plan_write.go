@@ -144,12 +144,7 @@ func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string
 		if err != nil {
 			return nil, err
 		}
-		if pos, ok := pkPos[ci]; ok {
-			p.insertPK[pos] = v
-			continue
-		}
-		if pos, ok := ckPos[ci]; ok {
-			p.insertCK[pos] = v
+		if p.insertKey(ci, v, pkPos, ckPos) {
 			continue
 		}
 		if !col.isStatic() {
@@ -203,6 +198,21 @@ func (c *Coordinator) finishWrite(p *writePlan, err error, b *binder, spec casSp
 	}
 	p.binds = b.specs
 	return p, nil
+}
+
+// insertKey takes v as the value of column col when it is a key column
+// (pkPos and ckPos give the key columns' positions), and reports whether
+// it was one.
+func (p *writePlan) insertKey(col int, v valueExpr, pkPos, ckPos map[int]int) bool {
+	if pos, ok := pkPos[col]; ok {
+		p.insertPK[pos] = v
+		return true
+	}
+	if pos, ok := ckPos[col]; ok {
+		p.insertCK[pos] = v
+		return true
+	}
+	return false
 }
 
 func positions(cols []int) map[int]int {

@@ -110,13 +110,10 @@ func (p *writePlan) applyListRead(m *mutation.Mutation, pk []byte, tg storage.Ce
 	if tg.Path, _, err = storage.DecodeKey(cells[i].Path, datatype.Timeuuid, false); err != nil {
 		return err
 	}
-	if op.kind == opDeleteIndex || v == nil {
-		m.WriteCell(p.t.st, pk, tg, dead)
-		return nil
+	if op.kind == opDeleteIndex {
+		v = nil
 	}
-	c := live
-	c.Value = v
-	m.WriteCell(p.t.st, pk, tg, c)
+	m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 	return nil
 }
 

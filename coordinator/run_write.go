@@ -92,10 +92,11 @@ func (p *writePlan) run(_ context.Context, c *Coordinator, x *execution) (messag
 }
 
 // start runs a write that must not block (on an event loop) as far as the
-// commit log. When the write waits for a sync, pending is true and then
-// gets the answer later, from another goroutine; otherwise the answer is
-// returned. REQUIRES: not a counter write, nor one that reads first.
-func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Message, error)) (pending bool, msg message.Message, err error) {
+// commit log. When the write waits for a sync, pending is true and
+// applied gets the engine's outcome later, from another goroutine, to
+// make its answer with p.applied; otherwise the answer is returned.
+// REQUIRES: not a counter write, nor one that reads first.
+func (p *writePlan) start(c *Coordinator, x *execution, applied func(error)) (pending bool, msg message.Message, err error) {
 	if err := p.admit(c, x); err != nil {
 		return false, nil, err
 	}
@@ -103,7 +104,7 @@ func (p *writePlan) start(c *Coordinator, x *execution, then func(message.Messag
 	if err != nil {
 		return false, nil, err
 	}
-	pending, err = c.local.ApplyAsync(m, p.current(c), func(err error) { then(p.applied(err)) })
+	pending, err = c.local.ApplyAsync(m, p.current(c), applied)
 	m.Release()
 	if pending {
 		return true, nil, nil
@@ -354,13 +355,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 	if !col.multiCell() {
 		switch op.kind {
 		case opSet:
-			if v == nil {
-				m.WriteCell(t.st, pk, tg, dead)
-				return nil
-			}
-			c := live
-			c.Value = v
-			m.WriteCell(t.st, pk, tg, c)
+			m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 			return nil
 		case opDelete:
 			m.WriteCell(t.st, pk, tg, dead)
@@ -412,13 +407,7 @@ func (p *writePlan) apply(m *mutation.Mutation, pk []byte, ck [][]byte, op write
 	case opSetKey:
 		mt := col.typ.(*datatype.Map)
 		tg.PathType, tg.Path = mt.KeyType, key
-		if v == nil {
-			m.WriteCell(t.st, pk, tg, dead)
-			return nil
-		}
-		c := live
-		c.Value = v
-		m.WriteCell(t.st, pk, tg, c)
+		m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 		return nil
 	case opDeleteKey:
 		switch ct := col.typ.(type) {
@@ -556,15 +545,23 @@ func (p *writePlan) writeFields(m *mutation.Mutation, pk []byte, tg storage.Cell
 	return nil
 }
 
+// valueCell is the cell that writes v: live holding v, or dead (deleting
+// the cell) when v is null.
+func valueCell(v []byte, live, dead *storage.Cell) storage.Cell {
+	if v == nil {
+		return *dead
+	}
+	c := *live
+	c.Value = v
+	return c
+}
+
 // writeField is c.f = v and DELETE c.f; v is the evaluated value.
 func (p *writePlan) writeField(m *mutation.Mutation, pk []byte, tg storage.CellTarget, op writeOp, v []byte, live, dead storage.Cell) error {
 	tg.PathType, tg.Path = datatype.Smallint, udtFieldPath(op.field)
-	if op.kind == opFieldDel || v == nil {
-		m.WriteCell(p.t.st, pk, tg, dead)
-		return nil
+	if op.kind == opFieldDel {
+		v = nil
 	}
-	c := live
-	c.Value = v
-	m.WriteCell(p.t.st, pk, tg, c)
+	m.WriteCell(p.t.st, pk, tg, valueCell(v, &live, &dead))
 	return nil
 }

@@ -48,10 +48,7 @@ func (p *Proxy) strategy(ks *storage.KeyspaceDef) (ring.Strategy, error) {
 	return p.opts.Topology.Strategy(ks)
 }
 
-func (p *Proxy) localDC() string {
-	_, dc := p.opts.Topology.Local()
-	return dc
-}
+func (p *Proxy) localDC() string { return p.localDCName }
 
 // totalRF is the replication factor summed over every data center the
 // strategy names (ReplicationFactor.allReplicas).
@@ -66,42 +63,44 @@ func totalRF(st ring.Strategy) int {
 	return st.ReplicationFactor("")
 }
 
+// localQuorum is a quorum of data center dc's replicas; a strategy that
+// knows no data centers has one quorum of all its replicas.
+func localQuorum(st ring.Strategy, dc string) int {
+	if _, ok := st.(ring.NetworkTopologyStrategy); ok {
+		return st.ReplicationFactor(dc)/2 + 1
+	}
+	return totalRF(st)/2 + 1
+}
+
 // needFor is level cl's need for a partition of strategy st; a write
 // also counts its pending replicas.
 func (p *Proxy) needFor(cl primitive.ConsistencyLevel, st ring.Strategy, pending []ring.HostID, write bool) need {
 	n := need{cl: cl}
-	quorum := totalRF(st)/2 + 1
-	local := p.localDC()
-	localQuorum := func(dc string) int {
-		if _, ok := st.(ring.NetworkTopologyStrategy); ok {
-			return st.ReplicationFactor(dc)/2 + 1
-		}
-		return quorum
-	}
 	switch cl {
 	case primitive.ConsistencyLevelAny, primitive.ConsistencyLevelOne:
 		n.blockFor = 1
 	case primitive.ConsistencyLevelLocalOne:
-		n.blockFor, n.dc = 1, local
+		n.blockFor, n.dc = 1, p.localDC()
 	case primitive.ConsistencyLevelTwo:
 		n.blockFor = 2
 	case primitive.ConsistencyLevelThree:
 		n.blockFor = 3
 	case primitive.ConsistencyLevelQuorum, primitive.ConsistencyLevelSerial:
-		n.blockFor = quorum
+		n.blockFor = totalRF(st)/2 + 1
 	case primitive.ConsistencyLevelAll:
 		n.blockFor = totalRF(st)
 	case primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelLocalSerial:
-		n.blockFor, n.dc = localQuorum(local), local
+		local := p.localDC()
+		n.blockFor, n.dc = localQuorum(st, local), local
 	case primitive.ConsistencyLevelEachQuorum:
 		nts, ok := st.(ring.NetworkTopologyStrategy)
 		if !ok {
-			n.blockFor = quorum
+			n.blockFor = totalRF(st)/2 + 1
 			break
 		}
 		n.perDC = map[string]int{}
 		for dc := range nts.RF {
-			n.perDC[dc] = localQuorum(dc)
+			n.perDC[dc] = localQuorum(st, dc)
 		}
 	default:
 		n.blockFor = 1

@@ -108,6 +108,11 @@ type Proxy struct {
 	nextBallot func(after replica.Ballot) replica.Ballot
 	queue      partitionQueue
 	repeats    repeats
+	// sole is opts.Topology when it is a SoleReplicaTopology.
+	sole SoleReplicaTopology
+	// localID and localDCName are this node's (Topology.Local).
+	localID     ring.HostID
+	localDCName string
 }
 
 // New returns a proxy over o's seams.
@@ -135,8 +140,10 @@ func New(o Options) *Proxy {
 			return rand.N(d)
 		}
 	}
-	local, _ := o.Topology.Local()
-	p := &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers(), ballots: newBallots(local, o.Now)}
+	p := &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers()}
+	p.sole, _ = o.Topology.(SoleReplicaTopology)
+	p.localID, p.localDCName = o.Topology.Local()
+	p.ballots = newBallots(p.localID, o.Now)
 	p.nextBallot = p.ballots.next
 	return p
 }
@@ -170,10 +177,7 @@ func (p *Proxy) keyspace(t *storage.Table) (*storage.KeyspaceDef, error) {
 	return ks, nil
 }
 
-func (p *Proxy) local() ring.HostID {
-	h, _ := p.opts.Topology.Local()
-	return h
-}
+func (p *Proxy) local() ring.HostID { return p.localID }
 
 // alive reports whether h is up; this node always is.
 func (p *Proxy) alive(h ring.HostID) bool {
@@ -193,16 +197,32 @@ func (p *Proxy) replica(h ring.HostID) (replica.Replica, error) {
 // pending, and cl asks for no more. The coordinator may then run the
 // request inline, on replica.Local, as on a node of its own.
 func (p *Proxy) AllLocal(ks *storage.KeyspaceDef, tok int64, cl primitive.ConsistencyLevel) bool {
-	natural, pending, err := p.opts.Topology.Replicas(ks, tok)
-	if err != nil || len(natural) != 1 || len(pending) != 0 || natural[0] != p.local() {
-		return false
-	}
-	st, err := p.strategy(ks)
-	if err != nil {
-		return false
+	var st ring.Strategy
+	if h, s, ok := p.soleReplica(ks); ok {
+		if h != p.local() {
+			return false
+		}
+		st = s
+	} else {
+		natural, pending, err := p.opts.Topology.Replicas(ks, tok)
+		if err != nil || len(natural) != 1 || len(pending) != 0 || natural[0] != p.local() {
+			return false
+		}
+		if st, err = p.strategy(ks); err != nil {
+			return false
+		}
 	}
 	n := p.needFor(cl, st, nil, false)
 	return n.total() <= 1 && (n.dc == "" || n.dc == p.localDC())
+}
+
+// soleReplica is SoleReplicaTopology.SoleReplica, false when the topology
+// cannot tell.
+func (p *Proxy) soleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy, bool) {
+	if p.sole == nil {
+		return ring.HostID{}, nil, false
+	}
+	return p.sole.SoleReplica(ks)
 }
 
 // failureReasons names the failed replicas for protocol v5's reason map.

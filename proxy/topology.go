@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cqld/cqld/ring"
@@ -30,12 +29,24 @@ type Topology interface {
 	DC(h ring.HostID) string
 	// Addr is host h's broadcast address, invalid when h is not known.
 	Addr(h ring.HostID) netip.Addr
-	// Local is this node's host id and data center.
+	// Local is this node's host id and data center, which never change.
 	Local() (ring.HostID, string)
 	// Nodes are the ring's members, with their data centers and racks
 	// (where logged batches are kept).
 	Nodes() []ring.Node
 }
+
+// SoleReplicaTopology is a Topology that knows, without placing a token,
+// when one replica holds all of a keyspace and none is pending: a node
+// alone skips placing each partition of a write (localOnly).
+type SoleReplicaTopology interface {
+	Topology
+	// SoleReplica is the replica of every token of ks, with the
+	// keyspace's strategy, and false when there is not one only.
+	SoleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy, bool)
+}
+
+var _ SoleReplicaTopology = (*RingTopology)(nil)
 
 // RangeReplicas is a token range and its natural replicas.
 type RangeReplicas struct {
@@ -94,11 +105,13 @@ type ringView struct {
 	state RingState
 	nodes map[ring.HostID]nodeInfo
 
-	// byKeyspace maps *storage.KeyspaceDef to *keyspacePlacement: keyed by
-	// definition, since definitions are immutable and replaced when a
-	// keyspace changes. cached counts its entries.
-	byKeyspace sync.Map
-	cached     atomic.Int64
+	// byKeyspace holds each keyspace's placement, keyed by definition,
+	// since definitions are immutable and replaced when a keyspace
+	// changes. The map is never changed once stored: a new placement
+	// stores a copy with it (placements are made once per keyspace and
+	// ring, and read by every request, which then pays no lock and no
+	// hashing of an interface).
+	byKeyspace atomic.Pointer[map[*storage.KeyspaceDef]*keyspacePlacement]
 }
 
 type nodeInfo struct {
@@ -114,6 +127,10 @@ type keyspacePlacement struct {
 	// localOnly is a keyspace of LocalStrategy (system, system_schema):
 	// every node holds its own.
 	localOnly bool
+	// sole, when not nil, is the one replica of every token, with none
+	// pending: this node for LocalStrategy, the ring's member on a ring
+	// of one. Replicas answers it without placing the token.
+	sole []ring.HostID
 }
 
 // maxCached bounds the placements one view keeps: definitions replaced by
@@ -122,13 +139,16 @@ const maxCached = 1024
 
 func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *ringView, error) {
 	v := t.view.Load()
-	if kp, ok := v.byKeyspace.Load(ks); ok {
-		return kp.(*keyspacePlacement), v, nil
+	if m := v.byKeyspace.Load(); m != nil {
+		if kp, ok := (*m)[ks]; ok {
+			return kp, v, nil
+		}
 	}
 	kp := &keyspacePlacement{}
 	if strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
 		kp.localOnly = true
 		kp.strategy = ring.SimpleStrategy{RF: 1}
+		kp.sole = []ring.HostID{t.local}
 	} else {
 		s, err := ring.ParseStrategy(ks.Name, ks.Replication)
 		if err != nil {
@@ -141,13 +161,28 @@ func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *
 				return nil, nil, fmt.Errorf("proxy: keyspace %s: pending ranges: %w", ks.Name, err)
 			}
 		}
+		if v.state.Ring.Len() == 1 && kp.pending == nil {
+			if reps := kp.placement.Replicas(minToken); len(reps) == 1 {
+				kp.sole = reps
+			}
+		}
 	}
-	if v.cached.Add(1) > maxCached {
-		v.byKeyspace.Clear()
-		v.cached.Store(1)
+	for {
+		old := v.byKeyspace.Load()
+		next := map[*storage.KeyspaceDef]*keyspacePlacement{}
+		if old != nil && len(*old) < maxCached {
+			for k, p := range *old {
+				next[k] = p
+			}
+		}
+		if prev, ok := next[ks]; ok {
+			return prev, v, nil // another request placed it meanwhile
+		}
+		next[ks] = kp
+		if v.byKeyspace.CompareAndSwap(old, &next) {
+			return kp, v, nil
+		}
 	}
-	v.byKeyspace.Store(ks, kp)
-	return kp, v, nil
 }
 
 // Replicas implements Topology.
@@ -156,8 +191,8 @@ func (t *RingTopology) Replicas(ks *storage.KeyspaceDef, tok int64) (natural, pe
 	if err != nil {
 		return nil, nil, err
 	}
-	if kp.localOnly {
-		return []ring.HostID{t.local}, nil, nil
+	if kp.sole != nil {
+		return kp.sole, nil, nil
 	}
 	if v.state.Ring.Len() == 0 {
 		return nil, nil, fmt.Errorf("proxy: keyspace %s: the ring has no members yet", ks.Name)
@@ -167,6 +202,15 @@ func (t *RingTopology) Replicas(ks *storage.KeyspaceDef, tok int64) (natural, pe
 		pending = kp.pending.Endpoints(tok)
 	}
 	return natural, pending, nil
+}
+
+// SoleReplica implements SoleReplicaTopology.
+func (t *RingTopology) SoleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy, bool) {
+	kp, _, err := t.placement(ks)
+	if err != nil || kp.sole == nil {
+		return ring.HostID{}, nil, false
+	}
+	return kp.sole[0], kp.strategy, true
 }
 
 // Ranges implements Topology.

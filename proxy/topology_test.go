@@ -68,3 +68,37 @@ func TestIntervals(t *testing.T) {
 		}
 	}
 }
+
+// A keyspace has a sole replica on a ring of one member with nothing
+// pending, when its strategy places a replica there, and for
+// LocalStrategy; then Replicas answers it for every token.
+func TestSoleReplica(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1"}, rf("3"))
+	topo := c.topos[0]
+	if _, _, ok := topo.SoleReplica(c.ks); ok {
+		t.Fatal("a ring of two has a sole replica")
+	}
+	sys := &storage.KeyspaceDef{Name: "system", Replication: map[string]string{"class": "org.apache.cassandra.locator.LocalStrategy"}}
+	if h, _, ok := topo.SoleReplica(sys); !ok || h != c.hosts[0] {
+		t.Fatalf("LocalStrategy: %v %v", h, ok)
+	}
+	one, _ := c.ring.Without(c.hosts[1])
+	topo.Publish(RingState{Ring: one})
+	if h, _, ok := topo.SoleReplica(c.ks); !ok || h != c.hosts[0] {
+		t.Fatalf("a ring of one: %v %v", h, ok)
+	}
+	for _, k := range []int{1, 2, 3, 1000} {
+		if natural, pending, err := topo.Replicas(c.ks, storage.Token(i32(k))); err != nil || !slices.Equal(natural, []ring.HostID{c.hosts[0]}) || pending != nil {
+			t.Fatalf("token of %d: %v %v %v", k, natural, pending, err)
+		}
+	}
+	nts := &storage.KeyspaceDef{Name: "elsewhere", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc9": "1"}}
+	if _, _, ok := topo.SoleReplica(nts); ok {
+		t.Fatal("a keyspace with no replica in the ring has a sole one")
+	}
+	joining := ring.Node{HostID: c.hosts[1], Addr: c.ring.Nodes()[1].Addr, DC: "dc1", Rack: "r1", Tokens: []int64{42}}
+	topo.Publish(RingState{Ring: one, Joining: []ring.Node{joining}})
+	if _, _, ok := topo.SoleReplica(c.ks); ok {
+		t.Fatal("a ring of one with a node joining has a sole replica")
+	}
+}

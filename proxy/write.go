@@ -68,11 +68,33 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 
 // localOnly reports whether this node is the one replica, natural or
 // pending, of every Update, checking their level can be met; it is
-// planWrite for a cluster of one, without its allocations.
+// planWrite for a cluster of one, without its allocations. A keyspace
+// whose sole replica this node is (SoleReplicaTopology) is checked once,
+// without placing each partition.
 func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Update) (bool, error) {
 	local := p.local()
-	var memo keyspaceMemo
+	var (
+		memo     keyspaceMemo
+		soleHere *storage.Table // a table whose keyspace has this node as its sole replica
+	)
 	for _, u := range updates {
+		if u.Table == soleHere {
+			continue
+		}
+		if p.sole != nil && u.Table != memo.t {
+			ks, err := p.keyspace(u.Table)
+			if err != nil {
+				return false, err
+			}
+			if h, st, ok := p.soleReplica(ks); ok && h == local {
+				n := p.needFor(cl, st, nil, true)
+				if err := p.available(&n, []ring.HostID{local}); err != nil {
+					return false, err
+				}
+				soleHere = u.Table
+				continue
+			}
+		}
 		st, natural, pending, err := memo.replicas(p, u)
 		if err != nil {
 			return false, err
@@ -435,16 +457,24 @@ type keyspaceMemo struct {
 // pending replicas.
 func (m *keyspaceMemo) replicas(p *Proxy, u *mutation.Update) (st ring.Strategy, natural, pending []ring.HostID, err error) {
 	if u.Table != m.t {
-		ks, err := p.keyspace(u.Table)
-		if err != nil {
+		if err := m.set(p, u.Table); err != nil {
 			return nil, nil, nil, err
 		}
-		st, err := p.strategy(ks)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		*m = keyspaceMemo{t: u.Table, ks: ks, st: st}
 	}
 	natural, pending, err = p.opts.Topology.Replicas(m.ks, storage.Token(u.Key))
 	return m.st, natural, pending, err
+}
+
+// set makes m table t's.
+func (m *keyspaceMemo) set(p *Proxy, t *storage.Table) error {
+	ks, err := p.keyspace(t)
+	if err != nil {
+		return err
+	}
+	st, err := p.strategy(ks)
+	if err != nil {
+		return err
+	}
+	*m = keyspaceMemo{t: t, ks: ks, st: st}
+	return nil
 }

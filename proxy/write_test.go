@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -321,5 +322,44 @@ func TestPendingReplicas(t *testing.T) {
 	var wt *cqlerr.WriteTimeout
 	if !errors.As(err, &wt) || wt.BlockFor != 3 || wt.Received != 2 {
 		t.Fatalf("QUORUM at RF 2 with a pending replica hanging: %v (%+v)", err, wt)
+	}
+}
+
+// onlyTopology hides a topology's optional abilities.
+type onlyTopology struct{ Topology }
+
+// On a node alone, a write is checked once per keyspace (its sole replica
+// is this node) rather than per partition, and answers exactly as the
+// placement of each partition would: the same writes land, the same
+// levels are UNAVAILABLE with the same figures, AllLocal says the same.
+func TestSoleReplicaWritesAnswerAsPlaced(t *testing.T) {
+	for _, repl := range []map[string]string{rf("1"), rf("3"),
+		{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1", "dc2": "2"}} {
+		c := newCluster(t, []string{"dc1"}, repl)
+		sole := c.proxies[0]
+		placed := New(Options{Topology: onlyTopology{c.topos[0]}, Liveness: c.live, Replicas: replicaMap{c.hosts[0]: c.nodes[0]},
+			Keyspace: func(string) *storage.KeyspaceDef { return c.ks }})
+		if _, _, ok := c.topos[0].SoleReplica(c.ks); !ok {
+			t.Fatalf("%v: no sole replica on a ring of one", repl)
+		}
+		for i, cl := range writeLevels {
+			m := func() *mutation.Mutation {
+				m := c.write(i, 0, "a", 10)
+				m.Updates = append(m.Updates, c.write(i+100, 0, "b", 10).Updates...)
+				return m
+			}
+			err1 := sole.Apply(context.Background(), cl, m(), primitive.WriteTypeSimple, nil)
+			err2 := placed.Apply(context.Background(), cl, m(), primitive.WriteTypeSimple, nil)
+			if fmt.Sprint(err1) != fmt.Sprint(err2) {
+				t.Fatalf("%v at %v: %v with the sole replica, %v placed", repl, cl, err1, err2)
+			}
+			if err1 == nil && c.rowsOf(0, i+100)[0] != "b" {
+				t.Fatalf("%v at %v: the write did not land", repl, cl)
+			}
+			tok := storage.Token(i32(i))
+			if a, b := sole.AllLocal(c.ks, tok, cl), placed.AllLocal(c.ks, tok, cl); a != b {
+				t.Fatalf("%v at %v: AllLocal %v with the sole replica, %v placed", repl, cl, a, b)
+			}
+		}
 	}
 }

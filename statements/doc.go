@@ -48,9 +48,14 @@
 //     of appearance and Parse returns their count.
 //
 // Nothing here knows the schema. The coordinator resolves an AST against
-// it (package coordinator, analyze): it checks that tables and columns
-// exist, types literals and bind markers (producing the prepared
+// it (package coordinator, its plan_*.go): it checks that tables and
+// columns exist, types literals and bind markers (producing the prepared
 // metadata), validates restrictions, and builds the plan it executes.
+// Three packages below serve it: statements/types (CQL values: validation,
+// literals, rendering as CQL and JSON, the JSON decoder),
+// statements/functions (the native functions, casts and aggregates, one
+// registry) and statements/prepared (the prepared statement cache, by
+// Cassandra's statement id).
 //
 // types.go converts CQL type strings, as written in DDL and stored in
 // system_schema, to and from the protocol data types of

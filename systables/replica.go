@@ -65,7 +65,7 @@ func (r *Replica) ReadPartition(ctx context.Context, t *storage.Table, pk []byte
 	if st.Stored() {
 		return r.stored.ReadPartition(ctx, t, pk, o, fn)
 	}
-	ps, err := st.partitions(r.state, r.now(), pk)
+	ps, err := st.partitions(r.state, r.now(), func(key []byte) bool { return bytes.Equal(key, pk) })
 	if err != nil || len(ps) == 0 {
 		return err
 	}
@@ -80,7 +80,7 @@ func (r *Replica) Scan(ctx context.Context, t *storage.Table, o storage.ScanOpti
 	if st.Stored() {
 		return r.stored.Scan(ctx, t, o, fn)
 	}
-	ps, err := st.partitions(r.state, r.now(), nil)
+	ps, err := st.partitions(r.state, r.now(), func([]byte) bool { return true })
 	if err != nil {
 		return err
 	}
@@ -97,9 +97,9 @@ func (r *Replica) ScanIndex(_ context.Context, t *storage.Table, name string, _ 
 // holds.
 const encodeVersion = primitive.ProtocolVersion4
 
-// partitions makes t's partitions from its rows in s, every cell written
-// at now; only partition pk's when pk is not nil.
-func (t *Table) partitions(s State, now time.Time, pk []byte) ([]*storage.Partition, error) {
+// partitions makes the partitions of t whose keys keep accepts from its
+// rows in s, every cell written at now.
+func (t *Table) partitions(s State, now time.Time, keep func(key []byte) bool) ([]*storage.Partition, error) {
 	st := t.Storage
 	live := storage.Cell{Timestamp: now.UnixMicro()}
 	byKey := map[string]*storage.PartitionBuilder{}
@@ -109,7 +109,7 @@ func (t *Table) partitions(s State, now time.Time, pk []byte) ([]*storage.Partit
 		if err != nil {
 			return nil, err
 		}
-		if pk != nil && !bytes.Equal(key, pk) {
+		if !keep(key) {
 			continue
 		}
 		b := byKey[string(key)]

@@ -168,3 +168,16 @@ func TestNotASystemTable(t *testing.T) {
 		t.Fatal("a table that is not the system table read as it")
 	}
 }
+
+// A partition key that no row has reads nothing, an empty or a nil one
+// included.
+func TestReadOfNoPartition(t *testing.T) {
+	r := newTestReplica()
+	local := Lookup("system", "local")
+	for _, pk := range [][]byte{nil, {}, []byte("remote")} {
+		n := 0
+		if err := r.ReadPartition(context.Background(), local.Storage, pk, storage.ReadOptions{}, func(*storage.Row) bool { n++; return true }); err != nil || n != 0 {
+			t.Errorf("partition %q: %d rows, %v", pk, n, err)
+		}
+	}
+}

@@ -102,19 +102,20 @@ func droppedColumnRows(s State) []Row {
 	return rows
 }
 
-func columnRowsOf(defs []*tableDef) []Row {
+// columnRowsOf are the rows of system_schema.columns for tables.
+func columnRowsOf(tables []*storage.TableDef) []Row {
 	var rows []Row
-	for _, d := range defs {
-		for _, col := range d.cols {
+	for _, t := range tables {
+		for _, col := range t.Columns {
 			rows = append(rows, Row{
-				"keyspace_name":     d.keyspace,
-				"table_name":        d.name,
-				"column_name":       col.name,
-				"clustering_order":  col.order,
-				"column_name_bytes": []byte(col.name),
-				"kind":              string(col.kind),
-				"position":          int32(col.position),
-				"type":              col.typ,
+				"keyspace_name":     t.Keyspace,
+				"table_name":        t.Name,
+				"column_name":       col.Name,
+				"clustering_order":  col.Order,
+				"column_name_bytes": []byte(col.Name),
+				"kind":              col.Kind,
+				"position":          int32(col.Position),
+				"type":              col.Type,
 			})
 		}
 	}
@@ -122,24 +123,14 @@ func columnRowsOf(defs []*tableDef) []Row {
 }
 
 func columnRows(s State) []Row {
-	rows := columnRowsOf(schemaTables())
-	for _, k := range s.Schema().SortedKeyspaces() {
-		for _, t := range k.SortedTables() {
-			for _, col := range t.Columns {
-				rows = append(rows, Row{
-					"keyspace_name":     t.Keyspace,
-					"table_name":        t.Name,
-					"column_name":       col.Name,
-					"clustering_order":  col.Order,
-					"column_name_bytes": []byte(col.Name),
-					"kind":              col.Kind,
-					"position":          int32(col.Position),
-					"type":              col.Type,
-				})
-			}
-		}
+	var defs []*storage.TableDef
+	for _, d := range schemaTables() {
+		defs = append(defs, d.storageDef())
 	}
-	return rows
+	for _, k := range s.Schema().SortedKeyspaces() {
+		defs = append(defs, k.SortedTables()...)
+	}
+	return columnRowsOf(defs)
 }
 
 func typeRows(s State) []Row {

@@ -95,9 +95,8 @@ var tables = func() map[string]map[string]*Table {
 // compile makes d a Table, its columns in d's order (SELECT *'s).
 func compile(d *tableDef) (*Table, error) {
 	t := &Table{Comment: d.comment}
-	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name)}
+	def := d.storageDef()
 	for _, col := range d.cols {
-		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
 		typ, frozen, err := statements.ParseTypeFrozen(col.typ)
 		if err != nil {
 			return nil, fmt.Errorf("systables: %s.%s.%s: %w", d.keyspace, d.name, col.name, err)
@@ -119,6 +118,15 @@ func compile(d *tableDef) (*Table, error) {
 	}
 	t.Storage = st
 	return t, nil
+}
+
+// storageDef is d as storage defines a table, its columns in d's order.
+func (d *tableDef) storageDef() *storage.TableDef {
+	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name)}
+	for _, col := range d.cols {
+		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
+	}
+	return def
 }
 
 // Lookup returns the system table keyspace.name, or nil.

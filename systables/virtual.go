@@ -1,5 +1,7 @@
 package systables
 
+import "github.com/cqld/cqld/storage"
+
 // The rows of system_virtual_schema: the virtual keyspace and its tables.
 
 func virtualTables() []*tableDef {
@@ -24,4 +26,10 @@ func virtualTableRows(State) []Row {
 	return rows
 }
 
-func virtualColumnRows(State) []Row { return columnRowsOf(virtualTables()) }
+func virtualColumnRows(State) []Row {
+	var defs []*storage.TableDef
+	for _, d := range virtualTables() {
+		defs = append(defs, d.storageDef())
+	}
+	return columnRowsOf(defs)
+}

@@ -1,7 +1,10 @@
 // Package test holds cqld's end-to-end tests: each starts a real node,
 // in-process (server.Start, startNode) or as a cqld subprocess (startProc),
 // on free ports of 127.0.0.1 with its data in a temporary directory, and
-// talks to it over TCP as a client would.
+// talks to it over TCP as a client would. Cluster tests (cluster_test.go,
+// startCluster) start three cqld processes on 127.0.0.1, 127.0.0.2 and
+// 127.0.0.3, node1 their seed, and cut, kill, pause and restart them
+// (TestClusterFaults, TestClusterPartition).
 //
 //   - Drivers: gocql v1 (most tests), the apache/cassandra-gocql-driver v2
 //     on protocol v5 with and without LZ4 (gocqlv2_test.go), the DataStax
@@ -10,9 +13,11 @@
 //     two are skipped when their driver is not installed, and fail under
 //     CI=true, where .ci/run installs them.
 //   - The CQL corpus (cql_corpus_test.go): the scripts in testdata/cql/,
-//     each statement with the answer Cassandra 4.0 gives, run through gocql;
-//     known_differences.cql records what cqld still answers differently and
-//     is not run. -rewrite regenerates the expectations from cqld's answers.
+//     each statement with the answer Cassandra 4.0 gives, run over gocql,
+//     in process through Coordinator.Handle, and on a three-node cluster
+//     (TestCQLCorpusOnCluster); known_differences.cql records what cqld
+//     still answers differently and is not run. -rewrite regenerates the
+//     expectations from cqld's answers.
 //   - TTL tests run the node on a fake clock (server.Options.Now) that
 //     they advance instead of sleeping.
 //   - A model-based randomized test (model_test.go): random writes,
