@@ -16,6 +16,7 @@ var sampleChanges = []Change{
 	{Op: OpGrantRole, Role: "a", Grantee: "b"},
 	{Op: OpRevokeRole, Role: "a", Grantee: "b"},
 	{Op: OpDropResource, Resource: Keyspace("ks")},
+	{Op: OpSetupDefault, Role: "cassandra", Set: AttrPassword | AttrLogin | AttrSuperuser, SaltedHash: []byte("$2a$04$abc"), Login: true, Superuser: true},
 }
 
 func TestChangeRoundTrip(t *testing.T) {
