@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -10,16 +9,14 @@ import (
 	"github.com/cqld/cqld/statements"
 )
 
-// parsed parses a role or permission statement, which Parse hands back in
-// its UnsupportedError until the coordinator runs them.
+// parsed parses a role or permission statement.
 func parsed(t *testing.T, q string) statements.Statement {
 	t.Helper()
-	_, _, err := statements.Parse(q)
-	var ue *statements.UnsupportedError
-	if !errors.As(err, &ue) || ue.Parsed == nil {
+	st, _, err := statements.Parse(q)
+	if err != nil {
 		t.Fatalf("Parse(%q): %v", q, err)
 	}
-	return ue.Parsed
+	return st
 }
 
 // run plans q as performer against the store's state, in keyspace ks

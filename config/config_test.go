@@ -282,8 +282,8 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	if n := len(byName) - current; n != 11 {
-		t.Errorf("%d legacy keys, want 11", n)
+	if n := len(byName) - current; n != 17 {
+		t.Errorf("%d legacy keys, want 17", n)
 	}
 }
 

@@ -42,9 +42,11 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
-	// Auth is the role state under PasswordAuthenticator, nil otherwise.
-	Auth   *auth.Store
-	engine *storage.Engine
+	// Auth is the node's role state, the metadata log's auth part;
+	// authLog carries role changes through the log.
+	Auth    *auth.Store
+	authLog *cluster.AuthLog
+	engine  *storage.Engine
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
@@ -125,7 +127,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	roles, authn, err := startAuth(cfg, fs, dataDir, log)
+	roles, authn, err := startAuth(cfg, fs, dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +187,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Cluster:           n.members,
 		Schema:            n.schema,
 		SchemaChanges:     n.schemaLog,
+		Roles:             n.Auth,
+		RoleChanges:       n.authLog,
+		Authorizer:        cfg.Authorizer == "CassandraAuthorizer",
 		Publish:           publish,
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
