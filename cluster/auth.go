@@ -50,9 +50,11 @@ func (l *AuthLog) attached() (*Node, error) {
 }
 
 // Submit proposes cs, once they apply to this node's current state, and
-// returns when this node has applied them. Changes that would change
-// nothing now (an IF [NOT] EXISTS with nothing to do) are answered here,
-// without an entry.
+// returns when this node and every other member that answers have applied
+// them (Node.AwaitApplied): a role created through one node logs in
+// through another at once, and a permission revoked is refused there on
+// the next request. Changes that would change nothing now (an IF [NOT]
+// EXISTS with nothing to do) are answered here, without an entry.
 func (l *AuthLog) Submit(ctx context.Context, cs []auth.Change) error {
 	n, err := l.attached()
 	if err != nil {
@@ -68,8 +70,11 @@ func (l *AuthLog) Submit(ctx context.Context, cs []auth.Change) error {
 	if next == cur {
 		return nil
 	}
-	_, err = n.Propose(ctx, Entry{Kind: KindAuth, Auth: auth.AppendChanges(nil, cs)})
-	return err
+	if _, err = n.Propose(ctx, Entry{Kind: KindAuth, Auth: auth.AppendChanges(nil, cs)}); err != nil {
+		return err
+	}
+	n.AwaitApplied(ctx)
+	return nil
 }
 
 // ApplyAuth implements AuthApplier.

@@ -416,3 +416,42 @@ func TestClosedLogRefusesCalls(t *testing.T) {
 		t.Errorf("second close: %v", err)
 	}
 }
+
+// AwaitApplied returns once every other member has applied the index,
+// each as it tells; a member cut off is named as lagging once the wait
+// ends, and the others still answer.
+func TestAwaitApplied(t *testing.T) {
+	c := newCluster(t, 3, testTiming)
+	c.start()
+	for i := range 5 {
+		propose(t, c.nodes[i%3].log, fmt.Sprint("e", i))
+		index := c.nodes[i%3].log.Applied()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		lagging := c.nodes[i%3].log.AwaitApplied(ctx, index)
+		cancel()
+		if len(lagging) != 0 {
+			t.Fatalf("entry %d: lagging %v", i, lagging)
+		}
+		for _, nd := range c.nodes {
+			if got := nd.fsm.state(); len(got) != i+1 {
+				t.Fatalf("entry %d: a member holds %q once AwaitApplied returned", i, got)
+			}
+		}
+	}
+	leader := c.waitLeader(c.nodes)
+	cut := c.nodes[(leader+1)%3]
+	var rest []netip.AddrPort
+	for _, nd := range c.nodes {
+		if nd != cut {
+			rest = append(rest, nd.addr)
+		}
+	}
+	c.net.Partition([]netip.AddrPort{cut.addr}, rest)
+	proposer := c.nodes[leader]
+	propose(t, proposer.log, "while cut")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if lagging := proposer.log.AwaitApplied(ctx, proposer.log.Applied()); len(lagging) != 1 || string(lagging[0]) != cut.addr.String() {
+		t.Fatalf("lagging %v, want the cut member %s", lagging, cut.addr)
+	}
+}
