@@ -85,6 +85,10 @@ func Plan(e Exec, st statements.Statement) (Result, error) {
 
 func changes(cs ...Change) Result { return Result{Changes: cs} }
 
+// maxKey is the longest partition key Cassandra stores, which a role's
+// name is in system_auth.roles.
+const maxKey = 65535
+
 // anonymous is ClientState.ensureNotAnonymous.
 func (e Exec) anonymous() error {
 	if e.Performer == "" {
@@ -181,6 +185,10 @@ func (e Exec) createRole(st *statements.CreateRole) (Result, error) {
 	}
 	if err := e.anonymous(); err != nil {
 		return Result{}, err
+	}
+	if len(st.Name) > maxKey {
+		// The name is system_auth.roles' partition key.
+		return Result{}, cqlerr.Invalidf("Key length of %d is longer than maximum of %d", len(st.Name), maxKey)
 	}
 	if _, exists := s.Role(st.Name); exists {
 		if st.IfNotExists {

@@ -3,11 +3,18 @@ package test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/config"
+	"github.com/cqld/cqld/server"
 )
 
 // loginAs opens a gocql session on node as user.
@@ -200,4 +207,151 @@ func TestRolesSurviveRestart(t *testing.T) {
 		t.Fatalf("after the restart: %v, want %v", got, want)
 	}
 	loginAs(t, node.Addr(), "alice", "a")
+}
+
+// The bad input of issue 15 for roles, each answered as Cassandra answers
+// it, the node serving on: a role granted to itself, DROP ROLE of the
+// role in use, GRANT on a missing table or keyspace, a 1 MB role name, an
+// empty one, a role dropped while logged in.
+func TestRoleBadInput(t *testing.T) {
+	node := newAuthNode(t)
+	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
+	mustExec(t, admin, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	mustExec(t, admin, "CREATE TABLE ks.t (k int PRIMARY KEY, v int)")
+	mustExec(t, admin, "CREATE ROLE alice WITH PASSWORD = 'a' AND LOGIN = true")
+	mustExec(t, admin, "GRANT DROP ON ALL ROLES TO alice")
+	mustExec(t, admin, "GRANT SELECT ON ks.t TO alice")
+	alice := loginAs(t, node.Addr(), "alice", "a")
+	big := strings.Repeat("r", 1<<20)
+	for _, tc := range []struct {
+		s    *gocql.Session
+		q    string
+		code int
+		msg  string
+	}{
+		{admin, "GRANT alice TO alice", gocql.ErrCodeInvalid, "alice is a member of alice"},
+		{admin, "DROP ROLE cassandra", gocql.ErrCodeInvalid, "Cannot DROP primary role for current login"},
+		{alice, "DROP ROLE alice", gocql.ErrCodeInvalid, "Cannot DROP primary role for current login"},
+		{admin, "GRANT SELECT ON ks.missing TO alice", gocql.ErrCodeInvalid, "Resource <table ks.missing> doesn't exist"},
+		{admin, "GRANT SELECT ON KEYSPACE nope TO alice", gocql.ErrCodeInvalid, "Resource <keyspace nope> doesn't exist"},
+		{admin, "GRANT SELECT ON ks.t TO nobody", gocql.ErrCodeInvalid, "Role nobody doesn't exist"},
+		{admin, "CREATE ROLE \"" + big + "\"", gocql.ErrCodeInvalid, "Key length of 1048576 is longer than maximum of 65535"},
+		{admin, "CREATE ROLE ''", gocql.ErrCodeInvalid, "Role name can't be an empty string"},
+		{alice, "CREATE ROLE x WITH SUPERUSER = true", gocql.ErrCodeUnauthorized, "User alice does not have sufficient privileges to perform the requested operation"},
+		{admin, "GRANT CREATE ON ks.t TO alice", gocql.ErrCodeSyntax, "Resource type DataResource does not support any of the requested permissions"},
+	} {
+		wantCode(t, tc.s.Query(tc.q).Exec(), tc.code, tc.msg)
+	}
+	// A role dropped while logged in keeps its connection and has no
+	// permission left; it cannot log in again.
+	var v int
+	mustExec(t, admin, "INSERT INTO ks.t (k, v) VALUES (1, 1)")
+	if err := alice.Query("SELECT v FROM ks.t WHERE k = 1").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, admin, "DROP ROLE alice")
+	wantCode(t, alice.Query("SELECT v FROM ks.t WHERE k = 1").Exec(), gocql.ErrCodeUnauthorized,
+		"User alice has no SELECT permission on <table ks.t> or any of its parents")
+	c := gocqlCluster(node.Addr())
+	c.Authenticator = gocql.PasswordAuthenticator{Username: "alice", Password: "a"}
+	if s, err := c.CreateSession(); err == nil {
+		s.Close()
+		t.Fatal("a dropped role logged in")
+	}
+	// The node serves on.
+	if got := rows(t, admin, "SELECT v FROM ks.t WHERE k = 1"); len(got) != 1 {
+		t.Fatalf("after the bad input: %v", got)
+	}
+}
+
+// startLogged starts a node on cfg whose log is returned, stopped by the
+// caller.
+func startLogged(t *testing.T, cfg config.Config) (*server.Node, *syncBuffer) {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	n, err := server.StartWith(cfg, slog.New(slog.NewTextHandler(&log, nil)), server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, &log
+}
+
+// A data directory of before the metadata log carried roles (its role
+// file has no index) keeps its roles: the node hands them to the log,
+// they log in, and they are there after a restart. Start-up warns while
+// the default superuser's password is unchanged, and not after; no
+// password or hash is logged.
+func TestRolesOfAnOlderDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.Authenticator = "PasswordAuthenticator"
+	cfg.Authorizer = "CassandraAuthorizer"
+	old, err := os.ReadFile("testdata/auth/roles-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	authDir := filepath.Join(cfg.DataFileDirectories[0], "system_auth")
+	if err := os.MkdirAll(authDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(authDir, "roles"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	node, log := startLogged(t, cfg)
+	alice := loginAs(t, node.Addr(), "alice", "alice-pw")
+	var release string
+	if err := alice.Query(localQuery).Scan(&release); err != nil {
+		t.Fatal(err)
+	}
+	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
+	if got := rows(t, admin, "LIST ALL PERMISSIONS OF alice"); len(got) != 1 || got[0][2] != "<all keyspaces>" || got[0][3] != "SELECT" {
+		t.Fatalf("alice's permissions: %v", got)
+	}
+	mustExec(t, admin, "ALTER ROLE cassandra WITH PASSWORD = 's3cret-new'")
+	alice.Close()
+	admin.Close()
+	if err := stopNode(node); err != nil {
+		t.Fatal(err)
+	}
+	first := log.String()
+	if !strings.Contains(first, "roles predate the metadata log") || !strings.Contains(first, "still has the password cassandra") {
+		t.Fatalf("the first start's log lacks the hand-over or the warning:\n%s", first)
+	}
+
+	node, log = startLogged(t, cfg)
+	defer func() {
+		if err := stopNode(node); err != nil {
+			t.Error(err)
+		}
+	}()
+	loginAs(t, node.Addr(), "alice", "alice-pw")
+	loginAs(t, node.Addr(), "cassandra", "s3cret-new")
+	second := log.String()
+	if strings.Contains(second, "roles predate") || strings.Contains(second, "still has the password") {
+		t.Fatalf("the second start handed the roles over again or warned:\n%s", second)
+	}
+	for _, secret := range []string{"alice-pw", "s3cret-new", "$2a$"} {
+		if strings.Contains(first+second, secret) {
+			t.Fatalf("%q is in the log", secret)
+		}
+	}
+}
+
+// The Python and Node.js drivers create a role, log in as it with their
+// PlainTextAuthProvider, read what it was granted and are refused what
+// it was not, with Cassandra's UNAUTHORIZED.
+func TestRolesDrivers(t *testing.T) {
+	node := newAuthNode(t)
+	host, port := hostPort(node.Addr())
+	t.Run("python", func(t *testing.T) {
+		needPythonDriver(t)
+		runDriverScript(t, "drivers/python", debianPython, "roles.py", host, strconv.Itoa(port))
+	})
+	t.Run("nodejs", func(t *testing.T) {
+		needNodejsDriver(t)
+		runDriverScript(t, nodejsDriverDir, "node", "roles.js", host, strconv.Itoa(port))
+	})
 }
