@@ -2,9 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/frontend"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/tlsconf"
@@ -21,7 +24,9 @@ const reloadSSLPath = "/nodetool/reloadssl"
 // they take a role's credentials (HTTP basic auth), checked as a CQL login
 // is and counted against the same limit of failed logins. An endpoint
 // that changes state goes in change, or comes in more (the fault
-// injection of internode_fault_injection).
+// injection of internode_fault_injection). Under CassandraAuthorizer the
+// role must be a superuser too: Cassandra's JMX takes permissions on its
+// MBeans, which cqld has not, so no other role may be granted them.
 func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http.Handler) map[string]http.Handler {
 	read := map[string]http.Handler{
 		statusPath: n.members.statusHandler(n.engine),
@@ -33,11 +38,34 @@ func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http
 	var a metrics.Authenticator
 	if authn != nil {
 		a = authn
+		if n.cfg.Authorizer == "CassandraAuthorizer" {
+			a = superusers{authn: authn, roles: n.Auth}
+		}
 	}
 	for path, h := range change {
 		read[path] = metrics.RequireLogin(a, h)
 	}
 	return read
+}
+
+// superusers logs in as authn does and refuses a role that is not a
+// superuser.
+type superusers struct {
+	authn frontend.Authenticator
+	roles *auth.Store
+}
+
+var _ metrics.Authenticator = superusers{}
+
+func (s superusers) Authenticate(remote netip.Addr, token []byte) (string, error) {
+	role, err := s.authn.Authenticate(remote, token)
+	if err != nil {
+		return "", err
+	}
+	if !s.roles.State().IsSuper(role) {
+		return "", fmt.Errorf("Access Denied: %s is not a superuser, which this endpoint requires under CassandraAuthorizer", role)
+	}
+	return role, nil
 }
 
 // postOnly refuses every method but POST: a state change is never a GET,

@@ -3,7 +3,9 @@ package test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -354,4 +356,30 @@ func TestRolesDrivers(t *testing.T) {
 		needNodejsDriver(t)
 		runDriverScript(t, nodejsDriverDir, "node", "roles.js", host, strconv.Itoa(port))
 	})
+}
+
+// Under CassandraAuthorizer a state-changing admin endpoint (POST
+// /nodetool/reloadssl) takes a superuser's credentials: a role that only
+// logs in is refused, as one with a wrong password is.
+func TestAdminEndpointNeedsSuperuser(t *testing.T) {
+	node := newAuthNode(t)
+	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
+	mustExec(t, admin, "CREATE ROLE alice WITH PASSWORD = 'a' AND LOGIN = true")
+	reload := func(user, password string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+node.MetricsAddr()+"/nodetool/reloadssl", nil)
+		req.SetBasicAuth(user, password)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := reload("alice", "a"); code != http.StatusUnauthorized || !strings.Contains(body, "alice is not a superuser") {
+		t.Fatalf("reloadssl as alice: %d %s", code, body)
+	}
+	if code, body := reload("cassandra", "cassandra"); code != http.StatusOK {
+		t.Fatalf("reloadssl as cassandra: %d %s", code, body)
+	}
 }
