@@ -198,3 +198,33 @@ func FuzzDecodeChanges(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAllows is one permission check of a role holding its
+// permission through a granted role on a parent resource, with the cache
+// and without it (roles_validity and permissions_validity 0).
+func BenchmarkAllows(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		st, err := OpenStore(StoreOptions{FS: vfs.NewMem(), Dir: "/a", Cost: bcrypt.MinCost, Cache: CacheOptions{Off: off}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Submit(create("reader", false), create("readers", false), Change{Op: OpGrantRole, Role: "readers", Grantee: "reader"},
+			Change{Op: OpGrantPermissions, Grantee: "readers", Resource: AllKeyspaces(), Permissions: Of(Select)}); err != nil {
+			b.Fatal(err)
+		}
+		name := "cache=on"
+		if off {
+			name = "cache=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := st.State()
+			r := Table("ks", "t")
+			b.ReportAllocs()
+			for b.Loop() {
+				if !s.Allows("reader", Select, r) {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}

@@ -139,8 +139,13 @@
 // die exits; ignore fails the writes the error hit and carries on),
 // num_tokens (at the first start: the tokens are saved with the data),
 // data_center, rack, authenticator (PasswordAuthenticator makes clients
-// log in as a role of the data directory's system_auth, with the default
-// superuser cassandra/cassandra on a fresh node), the native_transport_* keys (among them the
+// log in as a role of the cluster's metadata log, with the default
+// superuser cassandra/cassandra in a new cluster), authorizer
+// (CassandraAuthorizer, with PasswordAuthenticator: every statement's
+// permission is checked), roles_validity and permissions_validity (both
+// 0s: no cache of what roles may do; the cache is emptied by the log's
+// role changes, never by time) and roles_cache_max_entries and
+// permissions_cache_max_entries (its bound), the native_transport_* keys (among them the
 // connection caps native_transport_max_concurrent_connections and _per_ip;
 // the bounds on request bytes in flight,
 // native_transport_max_request_data_in_flight, default 256MiB, and _per_ip,
@@ -162,8 +167,8 @@
 // write_request_timeout, request_timeout: no request times out),
 // disk_failure_policy (a data disk that cannot take a flush makes writes
 // fail with WRITE_FAILURE until a flush succeeds, whatever it says),
-// saved_caches_directory, hints_directory, endpoint_snitch, authorizer
-// (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
-// permissions are not checked yet, which start-up warns about),
-// role_manager (CassandraRoleManager only) and seed_provider.
+// saved_caches_directory, hints_directory, endpoint_snitch, role_manager
+// (CassandraRoleManager only), roles_update_interval,
+// permissions_update_interval, the credentials_* keys (every login checks
+// its password's hash) and seed_provider.
 package config
