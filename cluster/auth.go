@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cqld/cqld/auth"
 )
@@ -49,12 +50,18 @@ func (l *AuthLog) attached() (*Node, error) {
 	return l.node, nil
 }
 
+// roleChangeWait bounds how long Submit waits for the other live members
+// to apply a role change: one that is slow or cut off delays a role
+// statement this long, and sees the change once it catches up.
+const roleChangeWait = 2 * time.Second
+
 // Submit proposes cs, once they apply to this node's current state, and
-// returns when this node and every other member that answers have applied
-// them (Node.AwaitApplied): a role created through one node logs in
-// through another at once, and a permission revoked is refused there on
-// the next request. Changes that would change nothing now (an IF [NOT]
-// EXISTS with nothing to do) are answered here, without an entry.
+// returns when this node and every other member gossip says is up have
+// applied them (Node.WaitApplied, at most roleChangeWait): a role created
+// through one node logs in through another at once, and a permission
+// revoked is refused there on the next request. Changes that would change
+// nothing now (an IF [NOT] EXISTS with nothing to do) are answered here,
+// without an entry.
 func (l *AuthLog) Submit(ctx context.Context, cs []auth.Change) error {
 	n, err := l.attached()
 	if err != nil {
@@ -70,10 +77,15 @@ func (l *AuthLog) Submit(ctx context.Context, cs []auth.Change) error {
 	if next == cur {
 		return nil
 	}
-	if _, err = n.Propose(ctx, Entry{Kind: KindAuth, Auth: auth.AppendChanges(nil, cs)}); err != nil {
+	r, err := n.propose(ctx, Entry{Kind: KindAuth, Auth: auth.AppendChanges(nil, cs)})
+	if err != nil {
 		return err
 	}
-	n.AwaitApplied(ctx)
+	wait, cancel := context.WithTimeout(ctx, roleChangeWait)
+	defer cancel()
+	if err := n.WaitApplied(wait, r.Index); err != nil {
+		n.opts.Logger.Warn("a role change is not applied on every node yet; it holds there once they catch up", "err", err)
+	}
 	return nil
 }
 

@@ -341,25 +341,6 @@ func (n *Node) propose(ctx context.Context, e Entry) (Result, error) {
 	}
 }
 
-// awaitAppliedWait bounds how long AwaitApplied waits for the members
-// that do not answer: one paused or cut off delays the caller this long.
-const awaitAppliedWait = 2 * time.Second
-
-// AwaitApplied waits until every other member has applied what this node
-// has (at most awaitAppliedWait, or until ctx ends), so that a change
-// this node just applied holds on every node that answered: a client's
-// next request through any of them sees it. Members that did not answer
-// in time are logged; they see the change once they catch up.
-func (n *Node) AwaitApplied(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, awaitAppliedWait)
-	defer cancel()
-	index := n.log.Applied()
-	if lagging := n.log.AwaitApplied(ctx, index); len(lagging) > 0 {
-		n.opts.Logger.Warn("members have not applied a metadata change yet; it holds there once they catch up",
-			"index", index, "members", lagging)
-	}
-}
-
 // Topology is the topology this node has applied.
 func (n *Node) Topology() *Topology { return n.state.Topology() }
 

@@ -38,10 +38,7 @@ const (
 	kindAddressed
 	kindProbe         // which servers do you know? (a new first seed asks the others)
 	kindConfiguration // the answer to kindProbe: the latest configuration, empty without raft state
-	// kindAwait asks a member to answer once it has applied an index
-	// (or when its wait ends); it answers kindIndex, what it has applied.
-	kindAwait
-	kindEnd // one past the last kind
+	kindEnd           // one past the last kind
 )
 
 // Bounds of what a decoder accepts, beyond the bytes that are left.
@@ -82,10 +79,6 @@ type addressed struct {
 	to  string
 	rpc any
 }
-
-// await asks a member to answer once it has applied index; an
-// indexResponse answers, with what it has applied by then.
-type await struct{ index uint64 }
 
 // probe asks a member which servers it knows; configuration answers.
 type (
@@ -437,9 +430,6 @@ func encodeMessage(m any) ([]byte, error) {
 		e.b = append(e.b, inner...)
 	case *probe:
 		e.byte(byte(kindProbe))
-	case *await:
-		e.byte(byte(kindAwait))
-		e.uint(m.index)
 	case *configuration:
 		e.byte(byte(kindConfiguration))
 		appendConfiguration(e, m.cfg)
@@ -591,8 +581,6 @@ func decodeMessage(b []byte) (any, error) {
 		m = a
 	case kindProbe:
 		m = &probe{}
-	case kindAwait:
-		m = &await{index: d.uint("index")}
 	case kindConfiguration:
 		m = &configuration{cfg: readConfiguration(d)}
 	default:

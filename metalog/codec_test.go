@@ -54,7 +54,6 @@ func testMessages() []any {
 			RPCHeader: h, SnapshotVersion: 1, Term: 9, Configuration: raft.EncodeConfiguration(testConfiguration()), Size: 2},
 			data: []byte("st")}},
 		&probe{},
-		&await{index: 42},
 		&configuration{cfg: testConfiguration()},
 	}
 }

@@ -39,16 +39,6 @@
 // (the leader's log compacted past it) receives a snapshot, which the FSM
 // restores at its index.
 //
-// # Applied everywhere
-//
-// Propose returns once the proposer's node has applied the entry; the
-// others apply it as the commit reaches them. AwaitApplied closes that
-// gap for a change that must hold everywhere at once (a revoked
-// permission): it asks every other server of the configuration, at once,
-// to answer when it has applied an index (kindAwait, answered kindIndex
-// with what it has applied), each within RPCTimeout and the caller's
-// deadline, and names the ones that did not.
-//
 // # Membership
 //
 // One node of a new cluster bootstraps (Options.Bootstrap: it becomes the

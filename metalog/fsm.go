@@ -1,7 +1,6 @@
 package metalog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -90,20 +89,14 @@ type fsmAdapter struct {
 	mu       sync.Mutex
 	waiters  map[proposalID]*waiter
 	restored uint64 // the index of the last snapshot restored
-	// reached is the last index applied, skipped or restored here, for
-	// readers other than raft's FSM goroutine; moved is closed and
-	// replaced each time it grows. Both under mu.
-	reached uint64
-	moved   chan struct{}
 }
 
 var _ raft.FSM = (*fsmAdapter)(nil)
 
 func newFSMAdapter(fsm FSM, maxSnapshot int64) *fsmAdapter {
-	a := &fsmAdapter{fsm: fsm, maxSnapshot: maxSnapshot, waiters: make(map[proposalID]*waiter), moved: make(chan struct{})}
+	a := &fsmAdapter{fsm: fsm, maxSnapshot: maxSnapshot, waiters: make(map[proposalID]*waiter)}
 	a.skipThrough = fsm.Applied()
 	a.last = a.skipThrough
-	a.reached = a.last
 	return a
 }
 
@@ -154,39 +147,9 @@ func (a *fsmAdapter) viaSnapshotLocked(id proposalID, w *waiter) {
 	delete(a.waiters, id)
 }
 
-// reach records that index has been applied here.
-func (a *fsmAdapter) reach(index uint64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if index > a.reached {
-		a.reached = index
-		close(a.moved)
-		a.moved = make(chan struct{})
-	}
-}
-
-// awaitApplied waits until index has been applied here, or ctx ends, and
-// returns the index applied by then.
-func (a *fsmAdapter) awaitApplied(ctx context.Context, index uint64) uint64 {
-	for {
-		a.mu.Lock()
-		reached, moved := a.reached, a.moved
-		a.mu.Unlock()
-		if reached >= index {
-			return reached
-		}
-		select {
-		case <-moved:
-		case <-ctx.Done():
-			return reached
-		}
-	}
-}
-
 // Apply implements raft.FSM.
 func (a *fsmAdapter) Apply(l *raft.Log) any {
 	a.last = l.Index
-	defer a.reach(l.Index)
 	if l.Index <= a.skipThrough {
 		return nil
 	}
@@ -246,7 +209,6 @@ func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 		}
 	}
 	a.last = max(a.last, index)
-	a.reach(a.last)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.restored = max(a.restored, index)

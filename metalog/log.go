@@ -111,7 +111,6 @@ func Open(opts Options) (*Log, error) {
 	l.fsm = newFSMAdapter(opts.FSM, l.trans.maxSnapshot)
 	l.trans.forwards = l.serveForward
 	l.trans.probes = l.serveProbe
-	l.trans.awaits = l.serveAwait
 	l.trans.misaddressed = l.misaddressed
 	fail := func(err error) (*Log, error) {
 		l.closeNow()
@@ -737,68 +736,6 @@ func (l *Log) addressFree(id raft.ServerID, addr raft.ServerAddress) error {
 		}
 	}
 	return nil
-}
-
-// Applied is the index of the last entry this node has applied (or
-// holds through a snapshot).
-func (l *Log) Applied() uint64 { return l.fsm.awaitApplied(context.Background(), 0) }
-
-// AwaitApplied waits until every other server of the configuration has
-// applied index, as each tells when asked, or until ctx ends, and returns
-// the servers that did not tell in time (down, cut off, or behind). A
-// change then holds on every node that answered: what a client does
-// next through any of them sees it. Each server is asked at once, and
-// waited for at most RPCTimeout.
-func (l *Log) AwaitApplied(ctx context.Context, index uint64) (lagging []raft.ServerAddress) {
-	f := l.raft.GetConfiguration()
-	if f.Error() != nil {
-		return nil
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, srv := range f.Configuration().Servers {
-		if srv.Address == l.trans.local {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if !l.awaitOne(ctx, srv.Address, index) {
-				mu.Lock()
-				lagging = append(lagging, srv.Address)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return lagging
-}
-
-// awaitOne asks to whether it has applied index, waiting for it, and
-// reports whether it has.
-func (l *Log) awaitOne(ctx context.Context, to raft.ServerAddress, index uint64) bool {
-	timeout := l.opts.Timing.RPCTimeout
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if timeout <= 0 {
-		return false
-	}
-	b, err := l.trans.request(to, &await{index: index}, timeout)
-	if err != nil {
-		return false
-	}
-	m, err := decodeMessage(b)
-	r, ok := m.(*indexResponse)
-	return err == nil && ok && r.index >= index
-}
-
-// serveAwait answers an await once this node has applied index, or when
-// its wait ends (the asker's RPC deadline, which is its ctx).
-func (l *Log) serveAwait(ctx context.Context, index uint64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.opts.Timing.RPCTimeout)
-	defer cancel()
-	return encodeMessage(&indexResponse{index: l.fsm.awaitApplied(ctx, index)})
 }
 
 // serveProbe answers a probe with the latest configuration this node

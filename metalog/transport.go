@@ -64,7 +64,6 @@ type raftTransport struct {
 	// because it was for another server.
 	forwards     func(ctx context.Context, f *forward) ([]byte, error)
 	probes       func() ([]byte, error)
-	awaits       func(ctx context.Context, index uint64) ([]byte, error)
 	misaddressed func(from netip.AddrPort, rpc any, to raft.ServerID)
 
 	hbMu      sync.Mutex
@@ -235,11 +234,6 @@ func (t *raftTransport) handle(ctx context.Context, in messaging.Inbound) ([]byt
 			return nil, &messaging.RemoteError{Code: codeClosed, Message: "metalog: not serving"}
 		}
 		return t.probes()
-	case *await:
-		if t.awaits == nil {
-			return nil, &messaging.RemoteError{Code: codeClosed, Message: "metalog: not serving"}
-		}
-		return t.awaits(ctx, m.index)
 	default:
 		// A raft RPC must say which server it is for.
 		if isRPCRequest(m) {
