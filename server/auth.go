@@ -22,9 +22,10 @@ const (
 // startAuth opens the node's role state under the data directory (the
 // metadata log's auth part, kept whatever the authenticator: roles made
 // through other nodes apply here too), and returns the authenticator the
-// frontend asks, nil under AllowAllAuthenticator.
-func startAuth(cfg config.Config, fs vfs.FS, dataDir string) (*auth.Store, frontend.Authenticator, error) {
-	st, err := auth.OpenStore(auth.StoreOptions{FS: fs, Dir: filepath.Join(dataDir, "system_auth"), Replicated: true,
+// frontend asks, nil under AllowAllAuthenticator. cost is the bcrypt cost
+// of new hashes (0: auth.DefaultCost).
+func startAuth(cfg config.Config, fs vfs.FS, dataDir string, cost int) (*auth.Store, frontend.Authenticator, error) {
+	st, err := auth.OpenStore(auth.StoreOptions{FS: fs, Dir: filepath.Join(dataDir, "system_auth"), Replicated: true, Cost: cost,
 		Cache: auth.CacheOptions{
 			Off:        cfg.RolesValidity.Duration == 0 && cfg.PermissionsValidity.Duration == 0,
 			MaxEntries: max(cfg.RolesCacheMaxEntries, cfg.PermissionsCacheMaxEntries),

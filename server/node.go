@@ -116,6 +116,11 @@ type Options struct {
 	// CertReloadInterval is how often the keystore and truststore files
 	// are looked at for changes; 0 means DefaultCertReloadInterval.
 	CertReloadInterval time.Duration
+	// BcryptCost is the bcrypt cost of the password hashes the node makes
+	// (Cassandra's auth_bcrypt_gensalt_log2_rounds); 0 means
+	// auth.DefaultCost. Tests lower it: a login checks a hash of this
+	// cost, which takes seconds under the race detector.
+	BcryptCost int
 	// Die ends the process when the node must stop for good (failStop);
 	// nil means os.Exit(1). Tests of nodes in the process set it.
 	Die func(error)
@@ -152,7 +157,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	roles, authn, err := startAuth(cfg, fs, dataDir)
+	roles, authn, err := startAuth(cfg, fs, dataDir, o.BcryptCost)
 	if err != nil {
 		return nil, err
 	}
