@@ -37,7 +37,12 @@ func (c *Coordinator) roles() *auth.State {
 func (c *Coordinator) authorize(role string, p plan) error {
 	switch p := p.(type) {
 	case *ddlPlan:
-		perm, res, ok := c.ddlPermission(p)
+		perm, res, ok, known := c.ddlPermission(p)
+		if !known && c.opts.Authorizer {
+			// As for a plan below: a schema change this does not know
+			// would run unchecked.
+			return fmt.Errorf("coordinator: no permission check for %T", p.stmt)
+		}
 		if !ok {
 			return nil
 		}
@@ -132,8 +137,9 @@ func preventSystemChange(p auth.Permission, r auth.Resource) error {
 }
 
 // ddlPermission is the permission a schema change needs and what on; ok
-// is false for one that needs none (DROP INDEX of an index not found).
-func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.Resource, ok bool) {
+// is false for one that needs none (DROP INDEX of an index not found),
+// known false for a statement it has no rule for.
+func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.Resource, ok, known bool) {
 	ks := func(k string) string {
 		if k == "" {
 			return p.session
@@ -142,40 +148,40 @@ func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.
 	}
 	switch s := p.stmt.(type) {
 	case *statements.CreateKeyspace:
-		return auth.Create, auth.AllKeyspaces(), true
+		return auth.Create, auth.AllKeyspaces(), true, true
 	case *statements.DropKeyspace:
-		return auth.Drop, auth.Keyspace(s.Keyspace), true
+		return auth.Drop, auth.Keyspace(s.Keyspace), true, true
 	case *statements.AlterKeyspace:
-		return auth.Alter, auth.Keyspace(s.Keyspace), true
+		return auth.Alter, auth.Keyspace(s.Keyspace), true, true
 	case *statements.CreateTable:
-		return auth.Create, auth.Keyspace(ks(s.Keyspace)), true
+		return auth.Create, auth.Keyspace(ks(s.Keyspace)), true, true
 	case *statements.AlterTable:
-		return auth.Alter, auth.Table(ks(s.Keyspace), s.Table), true
+		return auth.Alter, auth.Table(ks(s.Keyspace), s.Table), true, true
 	case *statements.DropTable:
-		return auth.Drop, auth.Table(ks(s.Keyspace), s.Table), true
+		return auth.Drop, auth.Table(ks(s.Keyspace), s.Table), true, true
 	case *statements.CreateIndex:
-		return auth.Alter, auth.Table(ks(s.TableKeyspace), s.Table), true
+		return auth.Alter, auth.Table(ks(s.TableKeyspace), s.Table), true, true
 	case *statements.DropIndex:
 		k := c.catalog.Current().Keyspace(ks(s.Keyspace))
 		if k == nil {
-			return 0, auth.Resource{}, false
+			return 0, auth.Resource{}, false, true
 		}
 		for _, t := range k.Tables {
 			for _, ix := range t.Indexes {
 				if ix.Name == s.Name {
-					return auth.Alter, auth.Table(k.Name, t.Name), true
+					return auth.Alter, auth.Table(k.Name, t.Name), true, true
 				}
 			}
 		}
-		return 0, auth.Resource{}, false
+		return 0, auth.Resource{}, false, true
 	case *statements.CreateType:
-		return auth.Create, auth.Keyspace(ks(s.Keyspace)), true
+		return auth.Create, auth.Keyspace(ks(s.Keyspace)), true, true
 	case *statements.AlterType:
-		return auth.Alter, auth.Keyspace(ks(s.Keyspace)), true
+		return auth.Alter, auth.Keyspace(ks(s.Keyspace)), true, true
 	case *statements.DropType:
-		return auth.Drop, auth.Keyspace(ks(s.Keyspace)), true
+		return auth.Drop, auth.Keyspace(ks(s.Keyspace)), true, true
 	}
-	return 0, auth.Resource{}, false
+	return 0, auth.Resource{}, false, false
 }
 
 // grantCreator gives the role that created a keyspace or table every
