@@ -315,13 +315,17 @@ func (e Exec) resource(r statements.AuthResource) (Resource, error) {
 		return AllRoles(), nil
 	case statements.RoleResource:
 		return RoleResource(r.Role), nil
+	case statements.AllFunctionsResource:
+		return AllFunctions(), nil
+	case statements.KeyspaceFunctionsResource:
+		return KeyspaceFunctions(r.Keyspace), nil
 	}
 	return Resource{}, cqlerr.Invalidf("unknown resource kind %d", r.Kind)
 }
 
 func (e Exec) exists(r Resource) bool {
 	switch r.Kind {
-	case AllKeyspacesKind, AllRolesKind:
+	case AllKeyspacesKind, AllRolesKind, AllFunctionsKind:
 		return true
 	case RoleKind:
 		_, ok := e.State.Role(r.Role)

@@ -163,11 +163,13 @@ func (s *State) dropRole(name string) *State {
 	return n
 }
 
-// dropResource forgets every permission on r, and on the tables of r when
-// it is a keyspace. It returns s itself when there are none.
+// dropResource forgets every permission on r, and on the tables and the
+// functions of r when it is a keyspace, as Cassandra's
+// AuthSchemaChangeListener does. It returns s itself when there are none.
 func (s *State) dropResource(r Resource) *State {
 	gone := func(res Resource) bool {
-		return res == r || r.Kind == KeyspaceKind && res.Kind == TableKind && res.Keyspace == r.Keyspace
+		return res == r || r.Kind == KeyspaceKind && res.Keyspace == r.Keyspace &&
+			(res.Kind == TableKind || res.Kind == KeyspaceFunctionsKind)
 	}
 	n := s
 	for role, g := range s.grants {

@@ -166,8 +166,8 @@ func (s *Store) ApplyAt(index uint64, cs ...Change) error {
 	return s.applyLocked(max(index, s.applied), cs)
 }
 
-// Forget forgets every permission on r (and on its tables when r is a
-// keyspace), recorded as of the index the store is already at: it is the
+// Forget forgets every permission on r (and on its tables and functions
+// when r is a keyspace), recorded as of the index the store is already at: it is the
 // side effect of another part's entry (a schema change dropping r), made
 // before that part records the entry, so that a restart between the two
 // makes it again, which changes nothing the second time.

@@ -185,29 +185,32 @@ func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.
 }
 
 // grantCreator gives the role that created a keyspace or table every
-// permission on it, as Cassandra's AlterSchemaStatement does under
-// CassandraAuthorizer, once res (the change's answer) says it was
-// created. Permissions left on a resource of the same name are forgotten
-// first, so a keyspace or table created again starts with its creator's
-// alone.
+// permission on it (and on a keyspace's functions), as Cassandra's
+// AlterSchemaStatement does under CassandraAuthorizer, once res (the
+// change's answer) says it was created. Permissions left on a resource of
+// the same name are forgotten first, so a keyspace or table created again
+// starts with its creator's alone.
 func (c *Coordinator) grantCreator(ctx context.Context, role string, res message.Message) error {
 	r, ok := res.(*message.SchemaChangeResult)
 	if !ok || !c.opts.Authorizer || role == "" || r.ChangeType != primitive.SchemaChangeTypeCreated {
 		return nil
 	}
 	var on auth.Resource
+	var also []auth.Resource
 	switch r.Target {
 	case primitive.SchemaChangeTargetKeyspace:
 		on = auth.Keyspace(r.Keyspace)
+		also = []auth.Resource{auth.KeyspaceFunctions(r.Keyspace)}
 	case primitive.SchemaChangeTargetTable:
 		on = auth.Table(r.Keyspace, r.Object)
 	default:
 		return nil
 	}
-	err := c.roleChanges().Submit(ctx, []auth.Change{
-		{Op: auth.OpDropResource, Resource: on},
-		{Op: auth.OpGrantPermissions, Grantee: role, Resource: on, Permissions: on.Applicable()},
-	})
+	cs := []auth.Change{{Op: auth.OpDropResource, Resource: on}}
+	for _, res := range append([]auth.Resource{on}, also...) {
+		cs = append(cs, auth.Change{Op: auth.OpGrantPermissions, Grantee: role, Resource: res, Permissions: res.Applicable()})
+	}
+	err := c.roleChanges().Submit(ctx, cs)
 	if err != nil {
 		return fmt.Errorf("granting %s its permissions on %s: %w", role, on, err)
 	}
@@ -344,11 +347,11 @@ func (c *Coordinator) hashPassword(password string) ([]byte, error) {
 	return c.opts.Roles.Hash(password)
 }
 
-// resourceExists reports whether a keyspace or table exists, system ones
-// included.
+// resourceExists reports whether a keyspace (or its functions) or table
+// exists, system ones included.
 func (c *Coordinator) resourceExists(r auth.Resource) bool {
 	switch r.Kind {
-	case auth.KeyspaceKind:
+	case auth.KeyspaceKind, auth.KeyspaceFunctionsKind:
 		return c.keyspaceExists(r.Keyspace)
 	case auth.TableKind:
 		if systables.Lookup(r.Keyspace, r.Table) != nil {

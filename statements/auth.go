@@ -59,11 +59,13 @@ type ResourceKind uint8
 
 // The resources of GRANT, REVOKE and LIST.
 const (
-	AllKeyspacesResource ResourceKind = iota + 1 // ALL KEYSPACES
-	KeyspaceResource                             // KEYSPACE ks
-	TableResource                                // [TABLE] [ks.]t
-	AllRolesResource                             // ALL ROLES
-	RoleResource                                 // ROLE r
+	AllKeyspacesResource      ResourceKind = iota + 1 // ALL KEYSPACES
+	KeyspaceResource                                  // KEYSPACE ks
+	TableResource                                     // [TABLE] [ks.]t
+	AllRolesResource                                  // ALL ROLES
+	RoleResource                                      // ROLE r
+	AllFunctionsResource                              // ALL FUNCTIONS
+	KeyspaceFunctionsResource                         // ALL FUNCTIONS IN KEYSPACE ks
 )
 
 // AuthResource is what permissions are granted on. A table's Keyspace is

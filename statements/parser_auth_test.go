@@ -42,6 +42,9 @@ func TestParseAuthStatements(t *testing.T) {
 		{"GRANT DESCRIBE ON ALL ROLES TO r", &GrantPermissions{Permissions: Permissions{Names: []string{"DESCRIBE"}}, Resource: AuthResource{Kind: AllRolesResource}, Grantee: "r"}},
 		{"GRANT SELECT ON TABLE t TO r", &GrantPermissions{Permissions: Permissions{Names: []string{"SELECT"}}, Resource: AuthResource{Kind: TableResource, Table: "t"}, Grantee: "r"}},
 		{"GRANT SELECT ON function TO r", &GrantPermissions{Permissions: Permissions{Names: []string{"SELECT"}}, Resource: AuthResource{Kind: TableResource, Table: "function"}, Grantee: "r"}},
+		{"GRANT EXECUTE ON ALL FUNCTIONS TO r", &GrantPermissions{Permissions: Permissions{Names: []string{"EXECUTE"}}, Resource: AuthResource{Kind: AllFunctionsResource}, Grantee: "r"}},
+		{"REVOKE ALL ON ALL FUNCTIONS IN KEYSPACE Ks FROM r", &RevokePermissions{Permissions: Permissions{All: true}, Resource: AuthResource{Kind: KeyspaceFunctionsResource, Keyspace: "ks"}, Revokee: "r"}},
+		{"LIST EXECUTE ON ALL FUNCTIONS IN KEYSPACE \"Ks\"", &ListPermissions{Permissions: Permissions{Names: []string{"EXECUTE"}}, On: &AuthResource{Kind: KeyspaceFunctionsResource, Keyspace: "Ks"}}},
 		{"GRANT reader TO alice", &GrantRole{Role: "reader", Grantee: "alice"}},
 		{"GRANT all TO alice", &GrantRole{Role: "all", Grantee: "alice"}},
 		{"REVOKE MODIFY ON ks.t FROM r", &RevokePermissions{Permissions: Permissions{Names: []string{"MODIFY"}}, Resource: AuthResource{Kind: TableResource, Keyspace: "ks", Table: "t"}, Revokee: "r"}},
@@ -94,7 +97,7 @@ func TestParseAuthErrors(t *testing.T) {
 		}
 	}
 	for q, stmt := range map[string]string{
-		"GRANT EXECUTE ON ALL FUNCTIONS TO r":         "GRANT ON FUNCTIONS",
+		"GRANT EXECUTE ON FUNCTION f(int) TO r":       "GRANT ON FUNCTION",
 		"REVOKE EXECUTE ON FUNCTION ks.f(int) FROM r": "REVOKE ON FUNCTION",
 		"LIST ALL ON ALL MBEANS":                      "LIST ON MBEANS",
 		"LIST SUPERUSERS":                             "LIST SUPERUSERS",

@@ -176,6 +176,43 @@ func TestRoleStatements(t *testing.T) {
 		t.Fatalf("bob's permissions after the drop: %v", got)
 	}
 
+	// Function resources: the creator of a keyspace holds every
+	// permission on its functions; ALL FUNCTIONS takes only what
+	// FunctionResource applies; a dropped keyspace takes its functions'
+	// permissions along.
+	if got, want := rows(t, admin, "LIST ALL PERMISSIONS ON ALL FUNCTIONS IN KEYSPACE mine OF alice NORECURSIVE"), [][]string{
+		{"alice", "alice", "<all functions in mine>", "CREATE"}, {"alice", "alice", "<all functions in mine>", "ALTER"},
+		{"alice", "alice", "<all functions in mine>", "DROP"}, {"alice", "alice", "<all functions in mine>", "AUTHORIZE"},
+		{"alice", "alice", "<all functions in mine>", "EXECUTE"},
+	}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("alice's permissions on her keyspace's functions: %v, want %v", got, want)
+	}
+	mustExec(t, alice, "GRANT EXECUTE ON ALL FUNCTIONS IN KEYSPACE mine TO bob")
+	mustExec(t, admin, "GRANT EXECUTE ON ALL FUNCTIONS TO bob")
+	if got, want := rows(t, admin, "LIST EXECUTE OF bob"), [][]string{
+		{"bob", "bob", "<all functions>", "EXECUTE"}, {"bob", "bob", "<all functions in mine>", "EXECUTE"},
+	}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("LIST EXECUTE OF bob: %v, want %v", got, want)
+	}
+	wantCode(t, admin.Query("GRANT SELECT ON ALL FUNCTIONS TO bob").Exec(), gocql.ErrCodeSyntax,
+		"Resource type FunctionResource does not support any of the requested permissions")
+	wantCode(t, admin.Query("GRANT EXECUTE ON ALL FUNCTIONS IN KEYSPACE nope TO bob").Exec(), gocql.ErrCodeInvalid,
+		"Resource <all functions in nope> doesn't exist")
+	wantCode(t, bob.Query("GRANT EXECUTE ON ALL FUNCTIONS IN KEYSPACE mine TO alice").Exec(), gocql.ErrCodeUnauthorized,
+		"User bob has no AUTHORIZE permission on <all functions in mine> or any of its parents")
+	mustExec(t, alice, "DROP KEYSPACE mine")
+	if got, want := rows(t, admin, "LIST EXECUTE OF bob"), [][]string{{"bob", "bob", "<all functions>", "EXECUTE"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("LIST EXECUTE OF bob after DROP KEYSPACE mine: %v, want %v", got, want)
+	}
+	for _, r := range rows(t, admin, "LIST ALL PERMISSIONS OF alice") {
+		if strings.Contains(r[2], "mine") {
+			t.Fatalf("alice's permissions on mine outlived it: %v", r)
+		}
+	}
+	if got := rows(t, admin, "SELECT resource FROM system_auth.role_permissions WHERE role = 'bob'"); !reflect.DeepEqual(got, [][]string{{"functions"}}) {
+		t.Fatalf("system_auth.role_permissions of bob: %v", got)
+	}
+
 	// Dropping a role takes its memberships and permissions with it.
 	mustExec(t, admin, "DROP ROLE carol")
 	for _, r := range rows(t, admin, "LIST ALL PERMISSIONS OF alice") {
