@@ -14,8 +14,15 @@ const (
 	OpRevokeRole
 	// OpDropResource forgets every permission on a resource that is
 	// gone (a dropped keyspace or table), so a new one of the same name
-	// does not inherit them.
+	// does not inherit them. Forgetting a keyspace forgets its tables'
+	// too: a dropped keyspace takes its tables with it.
 	OpDropResource
+	// OpSetupDefault creates Role as OpCreateRole would, but only in a
+	// state that has no roles at all, as Cassandra's
+	// CassandraRoleManager.setupDefaultRole does: the default superuser
+	// of a new cluster, which nodes may propose at once, and which is not
+	// made again once an operator has dropped it.
+	OpSetupDefault
 	numOps
 )
 

@@ -194,16 +194,18 @@ func DecodeChange(b []byte) (Change, error) {
 	return c, d.err
 }
 
-// A snapshot is a state as the changes that rebuild it (State.Changes):
+// A snapshot is a state as the changes that rebuild it (State.Changes),
+// with the index of the metadata log's entry it is as of:
 //
 //	magic    8 bytes "cqldauth"
-//	version  1 byte (1)
+//	version  1 byte (2; 1 had no index)
 //	crc      4 bytes, CRC-32C of what follows
+//	index    uvarint (version 2 only)
 //	count    uvarint
 //	changes  count × (uvarint length, change)
 const (
 	snapshotMagic   = "cqldauth"
-	snapshotVersion = 1
+	snapshotVersion = 2
 	snapshotHeader  = len(snapshotMagic) + 1 + 4
 	// minChange is the shortest encoded change, which bounds the count a
 	// snapshot of n bytes can claim.
@@ -212,10 +214,13 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// EncodeSnapshot encodes s.
-func EncodeSnapshot(s *State) []byte {
+// EncodeSnapshot encodes s, as of no index.
+func EncodeSnapshot(s *State) []byte { return encodeSnapshot(s, 0) }
+
+func encodeSnapshot(s *State, index uint64) []byte {
 	changes := s.Changes()
-	body := binary.AppendUvarint(nil, uint64(len(changes)))
+	body := binary.AppendUvarint(nil, index)
+	body = binary.AppendUvarint(body, uint64(len(changes)))
 	var one []byte
 	for _, c := range changes {
 		one = AppendChange(one[:0], c)
@@ -231,17 +236,28 @@ func EncodeSnapshot(s *State) []byte {
 // DecodeSnapshot decodes a snapshot and applies its changes to an empty
 // state. A change that does not apply is corruption too.
 func DecodeSnapshot(b []byte) (*State, error) {
+	s, _, _, err := decodeSnapshot(b)
+	return s, err
+}
+
+// decodeSnapshot decodes a snapshot of either version, with its index (0
+// for version 1).
+func decodeSnapshot(b []byte) (_ *State, index uint64, version byte, _ error) {
 	if len(b) < snapshotHeader || string(b[:len(snapshotMagic)]) != snapshotMagic {
-		return nil, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
+		return nil, 0, 0, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
 	}
-	if v := b[len(snapshotMagic)]; v != snapshotVersion {
-		return nil, fmt.Errorf("%w: snapshot version %d, want %d", ErrCorrupt, v, snapshotVersion)
+	version = b[len(snapshotMagic)]
+	if version != 1 && version != snapshotVersion {
+		return nil, 0, 0, fmt.Errorf("%w: snapshot version %d, want %d", ErrCorrupt, version, snapshotVersion)
 	}
 	body := b[snapshotHeader:]
 	if got, want := crc32.Checksum(body, castagnoli), binary.BigEndian.Uint32(b[snapshotHeader-4:]); got != want {
-		return nil, fmt.Errorf("%w: snapshot checksum %08x, want %08x", ErrCorrupt, got, want)
+		return nil, 0, 0, fmt.Errorf("%w: snapshot checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
 	d := decoder{b: body}
+	if version >= 2 {
+		index = d.uvarint(1<<63, "index")
+	}
 	n := d.uvarint(uint64(len(body)/minChange), "change count")
 	s := Empty()
 	for i := uint64(0); i < n && d.err == nil; i++ {
@@ -250,11 +266,53 @@ func DecodeSnapshot(b []byte) (*State, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("auth: snapshot change %d: %w", i, err)
+			return nil, 0, 0, fmt.Errorf("auth: snapshot change %d: %w", i, err)
 		}
 		if s, err = s.Apply(c); err != nil {
-			return nil, fmt.Errorf("%w: snapshot change %d does not apply: %v", ErrCorrupt, i, err)
+			return nil, 0, 0, fmt.Errorf("%w: snapshot change %d does not apply: %v", ErrCorrupt, i, err)
 		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d bytes after the last change", len(d.b))
+	}
+	if d.err != nil {
+		return nil, 0, 0, d.err
+	}
+	return s, index, version, nil
+}
+
+// maxChanges bounds the changes of one statement (AppendChanges): CREATE
+// ROLE's two are the most a statement makes.
+const maxChanges = 64
+
+// AppendChanges appends the encoding of a list of changes, the changes one
+// statement submits together: a uvarint count, then each change as a
+// uvarint length and its encoding.
+func AppendChanges(dst []byte, cs []Change) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(cs)))
+	var one []byte
+	for _, c := range cs {
+		one = AppendChange(one[:0], c)
+		dst = appendBytes(dst, one)
+	}
+	return dst
+}
+
+// DecodeChanges decodes what AppendChanges encoded, filling b exactly.
+func DecodeChanges(b []byte) ([]Change, error) {
+	d := decoder{b: b}
+	n := d.uvarint(min(maxChanges, uint64(len(b)/minChange)), "change count")
+	var out []Change
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		one := d.bytes(len(b), "change")
+		if d.err != nil {
+			break
+		}
+		c, err := DecodeChange(one)
+		if err != nil {
+			return nil, fmt.Errorf("change %d: %w", i, err)
+		}
+		out = append(out, c)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes after the last change", len(d.b))
@@ -262,5 +320,5 @@ func DecodeSnapshot(b []byte) (*State, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	return s, nil
+	return out, nil
 }

@@ -16,6 +16,9 @@ var sampleChanges = []Change{
 	{Op: OpGrantRole, Role: "a", Grantee: "b"},
 	{Op: OpRevokeRole, Role: "a", Grantee: "b"},
 	{Op: OpDropResource, Resource: Keyspace("ks")},
+	{Op: OpGrantPermissions, Grantee: "r", Resource: AllFunctions(), Permissions: Of(Execute)},
+	{Op: OpRevokePermissions, Grantee: "r", Resource: KeyspaceFunctions("ks"), Permissions: Of(Create, Execute)},
+	{Op: OpSetupDefault, Role: "cassandra", Set: AttrPassword | AttrLogin | AttrSuperuser, SaltedHash: []byte("$2a$04$abc"), Login: true, Superuser: true},
 }
 
 func TestChangeRoundTrip(t *testing.T) {

@@ -31,11 +31,14 @@
 //
 // Statements: Plan takes a parsed role or permission statement (package
 // statements) and the role running it, checks it as Cassandra's
-// CreateRoleStatement ... ListPermissionsStatement do (their refusals and
-// wording), and returns the changes to submit together (CREATE ROLE also
-// grants its creator ALTER, DROP and AUTHORIZE on the new role) or the
-// rows of a LIST. The executor supplies the schema (does a keyspace or
-// table exist) and the password hashing.
+// CreateRoleStatement ... ListPermissionsStatement do (their authorize,
+// validate and execute steps in that order, with their refusals and
+// wording, under AllowAllAuthenticator's anonymous user and under
+// AllowAllAuthorizer too), and returns the changes to submit together
+// (under CassandraAuthorizer CREATE ROLE also grants its creator ALTER,
+// DROP and AUTHORIZE on the new role) or the rows of a LIST. The executor
+// supplies the schema (does a keyspace or table exist) and the password
+// hashing.
 //
 // Errors meant for clients are *cqlerr.Error with Cassandra's code and
 // wording; ErrCorrupt marks bytes that are not an encoding.

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -10,24 +9,29 @@ import (
 	"github.com/cqld/cqld/statements"
 )
 
-// parsed parses a role or permission statement, which Parse hands back in
-// its UnsupportedError until the coordinator runs them.
+// parsed parses a role or permission statement.
 func parsed(t *testing.T, q string) statements.Statement {
 	t.Helper()
-	_, _, err := statements.Parse(q)
-	var ue *statements.UnsupportedError
-	if !errors.As(err, &ue) || ue.Parsed == nil {
+	st, _, err := statements.Parse(q)
+	if err != nil {
 		t.Fatalf("Parse(%q): %v", q, err)
 	}
-	return ue.Parsed
+	return st
 }
 
 // run plans q as performer against the store's state, in keyspace ks
 // (where every keyspace but "missing" exists), and submits its changes.
 func run(t *testing.T, st *Store, performer, q string) (Result, error) {
 	t.Helper()
-	r, err := Plan(Exec{State: st.State(), Performer: performer, Keyspace: "ks", Hash: st.Hash,
-		Exists: func(r Resource) bool { return r.Keyspace != "missing" }}, parsed(t, q))
+	return runAs(t, st, Exec{Performer: performer, Authorizer: true}, q)
+}
+
+// runAs is run with e's performer and authorizer.
+func runAs(t *testing.T, st *Store, e Exec, q string) (Result, error) {
+	t.Helper()
+	e.State, e.Keyspace, e.Hash = st.State(), "ks", st.Hash
+	e.Exists = func(r Resource) bool { return r.Keyspace != "missing" }
+	r, err := Plan(e, parsed(t, q))
 	if err == nil {
 		err = st.Submit(r.Changes...)
 	}
@@ -45,7 +49,6 @@ func TestPlanPermissions(t *testing.T) {
 		code   primitive.ErrorCode // 0: allowed
 		msg    string
 	}{
-		{"", "CREATE ROLE x", unauthorized, "You have not logged in"},
 		{"cassandra", "CREATE ROLE alice WITH PASSWORD = 'pw' AND LOGIN = true", 0, ""},
 		{"cassandra", "CREATE ROLE alice", invalid, "alice already exists"},
 		{"cassandra", "CREATE ROLE IF NOT EXISTS alice", 0, ""},
@@ -177,5 +180,65 @@ func TestPlanLists(t *testing.T) {
 		if err != nil || !slices.Equal(r.Grants, tc.want) {
 			t.Errorf("%s %q: %v %v, want %v", tc.who, tc.q, r.Grants, err, tc.want)
 		}
+	}
+}
+
+// Under AllowAllAuthenticator the connection's user is anonymous: role
+// statements pass the authorizer (AllowAllAuthorizer's) and the option
+// checks, then are refused; under PasswordAuthenticator with
+// AllowAllAuthorizer roles are managed but permissions are not, with
+// Cassandra's messages for each.
+func TestPlanAllowAll(t *testing.T) {
+	st := testStore(t)
+	anonymous := Exec{}
+	const notAnonymous = "You have to be logged in and not anonymous to perform this request"
+	unauthorized, invalid, server := primitive.ErrorCodeUnauthorized, primitive.ErrorCodeInvalid, primitive.ErrorCodeServerError
+	for _, s := range []struct {
+		e    Exec
+		q    string
+		code primitive.ErrorCode
+		msg  string
+	}{
+		{anonymous, "CREATE ROLE alice WITH PASSWORD = 'a' AND LOGIN = true", invalid, "org.apache.cassandra.auth.CassandraRoleManager doesn't support PASSWORD"},
+		{anonymous, "CREATE USER alice WITH PASSWORD 'a' SUPERUSER", unauthorized, "Only superusers can create a role with superuser status"},
+		{anonymous, "CREATE ROLE alice", unauthorized, notAnonymous},
+		{anonymous, "ALTER ROLE cassandra WITH LOGIN = false", unauthorized, notAnonymous},
+		{anonymous, "ALTER ROLE cassandra WITH SUPERUSER = false", unauthorized, "Only superusers are allowed to alter superuser status"},
+		{anonymous, "DROP ROLE cassandra", unauthorized, "Only superusers can drop a role with superuser status"},
+		{anonymous, "DROP ROLE nobody", unauthorized, notAnonymous},
+		{anonymous, "GRANT cassandra TO nobody", unauthorized, notAnonymous},
+		{anonymous, "GRANT SELECT ON ALL KEYSPACES TO cassandra", unauthorized, notAnonymous},
+		{anonymous, "LIST ROLES", unauthorized, notAnonymous},
+		{anonymous, "LIST ALL PERMISSIONS", unauthorized, notAnonymous},
+		{Exec{Performer: "cassandra"}, "CREATE ROLE alice WITH PASSWORD = 'a' AND LOGIN = true", 0, ""},
+		{Exec{Performer: "alice"}, "CREATE ROLE bob", 0, ""},
+		{Exec{Performer: "alice"}, "GRANT SELECT ON ks.t TO bob", server, "java.lang.UnsupportedOperationException: GRANT operation is not supported by AllowAllAuthorizer"},
+		{Exec{Performer: "alice"}, "REVOKE SELECT ON ks.t FROM bob", server, "java.lang.UnsupportedOperationException: REVOKE operation is not supported by AllowAllAuthorizer"},
+		{Exec{Performer: "alice"}, "LIST ALL PERMISSIONS", invalid, "LIST PERMISSIONS operation is not supported by AllowAllAuthorizer"},
+		{Exec{Performer: "alice"}, "CREATE ROLE carol WITH ACCESS TO DATACENTERS {'dc1'}", invalid, "ACCESS TO DATACENTERS operations not supported by AllowAllNetworkAuthorizer"},
+	} {
+		_, err := runAs(t, st, s.e, s.q)
+		if s.msg == "" {
+			if err != nil {
+				t.Fatalf("%q as %q: %v", s.q, s.e.Performer, err)
+			}
+			continue
+		}
+		wantErr(t, err, s.code, s.msg)
+	}
+	// Without an authorizer, the creator is granted nothing, and every
+	// role is listed (AllowAllAuthorizer gives DESCRIBE on ALL ROLES).
+	if g := st.State().Grants(nil, nil, AllPermissions); len(g) != 0 {
+		t.Fatalf("grants without an authorizer: %v", g)
+	}
+	r, err := runAs(t, st, Exec{Performer: "alice"}, "LIST ROLES")
+	if err != nil || len(r.Roles) != 3 {
+		t.Fatalf("LIST ROLES as alice: %v %v", r.Roles, err)
+	}
+	// LIST USERS finding roles, none of which may log in, has no rows but
+	// is not VOID.
+	r, err = runAs(t, st, Exec{Performer: "bob", Authorizer: true}, "LIST USERS")
+	if err != nil || len(r.Roles) != 0 || r.Void || !r.Listed {
+		t.Fatalf("LIST USERS as bob: %+v %v", r, err)
 	}
 }

@@ -81,22 +81,24 @@ func (s Permissions) String() string {
 // ResourceKind is what a Resource names.
 type ResourceKind uint8
 
-// The resources permissions are granted on. Functions and MBeans are not
-// resources cqld has.
+// The resources permissions are granted on. A single function and MBeans
+// are not resources cqld has.
 const (
 	AllKeyspacesKind ResourceKind = iota + 1
 	KeyspaceKind
 	TableKind
 	AllRolesKind
 	RoleKind
+	AllFunctionsKind
+	KeyspaceFunctionsKind
 )
 
 // Resource is what a permission is granted on. The zero Resource is none.
 // Resources are comparable, so they key maps.
 type Resource struct {
 	Kind ResourceKind
-	// Keyspace and Table name a KeyspaceKind or TableKind resource, Role
-	// a RoleKind one.
+	// Keyspace and Table name a KeyspaceKind or TableKind resource (a
+	// KeyspaceFunctionsKind one its Keyspace), Role a RoleKind one.
 	Keyspace, Table, Role string
 }
 
@@ -115,8 +117,16 @@ func AllRoles() Resource { return Resource{Kind: AllRolesKind} }
 // RoleResource is ROLE r.
 func RoleResource(r string) Resource { return Resource{Kind: RoleKind, Role: r} }
 
+// AllFunctions is ALL FUNCTIONS, the root of the function resources.
+func AllFunctions() Resource { return Resource{Kind: AllFunctionsKind} }
+
+// KeyspaceFunctions is ALL FUNCTIONS IN KEYSPACE ks.
+func KeyspaceFunctions(ks string) Resource {
+	return Resource{Kind: KeyspaceFunctionsKind, Keyspace: ks}
+}
+
 // Name is the resource as system_auth.role_permissions spells it: "data",
-// "data/ks", "data/ks/t", "roles", "roles/r".
+// "data/ks", "data/ks/t", "roles", "roles/r", "functions", "functions/ks".
 func (r Resource) Name() string {
 	switch r.Kind {
 	case AllKeyspacesKind:
@@ -129,6 +139,10 @@ func (r Resource) Name() string {
 		return "roles"
 	case RoleKind:
 		return "roles/" + r.Role
+	case AllFunctionsKind:
+		return "functions"
+	case KeyspaceFunctionsKind:
+		return "functions/" + r.Keyspace
 	}
 	return ""
 }
@@ -147,6 +161,10 @@ func (r Resource) String() string {
 		return "<all roles>"
 	case RoleKind:
 		return "<role " + r.Role + ">"
+	case AllFunctionsKind:
+		return "<all functions>"
+	case KeyspaceFunctionsKind:
+		return "<all functions in " + r.Keyspace + ">"
 	}
 	return "<none>"
 }
@@ -166,6 +184,10 @@ func ParseResource(name string) (Resource, error) {
 		r = AllRoles()
 	case parts[0] == "roles":
 		r = RoleResource(strings.TrimPrefix(name, "roles/"))
+	case parts[0] == "functions" && len(parts) == 1:
+		r = AllFunctions()
+	case parts[0] == "functions" && len(parts) == 2:
+		r = KeyspaceFunctions(parts[1])
 	default:
 		return Resource{}, fmt.Errorf("%w: resource %q", ErrCorrupt, name)
 	}
@@ -177,9 +199,9 @@ func ParseResource(name string) (Resource, error) {
 
 func (r Resource) valid() bool {
 	switch r.Kind {
-	case AllKeyspacesKind, AllRolesKind:
+	case AllKeyspacesKind, AllRolesKind, AllFunctionsKind:
 		return r.Keyspace == "" && r.Table == "" && r.Role == ""
-	case KeyspaceKind:
+	case KeyspaceKind, KeyspaceFunctionsKind:
 		return r.Keyspace != "" && !strings.Contains(r.Keyspace, "/") && r.Table == "" && r.Role == ""
 	case TableKind:
 		return r.Keyspace != "" && r.Table != "" && !strings.Contains(r.Keyspace+r.Table, "/") && r.Role == ""
@@ -190,7 +212,8 @@ func (r Resource) valid() bool {
 }
 
 // Parent is the resource whose permissions r inherits: a table's keyspace,
-// a keyspace's ALL KEYSPACES, a role's ALL ROLES. ok is false at a root.
+// a keyspace's ALL KEYSPACES, a role's ALL ROLES, a keyspace's functions'
+// ALL FUNCTIONS. ok is false at a root.
 func (r Resource) Parent() (parent Resource, ok bool) {
 	switch r.Kind {
 	case KeyspaceKind:
@@ -199,12 +222,14 @@ func (r Resource) Parent() (parent Resource, ok bool) {
 		return Keyspace(r.Keyspace), true
 	case RoleKind:
 		return AllRoles(), true
+	case KeyspaceFunctionsKind:
+		return AllFunctions(), true
 	}
 	return Resource{}, false
 }
 
 // Applicable is the set of permissions that can be granted on r, as
-// Cassandra's DataResource and RoleResource define them.
+// Cassandra's DataResource, RoleResource and FunctionResource define them.
 func (r Resource) Applicable() Permissions {
 	switch r.Kind {
 	case AllKeyspacesKind, KeyspaceKind:
@@ -215,6 +240,8 @@ func (r Resource) Applicable() Permissions {
 		return Of(Create, Alter, Drop, Authorize, Describe)
 	case RoleKind:
 		return Of(Alter, Drop, Authorize)
+	case AllFunctionsKind, KeyspaceFunctionsKind:
+		return Of(Create, Alter, Drop, Authorize, Execute)
 	}
 	return 0
 }
@@ -222,8 +249,11 @@ func (r Resource) Applicable() Permissions {
 // TypeName is the Cassandra class of the resource, as its syntax errors
 // name it.
 func (r Resource) TypeName() string {
-	if r.Kind == AllRolesKind || r.Kind == RoleKind {
+	switch r.Kind {
+	case AllRolesKind, RoleKind:
 		return "RoleResource"
+	case AllFunctionsKind, KeyspaceFunctionsKind:
+		return "FunctionResource"
 	}
 	return "DataResource"
 }

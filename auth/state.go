@@ -29,6 +29,10 @@ type State struct {
 	roles map[string]*Role
 	// grants is each role's own permissions (not inherited), by resource.
 	grants map[string]map[Resource]Permissions
+	// cache holds what roles may do, resolved; nil when none is kept.
+	// It belongs to this state alone and is set before the state is
+	// shared (Store.publish).
+	cache *cache
 }
 
 // Empty is the state with no roles.
@@ -100,15 +104,13 @@ func (s *State) Apply(c Change) (*State, error) {
 	case OpRevokeRole:
 		return s.revokeRole(c.Role, c.Grantee)
 	case OpDropResource:
-		n := s.clone()
-		for role, g := range n.grants {
-			if _, ok := g[c.Resource]; ok {
-				g = maps.Clone(g)
-				delete(g, c.Resource)
-				n.setGrants(role, g)
-			}
+		return s.dropResource(c.Resource), nil
+	case OpSetupDefault:
+		if len(s.roles) > 0 {
+			return s, nil
 		}
-		return n, nil
+		c.Op, c.IfExists = OpCreateRole, false
+		return s.Apply(c)
 	}
 	return nil, cqlerr.Invalidf("unknown role change %d", c.Op)
 }
@@ -157,6 +159,29 @@ func (s *State) dropRole(name string) *State {
 			delete(g, on)
 			n.setGrants(role, g)
 		}
+	}
+	return n
+}
+
+// dropResource forgets every permission on r, and on the tables and the
+// functions of r when it is a keyspace, as Cassandra's
+// AuthSchemaChangeListener does. It returns s itself when there are none.
+func (s *State) dropResource(r Resource) *State {
+	gone := func(res Resource) bool {
+		return res == r || r.Kind == KeyspaceKind && res.Keyspace == r.Keyspace &&
+			(res.Kind == TableKind || res.Kind == KeyspaceFunctionsKind)
+	}
+	n := s
+	for role, g := range s.grants {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(g)), gone) {
+			continue
+		}
+		if n == s {
+			n = s.clone()
+		}
+		g = maps.Clone(g)
+		maps.DeleteFunc(g, func(res Resource, _ Permissions) bool { return gone(res) })
+		n.setGrants(role, g)
 	}
 	return n
 }
@@ -266,14 +291,7 @@ func (s *State) RolesOf(name string, recursive bool) []string {
 
 // IsSuper reports whether the role, or a role granted to it, is a
 // superuser.
-func (s *State) IsSuper(name string) bool {
-	for _, r := range s.RolesOf(name, true) {
-		if s.roles[r].Superuser {
-			return true
-		}
-	}
-	return false
-}
+func (s *State) IsSuper(name string) bool { return s.access(name).super }
 
 // Grant is one permission a role holds on a resource: a row of LIST
 // PERMISSIONS and of system_auth.role_permissions.
@@ -320,20 +338,24 @@ func (r Resource) Chain() []Resource {
 // superuser holds every permission. The refusal is UNAUTHORIZED with
 // Cassandra's message.
 func (s *State) Authorize(role string, p Permission, r Resource) error {
-	roles := s.RolesOf(role, true)
-	for _, name := range roles {
-		if s.roles[name].Superuser {
-			return nil
-		}
-	}
-	for res, ok := r, true; ok; res, ok = res.Parent() {
-		for _, name := range roles {
-			if s.grants[name][res].Has(p) {
-				return nil
-			}
-		}
+	if s.Allows(role, p, r) {
+		return nil
 	}
 	return cqlerr.Unauthorizedf("User %s has no %s permission on %s or any of its parents", role, p, r)
+}
+
+// Allows is Authorize's answer without the error.
+func (s *State) Allows(role string, p Permission, r Resource) bool {
+	a := s.access(role)
+	if a.super {
+		return true
+	}
+	for res, ok := r, true; ok; res, ok = res.Parent() {
+		if a.perms[res].Has(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Changes returns changes that rebuild s from Empty, in an order that

@@ -167,6 +167,37 @@ func TestGrantsAndRevoke(t *testing.T) {
 	}
 }
 
+// Function resources: a keyspace's functions inherit from ALL FUNCTIONS,
+// take only what FunctionResource applies, and go with a dropped keyspace
+// while the keyspace's data permissions of other keyspaces stay.
+func TestFunctionResources(t *testing.T) {
+	s := apply(t, Empty(), create("a", false), create("b", false),
+		Change{Op: OpGrantPermissions, Grantee: "a", Resource: AllFunctions(), Permissions: Of(Execute)},
+		Change{Op: OpGrantPermissions, Grantee: "b", Resource: KeyspaceFunctions("ks"), Permissions: AllPermissions & KeyspaceFunctions("ks").Applicable()},
+		Change{Op: OpGrantPermissions, Grantee: "b", Resource: KeyspaceFunctions("other"), Permissions: Of(Execute)},
+	)
+	if s.Authorize("a", Execute, KeyspaceFunctions("ks")) != nil || s.Authorize("a", Create, KeyspaceFunctions("ks")) == nil {
+		t.Fatal("EXECUTE on ALL FUNCTIONS is not inherited alone")
+	}
+	if got, want := KeyspaceFunctions("ks").Applicable(), Of(Create, Alter, Drop, Authorize, Execute); got != want {
+		t.Fatalf("applicable %v, want %v", got, want)
+	}
+	for _, r := range []Resource{AllFunctions(), KeyspaceFunctions("ks")} {
+		if got, err := ParseResource(r.Name()); err != nil || got != r {
+			t.Fatalf("%s: parsed %v, %v", r.Name(), got, err)
+		}
+	}
+	wantErr(t, s.Authorize("a", Create, KeyspaceFunctions("ks")), primitive.ErrorCodeUnauthorized,
+		"User a has no CREATE permission on <all functions in ks> or any of its parents")
+	s = apply(t, s, Change{Op: OpDropResource, Resource: Keyspace("ks")})
+	if s.Authorize("b", Execute, KeyspaceFunctions("ks")) == nil {
+		t.Fatal("a dropped keyspace's function permissions survive")
+	}
+	if s.Authorize("b", Execute, KeyspaceFunctions("other")) != nil {
+		t.Fatal("another keyspace's function permissions went with it")
+	}
+}
+
 // Applying a state's Changes to an empty state rebuilds it, byte for byte.
 func TestChangesRebuild(t *testing.T) {
 	s := apply(t, Empty(), create("a", true), create("b", false),

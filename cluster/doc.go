@@ -7,9 +7,10 @@
 // # Entries
 //
 // An Entry is one change: a schema change (its bytes are the schema
-// package's, applied by a SchemaApplier), or a topology change — a node
-// joining with its tokens, a node's status (normal, leaving), a node
-// removed. Entries carry everything their application needs (the
+// package's, applied by a SchemaApplier), one statement's role changes
+// (the auth package's, applied by an AuthApplier), or a topology change —
+// a node joining with its tokens, a node's status (normal, leaving), a
+// node removed. Entries carry everything their application needs (the
 // proposer chose the tokens, the ids and the times), so applying them is
 // deterministic. Their encoding is versioned and bounded; they arrive from
 // other nodes.
@@ -20,10 +21,14 @@
 // Topology value, republished on every change (readers load it without
 // locks), and the index of the last entry applied. Each part records the
 // index it is as of in the same atomic write as its state: the topology in
-// metadata.json, the schema in the catalog's file (storage.Catalog). So a
-// restarted node applies again only the entries after the later of the
-// two, and an entry that changed nothing (a refused schema change) is
-// applied again against the same state, changing nothing again. An
+// metadata.json, the schema in the catalog's file (storage.Catalog), the
+// roles in their store's file (auth.Store). So a restarted node applies
+// again only the entries after the latest of them, and an entry that
+// changed nothing (a refused schema change) is applied again against the
+// same state, changing nothing again. A schema change that drops a
+// keyspace or table first forgets the permissions granted on it
+// (SchemaLog.OnDrop), without recording the index, so a restart between
+// the two parts' writes does both again. An
 // entry whose state cannot be written (an I/O error on the catalog or
 // metadata.json) is not skipped: the State stops applying, takes no
 // snapshot, and tells StateOptions.OnFailure, whose node stops
@@ -50,7 +55,12 @@
 // node joins through the seeds), gossip, and this node's entry in the
 // topology, with tokens allocated on the current ring to balance
 // ownership (ring.AllocateTokens). SchemaLog is the schema.Submitter that
-// carries DDL through the log.
+// carries DDL through the log; AuthLog is the auth.Submitter that carries
+// role changes, and returns once every other live member has applied them
+// (WaitApplied), so that a role change holds on every node when its
+// statement returns. AuthLog.Setup proposes the default superuser of a new
+// cluster, or hands the log a node's roles of before it (a role file
+// without an index).
 //
 // A topology change runs on one node (changes.go): it sets a member's
 // status through the log, waits until every live member has applied that

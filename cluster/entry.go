@@ -22,6 +22,13 @@ const (
 	// by a node that already had a schema (one that ran alone before), so
 	// that nodes joining later learn it.
 	KindSchemaReset
+	// KindAuth is role changes submitted together (one statement's);
+	// Auth holds them as auth.AppendChanges encodes them.
+	KindAuth
+	// KindAuthReset replaces the whole role state with Auth, an
+	// auth.EncodeSnapshot: a node's roles of before the log carried them
+	// (a role file without an index), handed to the log once.
+	KindAuthReset
 )
 
 // Entry is one change of the cluster's metadata, as the log carries it.
@@ -32,6 +39,7 @@ type Entry struct {
 	// caller. Zero when nobody waits.
 	Proposal [16]byte
 	Schema   []byte
+	Auth     []byte
 	Member   Member
 }
 
@@ -58,6 +66,11 @@ func AppendEntry(dst []byte, e Entry) ([]byte, error) {
 			return nil, fmt.Errorf("cluster: schema change of %d bytes is too large", len(e.Schema))
 		}
 		dst = append(dst, e.Schema...)
+	case KindAuth, KindAuthReset:
+		if len(e.Auth) > maxEntrySize-entryHeaderLen {
+			return nil, fmt.Errorf("cluster: role change of %d bytes is too large", len(e.Auth))
+		}
+		dst = append(dst, e.Auth...)
 	case KindMember:
 		m := e.Member
 		addr := m.Addr.String()
@@ -103,6 +116,9 @@ func DecodeEntry(b []byte) (Entry, error) {
 	switch e.Kind {
 	case KindSchema, KindSchemaReset:
 		e.Schema = append([]byte(nil), r.b...)
+		r.b = nil
+	case KindAuth, KindAuthReset:
+		e.Auth = append([]byte(nil), r.b...)
 		r.b = nil
 	case KindMember:
 		copy(e.Member.HostID[:], r.next(16))

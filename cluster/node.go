@@ -56,6 +56,9 @@ type NodeOptions struct {
 	// reports whether the catalog holds a user schema already.
 	Schema    SchemaApplier
 	HasSchema bool
+	// Auth applies role entries to this node's role state; nil when it
+	// keeps none.
+	Auth AuthApplier
 	// Meta is this node's gossip metadata, read when it changes.
 	Meta func() gossip.Meta
 	// OnTopology is called after each topology change the log applies;
@@ -148,7 +151,7 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
 	}
-	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology,
+	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, Auth: o.Auth, OnTopology: o.OnTopology,
 		OnFailure: o.OnFailure, Self: o.HostID, Logger: o.Logger})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/schema"
 )
@@ -17,6 +18,9 @@ import (
 type SchemaLog struct {
 	schema  *schema.Schema
 	publish func(message.Message)
+	// onDrop is told of each keyspace or table (table "" for a keyspace)
+	// a change drops, before the change is applied.
+	onDrop func(keyspace, table string) error
 
 	mu   sync.Mutex
 	node *Node
@@ -35,6 +39,14 @@ func NewSchemaLog(s *schema.Schema, publish func(message.Message)) *SchemaLog {
 	}
 	return &SchemaLog{schema: s, publish: publish}
 }
+
+// OnDrop has f told, on every node, of each keyspace or table (table ""
+// for a keyspace) a change drops, before the change applies: the grants
+// on it are forgotten (AuthLog.ForgetDropped) as Cassandra's
+// AuthSchemaChangeListener does. f must change nothing the second time
+// for the same drop, since a restart between f and the schema's write
+// applies the entry again. Call it before the node starts.
+func (l *SchemaLog) OnDrop(f func(keyspace, table string) error) { l.onDrop = f }
 
 // Attach gives the SchemaLog the node whose log it proposes to; Submit
 // fails before.
@@ -82,6 +94,14 @@ func (l *SchemaLog) ApplySchema(index uint64, b []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.onDrop != nil {
+		if ev := schema.Event(l.outcome(ch)); ev != nil && ev.ChangeType == primitive.SchemaChangeTypeDropped &&
+			(ev.Target == primitive.SchemaChangeTargetKeyspace || ev.Target == primitive.SchemaChangeTargetTable) {
+			if err := l.onDrop(ev.Keyspace, ev.Object); err != nil {
+				return nil, err
+			}
+		}
+	}
 	res, err := l.schema.ApplyAt(index, ch)
 	if err != nil {
 		return nil, err
@@ -90,6 +110,15 @@ func (l *SchemaLog) ApplySchema(index uint64, b []byte) (any, error) {
 		l.publish(ev)
 	}
 	return res, nil
+}
+
+// outcome is what ch would answer if applied now; nil when it would fail.
+func (l *SchemaLog) outcome(ch schema.Change) message.Message {
+	res, err := l.schema.Outcome(ch)
+	if err != nil {
+		return nil
+	}
+	return res
 }
 
 // SchemaSnapshot and RestoreSchema are the schema's part of the log's

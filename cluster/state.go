@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
@@ -32,6 +33,23 @@ type SchemaApplier interface {
 	SchemaApplied() uint64
 }
 
+// AuthApplier applies role changes, as the auth package encodes them, to
+// this node's role state (auth.Store through AuthLog). Like a
+// SchemaApplier it is deterministic and records the index of what it
+// writes in the same write.
+type AuthApplier interface {
+	// ApplyAuth applies the encoded changes of the entry at index, all
+	// or none; its error is the proposer's (auth.ErrWrite when the state
+	// could not be written).
+	ApplyAuth(index uint64, changes []byte) error
+	// AuthSnapshot encodes the whole role state; RestoreAuth replaces it
+	// with a snapshot's, recorded as of index.
+	AuthSnapshot() []byte
+	RestoreAuth(index uint64, snapshot []byte) error
+	// AuthApplied is the index recorded with the role state's last write.
+	AuthApplied() uint64
+}
+
 // Result is what applying an entry gave the node that proposed it.
 type Result struct {
 	Value any
@@ -46,8 +64,10 @@ type StateOptions struct {
 	// directory).
 	FS  vfs.FS
 	Dir string
-	// Schema applies schema entries.
+	// Schema applies schema entries; Auth role entries (nil: this node
+	// has no role state, and role entries fail).
 	Schema SchemaApplier
+	Auth   AuthApplier
 	// OnTopology, when set, is called after each topology change with the
 	// topologies before and after, in log order, on the goroutine that
 	// applies entries.
@@ -92,6 +112,9 @@ type stateJSON struct {
 	// Left records that this node was removed from the cluster.
 	Left   bool            `json:"left,omitempty"`
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Auth is the role state (auth.EncodeSnapshot), in snapshots only;
+	// a snapshot of a node of before roles were in the log has none.
+	Auth []byte `json:"auth,omitempty"`
 }
 
 // OpenState reads the state a node last recorded, or starts empty.
@@ -134,11 +157,21 @@ func (s *State) Left() bool {
 func (s *State) Topology() *Topology { return s.topo.Load() }
 
 // Applied is the index of the last entry this node has applied and
-// recorded: metadata.json records topology entries, the schema its own.
+// recorded: metadata.json records topology entries, the schema and the
+// role state their own.
 func (s *State) Applied() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return max(s.applied, s.opts.Schema.SchemaApplied())
+	return s.appliedLocked()
+}
+
+// appliedLocked is Applied. REQUIRES: s.mu held.
+func (s *State) appliedLocked() uint64 {
+	a := max(s.applied, s.opts.Schema.SchemaApplied())
+	if s.opts.Auth != nil {
+		a = max(a, s.opts.Auth.AuthApplied())
+	}
+	return a
 }
 
 // Expect registers a proposal: the Result of applying the entry carrying
@@ -183,7 +216,7 @@ func (s *State) deliver(id [16]byte, r Result) {
 func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if index <= max(s.applied, s.opts.Schema.SchemaApplied()) {
+	if index <= s.appliedLocked() {
 		return nil, nil
 	}
 	e, err := DecodeEntry(entry)
@@ -197,14 +230,14 @@ func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 	default:
 		r = s.apply(index, e)
 		r.Index = index
-		if errors.Is(r.Err, storage.ErrCatalogWrite) {
+		if errors.Is(r.Err, storage.ErrCatalogWrite) || errors.Is(r.Err, auth.ErrWrite) {
 			s.fail(index, r.Err)
 		}
 	}
 	if s.failed == nil && err == nil && (e.Kind == KindMember || e.Kind == KindRemove) {
-		// A schema entry is recorded by the schema's own write; one that
-		// changed nothing is applied again after a restart, against the
-		// same state, and changes nothing again.
+		// A schema or role entry is recorded by its part's own write;
+		// one that changed nothing is applied again after a restart,
+		// against the same state, and changes nothing again.
 		s.applied = index
 		if err := s.save(); err != nil {
 			r.Err = fmt.Errorf("cluster: recording entry %d: %w", index, err)
@@ -237,6 +270,14 @@ func (s *State) apply(index uint64, e Entry) Result {
 		return Result{Value: v, Err: err}
 	case KindSchemaReset:
 		return Result{Err: s.opts.Schema.RestoreSchema(index, e.Schema)}
+	case KindAuth, KindAuthReset:
+		if s.opts.Auth == nil {
+			return Result{Err: errors.New("cluster: this node keeps no role state")}
+		}
+		if e.Kind == KindAuth {
+			return Result{Err: s.opts.Auth.ApplyAuth(index, e.Auth)}
+		}
+		return Result{Err: s.opts.Auth.RestoreAuth(index, e.Auth)}
 	case KindMember, KindRemove:
 		before := s.topo.Load()
 		var after *Topology
@@ -289,7 +330,11 @@ func (s *State) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
-	return json.Marshal(stateJSON{Applied: max(s.applied, s.opts.Schema.SchemaApplied()), Members: s.topo.Load().Members(), Schema: schema})
+	st := stateJSON{Applied: s.appliedLocked(), Members: s.topo.Load().Members(), Schema: schema}
+	if s.opts.Auth != nil {
+		st.Auth = s.opts.Auth.AuthSnapshot()
+	}
+	return json.Marshal(st)
 }
 
 // Restore replaces the state with a snapshot taken at index.
@@ -312,6 +357,11 @@ func (s *State) Restore(index uint64, snapshot []byte) error {
 	}
 	if err := s.opts.Schema.RestoreSchema(index, st.Schema); err != nil {
 		return fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	if s.opts.Auth != nil && st.Auth != nil {
+		if err := s.opts.Auth.RestoreAuth(index, st.Auth); err != nil {
+			return fmt.Errorf("cluster: snapshot: %w", err)
+		}
 	}
 	before := s.topo.Load()
 	s.topo.Store(t)

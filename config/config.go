@@ -68,6 +68,22 @@ type Config struct {
 	// their class names too.
 	Authorizer  string `yaml:"authorizer"`
 	RoleManager string `yaml:"role_manager"`
+	// The caches of roles and permissions, by Cassandra's keys. cqld's
+	// are invalidated by the metadata log entry that changes a role or a
+	// permission, on every node as it applies it, never by time: the
+	// validity periods and update intervals only turn the cache off when
+	// roles_validity and permissions_validity are both 0s, and the
+	// *_cache_max_entries bound it. The credentials keys are accepted:
+	// every login checks its password's hash.
+	RolesValidity              Duration `yaml:"roles_validity"`
+	RolesUpdateInterval        Duration `yaml:"roles_update_interval"`
+	RolesCacheMaxEntries       int      `yaml:"roles_cache_max_entries"`
+	PermissionsValidity        Duration `yaml:"permissions_validity"`
+	PermissionsUpdateInterval  Duration `yaml:"permissions_update_interval"`
+	PermissionsCacheMaxEntries int      `yaml:"permissions_cache_max_entries"`
+	CredentialsValidity        Duration `yaml:"credentials_validity"`
+	CredentialsUpdateInterval  Duration `yaml:"credentials_update_interval"`
+	CredentialsCacheMaxEntries int      `yaml:"credentials_cache_max_entries"`
 
 	NumTokens int `yaml:"num_tokens"`
 	// AllocateTokensForLocalReplicationFactor is the replication factor a
@@ -247,6 +263,15 @@ func Default() Config {
 		Authenticator:                           "AllowAllAuthenticator",
 		Authorizer:                              "AllowAllAuthorizer",
 		RoleManager:                             "CassandraRoleManager",
+		RolesValidity:                           Duration{2 * time.Second},
+		RolesUpdateInterval:                     Duration{2 * time.Second},
+		RolesCacheMaxEntries:                    1000,
+		PermissionsValidity:                     Duration{2 * time.Second},
+		PermissionsUpdateInterval:               Duration{2 * time.Second},
+		PermissionsCacheMaxEntries:              1000,
+		CredentialsValidity:                     Duration{2 * time.Second},
+		CredentialsUpdateInterval:               Duration{2 * time.Second},
+		CredentialsCacheMaxEntries:              1000,
 		NumTokens:                               16,
 		AllocateTokensForLocalReplicationFactor: 3,
 		HintedHandoffEnabled:                    true,
@@ -458,6 +483,15 @@ func keys() []key {
 		{name: "authenticator", usage: "AllowAllAuthenticator or PasswordAuthenticator", field: func(c *Config) any { return &c.Authenticator }},
 		{name: "authorizer", usage: "AllowAllAuthorizer or CassandraAuthorizer", field: func(c *Config) any { return &c.Authorizer }},
 		{name: "role_manager", usage: "CassandraRoleManager", field: func(c *Config) any { return &c.RoleManager }},
+		{name: "roles_validity", usage: "0s with permissions_validity 0s: no cache of roles (the cache is invalidated by the metadata log, not by time)", field: func(c *Config) any { return &c.RolesValidity }},
+		{name: "roles_update_interval", usage: "accepted: the cache of roles is invalidated by the metadata log", field: func(c *Config) any { return &c.RolesUpdateInterval }},
+		{name: "roles_cache_max_entries", usage: "roles whose permissions are cached", field: func(c *Config) any { return &c.RolesCacheMaxEntries }},
+		{name: "permissions_validity", usage: "0s with roles_validity 0s: no cache of permissions (the cache is invalidated by the metadata log, not by time)", field: func(c *Config) any { return &c.PermissionsValidity }},
+		{name: "permissions_update_interval", usage: "accepted: the cache of permissions is invalidated by the metadata log", field: func(c *Config) any { return &c.PermissionsUpdateInterval }},
+		{name: "permissions_cache_max_entries", usage: "roles whose permissions are cached", field: func(c *Config) any { return &c.PermissionsCacheMaxEntries }},
+		{name: "credentials_validity", usage: "accepted: every login checks its password's hash", field: func(c *Config) any { return &c.CredentialsValidity }},
+		{name: "credentials_update_interval", usage: "accepted: every login checks its password's hash", field: func(c *Config) any { return &c.CredentialsUpdateInterval }},
+		{name: "credentials_cache_max_entries", usage: "accepted: every login checks its password's hash", field: func(c *Config) any { return &c.CredentialsCacheMaxEntries }},
 		{name: "num_tokens", usage: "tokens per node, 1 to 1536", field: func(c *Config) any { return &c.NumTokens }},
 		{name: "allocate_tokens_for_local_replication_factor", usage: "replication factor a joining node balances its tokens for", field: func(c *Config) any { return &c.AllocateTokensForLocalReplicationFactor }},
 		{name: "endpoint_snitch", usage: "snitch class: SimpleSnitch or GossipingPropertyFileSnitch", field: func(c *Config) any { return &c.EndpointSnitch }},
@@ -519,6 +553,12 @@ func keys() []key {
 		legacy("write_request_timeout_in_ms", "write_request_timeout", legacyMillis, func(c *Config) any { return &c.WriteRequestTimeout }),
 		legacy("request_timeout_in_ms", "request_timeout", legacyMillis, func(c *Config) any { return &c.RequestTimeout }),
 		legacy("cas_contention_timeout_in_ms", "cas_contention_timeout", legacyMillis, func(c *Config) any { return &c.CASContentionTimeout }),
+		legacy("roles_validity_in_ms", "roles_validity", legacyMillis, func(c *Config) any { return &c.RolesValidity }),
+		legacy("roles_update_interval_in_ms", "roles_update_interval", legacyMillis, func(c *Config) any { return &c.RolesUpdateInterval }),
+		legacy("permissions_validity_in_ms", "permissions_validity", legacyMillis, func(c *Config) any { return &c.PermissionsValidity }),
+		legacy("permissions_update_interval_in_ms", "permissions_update_interval", legacyMillis, func(c *Config) any { return &c.PermissionsUpdateInterval }),
+		legacy("credentials_validity_in_ms", "credentials_validity", legacyMillis, func(c *Config) any { return &c.CredentialsValidity }),
+		legacy("credentials_update_interval_in_ms", "credentials_update_interval", legacyMillis, func(c *Config) any { return &c.CredentialsUpdateInterval }),
 	}
 }
 
@@ -1009,6 +1049,21 @@ func (c *Config) problems() []*keyError {
 		c.RoleManager = a
 	} else {
 		bad("role_manager", "%q is not supported; cqld has only CassandraRoleManager", c.RoleManager)
+	}
+	notNegative("roles_validity", c.RolesValidity)
+	notNegative("roles_update_interval", c.RolesUpdateInterval)
+	notNegative("permissions_validity", c.PermissionsValidity)
+	notNegative("permissions_update_interval", c.PermissionsUpdateInterval)
+	notNegative("credentials_validity", c.CredentialsValidity)
+	notNegative("credentials_update_interval", c.CredentialsUpdateInterval)
+	for _, k := range []struct {
+		key string
+		n   int
+	}{{"roles_cache_max_entries", c.RolesCacheMaxEntries}, {"permissions_cache_max_entries", c.PermissionsCacheMaxEntries},
+		{"credentials_cache_max_entries", c.CredentialsCacheMaxEntries}} {
+		if k.n < 0 {
+			bad(k.key, "%d must not be negative", k.n)
+		}
 	}
 
 	inRange("num_tokens", c.NumTokens, 1, 1536)

@@ -288,8 +288,8 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	if n := len(byName) - current; n != 12 {
-		t.Errorf("%d legacy keys, want 12", n)
+	if n := len(byName) - current; n != 18 {
+		t.Errorf("%d legacy keys, want 18", n)
 	}
 }
 

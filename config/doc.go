@@ -159,9 +159,14 @@
 // request timeouts (read_request_timeout, write_request_timeout,
 // range_request_timeout, request_timeout: a request still running past its
 // deadline answers READ_TIMEOUT or WRITE_TIMEOUT), authenticator
-// (PasswordAuthenticator makes clients log in as a role of the data
-// directory's system_auth, with the default superuser cassandra/cassandra
-// on a fresh node), the native_transport_* keys (among them the connection
+// (PasswordAuthenticator makes clients log in as a role of the cluster's
+// metadata log, with the default superuser cassandra/cassandra in a new
+// cluster), authorizer (CassandraAuthorizer, with PasswordAuthenticator:
+// every statement's permission is checked), roles_validity and
+// permissions_validity (both 0s: no cache of what roles may do; the cache
+// is emptied by the log's role changes, never by time) and
+// roles_cache_max_entries and permissions_cache_max_entries (its bound),
+// the native_transport_* keys (among them the connection
 // caps native_transport_max_concurrent_connections and _per_ip; the bounds
 // on request bytes in flight, native_transport_max_request_data_in_flight,
 // default 256MiB, and _per_ip, default 64MiB, both fixed where Cassandra's
@@ -179,9 +184,8 @@
 // and prometheus_port, and cqld's own internode_injected_delay and
 // internode_fault_injection (tests only).
 //
-// Validated and not used yet: truncate_request_timeout,
-// saved_caches_directory, authorizer (AllowAllAuthorizer, or
-// CassandraAuthorizer with PasswordAuthenticator: permissions are not
-// checked yet, which start-up warns about) and role_manager
-// (CassandraRoleManager only).
+// Validated and not used yet: saved_caches_directory, role_manager
+// (CassandraRoleManager only), roles_update_interval,
+// permissions_update_interval and the credentials_* keys (every login
+// checks its password's hash).
 package config

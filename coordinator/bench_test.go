@@ -220,6 +220,11 @@ func framePathName(inline bool) string {
 // its later callback), encode the answer into a reused buffer; the answer
 // must be a RESULT at least minLen bytes long.
 func benchFrames(b *testing.B, c *Coordinator, e *benchExec, keys []byte, inline bool, minLen int) {
+	benchFramesAs(b, c, e, keys, inline, minLen, "")
+}
+
+// benchFramesAs is benchFrames on a connection logged in as role.
+func benchFramesAs(b *testing.B, c *Coordinator, e *benchExec, keys []byte, inline bool, minLen int, role string) {
 	h, body, at := encodeExecute(b, e)
 	out := make([]byte, 0, 256)
 	r := rnd(0x9e3779b97f4a7c15)
@@ -234,6 +239,7 @@ func benchFrames(b *testing.B, c *Coordinator, e *benchExec, keys []byte, inline
 		if err != nil {
 			b.Fatal(err)
 		}
+		req.Role = role
 		var resp *protocol.Response
 		if inline {
 			var taken bool

@@ -12,6 +12,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/replica"
@@ -59,6 +60,16 @@ type Options struct {
 	// coordinates; nil applies them to Schema here, publishing their
 	// events through Publish.
 	SchemaChanges schema.Submitter
+	// Roles is the node's role state, which the role statements and the
+	// permission checks read and system_auth shows; nil is none.
+	// RoleChanges orders and applies role changes (the metadata log);
+	// nil applies them to Roles alone.
+	Roles       *auth.Store
+	RoleChanges auth.Submitter
+	// Authorizer is set under authorizer: CassandraAuthorizer: every
+	// statement's permission is checked against Roles, and creators are
+	// granted permissions on what they create.
+	Authorizer bool
 	// PreparedCacheSize bounds the prepared statements' estimated memory
 	// (prepared_statements_cache_size); 0 means 10 MiB.
 	PreparedCacheSize int64
@@ -243,7 +254,10 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if err != nil {
 		return nil, err
 	}
-	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, query: m.Query}
+	if err := c.authorize(req.Role, p); err != nil {
+		return nil, err
+	}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, query: m.Query, role: req.Role}
 	if err := bindValues(p, opts, x); err != nil {
 		return nil, err
 	}
@@ -265,6 +279,9 @@ type execution struct {
 	at       time.Time
 	// query is the QUERY's text; EXECUTE's is prepared.query.
 	query string
+	// role is the role the connection logged in as; "" under
+	// AllowAllAuthenticator.
+	role string
 	// prepared is set for EXECUTE, so results can honour skip_metadata and
 	// v5's result metadata id.
 	prepared  *preparedStmt

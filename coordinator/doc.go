@@ -63,6 +63,22 @@
 // whose table was dropped answers INVALID and is forgotten. Evicted ids
 // answer UNPREPARED.
 //
+// # Who may do what
+//
+// Every plan is authorized before it runs, on each QUERY, EXECUTE (on the
+// event loop too) and statement of a BATCH, in one place: authorize
+// (auth.go) computes the permission Cassandra 4.0's statement checks and
+// on what, and asks the role state (Options.Roles) whether the
+// connection's role holds it, itself, through a role granted to it or on
+// a parent resource; under AllowAllAuthorizer it checks only what
+// Cassandra checks whatever the authorizer (no schema change in a system
+// keyspace). A plan kind it does not know is refused, never run
+// unchecked. The role and permission statements are a rolePlan, checked
+// and run by auth.Plan against the state current when it runs, their
+// changes submitted through Options.RoleChanges (the metadata log). A
+// CREATE KEYSPACE or TABLE that created something grants its creator
+// every permission on it.
+//
 // A schema change is checked when analysed as Cassandra checks it when
 // preparing; when it runs, it becomes a schema.Change (its text, the
 // statement's time, the ids it needs) submitted through

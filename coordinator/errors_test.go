@@ -33,7 +33,7 @@ func errorSamples() []struct {
 	code primitive.ErrorCode
 } {
 	_, _, syntaxErr := statements.Parse("SELEC x")
-	_, _, unsupported := statements.Parse("CREATE ROLE r")
+	_, _, unsupported := statements.Parse("CREATE TRIGGER tr ON t USING 'x'")
 	return []struct {
 		err  error
 		code primitive.ErrorCode

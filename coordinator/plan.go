@@ -44,6 +44,9 @@ func (c *Coordinator) analyze(stmt statements.Statement, nMarkers int, keyspace 
 	case *statements.Select:
 		return c.analyzeSelect(s, nMarkers, keyspace)
 	}
+	if isRoleStatement(stmt) {
+		return &rolePlan{stmt: stmt, session: keyspace}, nil
+	}
 	return c.analyzeUser(stmt, nMarkers, keyspace)
 }
 

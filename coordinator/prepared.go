@@ -175,7 +175,10 @@ func (c *Coordinator) bindExecute(ctx context.Context, req *protocol.Request, m 
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, prepared: ps, reqMetaID: m.ResultMetadataId}
+	if err := c.authorize(req.Role, ps.plan); err != nil {
+		return nil, err
+	}
+	x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, prepared: ps, reqMetaID: m.ResultMetadataId, role: req.Role}
 	if err := bindValues(ps.plan, opts, x); err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *me
 	}
 	opts := &message.QueryOptions{Consistency: b.Consistency, SerialConsistency: b.SerialConsistency, DefaultTimestamp: b.DefaultTimestamp, Keyspace: b.Keyspace, NowInSeconds: b.NowInSeconds}
 	ks := keyspaceOf(req, b.Keyspace)
-	base := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now}
+	base := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, role: req.Role}
 	base.now()
 	var cas *casPlan
 	var casXs []*execution
@@ -91,7 +91,10 @@ func (c *Coordinator) runBatch(ctx context.Context, req *protocol.Request, b *me
 				return nil, err
 			}
 		}
-		x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, at: base.at}
+		if err := c.authorize(req.Role, p); err != nil {
+			return nil, err
+		}
+		x := &execution{ctx: ctx, version: req.Version, opts: opts, clock: c.opts.Now, at: base.at, role: req.Role}
 		if err := bindValues(p, &message.QueryOptions{PositionalValues: ch.Values}, x); err != nil {
 			return nil, fmt.Errorf("statement %d of the batch: %w", i, err)
 		}

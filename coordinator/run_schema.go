@@ -11,7 +11,14 @@ import (
 
 func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	ch := schema.NewChange(p.stmt, x.text(), p.session, serverTimestamp(x.now()), c.dataCenters())
-	return c.schemaChanges.Submit(ctx, ch)
+	res, err := c.schemaChanges.Submit(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.grantCreator(ctx, x.role, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
 )
@@ -34,6 +35,8 @@ func (s sysState) Peers() []systables.Peer {
 	}
 	return s.c.opts.Cluster.Peers()
 }
+
+func (s sysState) Roles() *auth.State { return s.c.roles() }
 
 func (c *Coordinator) localTokens() []int64 {
 	if c.opts.Cluster != nil {

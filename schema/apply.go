@@ -66,6 +66,17 @@ func (sc *Schema) Validate(ch Change) error {
 	return err
 }
 
+// Outcome is the result Apply(ch) would answer if applied now, or its
+// error, and changes nothing: what a change drops can be acted on before
+// it is applied (package cluster forgets the grants on a dropped table).
+func (sc *Schema) Outcome(ch Change) (message.Message, error) {
+	e, err := sc.decide(&ch)
+	if err != nil {
+		return nil, err
+	}
+	return e.result, nil
+}
+
 // edit is a change decided against the current schema: the result that
 // answers it and what applying it does (nil: nothing).
 type edit struct {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/netip"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/frontend"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/tlsconf"
@@ -33,7 +35,10 @@ const (
 
 // adminEndpoints are the handlers the metrics endpoint serves beside
 // /metrics. more are further state-changing endpoints (the fault
-// injection of internode_fault_injection).
+// injection of internode_fault_injection). Under CassandraAuthorizer the
+// role of reloadssl and the fault injection must be a superuser too:
+// Cassandra's JMX takes permissions on its MBeans, which cqld has not,
+// so no other role may be granted them.
 func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http.Handler) map[string]http.Handler {
 	out := map[string]http.Handler{
 		statusPath: n.members.statusHandler(n.engine),
@@ -54,6 +59,9 @@ func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http
 	var a metrics.Authenticator
 	if authn != nil {
 		a = authn
+		if n.cfg.Authorizer == "CassandraAuthorizer" {
+			a = superusers{authn: authn, roles: n.Auth}
+		}
 	}
 	for path, h := range change {
 		out[path] = metrics.RequireLogin(a, h)
@@ -132,6 +140,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// superusers logs in as authn does and refuses a role that is not a
+// superuser.
+type superusers struct {
+	authn frontend.Authenticator
+	roles *auth.Store
+}
+
+var _ metrics.Authenticator = superusers{}
+
+func (s superusers) Authenticate(remote netip.Addr, token []byte) (string, error) {
+	role, err := s.authn.Authenticate(remote, token)
+	if err != nil {
+		return "", err
+	}
+	if !s.roles.State().IsSuper(role) {
+		return "", fmt.Errorf("Access Denied: %s is not a superuser, which this endpoint requires under CassandraAuthorizer", role)
+	}
+	return role, nil
 }
 
 // postOnly refuses every method but POST: a state change is never a GET,

@@ -336,6 +336,8 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 			node.UpdateMeta()
 		}
 	})
+	n.authLog = cluster.NewAuthLog(n.Auth)
+	n.schemaLog.OnDrop(n.authLog.ForgetDropped)
 	rpcAddr := cfg.RPCAddress
 	if cfg.BroadcastRPCAddress != "" {
 		rpcAddr = cfg.BroadcastRPCAddress
@@ -362,6 +364,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		FS:            n.fs,
 		Schema:        n.schemaLog,
 		HasSchema:     len(catalog.Keyspaces()) > 0,
+		Auth:          n.authLog,
 		Meta: func() gossip.Meta {
 			meta := gossip.Meta{RPCAddr: rpcIP.Unmap(), NativePort: uint16(cfg.NativeTransportPort),
 				DataCenter: cfg.DataCenter, Rack: cfg.Rack, ReleaseVersion: coordinator.ReleaseVersion, Status: "NORMAL",
@@ -395,6 +398,10 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 	n.clusterRef.Store(node)
 	m.node.Store(node)
 	n.schemaLog.Attach(node)
+	n.authLog.Attach(node)
+	if err := n.setupRoles(ctx); err != nil {
+		return err
+	}
 	m.topo.Publish(ringState(node.Topology()))
 	var hs proxy.Hints
 	if cfg.HintedHandoffEnabled {

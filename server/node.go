@@ -44,9 +44,11 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
-	// Auth is the role state under PasswordAuthenticator, nil otherwise,
-	// and authn its authenticator.
+	// Auth is the node's role state, the metadata log's auth part;
+	// authLog carries role changes through the log; authn is the
+	// authenticator under PasswordAuthenticator, nil otherwise.
 	Auth    *auth.Store
+	authLog *cluster.AuthLog
 	authn   *auth.Authenticator
 	engine  *storage.Engine
 	catalog *storage.Catalog
@@ -120,6 +122,11 @@ type Options struct {
 	// CertReloadInterval is how often the keystore and truststore files
 	// are looked at for changes; 0 means DefaultCertReloadInterval.
 	CertReloadInterval time.Duration
+	// BcryptCost is the bcrypt cost of the password hashes the node makes
+	// (Cassandra's auth_bcrypt_gensalt_log2_rounds); 0 means
+	// auth.DefaultCost. Tests lower it: a login checks a hash of this
+	// cost, which takes seconds under the race detector.
+	BcryptCost int
 	// Die ends the process when the node must stop for good (failStop);
 	// nil means os.Exit(1). Tests of nodes in the process set it.
 	Die func(error)
@@ -156,7 +163,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	roles, authn, err := startAuth(cfg, fs, dataDir, log)
+	roles, authn, err := startAuth(cfg, fs, dataDir, o.BcryptCost)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +227,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Cluster:           n.members,
 		Schema:            n.schema,
 		SchemaChanges:     n.schemaLog,
+		Roles:             n.Auth,
+		RoleChanges:       n.authLog,
+		Authorizer:        cfg.Authorizer == "CassandraAuthorizer",
 		Publish:           publish,
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),

@@ -59,11 +59,13 @@ type ResourceKind uint8
 
 // The resources of GRANT, REVOKE and LIST.
 const (
-	AllKeyspacesResource ResourceKind = iota + 1 // ALL KEYSPACES
-	KeyspaceResource                             // KEYSPACE ks
-	TableResource                                // [TABLE] [ks.]t
-	AllRolesResource                             // ALL ROLES
-	RoleResource                                 // ROLE r
+	AllKeyspacesResource      ResourceKind = iota + 1 // ALL KEYSPACES
+	KeyspaceResource                                  // KEYSPACE ks
+	TableResource                                     // [TABLE] [ks.]t
+	AllRolesResource                                  // ALL ROLES
+	RoleResource                                      // ROLE r
+	AllFunctionsResource                              // ALL FUNCTIONS
+	KeyspaceFunctionsResource                         // ALL FUNCTIONS IN KEYSPACE ks
 )
 
 // AuthResource is what permissions are granted on. A table's Keyspace is
@@ -120,32 +122,3 @@ func (*GrantRole) statement()         {}
 func (*RevokeRole) statement()        {}
 func (*ListRoles) statement()         {}
 func (*ListPermissions) statement()   {}
-
-// authStatementName names a role or permission statement as
-// UnsupportedError does, "" for any other statement.
-func authStatementName(st Statement) string {
-	switch s := st.(type) {
-	case *CreateRole:
-		return pick(s.User, "CREATE USER", "CREATE ROLE")
-	case *AlterRole:
-		return pick(s.User, "ALTER USER", "ALTER ROLE")
-	case *DropRole:
-		return pick(s.User, "DROP USER", "DROP ROLE")
-	case *GrantPermissions, *GrantRole:
-		return "GRANT"
-	case *RevokePermissions, *RevokeRole:
-		return "REVOKE"
-	case *ListRoles:
-		return pick(s.Users, "LIST USERS", "LIST ROLES")
-	case *ListPermissions:
-		return "LIST PERMISSIONS"
-	}
-	return ""
-}
-
-func pick(cond bool, yes, no string) string {
-	if cond {
-		return yes
-	}
-	return no
-}

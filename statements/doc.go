@@ -28,9 +28,7 @@
 //     parser_dml.go INSERT, UPDATE, DELETE, BATCH and TRUNCATE;
 //     parser_ddl.go CREATE/ALTER/DROP TABLE and TYPE, ALTER KEYSPACE and
 //     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX; parser_auth.go
-//     the role and permission statements (auth.go has their AST), which
-//     parse whole but, until the server executes them, come back as an
-//     *UnsupportedError holding the parsed statement. Statement kinds cqld
+//     the role and permission statements (auth.go has their AST). Statement kinds cqld
 //     does not implement (custom indexes, materialized views, triggers,
 //     aggregates, DROP FUNCTION, identities, DESCRIBE) are recognised by
 //     their leading keywords and reported as *UnsupportedError, which

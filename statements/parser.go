@@ -35,17 +35,12 @@ func (e *SyntaxError) Error() string {
 }
 
 // UnsupportedError reports a syntactically recognised statement kind that
-// cqld does not implement yet. Statement names it: "CREATE INDEX",
-// "CREATE ROLE", "GRANT", "DROP FUNCTION", "DESCRIBE", ...
-// Only the leading keywords are checked and the rest of the statement is
-// not parsed, except for the role and permission statements, which are
-// parsed whole (Parsed). It is not a syntax error: the server should answer it as an
-// invalid request.
+// cqld does not implement yet. Statement names it: "DROP FUNCTION",
+// "DESCRIBE", "GRANT ON FUNCTIONS", ... Only the leading keywords are
+// checked and the rest of the statement is not parsed. It is not a syntax
+// error: the server should answer it as an invalid request.
 type UnsupportedError struct {
 	Statement string
-	// Parsed is the whole statement when it was parsed (the role and
-	// permission statements), nil when only its leading keywords were.
-	Parsed Statement
 	// Message, when set, is the whole answer: Cassandra's own, for what it
 	// refuses in its default configuration.
 	Message string
@@ -68,12 +63,6 @@ func Parse(query string) (Statement, int, error) {
 	defer putParser(p)
 	if err := p.run(query, func() { st = p.parseQuery() }); err != nil {
 		return nil, 0, err
-	}
-	// The role and permission statements parse whole, with Cassandra's
-	// syntax errors, but nothing executes them yet: they are answered as
-	// unsupported, with the statement for the executor that will.
-	if name := authStatementName(st); name != "" {
-		return nil, 0, &UnsupportedError{Statement: name, Parsed: st}
 	}
 	return st, p.nbind, nil
 }

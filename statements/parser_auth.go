@@ -250,8 +250,9 @@ func upperASCII(s string) string {
 }
 
 // parseResource parses ALL KEYSPACES | KEYSPACE ks | [TABLE] [ks.]t |
-// ALL ROLES | ROLE r. Functions and MBeans are resources cqld does not
-// have; verb names the statement for their refusal.
+// ALL ROLES | ROLE r | ALL FUNCTIONS [IN KEYSPACE ks]. A single function
+// and MBeans are resources cqld does not have; verb names the statement
+// for their refusal.
 func (p *parser) parseResource(verb string) AuthResource {
 	switch p.kind() {
 	case kwAll:
@@ -263,7 +264,13 @@ func (p *parser) parseResource(verb string) AuthResource {
 			p.pos += 2
 			return AuthResource{Kind: AllRolesResource}
 		case kwFunctions:
-			p.unsupported(verb + " ON FUNCTIONS")
+			p.pos += 2
+			if p.kind() != kwIn {
+				return AuthResource{Kind: AllFunctionsResource}
+			}
+			p.next()
+			p.expect(kwKeyspace)
+			return AuthResource{Kind: KeyspaceFunctionsResource, Keyspace: p.keyspaceName()}
 		case kwMbeans:
 			p.unsupported(verb + " ON MBEANS")
 		}

@@ -453,6 +453,43 @@ var systemTableDefs = []tableDef{
 			sysReg("salted_hash", "text"),
 		},
 	},
+	{
+		keyspace: "system_auth",
+		name:     "role_members",
+		comment:  "role memberships lookup table",
+		cols: []colDef{
+			sysPK("role", "text", 0),
+			sysCK("member", "text", 0),
+		},
+	},
+	{
+		keyspace: "system_auth",
+		name:     "role_permissions",
+		comment:  "permissions granted to db roles",
+		cols: []colDef{
+			sysPK("role", "text", 0),
+			sysCK("resource", "text", 0),
+			sysReg("permissions", "set<text>"),
+		},
+	},
+	{
+		keyspace: "system_auth",
+		name:     "resource_role_permissons_index",
+		comment:  "index of db roles with permissions granted on a resource",
+		cols: []colDef{
+			sysPK("resource", "text", 0),
+			sysCK("role", "text", 0),
+		},
+	},
+	{
+		keyspace: "system_auth",
+		name:     "network_permissions",
+		comment:  "user network permissions",
+		cols: []colDef{
+			sysPK("role", "text", 0),
+			sysReg("dcs", "frozen<set<text>>"),
+		},
+	},
 
 	// ---- system_traces (TraceKeyspace.java) ----
 	{

@@ -18,14 +18,16 @@
 //     partitions are read, in token order. This is what Cassandra's
 //     virtual tables do (AbstractVirtualTable builds its partitions on
 //     each select). A generator is a function from State to rows, listed
-//     in generators (tables.go); a table in neither list is empty.
+//     in generators (tables.go); a table in neither list is empty. The
+//     system_auth tables are generated from the role state (auth.go), which
+//     the metadata log keeps on every node, as Cassandra's system_auth is
+//     what its role manager and authorizer read.
 //   - stored: the rows are in the engine, written by the node like user
 //     data and read through the node's replica of its engine (Reader):
 //     system.prepared_statements, written by the prepared statement
 //     cache, and system.paxos, the Paxos state of lightweight
 //     transactions (package replica). A system table that must keep data
-//     the node cannot make again (system.batches, system_auth.*) goes in
-//     stored.
+//     the node cannot make again (system.batches) goes in stored.
 //
 // The package knows nothing of the coordinator: State and Reader are the
 // small interfaces through which it reads what it shows.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -49,6 +50,25 @@ func (fakeState) Peers() []Peer {
 	}
 }
 
+// Roles: alice (a member of readers, with a password) and readers, which
+// holds SELECT on the keyspace app and MODIFY and SELECT on app.users.
+func (fakeState) Roles() *auth.State {
+	s := auth.Empty()
+	for _, c := range []auth.Change{
+		{Op: auth.OpCreateRole, Role: "alice", Set: auth.AttrLogin | auth.AttrPassword, Login: true, SaltedHash: []byte("$2a$04$hash")},
+		{Op: auth.OpCreateRole, Role: "readers"},
+		{Op: auth.OpGrantRole, Role: "readers", Grantee: "alice"},
+		{Op: auth.OpGrantPermissions, Grantee: "readers", Resource: auth.Keyspace("app"), Permissions: auth.Of(auth.Select)},
+		{Op: auth.OpGrantPermissions, Grantee: "readers", Resource: auth.Table("app", "users"), Permissions: auth.Of(auth.Select, auth.Modify)},
+	} {
+		var err error
+		if s, err = s.Apply(c); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
 var errStored = errors.New("read of the stored replica")
 
 // storedReader stands for the node's replica of its engine.
@@ -77,7 +97,9 @@ func TestEveryTableReads(t *testing.T) {
 	ctx := context.Background()
 	want := map[string]int{"system.local": 1, "system.peers": 2, "system.peers_v2": 2, "system_schema.keyspaces": 5,
 		"system_schema.types": 1, "system_schema.indexes": 1, "system_schema.dropped_columns": 1,
-		"system_virtual_schema.keyspaces": 1, "system_traces.events": 0}
+		"system_virtual_schema.keyspaces": 1, "system_traces.events": 0,
+		"system_auth.roles": 2, "system_auth.role_members": 1, "system_auth.role_permissions": 2,
+		"system_auth.resource_role_permissons_index": 2, "system_auth.network_permissions": 0}
 	for _, st := range All() {
 		def := st.Storage.Def
 		name := def.Keyspace + "." + def.Name

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -25,6 +26,9 @@ type State interface {
 	Local() Local
 	// Peers are the other members of the ring, in any order.
 	Peers() []Peer
+	// Roles is the role state system_auth shows; nil when the node keeps
+	// none.
+	Roles() *auth.State
 }
 
 // Local is this node as system.local shows it.

@@ -47,18 +47,22 @@ func (t *Table) Stored() bool { return t.rows == nil }
 // generators make the rows of the generated tables. A table listed in
 // systemTableDefs that is in neither generators nor stored is empty.
 var generators = map[string]func(State) []Row{
-	"system.local":                  localRows,
-	"system.peers":                  peerRows,
-	"system.peers_v2":               peerV2Rows,
-	"system_schema.keyspaces":       keyspaceRows,
-	"system_schema.tables":          tableRows,
-	"system_schema.columns":         columnRows,
-	"system_schema.types":           typeRows,
-	"system_schema.indexes":         indexRows,
-	"system_schema.dropped_columns": droppedColumnRows,
-	virtualKeyspace + ".keyspaces":  virtualKeyspaceRows,
-	virtualKeyspace + ".tables":     virtualTableRows,
-	virtualKeyspace + ".columns":    virtualColumnRows,
+	"system.local":                               localRows,
+	"system.peers":                               peerRows,
+	"system.peers_v2":                            peerV2Rows,
+	"system_schema.keyspaces":                    keyspaceRows,
+	"system_schema.tables":                       tableRows,
+	"system_schema.columns":                      columnRows,
+	"system_schema.types":                        typeRows,
+	"system_schema.indexes":                      indexRows,
+	"system_schema.dropped_columns":              droppedColumnRows,
+	virtualKeyspace + ".keyspaces":               virtualKeyspaceRows,
+	virtualKeyspace + ".tables":                  virtualTableRows,
+	virtualKeyspace + ".columns":                 virtualColumnRows,
+	"system_auth.roles":                          roleRows,
+	"system_auth.role_members":                   roleMemberRows,
+	"system_auth.role_permissions":               rolePermissionRows,
+	"system_auth.resource_role_permissons_index": resourceRoleRows,
 }
 
 // stored are the system tables kept in the engine: written by the node
@@ -155,6 +159,14 @@ func All() []*Table {
 func IsSystemKeyspace(ks string) bool {
 	_, ok := systemKeyspaceReplication[ks]
 	return ok || ks == virtualKeyspace
+}
+
+// IsReplicatedSystemKeyspace reports whether ks is a system keyspace
+// Cassandra replicates (system_auth, system_traces), whose keyspace
+// options may be altered but whose tables may not be.
+func IsReplicatedSystemKeyspace(ks string) bool {
+	r, ok := systemKeyspaceReplication[ks]
+	return ok && r["class"] != "org.apache.cassandra.locator.LocalStrategy"
 }
 
 // systemKeyspaces are the keyspaces system_schema lists, in order.

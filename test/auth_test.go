@@ -9,6 +9,7 @@ import (
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/cqld/cqld/server"
 )
@@ -21,8 +22,12 @@ func newAuthNode(t *testing.T) *server.Node {
 	cfg := testConfig(t, t.TempDir())
 	cfg.Authenticator = "PasswordAuthenticator"
 	cfg.Authorizer = "CassandraAuthorizer"
-	return startNode(t, cfg)
+	return startNodeWith(t, cfg, authOptions)
 }
+
+// authOptions make bcrypt cheap: every login checks a hash, which at
+// Cassandra's cost takes seconds under the race detector.
+var authOptions = server.Options{BcryptCost: bcrypt.MinCost}
 
 // Each driver logs in with its PlainTextAuthProvider (gocql:
 // PasswordAuthenticator) as cassandra/cassandra, and is refused with a
