@@ -25,10 +25,10 @@ import (
 // none accepts, the transaction goes the usual way, and if only some do
 // its outcome is unknown, as any proposal's.
 
-// repeatWindow is how close two transactions on one partition through
-// this node must be for the second to ask for the next promise, and how
-// long a promise given in advance is used.
-const repeatWindow = time.Second
+// DefaultRepeatWindow is how close two transactions on one partition
+// through this node must be for the second to ask for the next promise,
+// and how long a promise given in advance is used (Options.RepeatWindow).
+const DefaultRepeatWindow = time.Second
 
 // maxRepeats bounds the partitions remembered.
 const maxRepeats = 1 << 14
@@ -56,8 +56,9 @@ type repeatEntry struct {
 // repeats are the partitions this node ran transactions on lately. Safe
 // for concurrent use.
 type repeats struct {
-	mu sync.Mutex
-	m  map[string]*repeatEntry
+	window time.Duration
+	mu     sync.Mutex
+	m      map[string]*repeatEntry
 }
 
 func repeatKey(t *storage.Table, pk []byte) string { return string(t.Def.ID[:]) + string(pk) }
@@ -78,7 +79,7 @@ func (rs *repeats) take(key, read string, hosts []ring.HostID, now time.Time) (f
 	old := rs.m[key]
 	if old == nil && len(rs.m) >= maxRepeats {
 		for k, e := range rs.m {
-			if now.Sub(e.at) > repeatWindow || len(rs.m) >= maxRepeats {
+			if now.Sub(e.at) > rs.window || len(rs.m) >= maxRepeats {
 				delete(rs.m, k)
 			}
 			if len(rs.m) < maxRepeats/2 {
@@ -88,7 +89,7 @@ func (rs *repeats) take(key, read string, hosts []ring.HostID, now time.Time) (f
 	}
 	e := &repeatEntry{at: now}
 	rs.m[key] = e
-	if old == nil || now.Sub(old.at) > repeatWindow {
+	if old == nil || now.Sub(old.at) > rs.window {
 		return nil, false, replica.Proposal{}
 	}
 	e.chosen = old.chosen
@@ -102,7 +103,7 @@ func (rs *repeats) take(key, read string, hosts []ring.HostID, now time.Time) (f
 func (rs *repeats) known(key string, now time.Time) replica.Proposal {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if e := rs.m[key]; e != nil && now.Sub(e.at) <= repeatWindow {
+	if e := rs.m[key]; e != nil && now.Sub(e.at) <= rs.window {
 		return e.chosen
 	}
 	return replica.Proposal{}

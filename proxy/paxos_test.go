@@ -120,6 +120,12 @@ func newPaxosClusterIn(t *testing.T, dcs []string, replication map[string]string
 			Liveness:   c.live,
 			Replicas:   reps,
 			CASMetrics: c.metrics,
+			// Round trips are counted: a slow run must not leave the
+			// repeat proposer's window.
+			RepeatWindow: time.Hour,
+			// Nor past cas_contention_timeout's default while it waits for
+			// a CPU: tests that want a timeout give a context one.
+			CASContentionTimeout: 10 * time.Second,
 			Keyspace: func(name string) *storage.KeyspaceDef {
 				if name == "ks" {
 					return c.ks
@@ -194,7 +200,8 @@ func (c *paxosCluster) onReplica(i, k int) string {
 func isTimeout(err error) bool {
 	_, w := errors.AsType[*cqlerr.WriteTimeout](err)
 	_, r := errors.AsType[*cqlerr.ReadTimeout](err)
-	return w || r
+	_, u := errors.AsType[*cqlerr.CasWriteUnknown](err)
+	return w || r || u
 }
 
 // Two coordinators incrementing one value at once: every increment

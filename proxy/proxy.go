@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,6 +83,11 @@ type Options struct {
 	// PaxosVariant is PaxosV2 (the default, when empty), PaxosV2NoRepeat
 	// or PaxosV1, the four round trips kept as a benchmark's baseline.
 	PaxosVariant string
+	// RepeatWindow is how close a coordinator's transactions on one
+	// partition must follow each other for the repeat proposer's one
+	// round trip; DefaultRepeatWindow when zero. Tests that count round
+	// trips widen it, so that a slow machine does not change the count.
+	RepeatWindow time.Duration
 	// PaxosUnsafeSkipInProgress skips finishing the proposals a prepare
 	// finds in progress: a deliberately broken Paxos, for showing that
 	// the linearizability test catches it. Never set it otherwise.
@@ -144,6 +150,7 @@ func New(o Options) *Proxy {
 	p.sole, _ = o.Topology.(SoleReplicaTopology)
 	p.localID, p.localDCName = o.Topology.Local()
 	p.ballots = newBallots(p.localID, o.Now)
+	p.repeats.window = cmp.Or(o.RepeatWindow, DefaultRepeatWindow)
 	p.nextBallot = p.ballots.next
 	return p
 }
