@@ -22,6 +22,9 @@ type Data interface {
 	Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) error
 	// Conditional runs a lightweight transaction (proxy.CAS).
 	Conditional(ctx context.Context, c *proxy.CAS) error
+	// ApplyLocal applies a write AllLocal allowed inline to this node's
+	// replica without blocking (proxy.Proxy.ApplyLocal).
+	ApplyLocal(cl primitive.ConsistencyLevel, m *mutation.Mutation, check func() error, then func(error)) (pending bool, err error)
 	ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error
 	Scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
 	ScanIndex(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error

@@ -104,7 +104,7 @@ func (p *writePlan) start(c *Coordinator, x *execution, applied func(error)) (pe
 	if err != nil {
 		return false, nil, err
 	}
-	pending, err = c.local.ApplyAsync(m, p.current(c), applied)
+	pending, err = c.data.ApplyLocal(x.opts.Consistency, m, p.current(c), applied)
 	m.Release()
 	if pending {
 		return true, nil, nil

@@ -478,3 +478,26 @@ func (m *keyspaceMemo) set(p *Proxy, t *storage.Table) error {
 	*m = keyspaceMemo{t: t, ks: ks, st: st}
 	return nil
 }
+
+// ApplyLocal applies m to this node's replica without blocking, as
+// Replica.ApplyAsync does, for a write AllLocal found needs no other
+// replica at cl (the coordinator's inline path); it is measured as Apply
+// is.
+func (p *Proxy) ApplyLocal(cl primitive.ConsistencyLevel, m *mutation.Mutation, check func() error, then func(error)) (pending bool, err error) {
+	rep, err := p.replica(p.localID)
+	if err != nil {
+		return false, err
+	}
+	start := p.started()
+	if start.IsZero() {
+		return rep.ApplyAsync(m, check, then)
+	}
+	pending, err = rep.ApplyAsync(m, check, func(err error) {
+		p.measured("write", cl, start, err)
+		then(err)
+	})
+	if !pending {
+		p.measured("write", cl, start, err)
+	}
+	return pending, err
+}

@@ -363,3 +363,26 @@ func TestSoleReplicaWritesAnswerAsPlaced(t *testing.T) {
 		}
 	}
 }
+
+// A write the coordinator runs inline on a node alone (ApplyLocal) lands
+// and is measured as one through Apply.
+func TestApplyLocalMeasured(t *testing.T) {
+	c := newCluster(t, []string{"dc1"}, rf("1"))
+	p := c.proxies[0]
+	count := func() int { return testutil.CollectAndCount(c.metrics.Latency, "cqld_proxy_request_seconds") }
+	before := count()
+	done := make(chan error, 1)
+	pending, err := p.ApplyLocal(primitive.ConsistencyLevelOne, c.write(7, 0, "inline", 10), nil, func(err error) { done <- err })
+	if pending {
+		err = <-done
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.rowsOf(0, 7)[0]; got != "inline" {
+		t.Fatalf("row 7 holds %q", got)
+	}
+	if after := count(); after != before+1 {
+		t.Fatalf("%d latency series after the write, %d before", after, before)
+	}
+}
