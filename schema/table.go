@@ -348,6 +348,7 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 	altered := false
 	switch s.Op {
 	case statements.AlterTableAdd:
+		counter := old.IsCounter()
 		for _, cd := range s.Columns {
 			if def.Column(cd.Name) != nil {
 				if s.IfColumnNotExists {
@@ -358,15 +359,20 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 			if _, err := columnType(&cd, k, lookup); err != nil {
 				return nil, err
 			}
-			if d, ok := def.Dropped[cd.Name]; ok && d.Type != cd.Type {
-				return nil, cqlerr.Invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
-			}
 			kind := storage.KindRegular
 			if cd.Static {
 				if !hasClustering {
 					return nil, cqlerr.Invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
 				}
 				kind = storage.KindStatic
+			}
+			if d, ok := def.Dropped[cd.Name]; ok {
+				if d.Type != cd.Type {
+					return nil, cqlerr.Invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
+				}
+				if counter {
+					return nil, cqlerr.Invalidf("Cannot re-add previously dropped counter column %s", cd.Name)
+				}
 			}
 			def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
 			altered = true
@@ -445,6 +451,9 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		return unchanged(), nil
 	}
 	storage.SortColumns(def.Columns)
+	if err := checkCounterColumns(&def, old.IsCounter()); err != nil {
+		return nil, err
+	}
 	if len(def.Dropped) == 0 {
 		def.Dropped = nil
 	}
@@ -457,4 +466,24 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		}
 		return nil
 	}), nil
+}
+
+// checkCounterColumns makes Cassandra's TableMetadata.validate check of
+// counter and other columns on an altered table: a counter table has
+// only counters besides its key, any other table none.
+func checkCounterColumns(def *storage.TableDef, counter bool) error {
+	for _, kind := range []string{storage.KindStatic, storage.KindRegular} {
+		for _, c := range def.Columns {
+			if c.Kind != kind {
+				continue
+			}
+			switch {
+			case counter && c.Type != "counter":
+				return cqlerr.ConfigErrorf("%s.%s: Cannot have a non counter column (\"%s\") in a counter table", def.Keyspace, def.Name, c.Name)
+			case !counter && c.Type == "counter":
+				return cqlerr.ConfigErrorf("%s.%s: Cannot have a counter column (\"%s\") in a non counter table", def.Keyspace, def.Name, c.Name)
+			}
+		}
+	}
+	return nil
 }
