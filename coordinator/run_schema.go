@@ -7,11 +7,21 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
 	"github.com/cqld/cqld/schema"
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
 func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	ch := schema.NewChange(p.stmt, x.text(), p.session, serverTimestamp(x.now()), c.dataCenters())
-	return c.schemaChanges.Submit(ctx, ch)
+	var before *storage.KeyspaceDef
+	if s, ok := p.stmt.(*statements.AlterKeyspace); ok {
+		before, _ = c.catalog.Keyspace(s.Keyspace)
+	}
+	res, err := c.schemaChanges.Submit(ctx, ch)
+	if err == nil {
+		c.replicationWarnings(res, before, x)
+	}
+	return res, err
 }
 
 func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {

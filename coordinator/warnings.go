@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
@@ -41,6 +43,69 @@ const (
 	warnAggregateNoKey = "Aggregation query used without partition key"
 	warnAggregateIn    = "Aggregation query used on multiple partition keys (IN restriction)"
 )
+
+// replicationWarnings notes the warnings of a CREATE or ALTER KEYSPACE
+// that res answers, as Cassandra's strategies' maybeWarnOnOptions and
+// AlterKeyspaceStatement.clientWarnings give them: a replication factor
+// above the nodes there are (in the ring, or in a data center), and an
+// increase of the factor, whose rows only repair brings to the new
+// replicas. before is the keyspace before an ALTER.
+func (c *Coordinator) replicationWarnings(res message.Message, before *storage.KeyspaceDef, x *execution) {
+	r, ok := res.(*message.SchemaChangeResult)
+	if !ok || r.Target != primitive.SchemaChangeTargetKeyspace || r.ChangeType == primitive.SchemaChangeTypeDropped {
+		return
+	}
+	k, ok := c.catalog.Keyspace(r.Keyspace)
+	if !ok {
+		return
+	}
+	after, err := ring.ParseStrategy(k.Name, k.Replication)
+	if err != nil {
+		return
+	}
+	nodes := map[string]int{c.opts.DataCenter: 1}
+	all := 1
+	if c.opts.Cluster != nil {
+		for _, p := range c.opts.Cluster.Peers() {
+			nodes[p.DataCenter]++
+			all++
+		}
+	}
+	switch s := after.(type) {
+	case ring.SimpleStrategy:
+		if s.RF > all {
+			x.warn(fmt.Sprintf("Your replication factor %d for keyspace %s is higher than the number of nodes %d", s.RF, k.Name, all))
+		}
+	case ring.NetworkTopologyStrategy:
+		for _, dc := range slices.Sorted(maps.Keys(s.RF)) {
+			if n := nodes[dc]; s.RF[dc] > n && n != 0 {
+				x.warn(fmt.Sprintf("Your replication factor %d for keyspace %s is higher than the number of nodes %d for datacenter %s", s.RF[dc], k.Name, n, dc))
+			}
+		}
+	}
+	if before == nil {
+		return
+	}
+	if prev, err := ring.ParseStrategy(before.Name, before.Replication); err == nil && replicas(prev) < replicas(after) {
+		x.warn("When increasing replication factor you need to run a full (-full) repair to distribute the data.")
+	}
+}
+
+// replicas is a strategy's replication factor in all, Cassandra's
+// getReplicationFactor().fullReplicas.
+func replicas(s ring.Strategy) int {
+	switch s := s.(type) {
+	case ring.SimpleStrategy:
+		return s.RF
+	case ring.NetworkTopologyStrategy:
+		n := 0
+		for _, rf := range s.RF {
+			n += rf
+		}
+		return n
+	}
+	return 0
+}
 
 // BatchLimits are the checks of a batch's size and spread, by Cassandra's
 // names: batch_size_warn_threshold, batch_size_fail_threshold and
