@@ -70,6 +70,9 @@ type NodeOptions struct {
 	DeferGossip bool
 	// InjectedDelay is internode_injected_delay.
 	InjectedDelay time.Duration
+	// TLS encrypts the internode transport (server_encryption_options);
+	// nil leaves it plaintext.
+	TLS *messaging.TLS
 	// Timing of the metadata log and of gossip; zero fields take defaults
 	// suited to nodes on one network.
 	LogTiming    metalog.Timing
@@ -127,6 +130,7 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Addr:          o.Listen,
 		BroadcastAddr: o.Addr,
 		InjectedDelay: o.InjectedDelay,
+		TLS:           o.TLS,
 		Metrics:       messaging.NewMetrics(o.Registry),
 		Logger:        o.Logger,
 	})

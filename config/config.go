@@ -167,6 +167,14 @@ type Config struct {
 	TruncateRequestTimeout Duration `yaml:"truncate_request_timeout"`
 	RequestTimeout         Duration `yaml:"request_timeout"`
 
+	// ClientEncryptionOptions is TLS for clients; NativeTransportPortSSL,
+	// when set (not 0) and not NativeTransportPort, is a port of its own
+	// for TLS clients, the main port then staying plaintext.
+	ClientEncryptionOptions ClientEncryptionOptions `yaml:"client_encryption_options"`
+	NativeTransportPortSSL  int                     `yaml:"native_transport_port_ssl"`
+	// ServerEncryptionOptions is TLS between nodes, on StoragePort.
+	ServerEncryptionOptions ServerEncryptionOptions `yaml:"server_encryption_options"`
+
 	PrometheusAddress string `yaml:"prometheus_address"`
 	// PrometheusPort serves /metrics; 0 turns the endpoint off.
 	PrometheusPort int `yaml:"prometheus_port"`
@@ -245,6 +253,7 @@ func Default() Config {
 		RangeRequestTimeout:                          Duration{10 * time.Second},
 		TruncateRequestTimeout:                       Duration{60 * time.Second},
 		RequestTimeout:                               Duration{10 * time.Second},
+		ServerEncryptionOptions:                      ServerEncryptionOptions{EncryptionOptions{InternodeEncryption: "none"}},
 		PrometheusAddress:                            "127.0.0.1",
 		PrometheusPort:                               9180,
 	}
@@ -452,6 +461,9 @@ func keys() []key {
 		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
 		{name: "truncate_request_timeout", usage: "timeout of TRUNCATE, e.g. 60s", field: func(c *Config) any { return &c.TruncateRequestTimeout }},
 		{name: "request_timeout", usage: "timeout for other requests, e.g. 10s", field: func(c *Config) any { return &c.RequestTimeout }},
+		{name: "client_encryption_options", usage: "TLS for clients", field: func(c *Config) any { return &c.ClientEncryptionOptions }},
+		{name: "native_transport_port_ssl", usage: "a port for TLS clients beside a plaintext native_transport_port (0: none)", field: func(c *Config) any { return &c.NativeTransportPortSSL }},
+		{name: "server_encryption_options", usage: "TLS between nodes", field: func(c *Config) any { return &c.ServerEncryptionOptions }},
 		{name: "prometheus_address", usage: "address /metrics is served on", field: func(c *Config) any { return &c.PrometheusAddress }},
 		{name: "prometheus_port", usage: "port /metrics is served on (0: off)", field: func(c *Config) any { return &c.PrometheusPort }},
 
@@ -1030,6 +1042,28 @@ func (c *Config) problems() []*keyError {
 	positive("write_request_timeout", c.WriteRequestTimeout)
 	positive("truncate_request_timeout", c.TruncateRequestTimeout)
 	positive("request_timeout", c.RequestTimeout)
+
+	clientTLS, _ := c.ClientEncryptionOptions.ClientTLS()
+	c.ClientEncryptionOptions.problems("client_encryption_options", clientTLS, bad)
+	if c.ClientEncryptionOptions.InternodeEncryption != "" {
+		bad("client_encryption_options", "internode_encryption is a key of server_encryption_options")
+	}
+	if c.NativeTransportPortSSL != 0 {
+		inRange("native_transport_port_ssl", c.NativeTransportPortSSL, 1, 65535)
+		if !clientTLS {
+			bad("native_transport_port_ssl", "%d is set but client_encryption_options is not enabled", c.NativeTransportPortSSL)
+		}
+	}
+	so := &c.ServerEncryptionOptions
+	if so.InternodeEncryption == "" {
+		so.InternodeEncryption = "none"
+	}
+	oneOf("server_encryption_options", so.InternodeEncryption, "none", "all", "dc", "rack")
+	internodeTLS, _ := so.InternodeTLS()
+	so.problems("server_encryption_options", internodeTLS, bad)
+	if internodeTLS && so.Truststore == "" {
+		bad("server_encryption_options", "internode encryption needs a truststore: a PEM file of the CAs that sign the nodes' certificates")
+	}
 
 	if c.PrometheusPort != 0 {
 		nonEmpty("prometheus_address", c.PrometheusAddress)

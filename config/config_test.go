@@ -351,6 +351,16 @@ func TestMarshalRoundTrip(t *testing.T) {
 		RequestTimeout:                               Duration{1},
 		PrometheusAddress:                            "::",
 		PrometheusPort:                               0,
+		ClientEncryptionOptions: ClientEncryptionOptions{EncryptionOptions{
+			Enabled: true, Optional: new(bool), SSLContextFactory: PEMFactory, Keystore: "/k.pem", KeystorePassword: "pw",
+			Truststore: "/t.pem", TruststorePassword: "x", CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
+			Protocol: "TLS", AcceptedProtocols: []string{"TLSv1.2", "TLSv1.3"}, Algorithm: "SunX509", StoreType: "PEM",
+			RequireClientAuth: true, RequireEndpointVerification: true,
+		}},
+		NativeTransportPortSSL: 9142,
+		ServerEncryptionOptions: ServerEncryptionOptions{EncryptionOptions{
+			InternodeEncryption: "all", Keystore: "/n.pem", OutboundKeystore: "/o.pem", OutboundKeystorePassword: "pw2", Truststore: "/t.pem",
+		}},
 	}
 	// RoleManager has a single legal value; every other field must differ
 	// from the default so that this test covers every key.

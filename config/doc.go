@@ -98,6 +98,27 @@
 // run everything else. A node alone on its machine may do better with one
 // loop per CPU.
 //
+// # Encryption
+//
+// client_encryption_options and server_encryption_options take Cassandra
+// 4.1's keys (enabled, optional, ssl_context_factory, keystore,
+// keystore_password, truststore, truststore_password, cipher_suites,
+// protocol, accepted_protocols, algorithm, store_type,
+// require_client_auth, require_endpoint_verification; the server side
+// internode_encryption, outbound_keystore and outbound_keystore_password
+// instead of enabled), and are as strict as the top level. cqld reads PEM
+// only: ssl_context_factory, if given, must be
+// org.apache.cassandra.security.PEMBasedSslContextFactory (its inline
+// parameters are refused: keys live in files, which are reloaded), and a
+// store_type other than PEM is refused with a message saying how to
+// convert. optional, unset, follows Cassandra: true when TLS is not
+// enabled and the keystore file exists. truststore_password and algorithm
+// are accepted and mean nothing to PEM files, as in Cassandra.
+// native_transport_port_ssl, when set, serves TLS clients on a port of its
+// own and leaves native_transport_port plaintext. Protocols and cipher
+// suites are checked here (see package tlsconf); the files are read when
+// the node starts.
+//
 // # Normalisation
 //
 // Validate shortens the class names Cassandra writes out in full:
@@ -129,6 +150,8 @@
 // native_transport_send_queue_capacity and
 // native_transport_max_response_data_in_flight; and the deadlines
 // native_transport_handshake_timeout and native_transport_frame_timeout),
+// client_encryption_options, native_transport_port_ssl,
+// server_encryption_options,
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and

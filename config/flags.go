@@ -41,8 +41,9 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{fs: fs, values: map[string]*flagValue{}, seeds: &flagValue{text: d.SeedProvider.Parameters["seeds"]}}
 	fs.Var(f.seeds, "seeds", "seed nodes, comma-separated host[:storage_port] (seed_provider: SimpleSeedProvider)")
 	for _, k := range keys() {
-		if _, ok := k.field(&d).(*SeedProvider); ok {
-			continue
+		switch k.field(&d).(type) {
+		case *SeedProvider, *ClientEncryptionOptions, *ServerEncryptionOptions:
+			continue // structures: no flag
 		}
 		v := &flagValue{}
 		if k.legacy == notLegacy { // -help shows the default under the current name only

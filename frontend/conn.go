@@ -58,7 +58,7 @@ const (
 // before the reads.
 type conn struct {
 	s      *Server
-	gc     gnet.Conn
+	gc     sock
 	remote net.Addr
 	// ctx is the context of the connection's requests: it ends when the
 	// connection closes, so work for a client that is gone stops.
@@ -134,7 +134,7 @@ type conn struct {
 	closing atomic.Bool
 }
 
-func newConn(s *Server, gc gnet.Conn, a *admission) *conn {
+func newConn(s *Server, gc sock, a *admission) *conn {
 	now := s.opts.Now().UnixNano()
 	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now}
 	cn.ctx, cn.cancel = context.WithCancel(s.baseCtx)

@@ -21,6 +21,23 @@
 // connections of its event loop while it runs, which is why only requests
 // that are cheap and cannot block qualify.
 //
+// TLS (tls.go). gnet has no TLS, so a TLS connection's handshake runs on
+// a goroutine of its own, over the socket as Go's net package has it
+// (crypto/tls's handshake must be able to block); then the socket is
+// handed to an event loop like a plaintext one, and the same tls.Conn
+// carries on over buffers: each OnTraffic decrypts what gnet read into a
+// plaintext buffer, answers are encrypted as they are written, all on the
+// loop. The state machine reaches its socket through sock, the subset of
+// gnet.Conn it calls, which a tlsSock implements over the plaintext, so
+// every limit below holds for TLS connections as for plaintext ones. The
+// connection counts as open from accept, so the handshake deadline bounds
+// a stalled TLS handshake too. A listener is plaintext, TLS only, or
+// optional: then the first byte, peeked and left unread, says which (0x16
+// starts a TLS handshake, never a CQL frame). With a separate TLS address
+// (native_transport_port_ssl) the main address stays plaintext.
+// Handshakes take the certificate of the moment from the tls.Config, so
+// reloaded certificates reach new connections and leave open ones alone.
+//
 // Authentication. With an Authenticator (PasswordAuthenticator), STARTUP
 // is answered AUTHENTICATE and the connection can then send only OPTIONS
 // and AUTH_RESPONSE; anything else gets Cassandra's PROTOCOL_ERROR

@@ -38,10 +38,19 @@ type admission struct {
 	peer *peer
 	// opened is set by OnOpen: from then on OnClose releases the slot.
 	opened bool
+	// tls is a TLS connection past its handshake, opened already.
+	tls *tlsSock
+}
+
+// listener is one listening socket and how it treats what it accepts.
+type listener struct {
+	addr string
+	ln   net.Listener
+	mode listenMode
 }
 
 // acceptLoop accepts until the listener closes.
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(l listener) {
 	defer s.acceptDone.Done()
 	// The spare descriptor is held open so that a socket accepted at the
 	// descriptor limit can still be handed to gnet, which duplicates it:
@@ -55,7 +64,7 @@ func (s *Server) acceptLoop() {
 	}()
 	var delay time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -78,7 +87,7 @@ func (s *Server) acceptLoop() {
 		if spare != nil {
 			spare.Close()
 		}
-		s.serveAccepted(nc)
+		s.serveAccepted(nc, l.mode)
 		spare, _ = os.Open(os.DevNull) // nil while descriptors run out
 	}
 }
@@ -94,7 +103,7 @@ func nextBackoff(d time.Duration) time.Duration {
 // hands it to an event loop. A connection over a cap is closed at once, before it is
 // read, as Cassandra does, with an error logged (at most once a minute)
 // naming the setting.
-func (s *Server) serveAccepted(nc net.Conn) {
+func (s *Server) serveAccepted(nc net.Conn, mode listenMode) {
 	ip := remoteIP(nc)
 	p, reason, limit := s.takeSlot(ip)
 	if reason != "" {
@@ -110,16 +119,46 @@ func (s *Server) serveAccepted(nc net.Conn) {
 		return
 	}
 	a := &admission{ip: ip, peer: p}
+	switch mode {
+	case modeTLS:
+		s.tlsDone.Add(1)
+		go func() {
+			defer s.tlsDone.Done()
+			s.serveTLS(nc, a)
+		}()
+	case modeOptional:
+		s.tlsDone.Add(1)
+		go func() {
+			defer s.tlsDone.Done()
+			s.sniff(nc, a)
+		}()
+	default:
+		s.enroll(nc, a)
+	}
+}
+
+// enroll hands an admitted plaintext connection to an event loop.
+func (s *Server) enroll(nc net.Conn, a *admission) {
+	s.enrollMu.Lock()
+	defer s.enrollMu.Unlock()
 	// NB: EnrollContext closes nc (gnet serves a duplicate of its
 	// descriptor) and returns after OnOpen ran, if it ran.
-	if _, err := s.cli.EnrollContext(nc, a); err != nil {
-		if !a.opened {
-			s.releaseSlot(ip, p)
-		}
-		s.m.Refused.WithLabelValues(refusedError).Inc()
-		if s.acceptWarn.allow(s.opts.Now()) {
-			s.log.Error("cannot serve client connection", "remote", nc.RemoteAddr(), "err", err)
-		}
+	// EnrollContext also returns no error when the loop could not register
+	// the socket and OnOpen never ran.
+	_, err := s.cli.EnrollContext(nc, a)
+	opened := a.opened && (a.tls == nil || a.tls.gc.Load() != nil)
+	if err == nil && opened {
+		return
+	}
+	if !a.opened {
+		s.releaseSlot(a.ip, a.peer) // a TLS connection's is released by its forget
+	}
+	s.m.Refused.WithLabelValues(refusedError).Inc()
+	if err == nil {
+		err = errors.New("the event loop did not take the socket")
+	}
+	if s.acceptWarn.allow(s.opts.Now()) {
+		s.log.Error("cannot serve client connection", "remote", nc.RemoteAddr(), "err", err)
 	}
 }
 
@@ -160,7 +199,9 @@ func (s *Server) releaseSlot(ip netip.Addr, p *peer) {
 func (s *Server) stopAccepting() {
 	s.stopOnce.Do(func() {
 		close(s.stopAccept)
-		s.ln.Close()
+		for _, l := range s.lns {
+			l.ln.Close()
+		}
 	})
 	s.acceptDone.Wait()
 }

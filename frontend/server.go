@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -75,6 +76,15 @@ type Options struct {
 	// did not finish it in this long. 0 turns either off.
 	HandshakeTimeout time.Duration
 	FrameTimeout     time.Duration
+	// TLS, when set, makes clients speak TLS: on Addr, or only on TLSAddr
+	// when that is set, Addr then staying plaintext (Cassandra's
+	// native_transport_port_ssl). TLSOptional lets plaintext clients in
+	// on the TLS listener too, told apart by their first byte. Handshakes
+	// take the certificate of the moment (tls.Config.GetConfigForClient),
+	// so reloaded certificates reach new connections.
+	TLS         *tls.Config
+	TLSAddr     string
+	TLSOptional bool
 	// Authenticator, when set, makes every connection log in after
 	// STARTUP; nil lets every client in (AllowAllAuthenticator).
 	Authenticator Authenticator
@@ -138,17 +148,28 @@ type Server struct {
 	log     *slog.Logger
 	pool    *pool
 
-	// ln is the listening socket, served by acceptLoop; cli runs the
-	// event loops that serve the accepted connections (listener.go).
-	ln           net.Listener
+	// lns are the listening sockets, each served by an acceptLoop; cli
+	// runs the event loops that serve the accepted plaintext connections
+	// (listener.go), enrollMu serialises handing them over (gnet's
+	// EnrollContext is not safe for concurrent use).
+	lns          []listener
 	cli          *gnet.Client
+	enrollMu     sync.Mutex
 	addr         string
+	tlsAddr      string
 	stopAccept   chan struct{}
 	stopOnce     sync.Once
 	acceptDone   sync.WaitGroup
 	acceptWarn   logGuard
 	refuseWarn   logGuard
 	refuseIPWarn logGuard
+	tlsWarn      logGuard
+
+	// tlsDone counts the goroutines serving TLS connections (tls.go) and
+	// sniffing optional ones; sniffing holds the connections whose first
+	// byte has not come yet, under mu.
+	tlsDone  sync.WaitGroup
+	sniffing map[net.Conn]struct{}
 
 	stopHouse chan struct{}
 	houseDone sync.WaitGroup
@@ -201,15 +222,16 @@ func New(h Handler, opts Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		opts:    opts,
-		handler: h,
-		m:       m,
-		log:     opts.Logger,
-		conns:   make(map[*conn]struct{}),
-		peers:   make(map[netip.Addr]*peer),
-		data:    budget{limit: int64(opts.MaxRequestData)},
-		baseCtx: ctx,
-		cancel:  cancel,
+		opts:     opts,
+		handler:  h,
+		m:        m,
+		log:      opts.Logger,
+		conns:    make(map[*conn]struct{}),
+		peers:    make(map[netip.Addr]*peer),
+		sniffing: make(map[net.Conn]struct{}),
+		data:     budget{limit: int64(opts.MaxRequestData)},
+		baseCtx:  ctx,
+		cancel:   cancel,
 
 		stopAccept: make(chan struct{}),
 		stopHouse:  make(chan struct{}),
@@ -235,10 +257,27 @@ func New(h Handler, opts Options) *Server {
 // Start listens and serves in the background. It returns once the listener
 // is bound, or with the error that prevented it.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.opts.Addr)
-	if err != nil {
-		s.pool.close()
-		return fmt.Errorf("frontend: listen %s: %w", s.opts.Addr, err)
+	mode := modePlain
+	if s.opts.TLS != nil {
+		mode = modeTLS
+		if s.opts.TLSOptional {
+			mode = modeOptional
+		}
+	}
+	lns := []listener{{addr: s.opts.Addr, mode: mode}}
+	if s.opts.TLS != nil && s.opts.TLSAddr != "" {
+		lns = []listener{{addr: s.opts.Addr, mode: modePlain}, {addr: s.opts.TLSAddr, mode: mode}}
+	}
+	for i := range lns {
+		ln, err := net.Listen("tcp", lns[i].addr)
+		if err != nil {
+			for _, l := range lns[:i] {
+				l.ln.Close()
+			}
+			s.pool.close()
+			return fmt.Errorf("frontend: listen %s: %w", lns[i].addr, err)
+		}
+		lns[i].ln = ln
 	}
 	cli, err := gnet.NewClient(s,
 		gnet.WithMulticore(true),
@@ -250,21 +289,32 @@ func (s *Server) Start() error {
 		err = cli.Start()
 	}
 	if err != nil {
-		ln.Close()
+		for _, l := range lns {
+			l.ln.Close()
+		}
 		s.pool.close()
 		return fmt.Errorf("frontend: start event loops: %w", err)
 	}
-	s.ln, s.cli, s.addr = ln, cli, ln.Addr().String()
+	s.lns, s.cli, s.addr = lns, cli, lns[0].ln.Addr().String()
+	if len(lns) > 1 {
+		s.tlsAddr = lns[1].ln.Addr().String()
+	}
 	s.houseDone.Add(1)
 	go s.housekeep()
-	s.acceptDone.Add(1)
-	go s.acceptLoop()
+	for _, l := range lns {
+		s.acceptDone.Add(1)
+		go s.acceptLoop(l)
+	}
 	return nil
 }
 
 // Addr is the address the server listens on, with the real port when
 // Options.Addr asked for port 0.
 func (s *Server) Addr() string { return s.addr }
+
+// TLSAddr is the address of the TLS listener when Options.TLSAddr asked
+// for one, "" otherwise.
+func (s *Server) TLSAddr() string { return s.tlsAddr }
 
 // OnOpen sets up a connection's state; while draining, new connections are
 // closed at once.
@@ -273,43 +323,61 @@ func (s *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if !ok {
 		return nil, gnet.Close // not accepted by acceptLoop
 	}
-	a.opened = true
-	cn := newConn(s, c, a)
+	if a.tls != nil {
+		return nil, s.openTLS(c, a.tls)
+	}
+	cn := s.open(c, a)
 	c.SetContext(cn)
-	s.mu.Lock()
-	s.conns[cn] = struct{}{}
-	s.mu.Unlock()
-	s.m.ConnectionsOpen.Inc()
-	s.m.ConnectionsTotal.Inc()
 	if s.draining.Load() {
 		return nil, gnet.Close
 	}
 	return nil, gnet.None
 }
 
+// open sets up the state of an admitted connection, whatever serves it.
+func (s *Server) open(c sock, a *admission) *conn {
+	a.opened = true
+	cn := newConn(s, c, a)
+	s.mu.Lock()
+	s.conns[cn] = struct{}{}
+	s.mu.Unlock()
+	s.m.ConnectionsOpen.Inc()
+	s.m.ConnectionsTotal.Inc()
+	return cn
+}
+
 // OnClose forgets the connection. Requests still running finish; their
 // responses are dropped by the closed connection.
 func (s *Server) OnClose(c gnet.Conn, err error) gnet.Action {
-	cn, ok := c.Context().(*conn)
-	if !ok {
-		return gnet.None
+	switch x := c.Context().(type) {
+	case *conn:
+		s.forget(x)
+	case *tlsSock:
+		s.forget(x.cn)
 	}
+	return gnet.None
+}
+
+// forget releases what a closed connection held.
+// REQUIRES: called once, by the goroutine that runs its onTraffic.
+func (s *Server) forget(cn *conn) {
 	cn.release()
 	s.mu.Lock()
 	delete(s.conns, cn)
 	s.mu.Unlock()
 	s.releaseSlot(cn.ip, cn.peer)
 	s.m.ConnectionsOpen.Dec()
-	return gnet.None
 }
 
 // OnTraffic cuts whole frames out of the inbound buffer.
 func (s *Server) OnTraffic(c gnet.Conn) gnet.Action {
-	cn, ok := c.Context().(*conn)
-	if !ok {
-		return gnet.Close
+	switch x := c.Context().(type) {
+	case *conn:
+		return x.onTraffic()
+	case *tlsSock:
+		return s.trafficTLS(c, x)
 	}
-	return cn.onTraffic()
+	return gnet.Close
 }
 
 // Publish pushes an event (a *message.SchemaChangeEvent, TopologyChangeEvent
@@ -362,6 +430,7 @@ wait:
 	if e := s.cli.Stop(); e != nil && err == nil {
 		err = fmt.Errorf("frontend: stop event loops: %w", e)
 	}
+	s.closeTLS()
 	close(s.stopHouse)
 	s.houseDone.Wait()
 	s.pool.close()

@@ -61,6 +61,23 @@
 // wait their delays side by side: a node sending a thousand messages in a
 // millisecond delivers them a delay later, not a thousand delays later.
 //
+// # TLS
+//
+// With Options.TLS (server_encryption_options), a connection starts with
+// a TLS handshake and everything below, the hello included, travels
+// inside it. The dialer asks TLS.Client for the peer's configuration (nil:
+// plaintext, as internode_encryption dc or rack leaves peers of the same
+// data center or rack); the acceptor peeks at the first byte (0x16 starts
+// a TLS handshake, "C" a hello) and, unless TLS.Optional, refuses a
+// plaintext peer with a refuse hello that says TLS is required. A failed
+// handshake (no certificate, one of a CA the truststore does not hold, an
+// expired one) closes the connection and is logged, with the peer's
+// address and the reason, on both sides, and counted in
+// cqld_internode_connection_errors_total{reason="tls"}: a node without a
+// valid certificate cannot join, since gossip and the metadata log ride
+// these connections. TLS is set up before the first message and touches
+// nothing after.
+//
 // # Wire format
 //
 // These constants are frozen. A connection starts with a handshake in the

@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,6 +71,10 @@ type Options struct {
 	// its own delay; messages are not serialised behind each other.
 	InjectedDelay time.Duration
 
+	// TLS, when set, encrypts connections (server_encryption_options; TCP
+	// only).
+	TLS *TLS
+
 	// Clock gives time to everything but the caller's context: delays,
 	// deadlines of messages received, expiry checks. Nil means the system
 	// clock.
@@ -120,6 +125,23 @@ func setDefault[T int | time.Duration](v *T, def T) {
 	if *v <= 0 {
 		*v = def
 	}
+}
+
+// TLS is how a TCPTransport encrypts its connections. The TLS handshake
+// comes first, before the hello; a connection that fails it is closed and
+// logged with the peer's address and the reason, so a node without a
+// certificate the others trust cannot join.
+type TLS struct {
+	// Server is the accepting side's configuration (tls.Config's
+	// ClientAuth decides whether peers must present a certificate).
+	Server *tls.Config
+	// Optional accepts plaintext peers too (internode_encryption dc or
+	// rack, or optional): the first byte tells them apart. Otherwise a
+	// plaintext peer is refused with a hello saying TLS is required.
+	Optional bool
+	// Client returns the dialing side's configuration for a peer, or nil
+	// to dial that peer in plaintext.
+	Client func(peer netip.AddrPort) *tls.Config
 }
 
 // Clock is the time source of a transport, so tests of delays and expiry

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cqld/cqld/tlsconf"
 )
 
 // TCPTransport is the Transport between nodes: it listens on the node's
@@ -216,7 +219,67 @@ func (t *TCPTransport) dial(addr netip.AddrPort) (net.Conn, error) {
 		t.metrics.ConnectionErrors.WithLabelValues("dial").Inc()
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreachable, addr, err)
 	}
-	return nc, nil
+	if t.opts.TLS == nil || t.opts.TLS.Client == nil {
+		return nc, nil
+	}
+	cfg := t.opts.TLS.Client(addr)
+	if cfg == nil {
+		return nc, nil
+	}
+	tc := tls.Client(nc, cfg)
+	ctx, cancel := context.WithTimeout(t.ctx, t.opts.HandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		if t.ctx.Err() != nil {
+			return nil, ErrClosed
+		}
+		t.metrics.ConnectionErrors.WithLabelValues("tls").Inc()
+		t.log.Warn("messaging: TLS handshake with a peer failed", "peer", addr, "err", err)
+		return nil, fmt.Errorf("%w: TLS handshake with %s: %w", ErrHandshake, addr, err)
+	}
+	return tlsconf.CloseAbruptly(tc, nc), nil
+}
+
+// secure runs the accepting side's TLS, when the transport has it: it
+// returns the connection to serve (nc itself for a plaintext peer that
+// may stay so), or an error once it has logged and refused the peer.
+func (t *TCPTransport) secure(nc net.Conn) (net.Conn, error) {
+	tc := t.opts.TLS
+	if tc == nil || tc.Server == nil {
+		return nc, nil
+	}
+	nc.SetDeadline(time.Now().Add(t.opts.HandshakeTimeout))
+	first, err := tlsconf.PeekFirstByte(nc)
+	if err != nil {
+		return nil, err
+	}
+	if first != tlsconf.RecordHandshake {
+		if tc.Optional {
+			return nc, nc.SetDeadline(time.Time{})
+		}
+		// Tell the peer why, in a hello it can read, then close.
+		h, err := readHello(nc)
+		detail := "this node requires TLS on its storage port (server_encryption_options)"
+		t.metrics.ConnectionErrors.WithLabelValues("tls").Inc()
+		t.log.Warn("messaging: refusing a plaintext connection on the TLS storage port", "remote", nc.RemoteAddr(), "peer", h.addr, "err", err)
+		if err == nil {
+			r := hello{version: wireVersion, kind: helloRefuse, reason: refuseBad, cluster: t.opts.ClusterName, hostID: t.opts.HostID, addr: t.addr, detail: detail}
+			nc.Write(appendHello(nil, &r)) // best effort: the connection closes anyway
+		}
+		return nil, fmt.Errorf("%w: %s: plaintext on a TLS storage port", ErrHandshake, nc.RemoteAddr())
+	}
+	s := tls.Server(nc, tc.Server)
+	ctx, cancel := context.WithTimeout(t.ctx, t.opts.HandshakeTimeout)
+	defer cancel()
+	if err := s.HandshakeContext(ctx); err != nil {
+		if t.ctx.Err() == nil {
+			t.metrics.ConnectionErrors.WithLabelValues("tls").Inc()
+			t.log.Warn("messaging: refusing a connection on the storage port: TLS handshake failed", "remote", nc.RemoteAddr(), "err", err)
+		}
+		return nil, err
+	}
+	return tlsconf.CloseAbruptly(s, nc), nc.SetDeadline(time.Time{})
 }
 
 func (t *TCPTransport) initiate(nc net.Conn, addr netip.AddrPort, large bool) error {
@@ -461,7 +524,11 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 		delete(t.accepted, nc)
 		t.mu.Unlock()
 	}()
-	h, err := t.accept(nc)
+	conn, err := t.secure(nc)
+	if err != nil {
+		return
+	}
+	h, err := t.accept(conn)
 	if err != nil {
 		return
 	}
@@ -469,13 +536,13 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 	c := &inConn{
 		t:      t,
 		from:   peerInfo{addr: h.addr, hostID: h.hostID, label: h.addr.String(), counters: t.metrics.forPeer(h.addr.String())},
-		nc:     nc,
+		nc:     conn,
 		q:      newOutQueue(),
 		budget: budget{limit: int64(t.opts.MaxQueueBytes)},
 		stop:   make(chan struct{}),
 	}
 
-	w := &wire{nc: nc, lz4: lz4, counters: c.from.counters}
+	w := &wire{nc: conn, lz4: lz4, counters: c.from.counters}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -484,7 +551,7 @@ func (t *TCPTransport) serveConn(nc net.Conn) {
 		}
 		c.close()
 	}()
-	err = readLoop(nc, newStreamDecoder(lz4, t.opts.MaxMessageSize), func(m message) error {
+	err = readLoop(conn, newStreamDecoder(lz4, t.opts.MaxMessageSize), func(m message) error {
 		if m.isResponse() {
 			return fmt.Errorf("%w: %s response on a connection this node accepted", ErrBadMessage, m.verb)
 		}

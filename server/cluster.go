@@ -271,6 +271,11 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		rpcAddr = cfg.BroadcastRPCAddress
 	}
 	rpcIP, _ := netip.AddrFromSlice(resolveIP(rpcAddr))
+	certs, internodeTLS, err := internodeTLS(cfg, m, n.log)
+	if err != nil {
+		return err
+	}
+	n.internodeCerts = certs
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{
 		ClusterName:  cfg.ClusterName,
 		HostID:       self,
@@ -303,6 +308,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		// a peer holding this node up sends it writes.
 		DeferGossip:   true,
 		InjectedDelay: cfg.InternodeInjectedDelay.Duration,
+		TLS:           internodeTLS,
 		Registry:      n.Registry,
 		Logger:        n.log,
 	})

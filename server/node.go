@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tlsconf"
 )
 
 // Node is a running cqld node.
@@ -63,11 +63,21 @@ type Node struct {
 	stopPurges context.CancelFunc
 	purges     sync.WaitGroup
 
+	// shutdown runs Shutdown's work once; later calls get its result.
+	shutdown    sync.Once
+	shutdownErr error
+
 	// The client transports stop once: at Shutdown, or earlier when a
 	// commit log failure under commit_failure_policy stop stops them.
 	stopOnce     sync.Once
 	stopErr      error
 	failedCommit atomic.Bool
+	// clientCerts and internodeCerts are the key material of client and
+	// internode TLS, reloaded by the purge goroutines' neighbours; nil
+	// when off.
+	clientCerts    *tlsconf.Store
+	internodeCerts *tlsconf.Store
+
 	// fe is frontend for the commit log's failure hook, which may run
 	// while StartWith is still setting the node up.
 	fe atomic.Pointer[frontend.Server]
@@ -95,6 +105,9 @@ type Options struct {
 	// Context bounds the start: a new node waits for a seed to let it
 	// join the cluster until it ends. Nil means no bound.
 	Context context.Context
+	// CertReloadInterval is how often the keystore and truststore files
+	// are looked at for changes; 0 means DefaultCertReloadInterval.
+	CertReloadInterval time.Duration
 	// Die ends the process when the node must stop for good (failStop);
 	// nil means os.Exit(1). Tests of nodes in the process set it.
 	Die func(error)
@@ -116,6 +129,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
+	// Key material first: a keystore that does not load stops the node
+	// before it touches its data.
+	ctls, err := startClientTLS(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	dataDir := cfg.DataFileDirectories[0]
 	info, err := storage.LoadOrCreateNode(fs, filepath.Join(dataDir, "system"), cfg.ClusterName, cfg.NumTokens)
 	if err != nil {
@@ -130,7 +149,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, dieFunc: o.Die}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, clientCerts: ctls.store, dieFunc: o.Die}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -234,6 +253,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		HandshakeTimeout:     cfg.NativeTransportHandshakeTimeout.Duration,
 		FrameTimeout:         cfg.NativeTransportFrameTimeout.Duration,
 		Authenticator:        authn,
+		TLS:                  ctls.config,
+		TLSOptional:          ctls.optional,
+		TLSAddr:              ctls.addr,
 		Metrics:              metrics.NewNative(reg),
 		Logger:               log,
 	})
@@ -262,7 +284,20 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		defer n.purges.Done()
 		n.spreadLoad(purgeCtx)
 	}()
-	handlers := map[string]http.Handler{statusPath: n.members.statusHandler(n.engine)}
+	every := o.CertReloadInterval
+	if every <= 0 {
+		every = DefaultCertReloadInterval
+	}
+	for _, st := range []*tlsconf.Store{n.clientCerts, n.internodeCerts} {
+		if st != nil {
+			n.purges.Add(1)
+			go func() {
+				defer n.purges.Done()
+				watchCerts(purgeCtx, st, every)
+			}()
+		}
+	}
+	faults := map[string]http.Handler{}
 	if cfg.InternodeFaultInjection {
 		p, ok := n.cluster.Transport().(messaging.Partitioner)
 		switch {
@@ -273,11 +308,11 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		default:
 			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
 				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
-			maps.Copy(handlers, faultHandlers(p, log))
+			faults = faultHandlers(p, log)
 		}
 	}
 	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, handlers)
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, n.adminEndpoints(authn, faults))
 		if err != nil {
 			_ = fe.Shutdown(context.Background())
 			n.stopPurges()
@@ -288,13 +323,30 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		}
 		n.metrics = ms
 	}
-	log.Info("cqld started", "native", fe.Addr(), "metrics", n.MetricsAddr(),
+	log.Info("cqld started", "native", fe.Addr(), "native_tls", n.clientTLSMode(), "metrics", n.MetricsAddr(),
 		"data", dataDir, "cluster", info.ClusterName, "host_id", fmt.Sprintf("%x", info.HostID))
 	return n, nil
 }
 
 // Addr is the address clients connect to.
 func (n *Node) Addr() string { return n.frontend.Addr() }
+
+// TLSAddr is the address of the TLS port (native_transport_port_ssl), ""
+// when there is none.
+func (n *Node) TLSAddr() string { return n.frontend.TLSAddr() }
+
+// clientTLSMode says how clients connect, for the start-up line.
+func (n *Node) clientTLSMode() string {
+	switch on, optional := n.cfg.ClientEncryptionOptions.ClientTLS(); {
+	case !on:
+		return "off"
+	case n.frontend.TLSAddr() != "":
+		return "on " + n.frontend.TLSAddr()
+	case optional:
+		return "optional"
+	}
+	return "required"
+}
 
 // MetricsAddr is the Prometheus endpoint's address, "" when disabled.
 func (n *Node) MetricsAddr() string {
@@ -350,7 +402,14 @@ func (n *Node) TransportsStopped() bool { return n.failedCommit.Load() || n.stop
 
 // Shutdown stops taking requests, lets those in flight finish (within ctx),
 // then closes everything. Schema changes are already durable when answered.
+// Calling it again, or from several goroutines, waits for the first call
+// and returns its result.
 func (n *Node) Shutdown(ctx context.Context) error {
+	n.shutdown.Do(func() { n.shutdownErr = n.shutdownOnce(ctx) })
+	return n.shutdownErr
+}
+
+func (n *Node) shutdownOnce(ctx context.Context) error {
 	err := n.stopTransportsWithin(ctx)
 	n.stopping.Wait()
 	n.stopPurges()

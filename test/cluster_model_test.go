@@ -149,18 +149,9 @@ func (e *clusterModelEnv) sessionOf(i int) (*gocql.Session, error) {
 	if e.sessions[i] != nil {
 		return e.sessions[i], nil
 	}
-	c := gocql.NewCluster(e.tc.nodes[i].addr)
-	c.Port = e.tc.native
+	c := e.tc.singleConfig(i)
 	c.Keyspace = "model"
 	c.Consistency = gocql.Quorum
-	c.Timeout = 10 * time.Second
-	c.ConnectTimeout = 5 * time.Second
-	c.DisableInitialHostLookup = true
-	c.HostFilter = gocql.WhiteListHostFilter(e.tc.nodes[i].addr)
-	// One node, and no ring refreshes: a refresh on a node's UP event
-	// left a session with no host for a minute (gocql v1.7.0).
-	c.Events.DisableNodeStatusEvents = true
-	c.Events.DisableTopologyEvents = true
 	s, err := c.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("connect to node%d: %w", i+1, err)

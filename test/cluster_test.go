@@ -239,19 +239,30 @@ func (tc *testCluster) session(i int, cl gocql.Consistency) *gocql.Session {
 func (tc *testCluster) single(i int, cl gocql.Consistency) *gocql.Session {
 	t := tc.t
 	t.Helper()
-	c := gocql.NewCluster(tc.nodes[i].addr)
-	c.Port = tc.native
-	c.Timeout = 10 * time.Second
-	c.ConnectTimeout = 5 * time.Second
+	c := tc.singleConfig(i)
 	c.Consistency = cl
-	c.DisableInitialHostLookup = true
-	c.HostFilter = gocql.WhiteListHostFilter(tc.nodes[i].addr)
 	s, err := c.CreateSession()
 	if err != nil {
 		t.Fatalf("connect to node%d alone: %v", i+1, err)
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// singleConfig is gocql's configuration for a session with node i as its
+// only host.
+func (tc *testCluster) singleConfig(i int) *gocql.ClusterConfig {
+	c := gocql.NewCluster(tc.nodes[i].addr)
+	c.Port = tc.native
+	c.Timeout = 10 * time.Second
+	c.ConnectTimeout = 5 * time.Second
+	c.DisableInitialHostLookup = true
+	c.HostFilter = gocql.WhiteListHostFilter(tc.nodes[i].addr)
+	// No ring refreshes: a refresh on another node's UP event left such a
+	// session with no host for a minute (gocql v1.7.0).
+	c.Events.DisableNodeStatusEvents = true
+	c.Events.DisableTopologyEvents = true
+	return c
 }
 
 // eventually retries f until it returns nil, for at most d.

@@ -133,3 +133,18 @@ func startStoppableWith(t testing.TB, cfg config.Config, o server.Options) (*ser
 }
 
 func sleep(ms int) { time.Sleep(time.Duration(ms) * time.Millisecond) }
+
+// A second Shutdown, as a signal handler and a deferred stop may both
+// call it, returns the first one's result instead of closing the engine
+// again.
+func TestShutdownTwice(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	n, err := startStoppable(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := stopNode(n)
+	if err := stopNode(n); err != first {
+		t.Fatalf("second Shutdown: %v, first: %v", err, first)
+	}
+}

@@ -6,6 +6,7 @@
 //	cqld -native_transport_port 9043 -data_file_directories /srv/cqld/data
 //	cqld cluster -n 3          # three nodes on 127.0.0.1-3, files under ./cluster
 //	cqld nodetool -h 127.0.0.2 status   # the ring as that node sees it
+//	cqld nodetool -u cassandra -pw cassandra reloadssl   # reread the certificate files now
 //
 // Every configuration key is also a flag of the same name; flags override
 // the file. SIGINT or SIGTERM drain requests in flight and exit 0.

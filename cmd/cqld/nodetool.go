@@ -26,23 +26,32 @@ func runNodetool(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.SetOutput(stderr)
 	host := fs.String("h", "127.0.0.1", "the node to ask (its prometheus_address)")
 	port := fs.Int("p", 9180, "its prometheus_port")
+	user := fs.String("u", "", "role to log in as, for commands that change state under PasswordAuthenticator")
+	password := fs.String("pw", "", "its password")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() != 1 || fs.Arg(0) != "status" {
-		fmt.Fprintln(stderr, "usage: cqld nodetool [-h HOST] [-p PORT] status")
+	if fs.NArg() != 1 || (fs.Arg(0) != "status" && fs.Arg(0) != "reloadssl") {
+		fmt.Fprintln(stderr, "usage: cqld nodetool [-h HOST] [-p PORT] [-u USER -pw PASSWORD] status|reloadssl")
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	url := "http://" + net.JoinHostPort(*host, strconv.Itoa(*port)) + "/nodetool/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	method := http.MethodGet
+	if fs.Arg(0) == "reloadssl" {
+		method = http.MethodPost
+	}
+	url := "http://" + net.JoinHostPort(*host, strconv.Itoa(*port)) + "/nodetool/" + fs.Arg(0)
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "cqld nodetool:", err)
 		return 1
+	}
+	if *user != "" {
+		req.SetBasicAuth(*user, *password)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -50,6 +59,20 @@ func runNodetool(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer resp.Body.Close()
+	if fs.Arg(0) == "reloadssl" {
+		var res server.ReloadSSLResult
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil {
+			fmt.Fprintf(stderr, "cqld nodetool: %s answered %s\n", url, resp.Status)
+			return 1
+		}
+		for _, k := range []string{"client_encryption_options", "server_encryption_options"} {
+			fmt.Fprintf(stdout, "%s: %s\n", k, res[k])
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 1
+		}
+		return 0
+	}
 	if resp.StatusCode != http.StatusOK {
 		fmt.Fprintf(stderr, "cqld nodetool: %s answered %s\n", url, resp.Status)
 		return 1

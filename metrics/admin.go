@@ -1,0 +1,53 @@
+package metrics
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+)
+
+// Authenticator checks a SASL PLAIN token (\0user\0password) from a
+// client address, as the native protocol's PasswordAuthenticator does:
+// auth.Authenticator, with its constant-time check and its limit on
+// failed logins per address, satisfies it. Its error's message is what
+// the client may be told.
+type Authenticator interface {
+	Authenticate(remote netip.Addr, token []byte) (role string, err error)
+}
+
+// RequireLogin wraps an admin handler that changes state. With a nil
+// Authenticator (AllowAllAuthenticator) it is next itself; otherwise a
+// request must carry HTTP basic credentials of a role that may log in, the
+// same as a CQL client's, or it is answered 401 with the reason. Failed
+// attempts count against the client address's limit of failed logins, CQL
+// and HTTP alike.
+func RequireLogin(a Authenticator, next http.Handler) http.Handler {
+	if a == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, password, ok := r.BasicAuth()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Basic realm="cqld", charset="UTF-8"`)
+			http.Error(w, "authentication required: this endpoint changes state and the node runs PasswordAuthenticator", http.StatusUnauthorized)
+			return
+		}
+		token := make([]byte, 0, 2+len(user)+len(password))
+		token = append(append(append(append(token, 0), user...), 0), password...)
+		if _, err := a.Authenticate(remoteIP(r), token); err != nil {
+			w.Header().Set("WWW-Authenticate", `Basic realm="cqld", charset="UTF-8"`)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func remoteIP(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
