@@ -43,6 +43,8 @@ func (c *Coordinator) analyze(stmt statements.Statement, nMarkers int, keyspace 
 		return c.analyzeDDL(stmt, keyspace)
 	case *statements.Select:
 		return c.analyzeSelect(s, nMarkers, keyspace)
+	case *statements.Describe:
+		return &describePlan{st: s, session: keyspace}, nil
 	}
 	return c.analyzeUser(stmt, nMarkers, keyspace)
 }

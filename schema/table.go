@@ -108,8 +108,24 @@ func (sc *Schema) analyzeCreateTable(cur *storage.Schema, s *statements.CreateTa
 		def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: declared[cd.Name].Type, Kind: kind, Position: -1, Order: "none"})
 	}
 	storage.SortColumns(def.Columns)
-	if err := applyTableProperties(&def.Options, s.Properties); err != nil {
+	if err := applyTableProperties(&def.Options, s.Properties, true); err != nil {
 		return nil, err
+	}
+	if v, ok := s.Properties["id"]; ok {
+		// WITH ID, as DESCRIBE ... WITH INTERNALS prints it: the table
+		// takes that id rather than its proposer's.
+		u, err := primitive.ParseUuid(v.Value)
+		if err != nil || v.Map != nil {
+			return nil, cqlerr.ConfigErrorf("Invalid table id")
+		}
+		def.ID = *u
+		for _, k := range cur.SortedKeyspaces() {
+			for _, t := range k.SortedTables() {
+				if t.ID == def.ID && (t.Keyspace != def.Keyspace || t.Name != def.Name) {
+					return nil, cqlerr.ConfigErrorf("Cannot add table %s.%s: its id %s is table %s.%s's", def.Keyspace, def.Name, v.Value, t.Keyspace, t.Name)
+				}
+			}
+		}
 	}
 	counters, others := 0, 0
 	for _, cd := range def.Columns {
@@ -177,8 +193,9 @@ func checkKeyColumn(cd statements.ColumnDef, ci column) error {
 	return nil
 }
 
-// applyTableProperties sets the WITH options Cassandra 4.0 accepts.
-func applyTableProperties(o *storage.TableOptions, props statements.Properties) error {
+// applyTableProperties sets the WITH options Cassandra 4.0 accepts, of a
+// table being created or altered.
+func applyTableProperties(o *storage.TableOptions, props statements.Properties, creating bool) error {
 	num := func(name string, v statements.PropertyValue) (float64, error) {
 		f, err := strconv.ParseFloat(v.Value, 64)
 		if err != nil || v.Map != nil {
@@ -239,6 +256,10 @@ func applyTableProperties(o *storage.TableOptions, props statements.Properties) 
 				return cqlerr.ConfigErrorf("Invalid value for property 'compression': must be a map")
 			}
 			o.Compression = qualifyClass(v.Map, "org.apache.cassandra.io.compress.")
+		case "id":
+			if !creating {
+				return cqlerr.ConfigErrorf("Cannot alter table id.")
+			}
 		case "extensions", "cdc", "dclocal_read_repair_chance", "read_repair_chance":
 			// accepted, not used by a single node
 		default:
@@ -437,7 +458,7 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		}
 	case statements.AlterTableWith:
 		opts := old.Options
-		if err := applyTableProperties(&opts, s.Properties); err != nil {
+		if err := applyTableProperties(&opts, s.Properties, false); err != nil {
 			return nil, err
 		}
 		def.Options = opts

@@ -501,8 +501,6 @@ func TestParseUnsupported(t *testing.T) {
 		{"REVOKE SELECT ON ALL KEYSPACES FROM r", "REVOKE"},
 		{"LIST ROLES", "LIST ROLES"},
 		{"LIST ALL PERMISSIONS", "LIST PERMISSIONS"},
-		{"DESCRIBE KEYSPACES", "DESCRIBE"},
-		{"DESC TABLE t", "DESCRIBE"},
 	}
 	for _, tc := range tests {
 		_, _, err := Parse(tc.query)

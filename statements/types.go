@@ -104,7 +104,7 @@ func writeDataType(b *strings.Builder, t datatype.DataType, frozen bool) {
 		}
 		b.WriteString(">>")
 	case *datatype.UserDefined:
-		b.WriteString(quoteIdentIfNeeded(t.Name))
+		b.WriteString(MaybeQuote(t.Name))
 	case *datatype.Custom:
 		b.WriteString(quoteString(t.ClassName))
 	default:
@@ -275,9 +275,9 @@ func (t *cqlType) write(b *strings.Builder) {
 		writeArgs("vector<")
 	case typeUDT:
 		if t.keyspace != "" {
-			b.WriteString(quoteIdentIfNeeded(t.keyspace) + ".")
+			b.WriteString(MaybeQuote(t.keyspace) + ".")
 		}
-		b.WriteString(quoteIdentIfNeeded(t.name))
+		b.WriteString(MaybeQuote(t.name))
 	case typeCustom:
 		b.WriteString(quoteString(t.name))
 	}
@@ -412,29 +412,35 @@ func (p *parser) parseNativeType() string {
 	return t.kind.kwName()
 }
 
-// quoteIdentIfNeeded returns name as CQL would need it written: unchanged
-// if it is a valid lower-case unquoted identifier that is not a reserved
-// word, otherwise double-quoted with " doubled.
-func quoteIdentIfNeeded(name string) string {
+// MaybeQuote returns name as Cassandra writes an identifier in CQL it
+// generates (ColumnIdentifier.maybeQuote): unchanged if it is a lower-case
+// unquoted identifier that is not one of Cassandra's reserved keywords
+// (reserved_keywords.txt), otherwise double-quoted with " doubled. System
+// tables and DESCRIBE spell names this way.
+func MaybeQuote(name string) string {
 	ok := name != "" && name[0] >= 'a' && name[0] <= 'z'
 	for i := 1; ok && i < len(name); i++ {
 		c := name[i]
 		ok = c >= 'a' && c <= 'z' || isDigit(c) || c == '_'
 	}
-	if ok {
-		if k := lookupKeyword(name); k != tokEOF && !k.kwHas(flagUnreserved) {
-			ok = false
-		}
-		switch name {
-		case "true", "false", "nan", "infinity":
-			ok = false
-		}
-	}
-	if ok {
+	if ok && !reservedKeywords[name] {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
+
+// reservedKeywords are Cassandra 4.0's reserved_keywords.txt, lower-cased.
+var reservedKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`add allow alter and apply asc authorize batch begin by
+		columnfamily create delete desc describe drop entries execute from full grant if in
+		index infinity insert into is keyspace limit materialized modify nan norecursive not
+		null of on or order primary rename revoke schema select set table to token truncate
+		unlogged update use using view where with`) {
+		m[k] = true
+	}
+	return m
+}()
 
 // quoteString returns s as a CQL string literal.
 func quoteString(s string) string {

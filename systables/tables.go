@@ -94,7 +94,7 @@ var tables = func() map[string]map[string]*Table {
 // compile makes d a Table, its columns in d's order (SELECT *'s).
 func compile(d *tableDef) (*Table, error) {
 	t := &Table{Comment: d.comment}
-	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name)}
+	def := d.def()
 	for _, col := range d.cols {
 		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
 		typ, frozen, err := statements.ParseTypeFrozen(col.typ)
@@ -118,6 +118,17 @@ func compile(d *tableDef) (*Table, error) {
 	}
 	t.Storage = st
 	return t, nil
+}
+
+// def is d's definition, without its columns.
+func (d *tableDef) def() *storage.TableDef {
+	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name),
+		Options: systemTableOptions(d.keyspace, d.comment)}
+	if d.keyspace == virtualKeyspace {
+		// A virtual table has a comment and no other option.
+		def.Options = storage.TableOptions{Comment: d.comment}
+	}
+	return def
 }
 
 // Lookup returns the system table keyspace.name, or nil.
@@ -157,3 +168,34 @@ func systemKeyspaces() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Keyspaces returns the node's own keyspaces as schema definitions, with
+// their tables' columns and options (DESCRIBE prints them), and which of
+// them are virtual. The definitions are shared: callers must not change
+// them.
+func Keyspaces() ([]*storage.KeyspaceDef, map[string]bool) { return ownKeyspaces, virtualKeyspaces }
+
+var ownKeyspaces, virtualKeyspaces = func() ([]*storage.KeyspaceDef, map[string]bool) {
+	byName := map[string]*storage.KeyspaceDef{}
+	virtual := map[string]bool{}
+	for _, t := range All() {
+		ks := t.Storage.Def.Keyspace
+		k := byName[ks]
+		if k == nil {
+			k = &storage.KeyspaceDef{Name: ks, Tables: map[string]*storage.TableDef{}}
+			if repl, ok := systemKeyspaceReplication[ks]; ok {
+				k.Replication, k.DurableWrites = repl, true
+			} else {
+				virtual[ks] = true
+			}
+			byName[ks] = k
+		}
+		k.Tables[t.Storage.Def.Name] = t.Storage.Def
+	}
+	out := make([]*storage.KeyspaceDef, 0, len(byName))
+	for _, k := range byName {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, virtual
+}()
