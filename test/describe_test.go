@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -277,4 +278,14 @@ func TestDescribeStatements(t *testing.T) {
 	if err := o.Query("DESCRIBE CLUSTER").Scan(&name, &partitioner, &snitch); err != nil {
 		t.Errorf("DESCRIBE CLUSTER without a keyspace: %v", err)
 	}
+}
+
+// TestDescribePythonDriver runs drivers/python/describe.py: DESCRIBE as
+// cqlsh sends it through the Python driver, paged, run back into the node
+// and described the same; DESCRIBE CLUSTER's map of lists; the errors.
+func TestDescribePythonDriver(t *testing.T) {
+	needPythonDriver(t)
+	node, _ := newNode(t)
+	host, port := hostPort(node.Addr())
+	runDriverScript(t, "drivers/python", debianPython, "describe.py", host, strconv.Itoa(port), "pydescribe")
 }
