@@ -43,11 +43,16 @@ func openLocalOn(t testing.TB, fs vfs.FS, dir, sync string) *Local {
 // given id and an index v_idx on v.
 func testTable(t testing.TB, id [16]byte) *storage.Table {
 	t.Helper()
+	return newTestTable(t, id, []storage.IndexDef{{Name: "v_idx", Column: "v", Target: "v"}})
+}
+
+func newTestTable(t testing.TB, id [16]byte, indexes []storage.IndexDef) *storage.Table {
+	t.Helper()
 	def := &storage.TableDef{Keyspace: "ks", Name: "t", ID: id, Columns: []storage.ColumnDef{
 		{Name: "k", Type: "int", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
 		{Name: "c", Type: "int", Kind: storage.KindClustering, Position: 0, Order: "asc"},
 		{Name: "v", Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
-	}, Indexes: []storage.IndexDef{{Name: "v_idx", Column: "v", Target: "v"}}}
+	}, Indexes: indexes}
 	tbl, err := storage.NewTable(def, func(s string) (datatype.DataType, error) {
 		if s == "int" {
 			return datatype.Int, nil
@@ -191,43 +196,6 @@ func TestLocalCounters(t *testing.T) {
 	}
 	if want := int64(writers*each + 2); total != want {
 		t.Fatalf("counter total %d, want %d", total, want)
-	}
-}
-
-// A conditional write decides under the partition's lock: concurrent
-// read-decide-writes of one value never both see the same value.
-func TestLocalConditional(t *testing.T) {
-	l, tbl := openLocal(t, "periodic")
-	ctx := context.Background()
-	tg := storage.CellTarget{Clustering: [][]byte{i32(0)}, Column: "v"}
-	read := func() int {
-		n := 0
-		_ = l.ReadPartition(ctx, tbl, i32(1), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
-			n = len(r.Cells[0].Cell.Value)
-			return true
-		})
-		return n
-	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 25 {
-				err := l.Conditional(ctx, tbl, i32(1), func() (*mutation.Mutation, error) {
-					m := mutation.New()
-					m.WriteCell(tbl, i32(1), tg, storage.Cell{Timestamp: int64(read() + 1), Value: make([]byte, read()+1)})
-					return m, nil
-				}, nil)
-				if err != nil {
-					t.Error(err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := read(); n != 100 {
-		t.Fatalf("after 100 conditional increments the value is %d long", n)
 	}
 }
 

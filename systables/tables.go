@@ -65,6 +65,7 @@ var generators = map[string]func(State) []Row{
 // and read through its replica as user tables are.
 var stored = map[string]bool{
 	"system.prepared_statements": true,
+	"system.paxos":               true, // replica/paxos_table.go
 }
 
 // tables are the system tables by keyspace and name, compiled once.
