@@ -9,6 +9,7 @@ import (
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
@@ -25,6 +26,9 @@ func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (messag
 }
 
 func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if systables.IsVirtualKeyspace(p.keyspace) && systables.Lookup(p.keyspace, p.table) != nil {
+		return nil, invalidf("Cannot truncate virtual tables")
+	}
 	if err := userModifiable(p.keyspace); err != nil {
 		return nil, err
 	}

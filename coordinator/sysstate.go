@@ -1,6 +1,9 @@
 package coordinator
 
 import (
+	"slices"
+	"time"
+
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
 )
@@ -35,9 +38,57 @@ func (s sysState) Peers() []systables.Peer {
 	return s.c.opts.Cluster.Peers()
 }
 
+func (s sysState) Views() systables.Views { return s.c.opts.Views }
+
 func (c *Coordinator) localTokens() []int64 {
 	if c.opts.Cluster != nil {
 		return c.opts.Cluster.LocalTokens()
 	}
 	return c.node.Tokens
+}
+
+// latencyStart is when a request observed in Options.Latencies begins.
+func (c *Coordinator) latencyStart() time.Time {
+	if c.opts.Latencies == nil {
+		return time.Time{}
+	}
+	return c.opts.Latencies.Now()
+}
+
+// observed records the latency of a read, scan or write of a user table
+// that p ran from start, as Cassandra's coordinator latencies count them:
+// answered ones.
+func (c *Coordinator) observed(p plan, start time.Time, err error) {
+	lat := c.opts.Latencies
+	if lat == nil || err != nil {
+		return
+	}
+	var writes []*writePlan
+	switch p := p.(type) {
+	case *tableSelectPlan:
+		if p.t.system {
+			return
+		}
+		kind := string(systables.CoordinatorScan)
+		if p.keys.pkComplete() {
+			kind = string(systables.CoordinatorRead)
+		}
+		lat.Observe(kind, p.t.def.ID, start)
+		return
+	case *writePlan:
+		writes = []*writePlan{p}
+	case *batchPlan:
+		writes = p.children
+	case *casPlan:
+		for _, w := range p.writes {
+			writes = append(writes, w.w)
+		}
+	}
+	var seen [][16]byte
+	for _, w := range writes {
+		if id := w.t.def.ID; !slices.Contains(seen, id) {
+			seen = append(seen, id)
+			lat.Observe(string(systables.CoordinatorWrite), id, start)
+		}
+	}
 }

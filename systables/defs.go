@@ -86,8 +86,9 @@ const (
 	sysTypTextList = "frozen<list<text>>"
 )
 
-// systemTableDefs lists every system table cqld serves.
-var systemTableDefs = []tableDef{
+// baseTableDefs lists the system tables of the system keyspaces and
+// system_virtual_schema; systemTableDefs adds system_views' (views.go).
+var baseTableDefs = []tableDef{
 	// ---- system (SystemKeyspace.java) ----
 	{
 		keyspace: "system",

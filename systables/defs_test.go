@@ -95,7 +95,8 @@ func TestDefsTableShapes(t *testing.T) {
 			t.Errorf("%s: listed twice", id)
 		}
 		seenTables[id] = true
-		if td.comment == "" {
+		if td.comment == "" && td.keyspace != viewsKeyspace {
+			// Cassandra gives thread_pools and the latency tables none.
 			t.Errorf("%s: empty comment", id)
 		}
 

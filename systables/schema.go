@@ -52,7 +52,7 @@ func userTableRow(t *storage.TableDef) Row {
 func schemaTables() []*tableDef {
 	var out []*tableDef
 	for i := range systemTableDefs {
-		if d := &systemTableDefs[i]; d.keyspace != virtualKeyspace {
+		if d := &systemTableDefs[i]; !IsVirtualKeyspace(d.keyspace) {
 			out = append(out, d)
 		}
 	}

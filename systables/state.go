@@ -25,6 +25,9 @@ type State interface {
 	Local() Local
 	// Peers are the other members of the ring, in any order.
 	Peers() []Peer
+	// Views are the node's live figures system_views shows; nil makes
+	// those tables empty.
+	Views() Views
 }
 
 // Local is this node as system.local shows it.

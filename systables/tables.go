@@ -12,9 +12,17 @@ import (
 	"github.com/cqld/cqld/storage"
 )
 
-// virtualKeyspace is the keyspace whose tables describe virtual keyspaces;
-// like Cassandra, cqld does not list it in system_schema.
-const virtualKeyspace = "system_virtual_schema"
+// virtualKeyspace is the keyspace whose tables describe virtual keyspaces,
+// and viewsKeyspace the one of the node's live figures; like Cassandra,
+// cqld does not list virtual keyspaces in system_schema.
+const (
+	virtualKeyspace = "system_virtual_schema"
+	viewsKeyspace   = "system_views"
+)
+
+// IsVirtualKeyspace reports whether ks is one of the virtual keyspaces,
+// whose tables are made on each read and cannot be written.
+func IsVirtualKeyspace(ks string) bool { return ks == virtualKeyspace || ks == viewsKeyspace }
 
 // Table is one system table: its layout, compiled, and where its rows come
 // from. It is immutable.
@@ -47,18 +55,29 @@ func (t *Table) Stored() bool { return t.rows == nil }
 // generators make the rows of the generated tables. A table listed in
 // systemTableDefs that is in neither generators nor stored is empty.
 var generators = map[string]func(State) []Row{
-	"system.local":                  localRows,
-	"system.peers":                  peerRows,
-	"system.peers_v2":               peerV2Rows,
-	"system_schema.keyspaces":       keyspaceRows,
-	"system_schema.tables":          tableRows,
-	"system_schema.columns":         columnRows,
-	"system_schema.types":           typeRows,
-	"system_schema.indexes":         indexRows,
-	"system_schema.dropped_columns": droppedColumnRows,
-	virtualKeyspace + ".keyspaces":  virtualKeyspaceRows,
-	virtualKeyspace + ".tables":     virtualTableRows,
-	virtualKeyspace + ".columns":    virtualColumnRows,
+	"system.local":                               localRows,
+	"system.peers":                               peerRows,
+	"system.peers_v2":                            peerV2Rows,
+	"system_schema.keyspaces":                    keyspaceRows,
+	"system_schema.tables":                       tableRows,
+	"system_schema.columns":                      columnRows,
+	"system_schema.types":                        typeRows,
+	"system_schema.indexes":                      indexRows,
+	"system_schema.dropped_columns":              droppedColumnRows,
+	virtualKeyspace + ".keyspaces":               virtualKeyspaceRows,
+	virtualKeyspace + ".tables":                  virtualTableRows,
+	virtualKeyspace + ".columns":                 virtualColumnRows,
+	viewsKeyspace + ".clients":                   clientRows,
+	viewsKeyspace + ".settings":                  settingRows,
+	viewsKeyspace + ".sstable_tasks":             sstableTaskRows,
+	viewsKeyspace + ".thread_pools":              threadPoolRows,
+	viewsKeyspace + ".caches":                    cacheRows,
+	viewsKeyspace + ".local_read_latency":        latencyRows(LocalRead),
+	viewsKeyspace + ".local_scan_latency":        latencyRows(LocalScan),
+	viewsKeyspace + ".local_write_latency":       latencyRows(LocalWrite),
+	viewsKeyspace + ".coordinator_read_latency":  latencyRows(CoordinatorRead),
+	viewsKeyspace + ".coordinator_scan_latency":  latencyRows(CoordinatorScan),
+	viewsKeyspace + ".coordinator_write_latency": latencyRows(CoordinatorWrite),
 }
 
 // stored are the system tables kept in the engine: written by the node
@@ -125,7 +144,7 @@ func compile(d *tableDef) (*Table, error) {
 func (d *tableDef) def() *storage.TableDef {
 	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name),
 		Options: systemTableOptions(d.keyspace, d.comment)}
-	if d.keyspace == virtualKeyspace {
+	if IsVirtualKeyspace(d.keyspace) {
 		// A virtual table has a comment and no other option.
 		def.Options = storage.TableOptions{Comment: d.comment}
 	}
@@ -157,7 +176,7 @@ func All() []*Table {
 // owns, which no schema or data change may modify.
 func IsSystemKeyspace(ks string) bool {
 	_, ok := systemKeyspaceReplication[ks]
-	return ok || ks == virtualKeyspace
+	return ok || IsVirtualKeyspace(ks)
 }
 
 // systemKeyspaces are the keyspaces system_schema lists, in order.

@@ -8,8 +8,9 @@ Creates KEYSPACE with a user type, a table using it and an index, reads
 DESCRIBE KEYSPACE two rows a page (the driver follows the paging state),
 drops the keyspace and runs the CREATE statements it got: DESCRIBE then
 answers the same rows again. Also checks DESCRIBE CLUSTER's range
-ownership (a map of lists) in the keyspace, and that a missing element
-is an InvalidRequest with Cassandra's message. Exits 0 on success, 1 with
+ownership (a map of lists) in the keyspace, that a missing element is an
+InvalidRequest with Cassandra's message, and that system_views.clients
+names the driver. Exits 0 on success, 1 with
 the reason otherwise.
 """
 import sys
@@ -69,6 +70,11 @@ def main():
     except InvalidRequest as e:
         if "Table 'nope' not found in keyspace '%s'" % ks not in str(e):
             fail("DESCRIBE TABLE nope: %s" % e)
+
+    # system_views.clients knows the driver by what it said in STARTUP.
+    drivers = {(r.driver_name, r.connection_stage) for r in session.execute("SELECT driver_name, connection_stage FROM system_views.clients")}
+    if ("DataStax Python Driver", "ready") not in drivers:
+        fail("system_views.clients: %r" % drivers)
 
     session.execute("DROP KEYSPACE %s" % ks)
     cluster.shutdown()
