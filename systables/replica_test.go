@@ -44,6 +44,8 @@ func (fakeState) Local() Local {
 
 func (fakeState) Views() Views { return nil }
 
+func (fakeState) SizeEstimates() []SizeEstimate { return nil }
+
 func (fakeState) Peers() []Peer {
 	return []Peer{
 		{HostID: [16]byte{2}, Addr: netip.MustParseAddrPort("127.0.0.2:7000"), NativeAddr: netip.MustParseAddr("127.0.0.2"), NativePort: 9042, Tokens: []int64{2}},

@@ -58,6 +58,7 @@ var generators = map[string]func(State) []Row{
 	"system.local":                               localRows,
 	"system.peers":                               peerRows,
 	"system.peers_v2":                            peerV2Rows,
+	"system.size_estimates":                      sizeEstimateRows,
 	"system_schema.keyspaces":                    keyspaceRows,
 	"system_schema.tables":                       tableRows,
 	"system_schema.columns":                      columnRows,
