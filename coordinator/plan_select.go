@@ -42,6 +42,7 @@ type tableSelectPlan struct {
 	reverse   bool
 	meta      []*message.ColumnMetadata
 	metaID    []byte
+	metaSize  int // bytes meta takes in a ROWS result
 	limit     valueExpr
 	ppl       valueExpr
 	binds     []*message.ColumnMetadata
@@ -200,6 +201,7 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		p.pk = append(p.pk, uint16(m.index))
 	}
 	p.metaID = metadataID(p.meta)
+	p.metaSize = metadataSize(p.meta)
 	return p, nil
 }
 
