@@ -165,7 +165,8 @@
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
-// unlogged_batch_across_partitions_warn_threshold (10), the request
+// unlogged_batch_across_partitions_warn_threshold (10),
+// tombstone_warn_threshold (1000), tombstone_failure_threshold (100000), the request
 // deadlines read_request_timeout, range_request_timeout,
 // write_request_timeout and request_timeout (past them a request answers
 // READ_TIMEOUT or WRITE_TIMEOUT), prometheus_address and prometheus_port.

@@ -66,6 +66,8 @@ type Options struct {
 	Timeouts Timeouts
 	// BatchLimits warn about and refuse large batches.
 	BatchLimits BatchLimits
+	// Tombstones warn about and fail reads that meet many tombstones.
+	Tombstones TombstoneLimits
 	// MaxResponseSize bounds a response's frame body and what a read
 	// gathers for it (response.go): native_transport_max_frame_size; 0
 	// means 16 MiB.

@@ -1,14 +1,17 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/statements/types"
@@ -105,6 +108,68 @@ func replicas(s ring.Strategy) int {
 		return n
 	}
 	return 0
+}
+
+// TombstoneLimits are tombstone_warn_threshold and
+// tombstone_failure_threshold: a read meeting more tombstones than Warn
+// is answered with a client warning (and logged), one meeting more than
+// Fail fails. Zero fields check nothing.
+type TombstoneLimits struct{ Warn, Fail int }
+
+// checkTombstones warns about a read of r that met too many tombstones,
+// or turns its failure for them (err) into Cassandra's READ_FAILURE from
+// this node with the reason READ_TOO_MANY_TOMBSTONES, as
+// ReadCommand's metrics recording does.
+func (c *Coordinator) checkTombstones(r *selectRun, err error) error {
+	ts := r.tombstones
+	if ts == nil {
+		return err
+	}
+	query := r.x.text()
+	if len(query) > 512 {
+		query = query[:512]
+	}
+	var over *storage.TombstoneOverwhelmError
+	if errors.As(err, &over) {
+		c.log.Error(fmt.Sprintf("Scanned over %d tombstones during query '%s' (last scanned row token was %d); query aborted",
+			c.opts.Tombstones.Fail, query, storage.Token(over.Key)))
+		addr := c.opts.ListenAddress
+		endpoint := "/" + addr.String() + ":" + strconv.Itoa(c.opts.StoragePort)
+		return &cqlerr.ReadFailure{Consistency: r.x.opts.Consistency, BlockFor: int32(c.blockFor(r.p.t.def.Keyspace, r.x.opts.Consistency)),
+			Reasons: []*primitive.FailureReason{{Endpoint: addr, Code: primitive.FailureCodeTooManyTombstonesRead}},
+			Err:     errors.New("READ_TOO_MANY_TOMBSTONES from " + endpoint)}
+	}
+	if err == nil && c.opts.Tombstones.Warn > 0 && ts.Count > c.opts.Tombstones.Warn {
+		msg := fmt.Sprintf("Read %d live rows and %d tombstone cells for query %s; token %d (see tombstone_warn_threshold)",
+			ts.LiveRows, ts.Count, query, storage.Token(r.pk))
+		r.x.warn(msg)
+		c.log.Warn(msg)
+	}
+	return err
+}
+
+// blockFor is how many replicas of keyspace ks a read at cl waits for
+// (ConsistencyLevel.blockFor).
+func (c *Coordinator) blockFor(ks string, cl primitive.ConsistencyLevel) int {
+	rf, local := 1, 1
+	if k, ok := c.catalog.Keyspace(ks); ok {
+		if st, err := ring.ParseStrategy(k.Name, k.Replication); err == nil {
+			rf, local = replicas(st), st.ReplicationFactor(c.opts.DataCenter)
+		}
+	}
+	switch cl {
+	case primitive.ConsistencyLevelTwo:
+		return 2
+	case primitive.ConsistencyLevelThree:
+		return 3
+	case primitive.ConsistencyLevelQuorum, primitive.ConsistencyLevelSerial:
+		return rf/2 + 1
+	case primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelLocalSerial:
+		return local/2 + 1
+	case primitive.ConsistencyLevelAll:
+		return rf
+	}
+	return 1
 }
 
 // BatchLimits are the checks of a batch's size and spread, by Cassandra's

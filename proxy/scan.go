@@ -242,7 +242,7 @@ func (p *Proxy) scanReconciled(ctx context.Context, n *need, contacts []ring.Hos
 				return err
 			}
 			stop := false
-			if err := t.Resolve(part, storage.ReadOptions{Now: o.Now}, func(r *storage.Row) bool {
+			if err := t.Resolve(part, storage.ReadOptions{Now: o.Now, Tombstones: o.Tombstones}, func(r *storage.Row) bool {
 				stop = !fn(k.pk, r)
 				return !stop
 			}); err != nil {

@@ -239,6 +239,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			UnloggedPartitionsWarn: cfg.UnloggedBatchAcrossPartitionsWarnThreshold,
 		},
 		PreparedMetrics: metrics.NewPrepared(reg),
+		Tombstones:      coordinator.TombstoneLimits{Warn: cfg.TombstoneWarnThreshold, Fail: cfg.TombstoneFailureThreshold},
 		Views:           views,
 		Latencies:       n.latencies,
 		Now:             o.Now,
