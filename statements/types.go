@@ -232,7 +232,9 @@ type cqlType struct {
 	name     string    // typeUDT: name; typeCustom: class name
 	keyspace string    // typeUDT: keyspace, "" when unqualified
 	dim      string    // typeVector: dimension as written
-	args     []cqlType // parameters of collections, tuples and vectors
+	// unsupported: a custom type cqld cannot represent
+	unsupported bool
+	args        []cqlType // parameters of collections, tuples and vectors
 }
 
 // String renders the type as written, normalised: lower-case keywords,
@@ -307,6 +309,9 @@ func (t *cqlType) build(args []datatype.DataType) (datatype.DataType, error) {
 	case typeTuple:
 		return datatype.NewTuple(args...), nil
 	case typeCustom:
+		if t.unsupported {
+			break
+		}
 		return datatype.NewCustom(t.name), nil
 	}
 	return nil, &UnsupportedTypeError{Type: t.String()}
@@ -378,11 +383,64 @@ func (p *parser) parseType() cqlType {
 	}
 	if t.kind == tokString {
 		p.next()
-		return cqlType{kind: typeCustom, name: t.val}
+		return p.customType(t.val)
 	}
 	ct := cqlType{kind: typeUDT}
 	ct.keyspace, ct.name = p.parseUserTypeName()
 	return ct
+}
+
+// LexicalUUIDType is the one custom type cqld keeps custom: 16-byte
+// values (or empty) ordered as java.util.UUID.compareTo orders them.
+const LexicalUUIDType = marshalPackage + "LexicalUUIDType"
+
+const marshalPackage = "org.apache.cassandra.db.marshal."
+
+// marshalNative are the marshal classes whose CQL type is a native one
+// (AbstractType.asCQL3Type): a column declared with one has that type.
+var marshalNative = map[string]tokenKind{
+	"AsciiType": kwAscii, "LongType": kwBigint, "BytesType": kwBlob, "BooleanType": kwBoolean,
+	"CounterColumnType": kwCounter, "SimpleDateType": kwDate, "DecimalType": kwDecimal, "DoubleType": kwDouble,
+	"DurationType": kwDuration, "FloatType": kwFloat, "InetAddressType": kwInet, "Int32Type": kwInt,
+	"ShortType": kwSmallint, "UTF8Type": kwText, "TimeType": kwTime, "TimestampType": kwTimestamp,
+	"DateType": kwTimestamp, "TimeUUIDType": kwTimeuuid, "ByteType": kwTinyint, "UUIDType": kwUuid,
+	"IntegerType": kwVarint,
+}
+
+// marshalOther are Cassandra 4.0's other marshal classes: types cqld
+// cannot represent, refused by name.
+var marshalOther = map[string]bool{
+	"CompositeType": true, "DynamicCompositeType": true, "EmptyType": true, "FrozenType": true, "ListType": true,
+	"MapType": true, "PartitionerDefinedOrder": true, "ReversedType": true, "SetType": true, "TupleType": true,
+	"UserType": true,
+}
+
+// customType is a type written as a string, a marshal class as
+// Cassandra's TypeParser reads it: a name without a package is in
+// org.apache.cassandra.db.marshal; a class of a native type is that type;
+// LexicalUUIDType stays custom; another of Cassandra's classes cqld
+// cannot represent (an *UnsupportedTypeError when resolved); any other
+// class does not exist.
+func (p *parser) customType(text string) cqlType {
+	class := strings.TrimSpace(text)
+	name := class
+	if i := strings.IndexByte(class, '('); i >= 0 {
+		name = strings.TrimSpace(class[:i])
+	}
+	if !strings.Contains(name, ".") {
+		name, class = marshalPackage+name, marshalPackage+class
+	}
+	short, marshal := strings.CutPrefix(name, marshalPackage)
+	switch {
+	case marshal && name == class && marshalNative[short] != 0:
+		return cqlType{kind: typeNative, native: marshalNative[short]}
+	case marshal && name == class && short == "LexicalUUIDType":
+		return cqlType{kind: typeCustom, name: class}
+	case marshal && marshalOther[short]:
+		return cqlType{kind: typeCustom, name: class, unsupported: true}
+	}
+	p.recognitionError("Error setting type " + text + ": Unable to find abstract-type class '" + name + "'")
+	return cqlType{}
 }
 
 // parseUserTypeName parses Cassandra's userTypeName: (noncol_ident '.')? non_type_ident.

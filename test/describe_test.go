@@ -41,6 +41,7 @@ var describeSchemaDDL = []string{
 	`CREATE INDEX ON rt.clustered ("Value")`,
 	`CREATE INDEX full_fl ON rt.all_types (full(fl))`,
 	`CREATE TABLE rt.counts (k text PRIMARY KEY, hits counter, misses counter)`,
+	`CREATE TABLE rt.lexical (k 'LexicalUUIDType', c 'org.apache.cassandra.db.marshal.LexicalUUIDType', v int, PRIMARY KEY (k, c))`,
 	`CREATE TABLE "Rt2"."MixedCase" ("Key" int PRIMARY KEY, "select" text, "from" int)`,
 	`ALTER TABLE rt.all_types DROP f`,
 	`ALTER TABLE rt.counts DROP misses`,
@@ -126,7 +127,7 @@ func TestDescribeRoundTrip(t *testing.T) {
 			// the order that creates them and its tables with their indexes.
 			want := []string{"keyspace rt.rt", "type rt.b_used", "type rt.a_user", "type rt.phone", "type rt.address",
 				"table rt.all_types", "index rt.full_fl", "table rt.clustered", "index rt.by_c2", "index rt.clustered_s_idx",
-				"index rt.\"clustered_Value_idx\"", "table rt.counts",
+				"index rt.\"clustered_Value_idx\"", "table rt.counts", "table rt.lexical",
 				"keyspace \"Rt2\".\"Rt2\"", "table \"Rt2\".\"MixedCase\""}
 			if !reflect.DeepEqual(names, want) {
 				t.Fatalf("DESCRIBE SCHEMA gave\n%q\nwant\n%q", names, want)
