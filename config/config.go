@@ -201,6 +201,13 @@ type Config struct {
 	BatchSizeFailThreshold                     DataSize `yaml:"batch_size_fail_threshold"`
 	UnloggedBatchAcrossPartitionsWarnThreshold int      `yaml:"unlogged_batch_across_partitions_warn_threshold"`
 
+	// A read that meets more tombstones than TombstoneWarnThreshold is
+	// answered with a client warning and logged; one that meets more
+	// than TombstoneFailureThreshold fails with READ_FAILURE. As in
+	// Cassandra.
+	TombstoneWarnThreshold    int `yaml:"tombstone_warn_threshold"`
+	TombstoneFailureThreshold int `yaml:"tombstone_failure_threshold"`
+
 	// The deadlines of requests, by kind: reads of one partition (or of
 	// an IN list of them), writes (batches and lightweight transactions
 	// included), reads of token ranges, and everything else. A request
@@ -305,6 +312,8 @@ func Default() Config {
 		BatchSizeWarnThreshold:                       5 * KiB,
 		BatchSizeFailThreshold:                       50 * KiB,
 		UnloggedBatchAcrossPartitionsWarnThreshold:   10,
+		TombstoneWarnThreshold:                       1000,
+		TombstoneFailureThreshold:                    100000,
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
 		CASContentionTimeout:                         Duration{time.Second},
@@ -530,6 +539,8 @@ func keys() []key {
 		{name: "batch_size_warn_threshold", usage: "batches of several partitions bigger than this are answered with a warning, e.g. 5KiB", field: func(c *Config) any { return &c.BatchSizeWarnThreshold }},
 		{name: "batch_size_fail_threshold", usage: "batches of several partitions bigger than this are refused, e.g. 50KiB", field: func(c *Config) any { return &c.BatchSizeFailThreshold }},
 		{name: "unlogged_batch_across_partitions_warn_threshold", usage: "unlogged batches of more partitions than this are answered with a warning", field: func(c *Config) any { return &c.UnloggedBatchAcrossPartitionsWarnThreshold }},
+		{name: "tombstone_warn_threshold", usage: "reads meeting more tombstones than this are answered with a warning", field: func(c *Config) any { return &c.TombstoneWarnThreshold }},
+		{name: "tombstone_failure_threshold", usage: "reads meeting more tombstones than this fail", field: func(c *Config) any { return &c.TombstoneFailureThreshold }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
 		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
@@ -1134,6 +1145,12 @@ func (c *Config) problems() []*keyError {
 	}
 	if c.BatchSizeFailThreshold < 0 {
 		bad("batch_size_fail_threshold", "%s must not be negative", c.BatchSizeFailThreshold)
+	}
+	if c.TombstoneWarnThreshold < 0 {
+		bad("tombstone_warn_threshold", "%d must not be negative", c.TombstoneWarnThreshold)
+	}
+	if c.TombstoneFailureThreshold < 0 {
+		bad("tombstone_failure_threshold", "%d must not be negative", c.TombstoneFailureThreshold)
 	}
 	if c.UnloggedBatchAcrossPartitionsWarnThreshold < 0 {
 		bad("unlogged_batch_across_partitions_warn_threshold", "%d must not be negative", c.UnloggedBatchAcrossPartitionsWarnThreshold)

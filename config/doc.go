@@ -180,9 +180,10 @@
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
-// unlogged_batch_across_partitions_warn_threshold (10), prometheus_address
-// and prometheus_port, and cqld's own internode_injected_delay and
-// internode_fault_injection (tests only).
+// unlogged_batch_across_partitions_warn_threshold (10),
+// tombstone_warn_threshold (1000), tombstone_failure_threshold (100000),
+// prometheus_address and prometheus_port, and cqld's own
+// internode_injected_delay and internode_fault_injection (tests only).
 //
 // Validated and not used yet: saved_caches_directory, role_manager
 // (CassandraRoleManager only), roles_update_interval,

@@ -118,3 +118,18 @@ func TestAuthorizeUnknownSchemaChange(t *testing.T) {
 		}
 	})
 }
+
+// DESCRIBE needs no permission under CassandraAuthorizer, as Cassandra's
+// DescribeStatement checks none: a role granted nothing describes the
+// schema it could read from system_schema anyway.
+func TestAuthorizeDescribe(t *testing.T) {
+	c := authCoord(t)
+	unchecked(c, func() {
+		runQuery(t, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	})
+	req := &protocol.Request{Version: primitive.ProtocolVersion4, Role: "nobody", Message: &message.Query{Query: "DESCRIBE KEYSPACE bench"}}
+	resp := c.Handle(context.Background(), req)
+	if _, ok := resp.Message.(*message.RowsResult); !ok {
+		t.Fatalf("DESCRIBE as a role granted nothing: %v", resp.Message)
+	}
+}

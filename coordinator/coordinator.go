@@ -77,6 +77,8 @@ type Options struct {
 	Timeouts Timeouts
 	// BatchLimits warn about and refuse large batches.
 	BatchLimits BatchLimits
+	// Tombstones warn about and fail reads that meet many tombstones.
+	Tombstones TombstoneLimits
 	// MaxResponseSize bounds a response's frame body and what a read
 	// gathers for it (response.go): native_transport_max_frame_size; 0
 	// means 16 MiB.
@@ -84,6 +86,13 @@ type Options struct {
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared
+	// Views are the node's live figures system_views shows; nil leaves
+	// those tables empty.
+	Views systables.Views
+	// Latencies, when set, gets the time this node takes to answer each
+	// read, scan and write of a user table (system_views'
+	// coordinator_*_latency).
+	Latencies *metrics.TableLatencies
 	// Now is the clock behind server-side write timestamps, now() and the
 	// other current-time functions, and TTL expiry on reads and writes;
 	// nil means time.Now. It is called concurrently. Tests pass a clock

@@ -69,7 +69,9 @@ func (c *Coordinator) runPlan(ctx context.Context, p plan, x *execution) (messag
 	ctx, cancel := c.withDeadline(ctx, p)
 	defer cancel()
 	x.ctx = ctx
+	start := c.latencyStart()
 	msg, err := p.run(ctx, c, x)
+	c.observed(p, start, err)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, timeoutOf(kindOf(p), writeTypeOf(p), x.opts.Consistency)
 	}

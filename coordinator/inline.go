@@ -45,14 +45,17 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		return respond(nil, err, req.Version), true
 	}
 	v := req.Version
+	start := c.latencyStart()
 	pending, msg, err := w.start(c, x, func(err error) {
 		msg, err := w.applied(err)
+		c.observed(w, start, err)
 		msg, err = c.executed(ps, m, msg, err)
 		later.Answer(req, respond(msg, err, v))
 	})
 	if pending {
 		return nil, true
 	}
+	c.observed(w, start, err)
 	msg, err = c.executed(ps, m, msg, err)
 	return respond(msg, err, v), true
 }

@@ -39,10 +39,12 @@ func (c *Coordinator) analyze(stmt statements.Statement, nMarkers int, keyspace 
 	switch s := stmt.(type) {
 	case *statements.Use:
 		return &usePlan{keyspace: s.Keyspace}, nil
-	case *statements.CreateKeyspace, *statements.DropKeyspace:
+	case *statements.CreateKeyspace, *statements.AlterKeyspace, *statements.DropKeyspace:
 		return c.analyzeDDL(stmt, keyspace)
 	case *statements.Select:
 		return c.analyzeSelect(s, nMarkers, keyspace)
+	case *statements.Describe:
+		return &describePlan{st: s, session: keyspace}, nil
 	}
 	if isRoleStatement(stmt) {
 		return &rolePlan{stmt: stmt, session: keyspace}, nil
@@ -85,8 +87,6 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 		return c.analyzeDelete(s, n, session)
 	case *statements.Batch:
 		return c.analyzeBatch(s, n, session)
-	case *statements.AlterKeyspace:
-		return nil, invalidf("ALTER KEYSPACE statements are not supported yet")
 	case *statements.CreateFunction:
 		return nil, invalidf("User defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
 	}

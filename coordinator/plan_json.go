@@ -79,7 +79,7 @@ func (e *jsonColumnExpr) eval(x *execution) ([]byte, error) {
 // object, or null (DEFAULT NULL) or left unset (DEFAULT UNSET) when the
 // object does not name it.
 func (c *Coordinator) insertJSONPlan(s *statements.Insert, b *binder, session string) (*writePlan, error) {
-	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	t, err := c.writeTable(s.Keyspace, s.Table, session, false)
 	if err != nil {
 		return nil, err
 	}

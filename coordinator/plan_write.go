@@ -7,6 +7,7 @@ import (
 
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/systables"
 )
 
 type opKind uint8
@@ -73,10 +74,22 @@ func (p *writePlan) pkIndices() []uint16 { return p.pk }
 
 func (p *writePlan) resultColumns() []*message.ColumnMetadata { return nil }
 
-func (c *Coordinator) writeTable(ks, table, session string) (*tableInfo, error) {
+// writeTable is the table an INSERT, UPDATE or (del) DELETE writes, or
+// their refusal: a virtual table's as Cassandra answers it, any other
+// system table's as not user-modifiable.
+func (c *Coordinator) writeTable(ks, table, session string, del bool) (*tableInfo, error) {
 	ks, err := schema.ResolveKeyspace(ks, session)
 	if err != nil {
 		return nil, err
+	}
+	if systables.IsVirtualKeyspace(ks) {
+		switch {
+		case systables.Lookup(ks, table) == nil:
+			return nil, invalidf("unconfigured table %s", table)
+		case del:
+			return nil, invalidf("Virtual tables don't support DELETE statements")
+		}
+		return nil, invalidf("Modification is not supported by table %s.%s", ks, table)
 	}
 	if err := userModifiable(ks); err != nil {
 		return nil, err
@@ -119,7 +132,7 @@ func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string
 	if s.Json != nil {
 		return c.insertJSONPlan(s, b, session)
 	}
-	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	t, err := c.writeTable(s.Keyspace, s.Table, session, false)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +256,7 @@ func (c *Coordinator) analyzeUpdate(s *statements.Update, n int, session string)
 }
 
 func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string) (*writePlan, error) {
-	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	t, err := c.writeTable(s.Keyspace, s.Table, session, false)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +364,7 @@ func (c *Coordinator) analyzeDelete(s *statements.Delete, n int, session string)
 }
 
 func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string) (*writePlan, error) {
-	t, err := c.writeTable(s.Keyspace, s.Table, session)
+	t, err := c.writeTable(s.Keyspace, s.Table, session, true)
 	if err != nil {
 		return nil, err
 	}

@@ -247,3 +247,7 @@ func (c *Coordinator) openPrepared() error {
 		return ps.st, nil
 	})
 }
+
+// PreparedStats are the prepared statement cache's figures
+// (system_views.caches). It is safe for concurrent use.
+func (c *Coordinator) PreparedStats() prepared.Stats { return c.prep.Stats() }

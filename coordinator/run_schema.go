@@ -7,14 +7,22 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 
 	"github.com/cqld/cqld/schema"
+	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (message.Message, error) {
 	ch := schema.NewChange(p.stmt, x.text(), p.session, serverTimestamp(x.now()), c.dataCenters())
+	var before *storage.KeyspaceDef
+	if s, ok := p.stmt.(*statements.AlterKeyspace); ok {
+		before, _ = c.catalog.Keyspace(s.Keyspace)
+	}
 	res, err := c.schemaChanges.Submit(ctx, ch)
 	if err != nil {
 		return nil, err
 	}
+	c.replicationWarnings(res, before, x)
 	if err := c.grantCreator(ctx, x.role, res); err != nil {
 		return nil, err
 	}
@@ -22,6 +30,9 @@ func (p *ddlPlan) run(ctx context.Context, c *Coordinator, x *execution) (messag
 }
 
 func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (message.Message, error) {
+	if systables.IsVirtualKeyspace(p.keyspace) && systables.Lookup(p.keyspace, p.table) != nil {
+		return nil, invalidf("Cannot truncate virtual tables")
+	}
 	if err := userModifiable(p.keyspace); err != nil {
 		return nil, err
 	}

@@ -75,6 +75,9 @@ type selectRun struct {
 	limit    int32 // -1: none
 	ppl      int32 // -1: none
 	pageSize int32 // <= 0: no paging
+	// tombstones counts the tombstones the read meets (nil for system
+	// tables, whose rows are made on each read, or without limits).
+	tombstones *storage.Tombstones
 	// size is the bytes the rows take in the response so far, room what
 	// they may take (response.go): a page that would pass room ends
 	// before, an unpaged result that would is refused.
@@ -129,6 +132,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 		return nil, err
 	}
 	r := &selectRun{p: p, x: x, now: x.nowInSeconds(), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
+	if !p.t.system && c.opts.Tombstones != (TombstoneLimits{}) {
+		r.tombstones = &storage.Tombstones{Fail: c.opts.Tombstones.Fail}
+	}
 	if p.orderAfter > 0 && r.pageSize > 0 {
 		return nil, errPagedOrderAfter
 	}
@@ -187,6 +193,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	}
 	if err == nil {
 		err = r.err
+	}
+	if err = c.checkTombstones(r, err); err != nil {
+		return nil, err
 	}
 	if err == nil && p.aggregates() {
 		// The last group; without GROUP BY there is always one result row,
@@ -354,7 +363,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 		r.startPartition(pt.pk, pt.vals)
 		stop := false
 		for si, s := range slices {
-			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now}
+			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now, Tombstones: r.tombstones}
 			first := si == 0
 			err := c.source(t).ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
 				if row.Static {
@@ -384,7 +393,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 // scan reads every partition in token order.
 func (r *selectRun) scan(c *Coordinator) error {
 	t := r.p.t
-	o := storage.ScanOptions{Now: r.now}
+	o := storage.ScanOptions{Now: r.now, Tombstones: r.tombstones}
 	if r.resume != nil {
 		o.FromPartition = r.resume.pk
 	}

@@ -1,14 +1,19 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
@@ -41,6 +46,131 @@ const (
 	warnAggregateNoKey = "Aggregation query used without partition key"
 	warnAggregateIn    = "Aggregation query used on multiple partition keys (IN restriction)"
 )
+
+// replicationWarnings notes the warnings of a CREATE or ALTER KEYSPACE
+// that res answers, as Cassandra's strategies' maybeWarnOnOptions and
+// AlterKeyspaceStatement.clientWarnings give them: a replication factor
+// above the nodes there are (in the ring, or in a data center), and an
+// increase of the factor, whose rows only repair brings to the new
+// replicas. before is the keyspace before an ALTER.
+func (c *Coordinator) replicationWarnings(res message.Message, before *storage.KeyspaceDef, x *execution) {
+	r, ok := res.(*message.SchemaChangeResult)
+	if !ok || r.Target != primitive.SchemaChangeTargetKeyspace || r.ChangeType == primitive.SchemaChangeTypeDropped {
+		return
+	}
+	k, ok := c.catalog.Keyspace(r.Keyspace)
+	if !ok {
+		return
+	}
+	after, err := ring.ParseStrategy(k.Name, k.Replication)
+	if err != nil {
+		return
+	}
+	nodes := map[string]int{c.opts.DataCenter: 1}
+	all := 1
+	if c.opts.Cluster != nil {
+		for _, p := range c.opts.Cluster.Peers() {
+			nodes[p.DataCenter]++
+			all++
+		}
+	}
+	switch s := after.(type) {
+	case ring.SimpleStrategy:
+		if s.RF > all {
+			x.warn(fmt.Sprintf("Your replication factor %d for keyspace %s is higher than the number of nodes %d", s.RF, k.Name, all))
+		}
+	case ring.NetworkTopologyStrategy:
+		for _, dc := range slices.Sorted(maps.Keys(s.RF)) {
+			if n := nodes[dc]; s.RF[dc] > n && n != 0 {
+				x.warn(fmt.Sprintf("Your replication factor %d for keyspace %s is higher than the number of nodes %d for datacenter %s", s.RF[dc], k.Name, n, dc))
+			}
+		}
+	}
+	if before == nil {
+		return
+	}
+	if prev, err := ring.ParseStrategy(before.Name, before.Replication); err == nil && replicas(prev) < replicas(after) {
+		x.warn("When increasing replication factor you need to run a full (-full) repair to distribute the data.")
+	}
+}
+
+// replicas is a strategy's replication factor in all, Cassandra's
+// getReplicationFactor().fullReplicas.
+func replicas(s ring.Strategy) int {
+	switch s := s.(type) {
+	case ring.SimpleStrategy:
+		return s.RF
+	case ring.NetworkTopologyStrategy:
+		n := 0
+		for _, rf := range s.RF {
+			n += rf
+		}
+		return n
+	}
+	return 0
+}
+
+// TombstoneLimits are tombstone_warn_threshold and
+// tombstone_failure_threshold: a read meeting more tombstones than Warn
+// is answered with a client warning (and logged), one meeting more than
+// Fail fails. Zero fields check nothing.
+type TombstoneLimits struct{ Warn, Fail int }
+
+// checkTombstones warns about a read of r that met too many tombstones,
+// or turns its failure for them (err) into Cassandra's READ_FAILURE from
+// this node with the reason READ_TOO_MANY_TOMBSTONES, as
+// ReadCommand's metrics recording does.
+func (c *Coordinator) checkTombstones(r *selectRun, err error) error {
+	ts := r.tombstones
+	if ts == nil {
+		return err
+	}
+	query := r.x.text()
+	if len(query) > 512 {
+		query = query[:512]
+	}
+	var over *storage.TombstoneOverwhelmError
+	if errors.As(err, &over) {
+		c.log.Error(fmt.Sprintf("Scanned over %d tombstones during query '%s' (last scanned row token was %d); query aborted",
+			c.opts.Tombstones.Fail, query, storage.Token(over.Key)))
+		addr := c.opts.ListenAddress
+		endpoint := "/" + addr.String() + ":" + strconv.Itoa(c.opts.StoragePort)
+		return &cqlerr.ReadFailure{Consistency: r.x.opts.Consistency, BlockFor: int32(c.blockFor(r.p.t.def.Keyspace, r.x.opts.Consistency)),
+			Reasons: []*primitive.FailureReason{{Endpoint: addr, Code: primitive.FailureCodeTooManyTombstonesRead}},
+			Err:     errors.New("READ_TOO_MANY_TOMBSTONES from " + endpoint)}
+	}
+	if err == nil && c.opts.Tombstones.Warn > 0 && ts.Count > c.opts.Tombstones.Warn {
+		msg := fmt.Sprintf("Read %d live rows and %d tombstone cells for query %s; token %d (see tombstone_warn_threshold)",
+			ts.LiveRows, ts.Count, query, storage.Token(r.pk))
+		r.x.warn(msg)
+		c.log.Warn(msg)
+	}
+	return err
+}
+
+// blockFor is how many replicas of keyspace ks a read at cl waits for
+// (ConsistencyLevel.blockFor).
+func (c *Coordinator) blockFor(ks string, cl primitive.ConsistencyLevel) int {
+	rf, local := 1, 1
+	if k, ok := c.catalog.Keyspace(ks); ok {
+		if st, err := ring.ParseStrategy(k.Name, k.Replication); err == nil {
+			rf, local = replicas(st), st.ReplicationFactor(c.opts.DataCenter)
+		}
+	}
+	switch cl {
+	case primitive.ConsistencyLevelTwo:
+		return 2
+	case primitive.ConsistencyLevelThree:
+		return 3
+	case primitive.ConsistencyLevelQuorum, primitive.ConsistencyLevelSerial:
+		return rf/2 + 1
+	case primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelLocalSerial:
+		return local/2 + 1
+	case primitive.ConsistencyLevelAll:
+		return rf
+	}
+	return 1
+}
 
 // BatchLimits are the checks of a batch's size and spread, by Cassandra's
 // names: batch_size_warn_threshold, batch_size_fail_threshold and

@@ -51,6 +51,8 @@ func (s *Server) admitRequest(cn *conn) message.Message {
 
 // begin counts a request of cn in flight; end counts it answered.
 func (s *Server) begin(cn *conn) {
+	cn.requests.Add(1)
+	s.requests.Add(1)
 	if cn.inflight.Add(1) == 1 {
 		s.activeConns.Add(1)
 	}

@@ -118,6 +118,10 @@ type conn struct {
 	role     atomic.Pointer[string]
 	events   atomic.Uint32
 	inflight atomic.Int32
+	// hello is what the client said in STARTUP, nil before; requests
+	// counts its requests. Both are for system_views.clients.
+	hello    atomic.Pointer[startupInfo]
+	requests atomic.Int64
 	closed   atomic.Bool
 	// The housekeeper reads these (unix nanoseconds, 0 for none):
 	// openedAt and ready for the handshake deadline, frameStart for the

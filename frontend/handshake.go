@@ -71,6 +71,7 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 		return gnet.None
 	}
 	cn.version = h.Version
+	cn.hello.Store(&startupInfo{version: int(h.Version), driverName: opts["DRIVER_NAME"], driverVersion: opts["DRIVER_VERSION"]})
 	if a := cn.s.opts.Authenticator; a != nil {
 		cn.reply(h, &message.Authenticate{Authenticator: a.ClassName()})
 		cn.s.okRequests[h.OpCode].Inc()

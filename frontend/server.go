@@ -179,6 +179,8 @@ type Server struct {
 	// connections with any (for the fair share, admit.go).
 	inflight    atomic.Int64
 	activeConns atomic.Int64
+	// requests counts the requests read (system_views.thread_pools).
+	requests atomic.Int64
 	// data is the node's request data budget (budget.go); outBytes the
 	// answers queued and not yet taken by sockets, pausedConns the
 	// connections paused for them, waiting those the housekeeper wakes

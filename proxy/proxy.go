@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -255,4 +256,31 @@ func (p *Proxy) address(h ring.HostID) net.IP {
 		return nil
 	}
 	return net.IP(a.AsSlice())
+}
+
+// RangeOwners is a token range of the ring with keyspace ks's natural
+// replicas there, in placement order (the primary first), and their
+// broadcast addresses (invalid for a host not known).
+type RangeOwners struct {
+	Range    ring.Range
+	Replicas []ring.HostID
+	Addrs    []netip.Addr
+}
+
+// Owners returns every range of the ring with ks's replicas: what
+// DESCRIBE CLUSTER shows as range ownership, and which ranges this node
+// is the primary replica of. It is safe for concurrent use.
+func (p *Proxy) Owners(ks *storage.KeyspaceDef) ([]RangeOwners, error) {
+	ranges, err := p.opts.Topology.Ranges(ks)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RangeOwners, len(ranges))
+	for i, r := range ranges {
+		out[i] = RangeOwners{Range: r.Range, Replicas: r.Replicas, Addrs: make([]netip.Addr, len(r.Replicas))}
+		for j, h := range r.Replicas {
+			out[i].Addrs[j] = p.opts.Topology.Addr(h)
+		}
+	}
+	return out, nil
 }

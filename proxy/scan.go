@@ -258,7 +258,7 @@ func (p *Proxy) scanReconciled(ctx context.Context, n *need, contacts []ring.Hos
 		}
 		sources[i] = &rangeSource{host: h, rep: rep, cmd: cmd, from: from, more: true}
 	}
-	ro := storage.ReadOptions{Now: o.Now}
+	ro := storage.ReadOptions{Now: o.Now, Tombstones: o.Tombstones}
 	parts := make([]*storage.Partition, len(sources))
 	for {
 		if err := p.fetchAll(ctx, n, t, sources); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
 )
@@ -15,6 +17,7 @@ type Local struct {
 	engine *storage.Engine
 	locks  partitionLocks
 	now    func() time.Time
+	lat    *metrics.TableLatencies
 	fast   fastPromises
 	alone  aloneState
 }
@@ -25,6 +28,9 @@ var _ Replica = (*Local)(nil)
 type LocalOptions struct {
 	// Now is the clock of the Paxos state's TTLs; time.Now when nil.
 	Now func() time.Time
+	// Latencies, when set, gets the time each read, scan and write of a
+	// table takes here (system_views' local_*_latency).
+	Latencies *metrics.TableLatencies
 }
 
 // NewLocal returns the replica over e.
@@ -35,7 +41,51 @@ func NewLocalWith(e *storage.Engine, o LocalOptions) *Local {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Local{engine: e, now: o.Now}
+	return &Local{engine: e, now: o.Now, lat: o.Latencies}
+}
+
+// Kinds of local latencies, as system_views names their tables.
+const (
+	localRead  = "local_read_latency"
+	localScan  = "local_scan_latency"
+	localWrite = "local_write_latency"
+)
+
+// start is when an operation observed in l.lat begins.
+func (l *Local) start() time.Time {
+	if l.lat == nil {
+		return time.Time{}
+	}
+	return l.lat.Now()
+}
+
+// observed records an operation of kind on t begun at start.
+func (l *Local) observed(kind string, t *storage.Table, start time.Time) {
+	if l.lat != nil {
+		l.lat.Observe(kind, t.Def.ID, start)
+	}
+}
+
+// wrote records a write begun at start of the tables ids.
+func (l *Local) wrote(ids [][16]byte, start time.Time) {
+	for _, id := range ids {
+		l.lat.Observe(localWrite, id, start)
+	}
+}
+
+// tablesOf are the tables m writes, once each; nil when no latencies are
+// kept.
+func (l *Local) tablesOf(m *mutation.Mutation) [][16]byte {
+	if l.lat == nil {
+		return nil
+	}
+	var ids [][16]byte
+	for _, u := range m.Updates {
+		if id := u.Table.Def.ID; !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // Apply implements Replica.
@@ -43,13 +93,19 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	start := l.start()
 	if m.HasCounters() {
 		defer l.locks.lockPartitions(m)()
 		if err := l.addCounters(ctx, m); err != nil {
 			return err
 		}
 	}
-	return l.apply(m, check)
+	ids := l.tablesOf(m)
+	err := l.apply(m, check)
+	if err == nil {
+		l.wrote(ids, start)
+	}
+	return err
 }
 
 func (l *Local) apply(m *mutation.Mutation, check func() error) error {
@@ -143,7 +199,21 @@ func (l *Local) ApplyAsync(m *mutation.Mutation, check func() error, then func(e
 	if err != nil {
 		return false, err
 	}
-	return l.engine.ApplyAsync(sm, check, then)
+	start, ids := l.start(), l.tablesOf(m)
+	if ids != nil {
+		done := then
+		then = func(err error) {
+			if err == nil {
+				l.wrote(ids, start)
+			}
+			done(err)
+		}
+	}
+	pending, err := l.engine.ApplyAsync(sm, check, then)
+	if err == nil && !pending {
+		l.wrote(ids, start)
+	}
+	return pending, err
 }
 
 // ApplyWaits implements Replica.
@@ -190,6 +260,7 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 	if err := expired(ctx); err != nil {
 		return nil, err
 	}
+	defer l.observed(localRead, t, l.start())
 	return l.engine.ReadRaw(t, pk, slice)
 }
 
@@ -219,6 +290,7 @@ func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, 
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	defer l.observed(localRead, t, l.start())
 	if _, ok := ctx.Deadline(); !ok {
 		return l.engine.ReadPartition(t, pk, o, fn)
 	}
@@ -232,6 +304,7 @@ func (l *Local) Scan(ctx context.Context, t *storage.Table, o storage.ScanOption
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	defer l.observed(localScan, t, l.start())
 	var d deadline
 	err := l.engine.Scan(t, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)
@@ -242,6 +315,7 @@ func (l *Local) ScanIndex(ctx context.Context, t *storage.Table, name string, va
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	defer l.observed(localScan, t, l.start())
 	var d deadline
 	err := l.engine.ScanIndex(t, name, value, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)

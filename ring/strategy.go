@@ -209,7 +209,7 @@ func ParseStrategy(ks string, opts map[string]string) (Strategy, error) {
 		if !ok {
 			return nil, configErrorf("SimpleStrategy requires a replication_factor strategy option.")
 		}
-		rf, err := parseReplicationFactor(v)
+		rf, err := ParseReplicationFactor(v)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +228,7 @@ func ParseStrategy(ks string, opts map[string]string) (Strategy, error) {
 			if strings.EqualFold(dc, "replication_factor") {
 				return nil, configErrorf("replication_factor should not appear as an option at construction time for NetworkTopologyStrategy")
 			}
-			rf, err := parseReplicationFactor(opts[dc])
+			rf, err := ParseReplicationFactor(opts[dc])
 			if err != nil {
 				return nil, err
 			}
@@ -245,10 +245,10 @@ func ParseStrategy(ks string, opts map[string]string) (Strategy, error) {
 	}
 }
 
-// parseReplicationFactor is ReplicationFactor.fromString with transient
+// ParseReplicationFactor is ReplicationFactor.fromString with transient
 // replication disabled: "<replicas>" or "<replicas>/<transient>", checked
 // in ReplicationFactor.validate's order.
-func parseReplicationFactor(s string) (int, error) {
+func ParseReplicationFactor(s string) (int, error) {
 	all := s
 	if strings.Contains(s, "/") {
 		parts := javaSplit(s, "/")

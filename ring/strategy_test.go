@@ -228,7 +228,7 @@ func FuzzParseReplicationFactor(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := parseReplicationFactor(s)
+		n, err := ParseReplicationFactor(s)
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.Message == "" {
@@ -239,7 +239,7 @@ func FuzzParseReplicationFactor(f *testing.F) {
 		if n < 0 {
 			t.Fatalf("%q accepted as %d", s, n)
 		}
-		if back, err := parseReplicationFactor(strconv.Itoa(n)); err != nil || back != n {
+		if back, err := ParseReplicationFactor(strconv.Itoa(n)); err != nil || back != n {
 			t.Fatalf("%q gave %d, which reads back as %d, %v", s, n, back, err)
 		}
 		if _, err := ParseStrategy("ks", map[string]string{"class": "SimpleStrategy", "replication_factor": s}); err != nil {

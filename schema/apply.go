@@ -20,6 +20,8 @@ func (sc *Schema) Check(stmt statements.Statement, session string, dataCenters [
 	case *statements.CreateKeyspace:
 		_, err := analyzeCreateKeyspace(st, dataCenters)
 		return err
+	case *statements.AlterKeyspace:
+		return sc.checkAlterKeyspace(st)
 	case *statements.CreateTable:
 		_, err := sc.analyzeCreateTable(sc.catalog.Current(), st, session, [16]byte{})
 		return err
@@ -109,6 +111,8 @@ func (sc *Schema) decide(ch *Change) (*edit, error) {
 		return sc.createKeyspace(cur, def, st.IfNotExists)
 	case *statements.DropKeyspace:
 		return sc.dropKeyspace(cur, st)
+	case *statements.AlterKeyspace:
+		return sc.alterKeyspace(cur, st, ch.DataCenters)
 	case *statements.CreateTable:
 		if ch.TableID == ([16]byte{}) {
 			return nil, fmt.Errorf("schema: CREATE TABLE %s without a table id", st.Table)

@@ -1,15 +1,17 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
 )
@@ -24,7 +26,10 @@ func analyzeCreateKeyspace(s *statements.CreateKeyspace, dataCenters []string) (
 	if !keyspaceNameRE.MatchString(s.Keyspace) {
 		return nil, cqlerr.Invalidf("Keyspace name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"%s\")", s.Keyspace)
 	}
-	repl, err := ValidateReplication(s.Keyspace, s.Replication, dataCenters)
+	if s.Replication == nil {
+		return nil, cqlerr.Invalidf("Missing mandatory option 'replication'")
+	}
+	repl, err := ValidateReplication(s.Keyspace, s.Replication, nil, dataCenters)
 	if err != nil {
 		return nil, err
 	}
@@ -35,73 +40,87 @@ func analyzeCreateKeyspace(s *statements.CreateKeyspace, dataCenters []string) (
 	return &storage.KeyspaceDef{Name: s.Keyspace, Replication: repl, DurableWrites: durable}, nil
 }
 
-// ValidateReplication checks replication options as Cassandra's
-// strategies do and returns them normalised (full class name, numbers as
-// written). NetworkTopologyStrategy's 'replication_factor' sets every one
-// of dataCenters.
-func ValidateReplication(ks string, opts map[string]string, dataCenters []string) (map[string]string, error) {
-	if opts == nil {
-		return nil, cqlerr.ConfigErrorf("Missing mandatory option 'replication'")
-	}
+// ValidateReplication makes the replication options of keyspace ks what
+// Cassandra 4.0 stores (ReplicationParams.fromMapWithDefaults): the full
+// class name, the factors as written, and for NetworkTopologyStrategy the
+// 'replication_factor' shorthand expanded to every one of dataCenters not
+// named, a data center with factor 0 left out, and, on an ALTER
+// (previous is the keyspace's options before it), the data centers of
+// previous kept when the shorthand is given, or previous's
+// 'replication_factor' (from SimpleStrategy) taken when nothing is. It
+// checks them as the strategy does (ring.ParseStrategy), with
+// Cassandra's messages.
+func ValidateReplication(ks string, opts, previous map[string]string, dataCenters []string) (map[string]string, error) {
 	class, ok := opts["class"]
 	if !ok {
 		return nil, cqlerr.ConfigErrorf("Missing replication strategy class")
 	}
-	short := strings.TrimPrefix(class, strategyPrefix)
-	out := map[string]string{"class": strategyPrefix + short}
-	rf := func(key, v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return cqlerr.ConfigErrorf("Replication factor must be numeric; found %s", v)
-		}
-		if n < 0 {
-			return cqlerr.ConfigErrorf("Replication factor must be non-negative; found %s", v)
-		}
-		out[key] = strconv.Itoa(n)
-		return nil
+	if !strings.Contains(class, ".") {
+		class = strategyPrefix + class
 	}
-	switch short {
-	case "SimpleStrategy":
-		v, ok := opts["replication_factor"]
-		if !ok {
-			return nil, cqlerr.ConfigErrorf("SimpleStrategy requires a replication_factor strategy option.")
+	short, ok := strings.CutPrefix(class, strategyPrefix)
+	switch {
+	case short == "OldNetworkTopologyStrategy":
+		return nil, cqlerr.ConfigErrorf("The support for the OldNetworkTopologyStrategy has been removed in C* version 4.0. The keyspace strategy should be switch to NetworkTopologyStrategy")
+	case !ok:
+		return nil, cqlerr.ConfigErrorf("Unable to find replication strategy class '%s'", class)
+	case short == "LocalStrategy":
+		return nil, cqlerr.Invalidf("Unable to use given strategy class: LocalStrategy is reserved for internal use.")
+	}
+	out := make(map[string]string, len(opts)+len(dataCenters))
+	for k, v := range opts {
+		if k != "class" {
+			out[k] = v
 		}
-		for k := range opts {
-			if k != "class" && k != "replication_factor" {
-				return nil, cqlerr.ConfigErrorf("Unrecognized strategy option {%s} passed to SimpleStrategy for keyspace %s", k, ks)
-			}
+	}
+	if short == "NetworkTopologyStrategy" {
+		prepareNTSOptions(out, previous, dataCenters)
+	}
+	out["class"] = class
+	if _, err := ring.ParseStrategy(ks, out); err != nil {
+		var ce *ring.ConfigError
+		if errors.As(err, &ce) {
+			return nil, cqlerr.ConfigErrorf("%s", ce.Message)
 		}
-		if err := rf("replication_factor", v); err != nil {
-			return nil, err
-		}
-	case "NetworkTopologyStrategy":
-		keys := make([]string, 0, len(opts))
-		for k := range opts {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			switch k {
-			case "class":
-			case "replication_factor":
-				// 4.0: a default for every known datacenter.
-				for _, dc := range dataCenters {
-					if err := rf(dc, opts[k]); err != nil {
-						return nil, err
-					}
-				}
-			default:
-				if err := rf(k, opts[k]); err != nil {
-					return nil, err
-				}
-			}
-		}
-	case "LocalStrategy", "EverywhereStrategy":
-		return nil, cqlerr.ConfigErrorf("Unable to use given strategy class: LocalStrategy is reserved for internal use.")
-	default:
-		return nil, cqlerr.ConfigErrorf("Unable to find replication strategy class '%s%s'", strategyPrefix, short)
+		return nil, err
 	}
 	return out, nil
+}
+
+// prepareNTSOptions is NetworkTopologyStrategy.prepareOptions: it turns
+// the 'replication_factor' shorthand into data centers. A shorthand that
+// is no factor is left out, and the rest as given, as Cassandra's
+// reflective call swallows the exception.
+func prepareNTSOptions(opts, previous map[string]string, dataCenters []string) {
+	const key = "replication_factor"
+	rf, given := opts[key]
+	delete(opts, key)
+	switch {
+	case !given && len(opts) == 0:
+		rf, given = previous[key]
+	case given:
+		for dc, v := range previous {
+			if _, ok := opts[dc]; !ok && dc != key && dc != "class" {
+				opts[dc] = v
+			}
+		}
+	}
+	if given {
+		n, err := ring.ParseReplicationFactor(rf)
+		if err != nil {
+			return
+		}
+		for _, dc := range dataCenters {
+			if _, ok := opts[dc]; !ok {
+				opts[dc] = strconv.Itoa(n)
+			}
+		}
+	}
+	for dc, v := range opts {
+		if v == "0" {
+			delete(opts, dc)
+		}
+	}
 }
 
 // KeyspaceExists is ALREADY_EXISTS for keyspace ks.
@@ -153,6 +172,61 @@ func (sc *Schema) dropKeyspace(cur *storage.Schema, st *statements.DropKeyspace)
 		}
 		for _, t := range dropped.SortedTables() {
 			sc.dropData(t, dropped)
+		}
+		return nil
+	}), nil
+}
+
+// checkAlterKeyspace makes the checks of ALTER KEYSPACE that do not depend
+// on the keyspace: its options (KeyspaceAttributes.validate) and whether
+// it may be altered at all.
+func (sc *Schema) checkAlterKeyspace(st *statements.AlterKeyspace) error {
+	if len(st.Replication) > 0 && st.Replication["class"] == "" {
+		return cqlerr.ConfigErrorf("Missing replication strategy class")
+	}
+	switch st.Keyspace {
+	case "system_auth", "system_traces":
+		// Cassandra lets these replicated keyspaces' replication be
+		// changed; cqld keeps roles in its metadata log, on every node,
+		// and has no replication to change.
+		return cqlerr.Invalidf("ALTER KEYSPACE %s is not supported: cqld keeps %s on every node, through its metadata log", st.Keyspace, st.Keyspace)
+	}
+	return sc.userModifiable(st.Keyspace)
+}
+
+// alterKeyspace applies ALTER KEYSPACE st: the replication (when it names
+// a class) and durable_writes given replace the keyspace's, and a change
+// that leaves both as they were answers no SCHEMA_CHANGE, as Cassandra's
+// empty schema diff does. The data stays where it is: a node that becomes
+// a replica gets the rows written before from repair, as in Cassandra.
+func (sc *Schema) alterKeyspace(cur *storage.Schema, st *statements.AlterKeyspace, dataCenters []string) (*edit, error) {
+	if err := sc.checkAlterKeyspace(st); err != nil {
+		return nil, err
+	}
+	k := cur.Keyspace(st.Keyspace)
+	if k == nil {
+		if st.IfExists {
+			return unchanged(), nil
+		}
+		return nil, cqlerr.Invalidf("Keyspace '%s' doesn't exist", st.Keyspace)
+	}
+	repl := k.Replication
+	if len(st.Replication) > 0 {
+		var err error
+		if repl, err = ValidateReplication(st.Keyspace, st.Replication, k.Replication, dataCenters); err != nil {
+			return nil, err
+		}
+	}
+	durable := k.DurableWrites
+	if st.DurableWrites != nil {
+		durable = *st.DurableWrites
+	}
+	if maps.Equal(repl, k.Replication) && durable == k.DurableWrites {
+		return unchanged(), nil
+	}
+	return change(changed(primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetKeyspace, st.Keyspace, ""), func() error {
+		if err := sc.catalog.AlterKeyspace(st.Keyspace, repl, durable); err != nil {
+			return fmt.Errorf("alter keyspace %s: %w", st.Keyspace, err)
 		}
 		return nil
 	}), nil

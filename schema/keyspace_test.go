@@ -26,10 +26,10 @@ func TestValidateReplication(t *testing.T) {
 		{map[string]string{"class": "SimpleStrategy"}, nil, primitive.ErrorCodeConfigError},
 		{map[string]string{"class": "SimpleStrategy", "replication_factor": "x"}, nil, primitive.ErrorCodeConfigError},
 		{map[string]string{"class": "NetworkTopologyStrategy", "dc1": "-1"}, nil, primitive.ErrorCodeConfigError},
-		{map[string]string{"class": "LocalStrategy"}, nil, primitive.ErrorCodeConfigError},
+		{map[string]string{"class": "LocalStrategy"}, nil, primitive.ErrorCodeInvalid},
 		{map[string]string{"class": "Bogus"}, nil, primitive.ErrorCodeConfigError},
 	} {
-		got, err := ValidateReplication("ks", tc.in, []string{"dc1"})
+		got, err := ValidateReplication("ks", tc.in, nil, []string{"dc1"})
 		if tc.code != 0 {
 			var ce *cqlerr.Error
 			if !errors.As(err, &ce) || ce.Code != tc.code {

@@ -98,6 +98,8 @@ func keyspaceOf(stmt statements.Statement, session string) (string, error) {
 		return s.Keyspace, nil
 	case *statements.DropKeyspace:
 		return s.Keyspace, nil
+	case *statements.AlterKeyspace:
+		return s.Keyspace, nil
 	case *statements.CreateTable:
 		ks = s.Keyspace
 	case *statements.AlterTable:

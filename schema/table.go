@@ -109,8 +109,24 @@ func (sc *Schema) analyzeCreateTable(cur *storage.Schema, s *statements.CreateTa
 		def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: declared[cd.Name].Type, Kind: kind, Position: -1, Order: "none"})
 	}
 	storage.SortColumns(def.Columns)
-	if err := applyTableProperties(&def.Options, s.Properties); err != nil {
+	if err := applyTableProperties(&def.Options, s.Properties, true); err != nil {
 		return nil, err
+	}
+	if v, ok := s.Properties["id"]; ok {
+		// WITH ID, as DESCRIBE ... WITH INTERNALS prints it: the table
+		// takes that id rather than its proposer's.
+		u, err := primitive.ParseUuid(v.Value)
+		if err != nil || v.Map != nil {
+			return nil, cqlerr.ConfigErrorf("Invalid table id")
+		}
+		def.ID = *u
+		for _, k := range cur.SortedKeyspaces() {
+			for _, t := range k.SortedTables() {
+				if t.ID == def.ID && (t.Keyspace != def.Keyspace || t.Name != def.Name) {
+					return nil, cqlerr.ConfigErrorf("Cannot add table %s.%s: its id %s is table %s.%s's", def.Keyspace, def.Name, v.Value, t.Keyspace, t.Name)
+				}
+			}
+		}
 	}
 	counters, others := 0, 0
 	for _, cd := range def.Columns {
@@ -178,8 +194,9 @@ func checkKeyColumn(cd statements.ColumnDef, ci column) error {
 	return nil
 }
 
-// applyTableProperties sets the WITH options Cassandra 4.0 accepts.
-func applyTableProperties(o *storage.TableOptions, props statements.Properties) error {
+// applyTableProperties sets the WITH options Cassandra 4.0 accepts, of a
+// table being created or altered.
+func applyTableProperties(o *storage.TableOptions, props statements.Properties, creating bool) error {
 	num := func(name string, v statements.PropertyValue) (float64, error) {
 		f, err := strconv.ParseFloat(v.Value, 64)
 		if err != nil || v.Map != nil {
@@ -240,6 +257,10 @@ func applyTableProperties(o *storage.TableOptions, props statements.Properties) 
 				return cqlerr.ConfigErrorf("Invalid value for property 'compression': must be a map")
 			}
 			o.Compression = qualifyClass(v.Map, "org.apache.cassandra.io.compress.")
+		case "id":
+			if !creating {
+				return cqlerr.ConfigErrorf("Cannot alter table id.")
+			}
 		case "extensions", "cdc", "dclocal_read_repair_chance", "read_repair_chance":
 			// accepted, not used by a single node
 		default:
@@ -360,6 +381,7 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 	altered := false
 	switch s.Op {
 	case statements.AlterTableAdd:
+		counter := old.IsCounter()
 		for _, cd := range s.Columns {
 			if def.Column(cd.Name) != nil {
 				if s.IfColumnNotExists {
@@ -370,15 +392,20 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 			if _, err := columnType(&cd, k, lookup); err != nil {
 				return nil, err
 			}
-			if d, ok := def.Dropped[cd.Name]; ok && d.Type != cd.Type {
-				return nil, cqlerr.Invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
-			}
 			kind := storage.KindRegular
 			if cd.Static {
 				if !hasClustering {
 					return nil, cqlerr.Invalidf("Static columns are only useful (and thus allowed) if the table has at least one clustering column")
 				}
 				kind = storage.KindStatic
+			}
+			if d, ok := def.Dropped[cd.Name]; ok {
+				if d.Type != cd.Type {
+					return nil, cqlerr.Invalidf("Cannot re-add previously dropped column '%s' of type %s, incompatible with previous type %s", cd.Name, cd.Type, d.Type)
+				}
+				if counter {
+					return nil, cqlerr.Invalidf("Cannot re-add previously dropped counter column %s", cd.Name)
+				}
 			}
 			def.Columns = append(def.Columns, storage.ColumnDef{Name: cd.Name, Type: cd.Type, Kind: kind, Position: -1, Order: "none"})
 			altered = true
@@ -443,7 +470,7 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		}
 	case statements.AlterTableWith:
 		opts := old.Options
-		if err := applyTableProperties(&opts, s.Properties); err != nil {
+		if err := applyTableProperties(&opts, s.Properties, false); err != nil {
 			return nil, err
 		}
 		def.Options = opts
@@ -457,6 +484,9 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		return unchanged(), nil
 	}
 	storage.SortColumns(def.Columns)
+	if err := checkCounterColumns(&def, old.IsCounter()); err != nil {
+		return nil, err
+	}
 	if len(def.Dropped) == 0 {
 		def.Dropped = nil
 	}
@@ -469,4 +499,24 @@ func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.Al
 		}
 		return nil
 	}), nil
+}
+
+// checkCounterColumns makes Cassandra's TableMetadata.validate check of
+// counter and other columns on an altered table: a counter table has
+// only counters besides its key, any other table none.
+func checkCounterColumns(def *storage.TableDef, counter bool) error {
+	for _, kind := range []string{storage.KindStatic, storage.KindRegular} {
+		for _, c := range def.Columns {
+			if c.Kind != kind {
+				continue
+			}
+			switch {
+			case counter && c.Type != "counter":
+				return cqlerr.ConfigErrorf("%s.%s: Cannot have a non counter column (\"%s\") in a counter table", def.Keyspace, def.Name, c.Name)
+			case !counter && c.Type == "counter":
+				return cqlerr.ConfigErrorf("%s.%s: Cannot have a counter column (\"%s\") in a non counter table", def.Keyspace, def.Name, c.Name)
+			}
+		}
+	}
+	return nil
 }

@@ -320,7 +320,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 	empty, _ := ring.New(nil)
 	m := &members{
 		self:       self,
-		local:      replica.NewLocal(n.engine),
+		local:      replica.NewLocalWith(n.engine, replica.LocalOptions{Latencies: n.latencies}),
 		topo:       proxy.NewRingTopology(self, cfg.DataCenter, proxy.RingState{Ring: empty}),
 		publish:    publish,
 		log:        n.log,

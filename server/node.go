@@ -72,6 +72,9 @@ type Node struct {
 	// coordRef is the coordinator once it exists, for the schema version
 	// gossip spreads.
 	coordRef atomic.Pointer[coordinator.Coordinator]
+	// latencies are the tables' read, scan and write latencies, here and
+	// as coordinator (system_views).
+	latencies *metrics.TableLatencies
 	// stopPurges ends the background purge of old tombstones; purges
 	// waits for it.
 	stopPurges context.CancelFunc
@@ -200,6 +203,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.engine = engine
 	metrics.NewLSM(reg, engine.LSMStats)
+	n.latencies = metrics.NewTableLatencies(o.Now)
+	views, err := newViews(n, cfg, n.latencies, reg)
+	if err != nil {
+		engine.Close()
+		return nil, err
+	}
 	var srv atomic.Pointer[frontend.Server]
 	publish := func(m message.Message) {
 		if s := srv.Load(); s != nil {
@@ -246,6 +255,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			UnloggedPartitionsWarn: cfg.UnloggedBatchAcrossPartitionsWarnThreshold,
 		},
 		PreparedMetrics: metrics.NewPrepared(reg),
+		Tombstones:      coordinator.TombstoneLimits{Warn: cfg.TombstoneWarnThreshold, Fail: cfg.TombstoneFailureThreshold},
+		Views:           views,
+		Latencies:       n.latencies,
 		Now:             o.Now,
 	})
 	if err != nil {

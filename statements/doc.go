@@ -27,10 +27,11 @@
 //     USE, CREATE/DROP KEYSPACE and the dispatch on the leading keywords;
 //     parser_dml.go INSERT, UPDATE, DELETE, BATCH and TRUNCATE;
 //     parser_ddl.go CREATE/ALTER/DROP TABLE and TYPE, ALTER KEYSPACE and
-//     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX; parser_auth.go
+//     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX;
+//     parser_describe.go DESCRIBE (describe.go has its AST); parser_auth.go
 //     the role and permission statements (auth.go has their AST). Statement kinds cqld
 //     does not implement (custom indexes, materialized views, triggers,
-//     aggregates, DROP FUNCTION, identities, DESCRIBE) are recognised by
+//     aggregates, DROP FUNCTION, identities) are recognised by
 //     their leading keywords and reported as *UnsupportedError, which
 //     names the statement, so that the server can refuse them as invalid
 //     requests rather than as syntax errors.
@@ -40,7 +41,7 @@
 //  3. The result is an AST (ast.go): Statement values (*Select, *Insert,
 //     *Update, *Delete, *Batch, *Truncate, *Use, *CreateKeyspace,
 //     *AlterKeyspace, *DropKeyspace, table, index and type DDL,
-//     *CreateFunction), selectors, relations, assignments, conditions and
+//     *CreateFunction, *Describe), selectors, relations, assignments, conditions and
 //     terms. The AST is purely syntactic: names are not checked against a
 //     schema and values are not typed. Bind markers are numbered in order
 //     of appearance and Parse returns their count.

@@ -456,7 +456,7 @@ func (p *parser) parseStatement() Statement {
 	case kwList:
 		return p.parseList()
 	case kwDescribe, kwDesc:
-		p.unsupported("DESCRIBE")
+		return p.parseDescribe()
 	case kwAdd:
 		p.next()
 		if p.kind() != kwIdentity {
@@ -1608,15 +1608,15 @@ func writeTerm(b *strings.Builder, t Term) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(quoteIdentIfNeeded(t.Fields[i]) + ": ")
+			b.WriteString(MaybeQuote(t.Fields[i]) + ": ")
 			writeTerm(b, t.Values[i])
 		}
 		b.WriteString("}")
 	case *FunctionTerm:
 		if t.Keyspace != "" {
-			b.WriteString(quoteIdentIfNeeded(t.Keyspace) + ".")
+			b.WriteString(MaybeQuote(t.Keyspace) + ".")
 		}
-		b.WriteString(quoteIdentIfNeeded(t.Name))
+		b.WriteString(MaybeQuote(t.Name))
 		writeTerms(b, "(", t.Args, ")")
 	case *TypeHintTerm:
 		b.WriteString("(" + t.Type + ")")

@@ -46,7 +46,7 @@ func TestParseCreateTable(t *testing.T) {
 				Columns: []ColumnDef{
 					coldef("id", "timeuuid"), coldef("Name", "varchar"), coldef("l", "list<int>"),
 					coldef("s", "set<frozen<tuple<int, text>>>"), coldef("tp", "tuple<int, text>"),
-					coldef("u", "frozen<address>"), coldef("u2", `ks."Addr"`), coldef("c", "'org.apache.cassandra.db.marshal.BytesType'"),
+					coldef("u", "frozen<address>"), coldef("u2", `ks."Addr"`), coldef("c", "blob"),
 					coldef("n", "counter"), coldef("key", "int"), {Name: "static", Type: "int", Static: true},
 				},
 				PartitionKey: []string{"id"}, Clustering: []string{"Name"}, PrimaryKeys: 1,

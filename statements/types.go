@@ -104,7 +104,7 @@ func writeDataType(b *strings.Builder, t datatype.DataType, frozen bool) {
 		}
 		b.WriteString(">>")
 	case *datatype.UserDefined:
-		b.WriteString(quoteIdentIfNeeded(t.Name))
+		b.WriteString(MaybeQuote(t.Name))
 	case *datatype.Custom:
 		b.WriteString(quoteString(t.ClassName))
 	default:
@@ -232,7 +232,9 @@ type cqlType struct {
 	name     string    // typeUDT: name; typeCustom: class name
 	keyspace string    // typeUDT: keyspace, "" when unqualified
 	dim      string    // typeVector: dimension as written
-	args     []cqlType // parameters of collections, tuples and vectors
+	// unsupported: a custom type cqld cannot represent
+	unsupported bool
+	args        []cqlType // parameters of collections, tuples and vectors
 }
 
 // String renders the type as written, normalised: lower-case keywords,
@@ -275,9 +277,9 @@ func (t *cqlType) write(b *strings.Builder) {
 		writeArgs("vector<")
 	case typeUDT:
 		if t.keyspace != "" {
-			b.WriteString(quoteIdentIfNeeded(t.keyspace) + ".")
+			b.WriteString(MaybeQuote(t.keyspace) + ".")
 		}
-		b.WriteString(quoteIdentIfNeeded(t.name))
+		b.WriteString(MaybeQuote(t.name))
 	case typeCustom:
 		b.WriteString(quoteString(t.name))
 	}
@@ -307,6 +309,9 @@ func (t *cqlType) build(args []datatype.DataType) (datatype.DataType, error) {
 	case typeTuple:
 		return datatype.NewTuple(args...), nil
 	case typeCustom:
+		if t.unsupported {
+			break
+		}
 		return datatype.NewCustom(t.name), nil
 	}
 	return nil, &UnsupportedTypeError{Type: t.String()}
@@ -378,11 +383,64 @@ func (p *parser) parseType() cqlType {
 	}
 	if t.kind == tokString {
 		p.next()
-		return cqlType{kind: typeCustom, name: t.val}
+		return p.customType(t.val)
 	}
 	ct := cqlType{kind: typeUDT}
 	ct.keyspace, ct.name = p.parseUserTypeName()
 	return ct
+}
+
+// LexicalUUIDType is the one custom type cqld keeps custom: 16-byte
+// values (or empty) ordered as java.util.UUID.compareTo orders them.
+const LexicalUUIDType = marshalPackage + "LexicalUUIDType"
+
+const marshalPackage = "org.apache.cassandra.db.marshal."
+
+// marshalNative are the marshal classes whose CQL type is a native one
+// (AbstractType.asCQL3Type): a column declared with one has that type.
+var marshalNative = map[string]tokenKind{
+	"AsciiType": kwAscii, "LongType": kwBigint, "BytesType": kwBlob, "BooleanType": kwBoolean,
+	"CounterColumnType": kwCounter, "SimpleDateType": kwDate, "DecimalType": kwDecimal, "DoubleType": kwDouble,
+	"DurationType": kwDuration, "FloatType": kwFloat, "InetAddressType": kwInet, "Int32Type": kwInt,
+	"ShortType": kwSmallint, "UTF8Type": kwText, "TimeType": kwTime, "TimestampType": kwTimestamp,
+	"DateType": kwTimestamp, "TimeUUIDType": kwTimeuuid, "ByteType": kwTinyint, "UUIDType": kwUuid,
+	"IntegerType": kwVarint,
+}
+
+// marshalOther are Cassandra 4.0's other marshal classes: types cqld
+// cannot represent, refused by name.
+var marshalOther = map[string]bool{
+	"CompositeType": true, "DynamicCompositeType": true, "EmptyType": true, "FrozenType": true, "ListType": true,
+	"MapType": true, "PartitionerDefinedOrder": true, "ReversedType": true, "SetType": true, "TupleType": true,
+	"UserType": true,
+}
+
+// customType is a type written as a string, a marshal class as
+// Cassandra's TypeParser reads it: a name without a package is in
+// org.apache.cassandra.db.marshal; a class of a native type is that type;
+// LexicalUUIDType stays custom; another of Cassandra's classes cqld
+// cannot represent (an *UnsupportedTypeError when resolved); any other
+// class does not exist.
+func (p *parser) customType(text string) cqlType {
+	class := strings.TrimSpace(text)
+	name := class
+	if i := strings.IndexByte(class, '('); i >= 0 {
+		name = strings.TrimSpace(class[:i])
+	}
+	if !strings.Contains(name, ".") {
+		name, class = marshalPackage+name, marshalPackage+class
+	}
+	short, marshal := strings.CutPrefix(name, marshalPackage)
+	switch {
+	case marshal && name == class && marshalNative[short] != 0:
+		return cqlType{kind: typeNative, native: marshalNative[short]}
+	case marshal && name == class && short == "LexicalUUIDType":
+		return cqlType{kind: typeCustom, name: class}
+	case marshal && marshalOther[short]:
+		return cqlType{kind: typeCustom, name: class, unsupported: true}
+	}
+	p.recognitionError("Error setting type " + text + ": Unable to find abstract-type class '" + name + "'")
+	return cqlType{}
 }
 
 // parseUserTypeName parses Cassandra's userTypeName: (noncol_ident '.')? non_type_ident.
@@ -412,29 +470,35 @@ func (p *parser) parseNativeType() string {
 	return t.kind.kwName()
 }
 
-// quoteIdentIfNeeded returns name as CQL would need it written: unchanged
-// if it is a valid lower-case unquoted identifier that is not a reserved
-// word, otherwise double-quoted with " doubled.
-func quoteIdentIfNeeded(name string) string {
+// MaybeQuote returns name as Cassandra writes an identifier in CQL it
+// generates (ColumnIdentifier.maybeQuote): unchanged if it is a lower-case
+// unquoted identifier that is not one of Cassandra's reserved keywords
+// (reserved_keywords.txt), otherwise double-quoted with " doubled. System
+// tables and DESCRIBE spell names this way.
+func MaybeQuote(name string) string {
 	ok := name != "" && name[0] >= 'a' && name[0] <= 'z'
 	for i := 1; ok && i < len(name); i++ {
 		c := name[i]
 		ok = c >= 'a' && c <= 'z' || isDigit(c) || c == '_'
 	}
-	if ok {
-		if k := lookupKeyword(name); k != tokEOF && !k.kwHas(flagUnreserved) {
-			ok = false
-		}
-		switch name {
-		case "true", "false", "nan", "infinity":
-			ok = false
-		}
-	}
-	if ok {
+	if ok && !reservedKeywords[name] {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
+
+// reservedKeywords are Cassandra 4.0's reserved_keywords.txt, lower-cased.
+var reservedKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`add allow alter and apply asc authorize batch begin by
+		columnfamily create delete desc describe drop entries execute from full grant if in
+		index infinity insert into is keyspace limit materialized modify nan norecursive not
+		null of on or order primary rename revoke schema select set table to token truncate
+		unlogged update use using view where with`) {
+		m[k] = true
+	}
+	return m
+}()
 
 // quoteString returns s as a CQL string literal.
 func quoteString(s string) string {

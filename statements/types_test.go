@@ -81,9 +81,13 @@ func TestParseTypeComplex(t *testing.T) {
 		{"tuple<int, list<text>, frozen<map<int, int>>>",
 			datatype.NewTuple(datatype.Int, datatype.NewList(datatype.Varchar), datatype.NewMap(datatype.Int, datatype.Int)), false,
 			"frozen<tuple<int, frozen<list<text>>, frozen<map<int, int>>>>"},
-		{"'org.apache.cassandra.db.marshal.DynamicCompositeType(s=>UTF8Type)'",
-			datatype.NewCustom("org.apache.cassandra.db.marshal.DynamicCompositeType(s=>UTF8Type)"), false,
-			"'org.apache.cassandra.db.marshal.DynamicCompositeType(s=>UTF8Type)'"},
+		// Marshal classes: one of a native type is that type, a name
+		// without a package is in org.apache.cassandra.db.marshal.
+		{"'org.apache.cassandra.db.marshal.Int32Type'", datatype.Int, false, "int"},
+		{"'UTF8Type'", datatype.Varchar, false, "text"},
+		{"'DateType'", datatype.Timestamp, false, "timestamp"},
+		{"'LexicalUUIDType'", datatype.NewCustom("org.apache.cassandra.db.marshal.LexicalUUIDType"), false,
+			"'org.apache.cassandra.db.marshal.LexicalUUIDType'"},
 	}
 	for _, tc := range tests {
 		got, frozen, err := ParseTypeFrozen(tc.in)
@@ -151,7 +155,13 @@ func TestParseTypeErrors(t *testing.T) {
 	if !errors.As(err, &ust) || ust.Type != "vector<float, 3>" {
 		t.Errorf("ParseType(vector): %v", err)
 	}
+	// Cassandra's marshal classes cqld cannot represent name themselves.
+	_, err = ParseType("'org.apache.cassandra.db.marshal.DynamicCompositeType(s=>UTF8Type)'")
+	if !errors.As(err, &ust) || ust.Type != "'org.apache.cassandra.db.marshal.DynamicCompositeType(s=>UTF8Type)'" {
+		t.Errorf("ParseType(DynamicCompositeType): %v", err)
+	}
 	for _, tc := range []struct{ in, want string }{
+		{"'com.example.MyType'", "Error setting type com.example.MyType: Unable to find abstract-type class 'com.example.MyType'"},
 		{"", "line 0:-1 no viable alternative at input '<EOF>'"},
 		{"map<int>", "line 1:7 mismatched input '>' expecting ','"},
 		{"list<int", "line 0:-1 mismatched input '<EOF>' expecting '>'"},

@@ -68,7 +68,7 @@ func ShapeOf(s string) (TypeShape, error) {
 }
 
 // NormalizeType renders s as Cassandra shows a column or field type in
-// system_schema: user types by their bare name, tuples as frozen<tuple<...>>,
+// system_schema: varchar as text, user types by their bare name, tuples as frozen<tuple<...>>,
 // and every collection, tuple or user type nested in a frozen type frozen
 // too ("frozen<ks.addr>" gives "frozen<addr>", "tuple<int, addr>" gives
 // "frozen<tuple<int, frozen<addr>>>"). Other types come back as the
@@ -81,6 +81,10 @@ func NormalizeType(s string) (string, error) {
 	var norm func(t *cqlType, inFrozen bool)
 	norm = func(t *cqlType, inFrozen bool) {
 		switch t.kind {
+		case typeNative:
+			if t.native == kwVarchar { // one type, which Cassandra names text
+				t.native = kwText
+			}
 		case typeUDT:
 			t.keyspace = ""
 		case typeTuple:

@@ -66,6 +66,9 @@ func TestNormalizeType(t *testing.T) {
 		"tuple<int, addr>":            "frozen<tuple<int, frozen<addr>>>",
 		"frozen<list<list<int>>>":     "frozen<list<frozen<list<int>>>>",
 		"map<text, frozen<set<int>>>": "map<text, frozen<set<int>>>",
+		"varchar":                     "text",
+		"map<varchar, list<VARCHAR>>": "map<text, list<text>>",
+		"tuple<varchar, int>":         "frozen<tuple<text, int>>",
 	} {
 		if got, err := NormalizeType(in); err != nil || got != want {
 			t.Errorf("NormalizeType(%q) = %q, %v; want %q", in, got, err, want)

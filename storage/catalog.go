@@ -218,6 +218,23 @@ func (c *Catalog) CreateKeyspace(def *KeyspaceDef) error {
 	})
 }
 
+// AlterKeyspace replaces the named keyspace's replication options and
+// durable_writes, keeping its tables and types, or fails with
+// ErrKeyspaceNotFound. The catalog keeps replication: callers must not
+// change it.
+func (c *Catalog) AlterKeyspace(name string, replication map[string]string, durableWrites bool) error {
+	return c.update(func(ks map[string]*KeyspaceDef) error {
+		k := ks[name]
+		if k == nil {
+			return fmt.Errorf("%w: %s", ErrKeyspaceNotFound, name)
+		}
+		n := *k
+		n.Replication, n.DurableWrites = replication, durableWrites
+		ks[name] = &n
+		return nil
+	})
+}
+
 // DropKeyspace removes the named keyspace and its tables, or fails with
 // ErrKeyspaceNotFound. It returns the dropped definition.
 func (c *Catalog) DropKeyspace(name string) (*KeyspaceDef, error) {

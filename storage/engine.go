@@ -78,6 +78,8 @@ type Engine struct {
 
 	rel    releaser
 	stalls stalls
+	// compacting are the compactions running (system_views.sstable_tasks).
+	compacting compactions
 
 	now func() time.Time
 	// truncMu serialises truncations and guards truncated, the time of
@@ -120,6 +122,8 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	e.stalls.now = time.Now
 	e.stalls.listen(listener)
+	e.compacting.now = o.Now
+	e.compacting.listen(listener)
 	po := lsmOptions(o)
 	e.fs = newBackoffFS(o.FS, o.After, e.stop, e.flushes)
 	po.FS = e.fs

@@ -52,6 +52,7 @@ var fuzzKeyTypes = []fuzzKeyType{
 	{typ: datatype.NewMap(datatype.Varchar, datatype.Varint)},
 	{typ: datatype.NewTuple(datatype.Int, datatype.Varchar, datatype.Double)},
 	{typ: datatype.NewTuple(datatype.NewList(datatype.Decimal), datatype.Boolean)},
+	{typ: datatype.NewCustom(lexicalUUIDType), size: 16, allowEmpty: true, mustEncode: true, identity: true, cmp: refCompareLexicalUUID},
 }
 
 func (ft fuzzKeyType) shape(data []byte) []byte {
@@ -110,6 +111,10 @@ func fuzzSeedKeys(f *testing.F) {
 	for i, s := range seeds {
 		f.Add(uint8(i), s, i%2 == 0)
 	}
+	// LexicalUUIDType, the last type: both halves' sign bits.
+	lexical := uint8(len(fuzzKeyTypes) - 1)
+	f.Add(lexical, []byte{0x80, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, false)
+	f.Add(lexical, []byte{}, true)
 }
 
 // FuzzKeyRoundTrip: for arbitrary bytes shaped into a value of one of

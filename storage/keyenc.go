@@ -336,6 +336,22 @@ func appendKeyAsc(dst []byte, t datatype.DataType, v []byte) ([]byte, error) {
 
 	case primitive.DataTypeCodeCounter, primitive.DataTypeCodeDuration:
 		return dst, keyErrorf("%s type is not supported for PRIMARY KEY columns", typeName(t))
+
+	case primitive.DataTypeCodeCustom:
+		if !isLexicalUUID(t) {
+			break
+		}
+		// java.util.UUID.compareTo: the two halves as signed longs.
+		if len(v) == 0 {
+			return append(dst, keyEmpty), nil
+		}
+		if len(v) != 16 {
+			return dst, keyErrorf("UUID should be 16 or 0 bytes (%d)", len(v))
+		}
+		dst = append(dst, keyPresent, v[0]^0x80)
+		dst = append(dst, v[1:8]...)
+		dst = append(dst, v[8]^0x80)
+		return append(dst, v[9:]...), nil
 	}
 	return dst, keyErrorf("type %s is not supported in keys", typeName(t))
 }
@@ -956,6 +972,22 @@ func decodeKeyInto(r *keyReader, t datatype.DataType, out []byte) ([]byte, error
 	case primitive.DataTypeCodeDouble:
 		return r.float(out, 8)
 
+	case primitive.DataTypeCodeCustom:
+		if !isLexicalUUID(t) {
+			break
+		}
+		present, err := r.header()
+		if err != nil || !present {
+			return out, err
+		}
+		start := len(out)
+		if out, err = r.appendN(out, 16); err != nil {
+			return out, err
+		}
+		out[start] ^= 0x80
+		out[start+8] ^= 0x80
+		return out, nil
+
 	case primitive.DataTypeCodeUuid:
 		present, err := r.header()
 		if err != nil || !present {
@@ -1315,4 +1347,13 @@ func (r *keyReader) cmpAsc(a, b []byte) int {
 		return -c
 	}
 	return c
+}
+
+// lexicalUUIDType is the custom type of 16-byte values ordered as
+// java.util.UUID.compareTo orders them (statements.LexicalUUIDType).
+const lexicalUUIDType = "org.apache.cassandra.db.marshal.LexicalUUIDType"
+
+func isLexicalUUID(t datatype.DataType) bool {
+	c, ok := t.(*datatype.Custom)
+	return ok && c.ClassName == lexicalUUIDType
 }

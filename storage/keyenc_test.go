@@ -511,6 +511,8 @@ func TestKeyErrors(t *testing.T) {
 		{"float 8 bytes", datatype.Float, serF64(1)},
 		{"double 4 bytes", datatype.Double, serF32(1)},
 		{"uuid 15 bytes", datatype.Uuid, make([]byte, 15)},
+		{"LexicalUUIDType 15 bytes", datatype.NewCustom(lexicalUUIDType), make([]byte, 15)},
+		{"other custom type", datatype.NewCustom("org.apache.cassandra.db.marshal.BytesType"), make([]byte, 15)},
 		{"timeuuid 17 bytes", datatype.Timeuuid, make([]byte, 17)},
 		{"date 8 bytes", datatype.Date, ser64(1)},
 		{"time 4 bytes", datatype.Time, ser32(1)},
@@ -775,6 +777,25 @@ func abs32(x int32) int32 {
 }
 
 // refCompareUUID ports UUIDType.compareCustom (4.0).
+// refCompareLexicalUUID is LexicalUUIDType.compareCustom:
+// java.util.UUID.compareTo, the most then the least significant half as
+// signed numbers; empty first.
+func refCompareLexicalUUID(l, r []byte) int {
+	if len(l) != 16 || len(r) != 16 {
+		return sign(len(l) - len(r))
+	}
+	for _, off := range []int{0, 8} {
+		a, b := int64(binary.BigEndian.Uint64(l[off:])), int64(binary.BigEndian.Uint64(r[off:]))
+		if a != b {
+			if a < b {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
 func refCompareUUID(l, r []byte) int {
 	if len(l) != 16 || len(r) != 16 {
 		return sign(len(l) - len(r))
@@ -1073,6 +1094,7 @@ func TestKeyOrderMatchesReferenceComparators(t *testing.T) {
 		{"varint", datatype.Varint, randVarint, refCompareIntegers},
 		{"decimal", datatype.Decimal, randDecimal, refCompareDecimal},
 		{"uuid", datatype.Uuid, randUUID, refCompareUUID},
+		{"LexicalUUIDType", datatype.NewCustom(lexicalUUIDType), randUUID, refCompareLexicalUUID},
 		{"timeuuid", datatype.Timeuuid, randUUID, refCompareTimeUUID},
 		{"double", datatype.Double, randDouble, refCompareDouble},
 		{"text", datatype.Varchar, randText, bytes.Compare},

@@ -66,3 +66,6 @@ func lsmOptions(o EngineOptions) *pebble.Options {
 	}
 	return po
 }
+
+// MaxCompactions is how many compactions the LSM runs at once, at most.
+const MaxCompactions = compactionsMax

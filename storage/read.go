@@ -45,6 +45,9 @@ type ReadOptions struct {
 	// Now is the read's time in seconds since the epoch: cells whose TTL
 	// ran out by then are dead.
 	Now int32
+	// Tombstones, when set, counts the tombstones the read meets and
+	// stops it past a threshold.
+	Tombstones *Tombstones
 }
 
 // deletions are the tombstones that shadow a partition's cells.
@@ -223,6 +226,10 @@ func (t *Table) walkPartition(it kvIterator, s *readScratch, b partitionBounds, 
 	if err != nil {
 		return false, err
 	}
+	// A range tombstone is two bounds, as Cassandra's markers are.
+	if err := o.Tombstones.add(2*len(dels.ranges), b.prefix); err != nil {
+		return false, err
+	}
 	if static != nil && !fn(static) {
 		return true, nil
 	}
@@ -244,7 +251,7 @@ func (t *Table) walkPartition(it kvIterator, s *readScratch, b partitionBounds, 
 		if !have {
 			return true, nil
 		}
-		row, err := t.assembleRow(s.cur, s.parts, dels.shadowTS(s.cur), o.Now)
+		row, err := t.assembleRow(s.cur, s.parts, dels.shadowTS(s.cur), o.Now, o.Tombstones, b.prefix)
 		have, s.parts, s.arena = false, s.parts[:0], s.arena[:0]
 		if err != nil || row == nil {
 			return true, err
@@ -324,12 +331,13 @@ type rowBlock struct {
 // assembleRow builds a live row from its keys, or returns nil when nothing
 // of it is live. parts may alias memory the caller reuses: the row owns
 // copies of everything it holds.
-func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Row, error) {
+func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32, ts *Tombstones, key []byte) (*Row, error) {
 	blk := &rowBlock{}
 	row := &blk.row
 	row.Cells = blk.cells[:0]
 	// The row deletion sorts first in a forward read but last in a reverse
 	// one; find it before judging cells.
+	deleted := false // a row deletion newer than the partition's and ranges'
 	for _, p := range parts {
 		if len(p.suffix) == 1 && p.suffix[0] == rowDeletion {
 			c, err := DecodeCell(p.value)
@@ -337,10 +345,11 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Ro
 				return nil, err
 			}
 			if c.Timestamp > shadow {
-				shadow = c.Timestamp
+				shadow, deleted = c.Timestamp, true
 			}
 		}
 	}
+	dead := 0
 	colDels, err := t.collectionDeletions(parts, shadow)
 	if err != nil {
 		return nil, err
@@ -368,14 +377,25 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32) (*Ro
 			}
 			if ok {
 				row.Cells = append(row.Cells, cc)
+			} else if ts != nil && (cc.Cell.Tombstone || cc.Cell.TTL != 0) {
+				dead++ // decodeColumnCell leaves a dead cell's Cell set
 			}
 		default:
 			return nil, errBadKey
 		}
 	}
+	if ts != nil {
+		if dead == 0 && deleted && row.Marker == nil && len(row.Cells) == 0 {
+			dead = 1 // the row's deletion
+		}
+		if err := ts.add(dead, key); err != nil {
+			return nil, err
+		}
+	}
 	if row.Marker == nil && len(row.Cells) == 0 {
 		return nil, nil
 	}
+	ts.live()
 	sortCells(row.Cells)
 	if err := t.ownRow(blk, ck); err != nil {
 		return nil, err
@@ -519,6 +539,9 @@ func (t *Table) decodeColumnCell(suffix, value []byte, shadow int64, now int32, 
 		return cc, false, err
 	}
 	if c.Timestamp <= shadow || !c.IsLive(now) {
+		if c.Timestamp > shadow {
+			cc.Cell = c // dead, not shadowed: a tombstone a read counts
+		}
 		return cc, false, nil
 	}
 	cc.Cell = c
@@ -655,6 +678,9 @@ type ScanOptions struct {
 	// (inclusive).
 	MinToken, MaxToken *int64
 	Now                int32
+	// Tombstones, when set, counts the tombstones the scan meets, as
+	// ReadOptions.Tombstones.
+	Tombstones *Tombstones
 }
 
 // Scan calls fn for each live row of every partition of t in token order,
@@ -700,7 +726,7 @@ func (e *Engine) Scan(t *Table, o ScanOptions, fn func(pk []byte, row *Row) bool
 		}
 		prefix := append([]byte(nil), key[:len(key)-len(rest)]...)
 		pk = append([]byte(nil), pk...)
-		stopped, err := e.readPartition(t, nil, prefix, ReadOptions{Now: o.Now}, func(r *Row) bool { return fn(pk, r) })
+		stopped, err := e.readPartition(t, nil, prefix, ReadOptions{Now: o.Now, Tombstones: o.Tombstones}, func(r *Row) bool { return fn(pk, r) })
 		if err != nil || stopped {
 			return err
 		}

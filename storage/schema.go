@@ -194,6 +194,23 @@ func (t *TableDef) Column(name string) *ColumnDef {
 	return nil
 }
 
+// IsCounter reports whether t is a counter table: one created with
+// counter columns, which stays one (Cassandra's COUNTER flag) when they are
+// dropped.
+func (t *TableDef) IsCounter() bool {
+	for i := range t.Columns {
+		if c := &t.Columns[i]; c.Type == "counter" && c.Kind != KindPartitionKey && c.Kind != KindClustering {
+			return true
+		}
+	}
+	for _, d := range t.Dropped {
+		if d.Type == "counter" {
+			return true
+		}
+	}
+	return false
+}
+
 // Key returns the partition key or clustering columns, by position.
 func (t *TableDef) Key(kind string) []*ColumnDef {
 	var out []*ColumnDef

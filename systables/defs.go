@@ -2,6 +2,8 @@ package systables
 
 import (
 	"crypto/md5"
+
+	"github.com/cqld/cqld/storage"
 )
 
 // This file records, as data, the layouts of the Cassandra 4.0 system tables
@@ -84,8 +86,9 @@ const (
 	sysTypTextList = "frozen<list<text>>"
 )
 
-// systemTableDefs lists every system table cqld serves.
-var systemTableDefs = []tableDef{
+// baseTableDefs lists the system tables of the system keyspaces and
+// system_virtual_schema; systemTableDefs adds system_views' (views.go).
+var baseTableDefs = []tableDef{
 	// ---- system (SystemKeyspace.java) ----
 	{
 		keyspace: "system",
@@ -524,82 +527,29 @@ var systemTableDefs = []tableDef{
 	},
 }
 
-// tableOptionDefaults are the values Cassandra 4.0 shows in
-// system_schema.tables (and views) for a table created with no options.
-// Sources: TableParams.Builder defaults,
-// SchemaKeyspace.addTableParamsToRowBuilder, CachingParams.DEFAULT,
-// CompactionParams.DEFAULT, CompressionParams.DEFAULT (16 KiB chunks since
-// 4.0) and PercentileSpeculativeRetryPolicy.NINETY_NINE_P, which prints as
-// "99p".
+// systemTableOptions are the options of the tables of system keyspace
+// ks, as system_schema.tables and DESCRIBE show them: a table created with
+// no options (storage.DefaultTableOptions, which are TableParams.Builder's
+// defaults) with what each keyspace's parse() helper sets, and the
+// table's comment.
 //
-// Go types: text → string, int → int32, double → float64, boolean → bool,
-// frozen<map<text, text>> → map[string]string, frozen<set<text>> → []string
-// (sorted, as Cassandra returns sets), frozen<map<text, blob>> →
-// map[string][]byte. A nil value means the cell is null.
-//
-// NB: "cdc" is nil on purpose. 4.0 (and 4.1) write the cdc cell only when
-// cdc_enabled is true in cassandra.yaml, which is false by default. A
-// default node therefore returns null for system_schema.tables.cdc, although
-// server-side DESCRIBE prints "cdc = false".
-//
-// "flags" belongs to system_schema.tables only; views have no flags column.
-// "id" is per table: a time UUID for user tables, systemTableID for system
-// tables.
-var tableOptionDefaults = map[string]any{
-	"additional_write_policy": "99p",
-	"bloom_filter_fp_chance":  0.01, // CompactionParams.defaultBloomFilterFbChance: 0.01 for STCS, 0.1 for LCS
-	"caching": map[string]string{
-		"keys":               "ALL",
-		"rows_per_partition": "NONE",
-	},
-	"cdc":     nil,
-	"comment": "",
-	"compaction": map[string]string{
-		"class":         "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy",
-		"max_threshold": "32",
-		"min_threshold": "4",
-	},
-	"compression": map[string]string{
-		"chunk_length_in_kb": "16",
-		"class":              "org.apache.cassandra.io.compress.LZ4Compressor",
-	},
-	"crc_check_chance":            1.0,
-	"dclocal_read_repair_chance":  0.0,
-	"default_time_to_live":        int32(0),
-	"extensions":                  map[string][]byte{}, // frozen, so an empty map rather than null
-	"flags":                       []string{"compound"},
-	"gc_grace_seconds":            int32(864000),
-	"max_index_interval":          int32(2048),
-	"memtable_flush_period_in_ms": int32(0),
-	"min_index_interval":          int32(128),
-	"read_repair":                 "BLOCKING",
-	"read_repair_chance":          0.0,
-	"speculative_retry":           "99p",
-}
-
-// systemKeyspaceOptionOverrides are the options in which 4.0's own system
-// tables differ from tableOptionDefaults (each keyspace's parse() helper
-// sets them). Each table's comment comes from systemTableDefs.
-var systemKeyspaceOptionOverrides = map[string]map[string]any{
-	// SystemKeyspace.parse: gcGraceSeconds(0), memtableFlushPeriod(1h).
-	"system": {
-		"gc_grace_seconds":            int32(0),
-		"memtable_flush_period_in_ms": int32(3600000),
-	},
-	// SchemaKeyspace.parse: gcGraceSeconds(7 days), memtableFlushPeriod(1h).
-	"system_schema": {
-		"gc_grace_seconds":            int32(604800),
-		"memtable_flush_period_in_ms": int32(3600000),
-	},
-	// AuthKeyspace.parse: gcGraceSeconds(90 days). The flush period is
-	// unset (0) since 4.0.
-	"system_auth": {
-		"gc_grace_seconds": int32(7776000),
-	},
-	// TraceKeyspace.parse: gcGraceSeconds(0).
-	"system_traces": {
-		"gc_grace_seconds": int32(0),
-	},
+// NB: system_schema.tables.cdc is null: 4.0 (and 4.1) write the cdc cell
+// only when cdc_enabled is true in cassandra.yaml, which is false by
+// default, while server-side DESCRIBE prints "cdc = false".
+func systemTableOptions(ks, comment string) storage.TableOptions {
+	o := storage.DefaultTableOptions()
+	o.Comment = comment
+	switch ks {
+	case "system": // SystemKeyspace.parse
+		o.GCGraceSeconds, o.MemtableFlushPeriodInMs = 0, 3600000
+	case "system_schema": // SchemaKeyspace.parse: 7 days
+		o.GCGraceSeconds, o.MemtableFlushPeriodInMs = 604800, 3600000
+	case "system_auth": // AuthKeyspace.parse: 90 days; no flush period since 4.0
+		o.GCGraceSeconds = 7776000
+	case "system_traces": // TraceKeyspace.parse
+		o.GCGraceSeconds = 0
+	}
+	return o
 }
 
 // systemKeyspaceReplication is system_schema.keyspaces.replication for the

@@ -94,3 +94,20 @@ func nonEmptyOrNil(s string) any {
 	}
 	return s
 }
+
+// sizeEstimateRows are system.size_estimates: the tokens as text, as
+// Cassandra writes them.
+func sizeEstimateRows(s State) []Row {
+	var rows []Row
+	for _, e := range s.SizeEstimates() {
+		rows = append(rows, Row{
+			"keyspace_name":       e.Keyspace,
+			"table_name":          e.Table,
+			"range_start":         strconv.FormatInt(e.RangeStart, 10),
+			"range_end":           strconv.FormatInt(e.RangeEnd, 10),
+			"mean_partition_size": e.MeanPartitionSize,
+			"partitions_count":    e.PartitionsCount,
+		})
+	}
+	return rows
+}

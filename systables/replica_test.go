@@ -43,6 +43,10 @@ func (fakeState) Local() Local {
 		RPCAddress: net.IPv4(127, 0, 0, 1), NativePort: 9042, StoragePort: 7000, Generation: 5, Tokens: []int64{-1, 1}}
 }
 
+func (fakeState) Views() Views { return nil }
+
+func (fakeState) SizeEstimates() []SizeEstimate { return nil }
+
 func (fakeState) Peers() []Peer {
 	return []Peer{
 		{HostID: [16]byte{2}, Addr: netip.MustParseAddrPort("127.0.0.2:7000"), NativeAddr: netip.MustParseAddr("127.0.0.2"), NativePort: 9042, Tokens: []int64{2}},
@@ -97,7 +101,7 @@ func TestEveryTableReads(t *testing.T) {
 	ctx := context.Background()
 	want := map[string]int{"system.local": 1, "system.peers": 2, "system.peers_v2": 2, "system_schema.keyspaces": 5,
 		"system_schema.types": 1, "system_schema.indexes": 1, "system_schema.dropped_columns": 1,
-		"system_virtual_schema.keyspaces": 1, "system_traces.events": 0,
+		"system_virtual_schema.keyspaces": 2, "system_traces.events": 0,
 		"system_auth.roles": 2, "system_auth.role_members": 1, "system_auth.role_permissions": 2,
 		"system_auth.resource_role_permissons_index": 2, "system_auth.network_permissions": 0}
 	for _, st := range All() {

@@ -20,7 +20,7 @@ func keyspaceRows(s State) []Row {
 	return rows
 }
 
-// userTableRow is a user table's row of system_schema.tables.
+// userTableRow is a table's row of system_schema.tables.
 func userTableRow(t *storage.TableDef) Row {
 	o := t.Options
 	return Row{
@@ -52,7 +52,7 @@ func userTableRow(t *storage.TableDef) Row {
 func schemaTables() []*tableDef {
 	var out []*tableDef
 	for i := range systemTableDefs {
-		if d := &systemTableDefs[i]; d.keyspace != virtualKeyspace {
+		if d := &systemTableDefs[i]; !IsVirtualKeyspace(d.keyspace) {
 			out = append(out, d)
 		}
 	}
@@ -62,18 +62,7 @@ func schemaTables() []*tableDef {
 func tableRows(s State) []Row {
 	var rows []Row
 	for _, d := range schemaTables() {
-		r := Row{}
-		for k, v := range tableOptionDefaults {
-			r[k] = v
-		}
-		for k, v := range systemKeyspaceOptionOverrides[d.keyspace] {
-			r[k] = v
-		}
-		r["keyspace_name"] = d.keyspace
-		r["table_name"] = d.name
-		r["comment"] = d.comment
-		r["id"] = systemTableID(d.keyspace, d.name)
-		rows = append(rows, r)
+		rows = append(rows, userTableRow(d.storageDef()))
 	}
 	for _, k := range s.Schema().SortedKeyspaces() {
 		for _, t := range k.SortedTables() {

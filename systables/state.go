@@ -29,6 +29,20 @@ type State interface {
 	// Roles is the role state system_auth shows; nil when the node keeps
 	// none.
 	Roles() *auth.State
+	// Views are the node's live figures system_views shows; nil makes
+	// those tables empty.
+	Views() Views
+	// SizeEstimates are system.size_estimates' rows: for each user table,
+	// the token ranges this node is the primary replica of.
+	SizeEstimates() []SizeEstimate
+}
+
+// SizeEstimate is one table's partitions in one token range
+// (RangeStart, RangeEnd], as system.size_estimates shows it.
+type SizeEstimate struct {
+	Keyspace, Table                    string
+	RangeStart, RangeEnd               int64
+	MeanPartitionSize, PartitionsCount int64
 }
 
 // Local is this node as system.local shows it.

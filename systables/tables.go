@@ -12,9 +12,17 @@ import (
 	"github.com/cqld/cqld/storage"
 )
 
-// virtualKeyspace is the keyspace whose tables describe virtual keyspaces;
-// like Cassandra, cqld does not list it in system_schema.
-const virtualKeyspace = "system_virtual_schema"
+// virtualKeyspace is the keyspace whose tables describe virtual keyspaces,
+// and viewsKeyspace the one of the node's live figures; like Cassandra,
+// cqld does not list virtual keyspaces in system_schema.
+const (
+	virtualKeyspace = "system_virtual_schema"
+	viewsKeyspace   = "system_views"
+)
+
+// IsVirtualKeyspace reports whether ks is one of the virtual keyspaces,
+// whose tables are made on each read and cannot be written.
+func IsVirtualKeyspace(ks string) bool { return ks == virtualKeyspace || ks == viewsKeyspace }
 
 // Table is one system table: its layout, compiled, and where its rows come
 // from. It is immutable.
@@ -50,6 +58,7 @@ var generators = map[string]func(State) []Row{
 	"system.local":                               localRows,
 	"system.peers":                               peerRows,
 	"system.peers_v2":                            peerV2Rows,
+	"system.size_estimates":                      sizeEstimateRows,
 	"system_schema.keyspaces":                    keyspaceRows,
 	"system_schema.tables":                       tableRows,
 	"system_schema.columns":                      columnRows,
@@ -63,6 +72,17 @@ var generators = map[string]func(State) []Row{
 	"system_auth.role_members":                   roleMemberRows,
 	"system_auth.role_permissions":               rolePermissionRows,
 	"system_auth.resource_role_permissons_index": resourceRoleRows,
+	viewsKeyspace + ".clients":                   clientRows,
+	viewsKeyspace + ".settings":                  settingRows,
+	viewsKeyspace + ".sstable_tasks":             sstableTaskRows,
+	viewsKeyspace + ".thread_pools":              threadPoolRows,
+	viewsKeyspace + ".caches":                    cacheRows,
+	viewsKeyspace + ".local_read_latency":        latencyRows(LocalRead),
+	viewsKeyspace + ".local_scan_latency":        latencyRows(LocalScan),
+	viewsKeyspace + ".local_write_latency":       latencyRows(LocalWrite),
+	viewsKeyspace + ".coordinator_read_latency":  latencyRows(CoordinatorRead),
+	viewsKeyspace + ".coordinator_scan_latency":  latencyRows(CoordinatorScan),
+	viewsKeyspace + ".coordinator_write_latency": latencyRows(CoordinatorWrite),
 }
 
 // stored are the system tables kept in the engine: written by the node
@@ -126,7 +146,12 @@ func compile(d *tableDef) (*Table, error) {
 
 // storageDef is d as storage defines a table, its columns in d's order.
 func (d *tableDef) storageDef() *storage.TableDef {
-	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name)}
+	def := &storage.TableDef{Keyspace: d.keyspace, Name: d.name, ID: systemTableID(d.keyspace, d.name),
+		Options: systemTableOptions(d.keyspace, d.comment)}
+	if IsVirtualKeyspace(d.keyspace) {
+		// A virtual table has a comment and no other option.
+		def.Options = storage.TableOptions{Comment: d.comment}
+	}
 	for _, col := range d.cols {
 		def.Columns = append(def.Columns, storage.ColumnDef{Name: col.name, Type: col.typ, Kind: string(col.kind), Position: col.position, Order: col.order})
 	}
@@ -158,7 +183,7 @@ func All() []*Table {
 // owns, which no schema or data change may modify.
 func IsSystemKeyspace(ks string) bool {
 	_, ok := systemKeyspaceReplication[ks]
-	return ok || ks == virtualKeyspace
+	return ok || IsVirtualKeyspace(ks)
 }
 
 // IsReplicatedSystemKeyspace reports whether ks is a system keyspace
@@ -178,3 +203,34 @@ func systemKeyspaces() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Keyspaces returns the node's own keyspaces as schema definitions, with
+// their tables' columns and options (DESCRIBE prints them), and which of
+// them are virtual. The definitions are shared: callers must not change
+// them.
+func Keyspaces() ([]*storage.KeyspaceDef, map[string]bool) { return ownKeyspaces, virtualKeyspaces }
+
+var ownKeyspaces, virtualKeyspaces = func() ([]*storage.KeyspaceDef, map[string]bool) {
+	byName := map[string]*storage.KeyspaceDef{}
+	virtual := map[string]bool{}
+	for _, t := range All() {
+		ks := t.Storage.Def.Keyspace
+		k := byName[ks]
+		if k == nil {
+			k = &storage.KeyspaceDef{Name: ks, Tables: map[string]*storage.TableDef{}}
+			if repl, ok := systemKeyspaceReplication[ks]; ok {
+				k.Replication, k.DurableWrites = repl, true
+			} else {
+				virtual[ks] = true
+			}
+			byName[ks] = k
+		}
+		k.Tables[t.Storage.Def.Name] = t.Storage.Def
+	}
+	out := make([]*storage.KeyspaceDef, 0, len(byName))
+	for _, k := range byName {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, virtual
+}()

@@ -7,7 +7,7 @@ import "github.com/cqld/cqld/storage"
 func virtualTables() []*tableDef {
 	var out []*tableDef
 	for i := range systemTableDefs {
-		if d := &systemTableDefs[i]; d.keyspace == virtualKeyspace {
+		if d := &systemTableDefs[i]; IsVirtualKeyspace(d.keyspace) {
 			out = append(out, d)
 		}
 	}
@@ -15,7 +15,7 @@ func virtualTables() []*tableDef {
 }
 
 func virtualKeyspaceRows(State) []Row {
-	return []Row{{"keyspace_name": virtualKeyspace}}
+	return []Row{{"keyspace_name": viewsKeyspace}, {"keyspace_name": virtualKeyspace}}
 }
 
 func virtualTableRows(State) []Row {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
 )
 
 // corpusAnswer is a statement's answer as the protocol carries it: column
@@ -88,6 +90,10 @@ func renderCQL(dt datatype.DataType, b []byte) string {
 	if c, ok := dt.(*datatype.Custom); ok && c.ClassName == corpusDurationClass {
 		// A duration before v5, which has no code for it.
 		dt = datatype.Duration
+	}
+	if c, ok := dt.(*datatype.Custom); ok && c.ClassName == statements.LexicalUUIDType {
+		// As gocql reads it, so both runs of the corpus render it alike.
+		dt = datatype.Uuid
 	}
 	switch dt.Code() {
 	case primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cqld/cqld/cqlerr"
@@ -25,6 +26,11 @@ type Cache struct {
 	m     *metrics.Prepared
 	store *Store // nil: nothing is persisted
 	now   func() time.Time
+
+	// hits and requests count the Gets, and their meters rate them
+	// (system_views.caches).
+	hits, requests       atomic.Int64
+	hitRate, requestRate *metrics.Meter
 
 	mu     sync.Mutex
 	size   int64
@@ -49,7 +55,26 @@ func NewCache(o Options) *Cache {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Cache{max: o.MaxBytes, m: o.Metrics, store: o.Store, now: o.Now, byID: map[[16]byte]*list.Element{}}
+	return &Cache{max: o.MaxBytes, m: o.Metrics, store: o.Store, now: o.Now, byID: map[[16]byte]*list.Element{},
+		hitRate: metrics.NewMeter(15*time.Minute, o.Now), requestRate: metrics.NewMeter(15*time.Minute, o.Now)}
+}
+
+// Stats are a cache's figures, as Cassandra's CacheMetrics has them.
+type Stats struct {
+	Entries                          int
+	Bytes, Capacity                  int64
+	Requests, Hits                   int64
+	RecentRequestRate, RecentHitRate float64 // per second, over fifteen minutes
+}
+
+// Stats returns the cache's figures. It is safe for concurrent use.
+func (pc *Cache) Stats() Stats {
+	pc.mu.Lock()
+	st := Stats{Entries: len(pc.byID), Bytes: pc.size, Capacity: pc.max}
+	pc.mu.Unlock()
+	st.Requests, st.Hits = pc.requests.Load(), pc.hits.Load()
+	st.RecentRequestRate, st.RecentHitRate = pc.requestRate.Rate(), pc.hitRate.Rate()
+	return st
 }
 
 // Get returns the statement with id, or nil, and counts a hit or a miss.
@@ -60,10 +85,14 @@ func (pc *Cache) Get(id [16]byte) *Statement {
 		pc.lru.MoveToFront(e)
 	}
 	pc.mu.Unlock()
+	pc.requests.Add(1)
+	pc.requestRate.Mark(1)
 	if e == nil {
 		pc.m.Misses.Inc()
 		return nil
 	}
+	pc.hits.Add(1)
+	pc.hitRate.Mark(1)
 	pc.m.Hits.Inc()
 	return e.Value.(*Statement)
 }

@@ -461,6 +461,19 @@ func fromJSONObject(t datatype.DataType, v any) ([]byte, error) {
 			return nil, expected("a string representation of a uuid", v)
 		}
 		return uuidFromString(s, timeuuid)
+	case primitive.DataTypeCodeCustom:
+		if !isLexicalUUID(t) {
+			break
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, expected("a string representation of a uuid", v)
+		}
+		if s != "" && !uuidRE.MatchString(s) {
+			// LexicalUUIDType.fromString's wording, not UUIDType's.
+			return nil, marshalf("unable to make UUID from '%s'", s)
+		}
+		return uuidFromString(s, false)
 	case primitive.DataTypeCodeInet:
 		s, ok := v.(string)
 		if !ok {

@@ -314,6 +314,10 @@ func ValueString(t datatype.DataType, v []byte) string {
 		}
 	case primitive.DataTypeCodeBlob:
 		return "0x" + fmt.Sprintf("%x", v)
+	case primitive.DataTypeCodeCustom:
+		if isLexicalUUID(t) && len(v) == 16 {
+			return uuidString(v)
+		}
 	}
 	return "0x" + fmt.Sprintf("%x", v)
 }

@@ -52,6 +52,10 @@ func ValidateValue(t datatype.DataType, v []byte, name string) error {
 		return nil
 	}
 	switch code {
+	case primitive.DataTypeCodeCustom:
+		if isLexicalUUID(t) && len(v) != 16 && len(v) != 0 {
+			return cqlerr.Invalidf("UUID should be 16 or 0 bytes (%d)", len(v))
+		}
 	case primitive.DataTypeCodeVarchar:
 		if !utf8.Valid(v) {
 			return bad("String didn't validate.")
@@ -345,4 +349,10 @@ func normalizeEntries(v []byte, kt, vt datatype.DataType) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// isLexicalUUID reports whether t is the custom LexicalUUIDType.
+func isLexicalUUID(t datatype.DataType) bool {
+	c, ok := t.(*datatype.Custom)
+	return ok && c.ClassName == statements.LexicalUUIDType
 }

@@ -226,6 +226,33 @@ func LiteralBytes(t datatype.DataType, lit *statements.Literal, column string) (
 	case primitive.DataTypeCodeUdt, primitive.DataTypeCodeTuple, primitive.DataTypeCodeList,
 		primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
 		return nil, bad()
+	case primitive.DataTypeCodeCustom:
+		if !isLexicalUUID(t) {
+			return nil, cqlerr.Invalidf("Literals of type %s are not supported here yet", statements.TypeString(t, false))
+		}
+		// Cassandra skips type checks for custom types
+		// (Constants.Literal.parsedValue): a blob is taken as the value's
+		// bytes, any other constant is read by LexicalUUIDType.fromString.
+		var b []byte
+		switch {
+		case lit.Kind == statements.LiteralHex:
+			var err error
+			if b, err = hex.DecodeString(strings.TrimPrefix(strings.TrimPrefix(lit.Text, "0x"), "0X")); err != nil {
+				return nil, bad()
+			}
+		case lit.Text == "":
+			b = []byte{}
+		default:
+			u, err := primitive.ParseUuid(lit.Text)
+			if err != nil {
+				return nil, cqlerr.Invalidf("unable to make UUID from '%s'", lit.Text)
+			}
+			b = u[:]
+		}
+		if err := ValidateValue(t, b, column); err != nil {
+			return nil, err
+		}
+		return b, nil
 	default:
 		return nil, cqlerr.Invalidf("Literals of type %s are not supported here yet", statements.TypeString(t, false))
 	}

@@ -1,0 +1,46 @@
+package storage
+
+import "fmt"
+
+// Tombstones counts the tombstones a read meets, as Cassandra's
+// ReadCommand counts them for tombstone_warn_threshold and
+// tombstone_failure_threshold: each dead cell of a row (deleted or
+// expired, and not shadowed by a newer deletion), the deletion of a row
+// with nothing live and no dead cell, and each bound of a range tombstone;
+// and the live rows. Past Fail tombstones (when Fail > 0) the read stops
+// with a *TombstoneOverwhelmError. A Tombstones is one read's: it is not
+// safe for concurrent use.
+type Tombstones struct {
+	Fail     int
+	Count    int
+	LiveRows int
+}
+
+// TombstoneOverwhelmError is a read stopped for its tombstones.
+type TombstoneOverwhelmError struct {
+	Count int
+	// Key is the partition and Clustering the row the read was at.
+	Key []byte
+}
+
+func (e *TombstoneOverwhelmError) Error() string {
+	return fmt.Sprintf("storage: scanned over %d tombstones; query aborted (see tombstone_failure_threshold)", e.Count)
+}
+
+// add counts n tombstones in partition key.
+func (ts *Tombstones) add(n int, key []byte) error {
+	if ts == nil || n == 0 {
+		return nil
+	}
+	ts.Count += n
+	if ts.Fail > 0 && ts.Count > ts.Fail {
+		return &TombstoneOverwhelmError{Count: ts.Count, Key: append([]byte(nil), key...)}
+	}
+	return nil
+}
+
+func (ts *Tombstones) live() {
+	if ts != nil {
+		ts.LiveRows++
+	}
+}
