@@ -48,6 +48,10 @@ type KeyspaceDef struct {
 	Tables        map[string]*TableDef `json:"tables,omitempty"`
 	// Types are the keyspace's user-defined types, by name.
 	Types map[string]*TypeDef `json:"types,omitempty"`
+	// Functions and Aggregates are the keyspace's user-defined functions
+	// and aggregates, sorted by signature (name, then argument types).
+	Functions  []*FunctionDef  `json:"functions,omitempty"`
+	Aggregates []*AggregateDef `json:"aggregates,omitempty"`
 }
 
 // TypeDef is a user-defined type: its fields in order, each type spelled as
