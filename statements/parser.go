@@ -507,7 +507,7 @@ func (p *parser) parseCreate() Statement {
 	case kwFunction:
 		return p.parseCreateFunction(false)
 	case kwAggregate:
-		p.unsupported("CREATE AGGREGATE")
+		return p.parseCreateAggregate(false)
 	case kwOr:
 		p.next()
 		p.expect(kwReplace)
@@ -515,7 +515,7 @@ func (p *parser) parseCreate() Statement {
 		case kwFunction:
 			return p.parseCreateFunction(true)
 		case kwAggregate:
-			p.unsupported("CREATE AGGREGATE")
+			return p.parseCreateAggregate(true)
 		}
 	case kwUser:
 		p.next()
@@ -548,10 +548,8 @@ func (p *parser) parseDrop() Statement {
 	case kwType:
 		p.next()
 		return p.parseDropType()
-	case kwFunction:
-		p.unsupported("DROP FUNCTION")
-	case kwAggregate:
-		p.unsupported("DROP AGGREGATE")
+	case kwFunction, kwAggregate:
+		return p.parseDropFunction()
 	case kwUser:
 		p.next()
 		return p.parseDropRole(true)
