@@ -76,4 +76,3 @@ func TestFunctionChanges(t *testing.T) {
 		t.Fatalf("functions %v, aggregates %v left; want zip alone", k.Functions, k.Aggregates)
 	}
 }
-
