@@ -17,6 +17,7 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
@@ -69,6 +70,9 @@ type Options struct {
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared
+	// Functions are the settings user-defined functions run with
+	// (user_defined_functions_*); the zero value disables them.
+	Functions functions.UserOptions
 	// Now is the clock behind server-side write timestamps, now() and the
 	// other current-time functions, and TTL expiry on reads and writes;
 	// nil means time.Now. It is called concurrently. Tests pass a clock
@@ -96,6 +100,9 @@ type Coordinator struct {
 	schema *schema.Schema
 	// schemaChanges takes each DDL statement's change to be applied.
 	schemaChanges schema.Submitter
+
+	// users are the user-defined functions and aggregates, compiled.
+	users *functions.Users
 
 	prep *prepared.Cache
 	// byID indexes the current schema's tables by id.
@@ -130,6 +137,7 @@ func New(opts Options) (*Coordinator, error) {
 		schema:        opts.Schema,
 		schemaChanges: opts.SchemaChanges,
 	}
+	c.users = functions.NewUsers(c.userOptions())
 	if c.local == nil {
 		c.local = replica.NewLocal(opts.Engine)
 	}
@@ -142,7 +150,7 @@ func New(opts Options) (*Coordinator, error) {
 		c.data = d
 	}
 	if c.schema == nil {
-		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
+		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine, Constant: Constant,
 			SystemKeyspace: systables.IsSystemKeyspace, Logger: opts.Logger})
 	}
 	if c.schemaChanges == nil {

@@ -35,11 +35,13 @@ type tableSelectPlan struct {
 	// proj are the values read from each selected row. Without sel they
 	// are the result row itself (the hot path: no per-row work beyond
 	// fetching them).
-	proj      []projection
-	sel       *selection         // functions, terms, aggregates, GROUP BY; nil when none
-	json      *types.JSONColumns // SELECT JSON: turns result rows into one "[json]" text
-	distinct  bool
-	reverse   bool
+	proj     []projection
+	sel      *selection         // functions, terms, aggregates, GROUP BY; nil when none
+	json     *types.JSONColumns // SELECT JSON: turns result rows into one "[json]" text
+	distinct bool
+	reverse  bool
+	// fns notes the user-defined functions the plan calls.
+	fns       *fnScope
 	meta      []*message.ColumnMetadata
 	metaID    []byte
 	limit     valueExpr
@@ -83,7 +85,8 @@ func (c *Coordinator) analyzeSelect(s *statements.Select, n int, session string)
 
 func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableInfo) (plan, error) {
 	b := newBinder(t.def.Keyspace, t.def.Name, n)
-	p := &tableSelectPlan{t: t, distinct: s.Distinct}
+	b.fn = c.fnScope(t.def.Keyspace)
+	p := &tableSelectPlan{t: t, distinct: s.Distinct, fns: b.fn}
 	spec := func(name string, typ datatype.DataType) *message.ColumnMetadata {
 		return &message.ColumnMetadata{Keyspace: t.def.Keyspace, Table: t.def.Name, Name: name, Type: typ}
 	}

@@ -105,6 +105,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 			return nil, err
 		}
 	}
+	if err := c.functionsCurrent(p.fns.used); err != nil {
+		return nil, err
+	}
 	err := checkReadConsistency(x)
 	if err == nil && isSerial(x.opts.Consistency) && p.keys.pkComplete() {
 		// Cassandra refuses a serial read of several named partitions; a

@@ -259,7 +259,8 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		down:       map[ring.HostID]time.Time{},
 	}
 	n.members = m
-	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: systables.IsSystemKeyspace, Logger: n.log})
+	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: systables.IsSystemKeyspace, Logger: n.log,
+		Constant: coordinator.Constant})
 	n.schemaLog = cluster.NewSchemaLog(n.schema, func(msg message.Message) {
 		publish(msg)
 		if node := m.node.Load(); node != nil {

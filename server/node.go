@@ -28,6 +28,7 @@ import (
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/tlsconf"
 )
@@ -217,6 +218,12 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			WarnBytes:              int64(cfg.BatchSizeWarnThreshold),
 			FailBytes:              int64(cfg.BatchSizeFailThreshold),
 			UnloggedPartitionsWarn: cfg.UnloggedBatchAcrossPartitionsWarnThreshold,
+		},
+		Functions: functions.UserOptions{
+			Enabled:  cfg.UserDefinedFunctionsEnabled,
+			Scripted: cfg.ScriptedUserDefinedFunctionsEnabled,
+			Warn:     cfg.UserDefinedFunctionsWarnTimeout.Duration,
+			Fail:     cfg.UserDefinedFunctionsFailTimeout.Duration,
 		},
 		PreparedMetrics: metrics.NewPrepared(reg),
 		Now:             o.Now,

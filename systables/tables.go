@@ -55,6 +55,8 @@ var generators = map[string]func(State) []Row{
 	"system_schema.columns":         columnRows,
 	"system_schema.types":           typeRows,
 	"system_schema.indexes":         indexRows,
+	"system_schema.functions":       functionRows,
+	"system_schema.aggregates":      aggregateRows,
 	"system_schema.dropped_columns": droppedColumnRows,
 	virtualKeyspace + ".keyspaces":  virtualKeyspaceRows,
 	virtualKeyspace + ".tables":     virtualTableRows,
