@@ -29,6 +29,20 @@
 // snapshot, and tells StateOptions.OnFailure, whose node stops
 // (fail-stop); restarted, it applies the entry again from its log.
 //
+// # Members' states
+//
+// A member's status moves as Cassandra's gossip states do: a new node is
+// JOINING (a pending replica of the ranges it will own, streaming them)
+// and then NORMAL, or NORMAL at once (the first node, a seed, a node with
+// auto_bootstrap off); a NORMAL member becomes LEAVING (decommission, or
+// removenode of a dead one, while its ranges stream to their new
+// replicas) and is then removed, or NORMAL again when its leave is given
+// up. A member keeps its tokens. Only one node joins or leaves at a time:
+// an entry that would start a second change is refused
+// (ErrMovementInProgress) on every node alike, and a new node waits and
+// proposes again. A node that applies its own removal records it and
+// refuses to start again (ErrDecommissioned).
+//
 // # Node
 //
 // StartNode runs this node's membership: the internode transport, the
@@ -37,4 +51,11 @@
 // topology, with tokens allocated on the current ring to balance
 // ownership (ring.AllocateTokens). SchemaLog is the schema.Submitter that
 // carries DDL through the log.
+//
+// A topology change runs on one node (changes.go): it sets a member's
+// status through the log, waits until every live member has applied that
+// entry (WaitApplied asks each over VerbTopology), so that every
+// coordinator sends writes to the new replicas before data moves, lets
+// its caller stream, and then records the outcome (NORMAL, or the
+// member's removal from the ring and from the log's raft configuration).
 package cluster

@@ -44,6 +44,11 @@ type NodeOptions struct {
 	NumTokens    int
 	AllocationRF int
 	Tokens       []int64
+	// AutoBootstrap is auto_bootstrap: a new node that is not a seed and
+	// joins a ring that has members enters it JOINING, to stream its
+	// ranges before it becomes NORMAL (Bootstrapping, SetStatus); without
+	// it, or as a seed, it is NORMAL at once.
+	AutoBootstrap bool
 	// Dir holds the metadata log and the state machine's record.
 	Dir string
 	FS  vfs.FS
@@ -142,10 +147,14 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		return nil, fmt.Errorf("cluster: internode transport on %s: %w", o.Listen, err)
 	}
 	n.state, err = OpenState(StateOptions{FS: o.FS, Dir: o.Dir, Schema: o.Schema, OnTopology: o.OnTopology,
-		OnFailure: o.OnFailure, Logger: o.Logger})
+		OnFailure: o.OnFailure, Self: o.HostID, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
+	if n.state.Left() {
+		return nil, ErrDecommissioned
+	}
+	n.transport.Handle(messaging.VerbTopology, n.serveTopology)
 	n.log, err = metalog.Open(metalog.Options{
 		Dir:        filepath.Join(o.Dir, "log"),
 		Transport:  n.transport,
@@ -202,12 +211,22 @@ func (n *Node) StartGossip() error {
 	return nil
 }
 
+// ErrDecommissioned is the refusal to start a node that left the cluster.
+var ErrDecommissioned = errors.New("This node was decommissioned and will not rejoin the ring unless " +
+	"all existing data is removed and the node is bootstrapped again")
+
+// movementRetry is how long a node that must wait for another node's
+// join or leave waits between two attempts.
+const movementRetry = 2 * time.Second
+
 // ensureMember proposes this node's member record when the topology lacks
 // it or records another address, retrying when a concurrent join took a
-// token it chose.
-func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
+// token it chose, and waiting while another node joins or leaves. A node
+// whose data center or rack differs from the one recorded is refused, as
+// Cassandra refuses it: its replicas would move without streaming.
+func (n *Node) ensureMember(ctx context.Context, founder bool) error {
 	o := n.opts
-	if bootstrap && o.HasSchema && n.state.Applied() == 0 {
+	if founder && o.HasSchema && n.state.Applied() == 0 {
 		snap, err := o.Schema.SchemaSnapshot()
 		if err != nil {
 			return fmt.Errorf("cluster: %w", err)
@@ -216,17 +235,35 @@ func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
 			return fmt.Errorf("cluster: recording the schema in the new cluster's log: %w", err)
 		}
 	}
+	if _, ok := n.state.Topology().Member(o.HostID); !ok && !founder {
+		// A new node chooses its tokens and whether it bootstraps on the
+		// ring as it is, not as far as its log has caught up yet.
+		if err := n.catchUp(ctx); err != nil {
+			return err
+		}
+	}
 	rnd := mrand.New(mrand.NewPCG(seedOf(o.HostID)))
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; ; {
 		t := n.state.Topology()
 		m, ok := t.Member(o.HostID)
-		if ok && m.Addr == o.Addr && m.DataCenter == o.DataCenter && m.Rack == o.Rack {
+		if ok && m.DataCenter != o.DataCenter {
+			return fmt.Errorf("Cannot start node if snitch's data center (%s) differs from previous data center (%s). "+
+				"Please fix the snitch configuration, decommission and rebootstrap this node", o.DataCenter, m.DataCenter)
+		}
+		if ok && m.Rack != o.Rack {
+			return fmt.Errorf("Cannot start node if snitch's rack (%s) differs from previous rack (%s). "+
+				"Please fix the snitch configuration, decommission and rebootstrap this node", o.Rack, m.Rack)
+		}
+		if ok && m.Addr == o.Addr {
 			return nil
 		}
 		if ok {
-			m.Addr, m.DataCenter, m.Rack = o.Addr, o.DataCenter, o.Rack
+			m.Addr = o.Addr
 		} else {
 			m = Member{HostID: o.HostID, Addr: o.Addr, DataCenter: o.DataCenter, Rack: o.Rack, Status: StatusNormal}
+			if o.AutoBootstrap && !founder && !slices.Contains(o.Seeds, o.Addr) && t.Ring().Len() > 0 {
+				m.Status = StatusJoining
+			}
 			if t.Ring().Len() == 0 && len(o.Tokens) > 0 {
 				m.Tokens = slices.Clone(o.Tokens)
 			} else {
@@ -239,12 +276,22 @@ func (n *Node) ensureMember(ctx context.Context, bootstrap bool) error {
 		}
 		_, err := n.Propose(ctx, Entry{Kind: KindMember, Member: m})
 		if err == nil {
-			n.opts.Logger.Info("this node is a member of the ring", "host_id", o.HostID, "addr", o.Addr, "tokens", len(m.Tokens))
+			n.opts.Logger.Info("this node is a member of the ring", "host_id", o.HostID, "addr", o.Addr, "tokens", len(m.Tokens), "status", m.Status)
 			return nil
+		}
+		if errors.Is(err, ErrMovementInProgress) {
+			n.opts.Logger.Warn("waiting to join the ring: another node is joining or leaving", "reason", err, "retry_in", movementRetry)
+			select {
+			case <-time.After(movementRetry):
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("cluster: joining the ring: %w", err)
+			}
 		}
 		if ctx.Err() != nil || attempt == 5 {
 			return fmt.Errorf("cluster: joining the ring: %w", err)
 		}
+		attempt++
 		n.opts.Logger.Warn("joining the ring failed; retrying with the current topology", "attempt", attempt, "err", err)
 	}
 }
@@ -263,12 +310,17 @@ func seedOf(id ring.HostID) (uint64, uint64) {
 // Propose appends e to the metadata log and returns the result of applying
 // it here, once this node has applied it.
 func (n *Node) Propose(ctx context.Context, e Entry) (any, error) {
+	r, err := n.propose(ctx, e)
+	return r.Value, err
+}
+
+func (n *Node) propose(ctx context.Context, e Entry) (Result, error) {
 	if _, err := rand.Read(e.Proposal[:]); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	b, err := AppendEntry(nil, e)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	done := n.state.Expect(e.Proposal)
 	defer n.state.Forget(e.Proposal)
@@ -277,12 +329,12 @@ func (n *Node) Propose(ctx context.Context, e Entry) (any, error) {
 	_, err = n.log.Propose(ctx, b)
 	select {
 	case r := <-done:
-		return r.Value, r.Err
+		return r, r.Err
 	default:
 		if err == nil {
 			err = errors.New("cluster: the metadata log applied a proposal without its result")
 		}
-		return nil, err
+		return Result{}, err
 	}
 }
 

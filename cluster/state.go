@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -35,6 +36,8 @@ type SchemaApplier interface {
 type Result struct {
 	Value any
 	Err   error
+	// Index is the entry's index in the log.
+	Index uint64
 }
 
 // StateOptions configure a State.
@@ -55,7 +58,10 @@ type StateOptions struct {
 	// restart applies that entry again. Called on the goroutine that
 	// applies entries: it must not wait for the log.
 	OnFailure func(error)
-	Logger    *slog.Logger
+	// Self is this node's host id: an entry removing it records that the
+	// node has left the cluster (Left).
+	Self   ring.HostID
+	Logger *slog.Logger
 }
 
 // State is the metadata log's state machine on one node. Its methods are
@@ -67,6 +73,7 @@ type State struct {
 	// mu serialises applications and snapshots.
 	mu      sync.Mutex
 	applied uint64
+	left    bool
 	topo    atomic.Pointer[Topology]
 	// failed is why an entry could not be applied, after which nothing
 	// more is (fail-stop).
@@ -80,9 +87,11 @@ const stateFile = "metadata.json"
 
 // stateJSON is metadata.json, and the topology part of a snapshot.
 type stateJSON struct {
-	Applied uint64          `json:"applied"`
-	Members []Member        `json:"members"`
-	Schema  json.RawMessage `json:"schema,omitempty"`
+	Applied uint64   `json:"applied"`
+	Members []Member `json:"members"`
+	// Left records that this node was removed from the cluster.
+	Left   bool            `json:"left,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // OpenState reads the state a node last recorded, or starts empty.
@@ -108,9 +117,17 @@ func OpenState(o StateOptions) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.applied = st.Applied
+	s.applied, s.left = st.Applied, st.Left
 	s.topo.Store(t)
 	return s, nil
+}
+
+// Left reports whether this node has applied its own removal from the
+// cluster (a decommission): it must not rejoin with the same identity.
+func (s *State) Left() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.left
 }
 
 // Topology is the topology at the last applied entry.
@@ -179,6 +196,7 @@ func (s *State) Apply(index uint64, entry []byte) ([]byte, error) {
 		r.Err = err
 	default:
 		r = s.apply(index, e)
+		r.Index = index
 		if errors.Is(r.Err, storage.ErrCatalogWrite) {
 			s.fail(index, r.Err)
 		}
@@ -224,6 +242,9 @@ func (s *State) apply(index uint64, e Entry) Result {
 		var after *Topology
 		var err error
 		if e.Kind == KindMember {
+			if err := before.checkChange(e.Member); err != nil {
+				return Result{Err: err}
+			}
 			after, err = before.with(e.Member)
 		} else {
 			if _, ok := before.Member(e.Member.HostID); !ok {
@@ -235,6 +256,9 @@ func (s *State) apply(index uint64, e Entry) Result {
 			return Result{Err: err}
 		}
 		s.topo.Store(after)
+		if e.Kind == KindRemove && e.Member.HostID == s.opts.Self && s.opts.Self != (ring.HostID{}) {
+			s.left = true
+		}
 		if s.opts.OnTopology != nil {
 			s.opts.OnTopology(before, after)
 		}
@@ -245,7 +269,7 @@ func (s *State) apply(index uint64, e Entry) Result {
 
 // save records the applied index and the topology. REQUIRES: s.mu held.
 func (s *State) save() error {
-	data, err := json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members()})
+	data, err := json.Marshal(stateJSON{Applied: s.applied, Members: s.topo.Load().Members(), Left: s.left})
 	if err != nil {
 		return err
 	}

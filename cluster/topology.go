@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -93,6 +94,9 @@ func NewTopology(members []Member) (*Topology, error) {
 	return t, nil
 }
 
+// RingNode is m as a node of the ring.
+func (m Member) RingNode() ring.Node { return m.ringNode() }
+
 func (m Member) ringNode() ring.Node {
 	return ring.Node{HostID: m.HostID, Addr: m.Addr.Addr(), DC: m.DataCenter, Rack: m.Rack, Tokens: m.Tokens}
 }
@@ -126,6 +130,66 @@ func (t *Topology) Members() []Member {
 func (t *Topology) ByAddr(a netip.AddrPort) (Member, bool) {
 	for _, m := range t.members {
 		if m.Addr == a {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+// ErrMovementInProgress is wrapped by the refusal of a node's joining or
+// leaving while another node is: ranges move for one change at a time
+// (Cassandra's cassandra.consistent.rangemovement, always on).
+var ErrMovementInProgress = errors.New("cluster: another node is joining or leaving the ring")
+
+// checkChange reports whether m may become t's record of its node: a new
+// node joins (JOINING) or is a member at once (NORMAL); a joining node
+// becomes NORMAL; a normal one LEAVING, and a leaving one NORMAL again (its
+// leave given up); a member keeps its tokens. JOINING and LEAVING are
+// refused while another member is in either.
+func (t *Topology) checkChange(m Member) error {
+	old, exists := t.members[m.HostID]
+	if exists && !slices.Equal(old.Tokens, sorted(m.Tokens)) {
+		return fmt.Errorf("cluster: member %s cannot change its tokens", m.HostID)
+	}
+	from := Status(0)
+	if exists {
+		from = old.Status
+	}
+	ok := from == m.Status
+	switch m.Status {
+	case StatusJoining:
+		ok = ok || from == 0
+	case StatusNormal:
+		ok = ok || from == 0 || from == StatusJoining || from == StatusLeaving
+	case StatusLeaving:
+		ok = ok || from == StatusNormal
+	}
+	if !ok {
+		if from == 0 {
+			return fmt.Errorf("cluster: node %s cannot be added as %s", m.HostID, m.Status)
+		}
+		return fmt.Errorf("cluster: member %s cannot go from %s to %s", m.HostID, from, m.Status)
+	}
+	if m.Status != from && (m.Status == StatusJoining || m.Status == StatusLeaving) {
+		for _, o := range t.members {
+			if o.HostID != m.HostID && (o.Status == StatusJoining || o.Status == StatusLeaving) {
+				return fmt.Errorf("%w: %s (%s) is %s", ErrMovementInProgress, o.HostID, o.Addr.Addr(), o.Status)
+			}
+		}
+	}
+	return nil
+}
+
+func sorted(ts []int64) []int64 {
+	ts = slices.Clone(ts)
+	slices.Sort(ts)
+	return ts
+}
+
+// Moving returns the member joining or leaving, if one is.
+func (t *Topology) Moving() (Member, bool) {
+	for _, m := range t.Members() {
+		if m.Status == StatusJoining || m.Status == StatusLeaving {
 			return m, true
 		}
 	}

@@ -72,8 +72,14 @@ type Config struct {
 	NumTokens int `yaml:"num_tokens"`
 	// AllocateTokensForLocalReplicationFactor is the replication factor a
 	// joining node balances its tokens for, in its data center.
-	AllocateTokensForLocalReplicationFactor int    `yaml:"allocate_tokens_for_local_replication_factor"`
-	EndpointSnitch                          string `yaml:"endpoint_snitch"`
+	AllocateTokensForLocalReplicationFactor int `yaml:"allocate_tokens_for_local_replication_factor"`
+	// EndpointSnitch is SimpleSnitch (DataCenter and Rack as set here) or
+	// GossipingPropertyFileSnitch (dc and rack from
+	// cassandra-rackdc.properties: ReadSnitchProperties).
+	EndpointSnitch string `yaml:"endpoint_snitch"`
+	// AutoBootstrap makes a new node that is not a seed stream the data of
+	// the ranges it takes over before it serves them.
+	AutoBootstrap bool `yaml:"auto_bootstrap"`
 	// DataCenter and Rack are cqld's own keys; Cassandra reads them as dc
 	// and rack from cassandra-rackdc.properties.
 	DataCenter   string       `yaml:"data_center"`
@@ -243,6 +249,7 @@ func Default() Config {
 		MaxHintsFileSize:                        128 * MiB,
 		HintedHandoffThrottle:                   1024 * KiB,
 		EndpointSnitch:                          "SimpleSnitch",
+		AutoBootstrap:                           true,
 		DataCenter:                              "datacenter1",
 		Rack:                                    "rack1",
 		SeedProvider: SeedProvider{
@@ -449,7 +456,8 @@ func keys() []key {
 		{name: "role_manager", usage: "CassandraRoleManager", field: func(c *Config) any { return &c.RoleManager }},
 		{name: "num_tokens", usage: "tokens per node, 1 to 1536", field: func(c *Config) any { return &c.NumTokens }},
 		{name: "allocate_tokens_for_local_replication_factor", usage: "replication factor a joining node balances its tokens for", field: func(c *Config) any { return &c.AllocateTokensForLocalReplicationFactor }},
-		{name: "endpoint_snitch", usage: "snitch class", field: func(c *Config) any { return &c.EndpointSnitch }},
+		{name: "endpoint_snitch", usage: "snitch class: SimpleSnitch or GossipingPropertyFileSnitch", field: func(c *Config) any { return &c.EndpointSnitch }},
+		{name: "auto_bootstrap", usage: "a new node that is not a seed streams its ranges before it serves them", field: func(c *Config) any { return &c.AutoBootstrap }},
 		{name: "data_center", usage: "this node's data center", field: func(c *Config) any { return &c.DataCenter }},
 		{name: "rack", usage: "this node's rack", field: func(c *Config) any { return &c.Rack }},
 		{name: "seed_provider", usage: "seed provider class and parameters", field: func(c *Config) any { return &c.SeedProvider }},
@@ -1022,6 +1030,9 @@ func (c *Config) problems() []*keyError {
 	inRange("num_tokens", c.NumTokens, 1, 1536)
 	if nonEmpty("endpoint_snitch", c.EndpointSnitch) {
 		c.EndpointSnitch = strings.TrimPrefix(c.EndpointSnitch, "org.apache.cassandra.locator.")
+		if c.EndpointSnitch != "SimpleSnitch" && c.EndpointSnitch != GossipingPropertyFileSnitch {
+			bad("endpoint_snitch", "%q is not supported; use SimpleSnitch or GossipingPropertyFileSnitch", c.EndpointSnitch)
+		}
 	}
 	inRange("allocate_tokens_for_local_replication_factor", c.AllocateTokensForLocalReplicationFactor, 1, 100)
 	nonEmpty("data_center", c.DataCenter)

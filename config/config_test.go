@@ -63,6 +63,7 @@ func TestDefault(t *testing.T) {
 		{"role_manager", d.RoleManager, "CassandraRoleManager"},
 		{"num_tokens", d.NumTokens, 16},
 		{"endpoint_snitch", d.EndpointSnitch, "SimpleSnitch"},
+		{"auto_bootstrap", d.AutoBootstrap, true},
 		{"data_center", d.DataCenter, "datacenter1"},
 		{"rack", d.Rack, "rack1"},
 		{"allocate_tokens_for_local_replication_factor", d.AllocateTokensForLocalReplicationFactor, 3},

@@ -66,9 +66,14 @@
 //
 // # Keys of cqld's own
 //
-// data_center and rack place the node in the topology. Cassandra does not
-// read them from cassandra.yaml: its snitches read dc= and rack= from
-// cassandra-rackdc.properties. cqld keeps one file.
+// data_center and rack place the node in the topology under
+// endpoint_snitch SimpleSnitch. Cassandra does not read them from
+// cassandra.yaml: its snitches read dc= and rack= from
+// cassandra-rackdc.properties. Under GossipingPropertyFileSnitch cqld
+// does too (ReadSnitchProperties, the file beside the configuration
+// file: dc, rack, dc_suffix; prefer_local accepted and without effect),
+// and data_center or rack set in cassandra.yaml to anything else is an
+// error.
 //
 // commitlog_ignore_replay_errors (default false) makes start-up skip a
 // corrupt record in the middle of a commit log segment, with a log line,
@@ -138,7 +143,9 @@
 // transports and keeps the process up; stop_commit keeps serving reads;
 // die exits; ignore fails the writes the error hit and carries on),
 // num_tokens (at the first start: the tokens are saved with the data),
-// data_center, rack, authenticator (PasswordAuthenticator makes clients
+// endpoint_snitch, data_center, rack, auto_bootstrap (a new node that is
+// not a seed streams the ranges it takes over before it serves),
+// authenticator (PasswordAuthenticator makes clients
 // log in as a role of the data directory's system_auth, with the default
 // superuser cassandra/cassandra on a fresh node), the native_transport_* keys (among them the
 // connection caps native_transport_max_concurrent_connections and _per_ip;
@@ -162,7 +169,7 @@
 // write_request_timeout, request_timeout: no request times out),
 // disk_failure_policy (a data disk that cannot take a flush makes writes
 // fail with WRITE_FAILURE until a flush succeeds, whatever it says),
-// saved_caches_directory, hints_directory, endpoint_snitch, authorizer
+// saved_caches_directory, authorizer
 // (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
 // permissions are not checked yet, which start-up warns about),
 // role_manager (CassandraRoleManager only) and seed_provider.

@@ -39,6 +39,9 @@ const (
 	VerbMetadata Verb = 14
 	// VerbStream carries token ranges streamed to a joining node.
 	VerbStream Verb = 15
+	// VerbTopology asks a node about its view of the cluster's topology
+	// (which metadata log entry it has applied), for topology changes.
+	VerbTopology Verb = 16
 )
 
 var verbNames = [...]string{
@@ -57,6 +60,7 @@ var verbNames = [...]string{
 	VerbGossip:          "GOSSIP",
 	VerbMetadata:        "METADATA",
 	VerbStream:          "STREAM",
+	VerbTopology:        "TOPOLOGY",
 }
 
 // String returns the verb's name, or VERB_<id> for an id this build does

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cqld/cqld/internal/wire"
 	"github.com/cqld/cqld/storage"
@@ -181,6 +182,7 @@ func DecodePartition(b []byte, t *storage.Table) (*storage.Partition, error) {
 
 // AppendPartitions appends the encoding of a page of partitions to dst.
 func AppendPartitions(dst []byte, ps []*storage.Partition, more bool) []byte {
+	dst = slices.Grow(dst, 2+binary.MaxVarintLen64+encodedSize(ps))
 	dst = append(dst, codecV1)
 	dst = wire.AppendBool(dst, more)
 	dst = binary.AppendUvarint(dst, uint64(len(ps)))
@@ -188,6 +190,19 @@ func AppendPartitions(dst []byte, ps []*storage.Partition, more bool) []byte {
 		dst = appendPartition(dst, p)
 	}
 	return dst
+}
+
+// encodedSize is at least what appendPartition writes for ps: a page is
+// encoded into one buffer sized once, not grown a few bytes at a time.
+func encodedSize(ps []*storage.Partition) int {
+	n := 0
+	for _, p := range ps {
+		n += 2*binary.MaxVarintLen64 + len(p.Key)
+		for _, kv := range p.KVs {
+			n += 2*binary.MaxVarintLen64 + len(kv.Key) + len(kv.Value)
+		}
+	}
+	return n
 }
 
 // DecodePartitions decodes a page of partitions of t, each checked as

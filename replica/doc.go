@@ -46,4 +46,11 @@
 // a coordinator reads data from one replica and digests from the others;
 // ReadRange pages a token range unresolved, for range scans reconciled
 // across replicas. Read repair writes back with mutation.Repair.
+//
+// Streaming (stream.go) moves a token range of a table between replicas
+// when the ring changes: a Stream reads pages of unresolved partitions
+// from a StreamSource and writes them, as they are, through a
+// StreamSink's commit log, one page ahead, resuming after the last
+// partition applied when run again from another source. Local and Remote
+// are both; over messaging it is VerbStream.
 package replica

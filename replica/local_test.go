@@ -43,11 +43,16 @@ func openLocalOn(t testing.TB, fs vfs.FS, dir, sync string) *Local {
 // given id and an index v_idx on v.
 func testTable(t testing.TB, id [16]byte) *storage.Table {
 	t.Helper()
+	return newTestTable(t, id, []storage.IndexDef{{Name: "v_idx", Column: "v", Target: "v"}})
+}
+
+func newTestTable(t testing.TB, id [16]byte, indexes []storage.IndexDef) *storage.Table {
+	t.Helper()
 	def := &storage.TableDef{Keyspace: "ks", Name: "t", ID: id, Columns: []storage.ColumnDef{
 		{Name: "k", Type: "int", Kind: storage.KindPartitionKey, Position: 0, Order: "none"},
 		{Name: "c", Type: "int", Kind: storage.KindClustering, Position: 0, Order: "asc"},
 		{Name: "v", Type: "text", Kind: storage.KindRegular, Position: -1, Order: "none"},
-	}, Indexes: []storage.IndexDef{{Name: "v_idx", Column: "v", Target: "v"}}}
+	}, Indexes: indexes}
 	tbl, err := storage.NewTable(def, func(s string) (datatype.DataType, error) {
 		if s == "int" {
 			return datatype.Int, nil

@@ -30,7 +30,7 @@ type twoNodes struct {
 	tbl    *storage.Table
 }
 
-func newTwoNodes(t *testing.T, opts RemoteOptions) *twoNodes {
+func newTwoNodes(t testing.TB, opts RemoteOptions) *twoNodes {
 	t.Helper()
 	n := &twoNodes{net: messaging.NewInmemNetwork(), tbl: testTable(t, [16]byte{9})}
 	tables := func(id [16]byte) (*storage.Table, bool) { return n.tbl, id == n.tbl.Def.ID }

@@ -21,7 +21,7 @@ const (
 )
 
 // Server serves a Local replica to peers: the handlers of VerbMutation,
-// VerbRead, VerbRangeRead and VerbTruncate.
+// VerbRead, VerbRangeRead, VerbTruncate and VerbStream.
 type Server struct {
 	local  *Local
 	tables func(id [16]byte) (*storage.Table, bool)
@@ -40,6 +40,7 @@ func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*stor
 		messaging.VerbRead:      s.read,
 		messaging.VerbRangeRead: s.rangeRead,
 		messaging.VerbTruncate:  s.truncate,
+		messaging.VerbStream:    s.stream,
 	} {
 		tr.Handle(verb, func(ctx context.Context, m messaging.Inbound) ([]byte, error) {
 			out, err := h(ctx, m.Payload)

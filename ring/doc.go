@@ -42,6 +42,9 @@
 // reach the nodes that take over its ranges. PendingRanges computes these
 // pending endpoints as Cassandra's TokenMetadata.calculatePendingRanges
 // does; reads and consistency levels keep counting natural replicas only.
+// Movements says what must be streamed for the change: each range that
+// gains replicas, with its replicas before (where the data is) and the
+// nodes that gain it.
 //
 // # Ownership and token allocation
 //

@@ -1,30 +1,51 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
+	"net/netip"
 
 	"github.com/cqld/cqld/frontend"
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/tlsconf"
 )
 
-// reloadSSLPath reloads the node's certificates now, for `cqld nodetool
-// reloadssl` (Cassandra's nodetool reloadssl).
-const reloadSSLPath = "/nodetool/reloadssl"
+// The admin requests `cqld nodetool` sends to a node's metrics endpoint,
+// where Cassandra's nodetool talks JMX. It listens on prometheus_address,
+// 127.0.0.1 unless configured otherwise. Reading (status, netstats) is
+// open, as /metrics is. Every request that changes state takes a POST and,
+// under PasswordAuthenticator, credentials by HTTP basic authentication
+// (nodetool -u/-pw), checked as a CQL login is and counted against the
+// same limit of failed logins: a role's for reloadssl and the test-only
+// fault injection (metrics.RequireLogin), a superuser's for the topology
+// (decommission, removenode), which answer refusals as AdminError.
+const (
+	decommissionPath = "/nodetool/decommission"
+	removenodePath   = "/nodetool/removenode"
+	netstatsPath     = "/nodetool/netstats"
+	// reloadSSLPath reloads the node's certificates now, for `cqld
+	// nodetool reloadssl` (Cassandra's nodetool reloadssl).
+	reloadSSLPath = "/nodetool/reloadssl"
+)
 
 // adminEndpoints are the handlers the metrics endpoint serves beside
-// /metrics. It listens on prometheus_address, 127.0.0.1 unless configured
-// otherwise. Endpoints that only read are open; those that change state
-// are wrapped in metrics.RequireLogin, so that under PasswordAuthenticator
-// they take a role's credentials (HTTP basic auth), checked as a CQL login
-// is and counted against the same limit of failed logins. An endpoint
-// that changes state goes in change, or comes in more (the fault
+// /metrics. more are further state-changing endpoints (the fault
 // injection of internode_fault_injection).
 func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http.Handler) map[string]http.Handler {
-	read := map[string]http.Handler{
+	out := map[string]http.Handler{
 		statusPath: n.members.statusHandler(n.engine),
+		netstatsPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, Netstats{Mode: n.changes.Mode(), Progress: n.changes.Progress()})
+		}),
+		decommissionPath: n.admin(func(ctx context.Context, r *http.Request) error {
+			return n.changes.decommission(ctx, r.FormValue("force") == "true")
+		}),
+		removenodePath: n.admin(func(ctx context.Context, r *http.Request) error {
+			return n.changes.removenode(ctx, r.FormValue("host_id"))
+		}),
 	}
 	change := map[string]http.Handler{
 		reloadSSLPath: postOnly(http.HandlerFunc(n.reloadSSL)),
@@ -35,9 +56,82 @@ func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http
 		a = authn
 	}
 	for path, h := range change {
-		read[path] = metrics.RequireLogin(a, h)
+		out[path] = metrics.RequireLogin(a, h)
 	}
-	return read
+	return out
+}
+
+// AdminError is the body of a refused admin request: Cassandra's
+// exception class (nodetool prints UnsupportedOperationException as
+// "Unsupported operation: ...") and its message.
+type AdminError struct {
+	Class   string `json:"class"`
+	Message string `json:"message"`
+}
+
+// Netstats is what /nodetool/netstats answers.
+type Netstats struct {
+	Mode     string   `json:"mode"`
+	Progress Progress `json:"progress"`
+}
+
+// admin serves a POST that changes the topology: it runs op to its end,
+// even if the client goes away, and answers 200 or the refusal.
+func (n *Node) admin(op func(context.Context, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeJSON(w, http.StatusMethodNotAllowed, AdminError{Class: "IllegalArgumentException", Message: r.Method + " " + r.URL.Path + ": use POST"})
+			return
+		}
+		if err := n.adminAuthorized(r); err != nil {
+			w.Header().Set("WWW-Authenticate", `Basic realm="cqld"`)
+			writeJSON(w, http.StatusUnauthorized, AdminError{Class: "SecurityException", Message: err.Error()})
+			return
+		}
+		err := op(context.WithoutCancel(r.Context()), r)
+		if err != nil {
+			n.log.Warn("admin request refused or failed", "path", r.URL.Path, "err", err)
+			class := "RuntimeException"
+			var oe *opError
+			status := http.StatusInternalServerError
+			if errors.As(err, &oe) {
+				class, status = oe.class, http.StatusConflict
+			}
+			writeJSON(w, status, AdminError{Class: class, Message: err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	})
+}
+
+// adminAuthorized checks the request's basic credentials when clients
+// must log in: a superuser's, with the native transport's limit on
+// failed attempts per address.
+func (n *Node) adminAuthorized(r *http.Request) error {
+	if n.authn == nil {
+		return nil
+	}
+	user, password, ok := r.BasicAuth()
+	if !ok {
+		return errors.New("Required key 'username' is missing: this node requires authentication (nodetool -u USER -pw PASSWORD)")
+	}
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	token := append(append(append([]byte{0}, user...), 0), password...)
+	role, err := n.authn.Authenticate(remote.Addr(), token)
+	if err != nil {
+		return err
+	}
+	if !n.Auth.State().IsSuper(role) {
+		return errors.New("Only superusers may change the topology; " + role + " is not one")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // postOnly refuses every method but POST: a state change is never a GET,
@@ -76,7 +170,5 @@ func (n *Node) reloadSSL(w http.ResponseWriter, _ *http.Request) {
 			out[name] = "unchanged"
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(out)
+	writeJSON(w, status, out)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"path/filepath"
@@ -41,9 +42,15 @@ type members struct {
 	topo    *proxy.RingTopology
 	hints   *hints.Store // nil when hinted handoff is off
 	publish func(message.Message)
+	log     *slog.Logger
 	// nativePort is this node's native_transport_port, the port of peers
 	// whose gossip has not told theirs yet.
 	nativePort int
+
+	// background are the hint deletions of removed nodes under way;
+	// closeCluster waits for them once the log has stopped (a deletion
+	// after the hints store closed fails, logged).
+	background sync.WaitGroup
 
 	mu      sync.Mutex
 	remotes map[ring.HostID]*replica.Remote
@@ -89,6 +96,17 @@ func (m *members) remote(h ring.HostID) (*replica.Remote, error) {
 		m.remotes[h] = r
 	}
 	return r, nil
+}
+
+// streamer is host h's replica as a stream's source or sink.
+func (m *members) streamer(h ring.HostID) (interface {
+	replica.StreamSource
+	replica.StreamSink
+}, error) {
+	if h == m.self {
+		return m.local, nil
+	}
+	return m.remote(h)
 }
 
 // deliverHint is the hints store's Deliver.
@@ -150,12 +168,14 @@ func (m *members) LocalTokens() []int64 {
 	return mem.Tokens
 }
 
-// Peers implements coordinator.ClusterView.
+// Peers implements coordinator.ClusterView: the other members of the
+// ring, normal or leaving; a joining node is not one yet, as in
+// Cassandra's system.peers.
 func (m *members) Peers() []systables.Peer {
 	meta := m.gossipMeta()
 	var out []systables.Peer
 	for _, mem := range m.node.Load().Topology().Members() {
-		if mem.HostID == m.self {
+		if mem.HostID == m.self || mem.Status == cluster.StatusJoining {
 			continue
 		}
 		p := systables.Peer{HostID: mem.HostID, Addr: mem.Addr, DataCenter: mem.DataCenter, Rack: mem.Rack, Tokens: mem.Tokens}
@@ -216,20 +236,45 @@ func (m *members) onGossip(e gossip.Event) {
 }
 
 // onTopology republishes the ring and tells drivers of nodes that joined
-// or left it.
+// or left it: NEW_NODE when a node becomes NORMAL (Cassandra announces a
+// node once it has joined, not while it bootstraps), REMOVED_NODE when a
+// member that had joined is gone. A removed node's hints are dropped and
+// gossip forgets it.
 func (m *members) onTopology(before, after *cluster.Topology) {
 	m.topo.Publish(ringState(after))
-	if m.publish == nil {
-		return
-	}
 	for _, mem := range after.Members() {
-		if _, ok := before.Member(mem.HostID); !ok && mem.HostID != m.self {
+		old, existed := before.Member(mem.HostID)
+		if mem.HostID != m.self && mem.Status == cluster.StatusNormal && (!existed || old.Status == cluster.StatusJoining) {
 			m.publish(&message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeNewNode, Address: m.nativeAddr(mem.HostID, mem.Addr)})
 		}
 	}
 	for _, mem := range before.Members() {
-		if _, ok := after.Member(mem.HostID); !ok {
+		if _, ok := after.Member(mem.HostID); ok || mem.HostID == m.self {
+			continue
+		}
+		if mem.Status != cluster.StatusJoining {
 			m.publish(&message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeRemovedNode, Address: m.nativeAddr(mem.HostID, mem.Addr)})
+		}
+		if m.hints != nil {
+			// Off the log's goroutine: Delete waits for a replay under way.
+			id := mem.HostID
+			m.background.Add(1)
+			go func() {
+				defer m.background.Done()
+				if err := m.hints.Delete(id); err != nil {
+					m.log.Warn("cannot drop the hints of a node removed from the ring", "host_id", id, "err", err)
+				}
+			}()
+		}
+		if n := m.node.Load(); n != nil {
+			n.ForgetGossip(mem.HostID)
+		}
+	}
+	if n := m.node.Load(); n != nil {
+		if self, ok := after.Member(m.self); ok {
+			if old, _ := before.Member(m.self); old.Status != self.Status {
+				n.UpdateMeta()
+			}
 		}
 	}
 }
@@ -254,6 +299,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		local:      replica.NewLocal(n.engine),
 		topo:       proxy.NewRingTopology(self, cfg.DataCenter, proxy.RingState{Ring: empty}),
 		publish:    publish,
+		log:        n.log,
 		nativePort: cfg.NativeTransportPort,
 		remotes:    map[ring.HostID]*replica.Remote{},
 		down:       map[ring.HostID]time.Time{},
@@ -278,24 +324,30 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 	}
 	n.internodeCerts = certs
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{
-		ClusterName:  cfg.ClusterName,
-		HostID:       self,
-		Addr:         cfg.InternodeAddr(),
-		Listen:       cfg.ListenAddr(),
-		Seeds:        seeds,
-		DataCenter:   cfg.DataCenter,
-		Rack:         cfg.Rack,
-		NumTokens:    cfg.NumTokens,
-		AllocationRF: cfg.AllocateTokensForLocalReplicationFactor,
-		Tokens:       n.Info.Tokens,
-		Dir:          filepath.Join(cfg.DataFileDirectories[0], "metadata"),
-		FS:           n.fs,
-		Schema:       n.schemaLog,
-		HasSchema:    len(catalog.Keyspaces()) > 0,
+		ClusterName:   cfg.ClusterName,
+		HostID:        self,
+		Addr:          cfg.InternodeAddr(),
+		Listen:        cfg.ListenAddr(),
+		Seeds:         seeds,
+		DataCenter:    cfg.DataCenter,
+		Rack:          cfg.Rack,
+		NumTokens:     cfg.NumTokens,
+		AllocationRF:  cfg.AllocateTokensForLocalReplicationFactor,
+		AutoBootstrap: cfg.AutoBootstrap,
+		Tokens:        n.Info.Tokens,
+		Dir:           filepath.Join(cfg.DataFileDirectories[0], "metadata"),
+		FS:            n.fs,
+		Schema:        n.schemaLog,
+		HasSchema:     len(catalog.Keyspaces()) > 0,
 		Meta: func() gossip.Meta {
 			meta := gossip.Meta{RPCAddr: rpcIP.Unmap(), NativePort: uint16(cfg.NativeTransportPort),
 				DataCenter: cfg.DataCenter, Rack: cfg.Rack, ReleaseVersion: coordinator.ReleaseVersion, Status: "NORMAL",
 				Load: load(n.engine)}
+			if node := m.node.Load(); node != nil {
+				if self, ok := node.Self(); ok {
+					meta.Status = self.Status.String()
+				}
+			}
 			if c := n.coordRef.Load(); c != nil {
 				meta.SchemaVersion = c.SchemaVersion()
 			}
@@ -367,6 +419,10 @@ func (n *Node) closeCluster() error {
 	}
 	if n.cluster != nil {
 		errs = append(errs, n.cluster.Close())
+	}
+	if n.members != nil {
+		// The log has stopped applying entries: no deletion starts now.
+		n.members.background.Wait()
 	}
 	return errors.Join(errs...)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/replica"
+	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/storage"
@@ -43,9 +44,12 @@ type Node struct {
 	frontend *frontend.Server
 	metrics  *metrics.Server
 	Info     storage.NodeInfo
-	// Auth is the role state under PasswordAuthenticator, nil otherwise.
-	Auth   *auth.Store
-	engine *storage.Engine
+	// Auth is the role state under PasswordAuthenticator, nil otherwise,
+	// and authn its authenticator.
+	Auth    *auth.Store
+	authn   *auth.Authenticator
+	engine  *storage.Engine
+	catalog *storage.Catalog
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
@@ -56,6 +60,8 @@ type Node struct {
 	replicas  *replica.Server
 	schema    *schema.Schema
 	schemaLog *cluster.SchemaLog
+	// changes runs this node's topology changes (topology.go).
+	changes *changes
 	// coordRef is the coordinator once it exists, for the schema version
 	// gossip spreads.
 	coordRef atomic.Pointer[coordinator.Coordinator]
@@ -150,7 +156,10 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	reg := metrics.NewRegistry()
-	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, clientCerts: ctls.store, dieFunc: o.Die}
+	n := &Node{cfg: cfg, fs: fs, log: log, Registry: reg, Info: info, Auth: roles, clientCerts: ctls.store, dieFunc: o.Die, catalog: catalog}
+	if a, ok := authn.(*auth.Authenticator); ok {
+		n.authn = a
+	}
 	engine, err := storage.OpenEngine(storage.EngineOptions{
 		FS:  fs,
 		Dir: filepath.Join(dataDir, "tables"),
@@ -240,8 +249,63 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		engine.Close()
 		return nil, err
 	}
+	n.changes = &changes{
+		node:    n.cluster,
+		members: n.members,
+		catalog: catalog,
+		tables:  coord.TableByID,
+		metrics: replica.NewStreamMetrics(reg),
+		log:     log,
+		settle:  cfg.WriteRequestTimeout.Duration,
+		after:   time.After,
+		left:    make(chan struct{}),
+	}
 	n.cluster.UpdateMeta()
 	n.Coord = coord
+	// From here a failure stops what has started, in reverse order.
+	fail := func(err error) (*Node, error) {
+		if n.metrics != nil {
+			_ = n.metrics.Close(context.Background())
+		}
+		n.closeCluster()
+		engine.Close()
+		return nil, err
+	}
+	faults := map[string]http.Handler{}
+	if cfg.InternodeFaultInjection {
+		p, ok := n.cluster.Transport().(messaging.Partitioner)
+		switch {
+		case !ok:
+			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
+		case cfg.PrometheusPort == 0:
+			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
+		default:
+			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
+				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
+			faults = faultHandlers(p, log)
+		}
+	}
+	if cfg.PrometheusPort != 0 {
+		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, n.adminEndpoints(authn, faults))
+		if err != nil {
+			return fail(err)
+		}
+		n.metrics = ms
+	}
+	// A node joining the ring streams the ranges it takes over before it
+	// serves clients; it becomes NORMAL once it does.
+	bootstrapped := false
+	if n.cluster.Bootstrapping() {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := n.changes.bootstrap(ctx); err != nil {
+			return fail(fmt.Errorf("server: bootstrap failed; this node stays JOINING until it is started again, "+
+				"or removed with nodetool removenode: %w", err))
+		}
+		bootstrapped = true
+	}
 	fe := frontend.New(coord, frontend.Options{
 		Addr:                 cfg.NativeAddr(),
 		MaxFrameSize:         int(cfg.NativeTransportMaxFrameSize),
@@ -267,9 +331,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Logger:               log,
 	})
 	if err := fe.Start(); err != nil {
-		n.closeCluster()
-		engine.Close()
-		return nil, err
+		return fail(err)
 	}
 	n.frontend = fe
 	srv.Store(fe)
@@ -278,6 +340,19 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		// The commit log failed, or the node fail-stopped, before the
 		// transports existed.
 		_ = n.stopTransports()
+	}
+	if bootstrapped {
+		// Serving first, then NORMAL: the NEW_NODE event drivers get
+		// then finds the node serving.
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if _, err := n.cluster.SetStatus(ctx, ring.HostID(info.HostID), cluster.StatusNormal); err != nil {
+			_ = fe.Shutdown(context.Background())
+			return fail(fmt.Errorf("server: bootstrap streamed, but the node could not become NORMAL: %w", err))
+		}
+		log.Info("bootstrap complete: this node is NORMAL")
 	}
 	purgeCtx, stop := context.WithCancel(context.Background())
 	n.stopPurges = stop
@@ -303,32 +378,6 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 				watchCerts(purgeCtx, st, every)
 			}()
 		}
-	}
-	faults := map[string]http.Handler{}
-	if cfg.InternodeFaultInjection {
-		p, ok := n.cluster.Transport().(messaging.Partitioner)
-		switch {
-		case !ok:
-			log.Warn("internode_fault_injection is set but this node's transport cannot be partitioned")
-		case cfg.PrometheusPort == 0:
-			log.Warn("internode_fault_injection is set but prometheus_port is 0: no endpoint to drive it")
-		default:
-			log.Warn("internode_fault_injection is set (test only): loopback clients of the metrics endpoint "+
-				"may cut this node off from its peers", "partition", partitionPath, "heal", healPath)
-			faults = faultHandlers(p, log)
-		}
-	}
-	if cfg.PrometheusPort != 0 {
-		ms, err := metrics.ServeWith(cfg.PrometheusAddr(), reg, n.adminEndpoints(authn, faults))
-		if err != nil {
-			_ = fe.Shutdown(context.Background())
-			n.stopPurges()
-			n.purges.Wait()
-			n.closeCluster()
-			engine.Close()
-			return nil, err
-		}
-		n.metrics = ms
 	}
 	log.Info("cqld started", "native", fe.Addr(), "native_tls", n.clientTLSMode(), "metrics", n.MetricsAddr(),
 		"data", dataDir, "cluster", info.ClusterName, "host_id", fmt.Sprintf("%x", info.HostID))
@@ -362,6 +411,10 @@ func (n *Node) MetricsAddr() string {
 	}
 	return n.metrics.Addr()
 }
+
+// Decommissioned is closed once the node has decommissioned: it has left
+// the cluster and should be shut down.
+func (n *Node) Decommissioned() <-chan struct{} { return n.changes.Left() }
 
 // Frontend exposes the network server, for tests that look at its counters.
 func (n *Node) Frontend() *frontend.Server { return n.frontend }

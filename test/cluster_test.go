@@ -1,9 +1,11 @@
 package test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,15 +46,72 @@ type testCluster struct {
 	// metrics is every node's prometheus_port, where `cqld nodetool`
 	// asks.
 	metrics int
+	// configure, when set, adjusts node i's configuration (its directory
+	// is home) before add writes it.
+	configure func(i int, c *config.Config, home string)
 }
 
+// startCluster starts n nodes one after another, each once the one
+// before is NORMAL.
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	tc := newTestCluster(t, n)
 	for _, nd := range tc.nodes {
 		tc.start(nd)
+		tc.waitNormal(nd)
 	}
 	return tc
+}
+
+// add starts node len(tc.nodes)+1 on 127.0.0.<that> and waits until it
+// is NORMAL: a node joining a cluster with data has streamed its ranges
+// by then.
+func (tc *testCluster) add() *clusterNode {
+	t := tc.t
+	t.Helper()
+	i := len(tc.nodes) + 1
+	addr := fmt.Sprintf("127.0.0.%d", i)
+	for _, p := range []int{tc.native, tc.storage, tc.metrics} {
+		if !portFreeOn(addr, p) {
+			t.Fatalf("port %d is taken on %s", p, addr)
+		}
+	}
+	name := "node" + strconv.Itoa(i)
+	home := filepath.Join(tc.dir, name)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nd := tc.newNode(i, name, func(c *config.Config) {
+		if tc.configure != nil {
+			tc.configure(i, c, home)
+		}
+	})
+	tc.nodes = append(tc.nodes, nd)
+	tc.start(nd)
+	tc.waitNormal(nd)
+	return nd
+}
+
+// waitNormal waits until nd says it is NORMAL: a joining node serves
+// clients a moment before the ring has it NORMAL.
+func (tc *testCluster) waitNormal(nd *clusterNode) {
+	tc.t.Helper()
+	url := "http://" + net.JoinHostPort(nd.addr, strconv.Itoa(tc.metrics)) + "/nodetool/netstats"
+	eventually(tc.t, 30*time.Second, fmt.Sprintf("node%d NORMAL", nd.index), func() error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var ns struct{ Mode string }
+		if err := json.NewDecoder(resp.Body).Decode(&ns); err != nil {
+			return err
+		}
+		if ns.Mode != "NORMAL" {
+			return fmt.Errorf("mode %s", ns.Mode)
+		}
+		return nil
+	})
 }
 
 // newTestCluster writes the configurations of n nodes and starts none.

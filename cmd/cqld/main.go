@@ -7,9 +7,12 @@
 //	cqld cluster -n 3          # three nodes on 127.0.0.1-3, files under ./cluster
 //	cqld nodetool -h 127.0.0.2 status   # the ring as that node sees it
 //	cqld nodetool -u cassandra -pw cassandra reloadssl   # reread the certificate files now
+//	cqld nodetool -h 127.0.0.3 decommission
+//	cqld nodetool removenode <host id>
 //
 // Every configuration key is also a flag of the same name; flags override
-// the file. SIGINT or SIGTERM drain requests in flight and exit 0.
+// the file. SIGINT or SIGTERM drain requests in flight and exit 0, as does
+// a node once it has decommissioned.
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -59,6 +63,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err == nil {
 		err = flags.Apply(&cfg)
 	}
+	if err == nil {
+		err = cfg.ReadSnitchProperties(filepath.Dir(*path))
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "cqld:", err)
 		return 2
@@ -68,7 +75,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cqld:", err)
 		return 1
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-node.Decommissioned():
+		log.Info("this node has decommissioned; stopping")
+	}
 	log.Info("stopping: draining requests in flight", "timeout", *drain)
 	sctx, cancel := context.WithTimeout(context.Background(), *drain)
 	defer cancel()

@@ -9,24 +9,35 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/cqld/cqld/server"
 )
 
-// runNodetool is `cqld nodetool [-h HOST] [-p PORT] status`: the ring as
-// node HOST sees it, printed as Cassandra's nodetool status prints it. It
-// asks the node's metrics endpoint (prometheus_port), where Cassandra's
-// nodetool asks JMX.
+// runNodetool is `cqld nodetool [-h HOST] [-p PORT] [-u USER -pw PASSWORD]
+// COMMAND`, Cassandra's nodetool over the node's metrics endpoint
+// (prometheus_port), where Cassandra's asks JMX:
+//
+//	status                      the ring as node HOST sees it
+//	netstats                    the node's mode and its streaming
+//	decommission [-f|--force]   the node leaves the ring, streaming its data away
+//	removenode <host id>        a dead node is removed, its data re-replicated
+//	removenode status           the removal running on HOST, if any
+//
+// The commands that change the topology are POSTs that wait until the
+// change is done; under PasswordAuthenticator they need a superuser's -u
+// and -pw.
 func runNodetool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cqld nodetool", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	host := fs.String("h", "127.0.0.1", "the node to ask (its prometheus_address)")
 	port := fs.Int("p", 9180, "its prometheus_port")
-	user := fs.String("u", "", "role to log in as, for commands that change state under PasswordAuthenticator")
+	user := fs.String("u", "", "role to log in as, for commands that change state under PasswordAuthenticator (a superuser for decommission and removenode)")
 	password := fs.String("pw", "", "its password")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -34,56 +45,202 @@ func runNodetool(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return 2
 	}
-	if fs.NArg() != 1 || (fs.Arg(0) != "status" && fs.Arg(0) != "reloadssl") {
-		fmt.Fprintln(stderr, "usage: cqld nodetool [-h HOST] [-p PORT] [-u USER -pw PASSWORD] status|reloadssl")
-		return 2
+	t := &nodetool{base: "http://" + net.JoinHostPort(*host, strconv.Itoa(*port)), user: *user, password: *password, stdout: stdout, stderr: stderr}
+	cmd := fs.Args()
+	if len(cmd) == 0 {
+		return t.usage()
 	}
+	switch rest := cmd[1:]; cmd[0] {
+	case "status":
+		if len(rest) != 0 {
+			return t.usage()
+		}
+		var nodes []server.NodeStatus
+		if code := t.get(ctx, "/nodetool/status", &nodes); code != 0 {
+			return code
+		}
+		printStatus(stdout, nodes)
+		return 0
+	case "netstats":
+		var ns server.Netstats
+		if code := t.get(ctx, "/nodetool/netstats", &ns); code != 0 {
+			return code
+		}
+		printNetstats(stdout, ns)
+		return 0
+	case "decommission":
+		force := false
+		for _, a := range rest {
+			switch a {
+			case "-f", "--force":
+				force = true
+			default:
+				return t.usage()
+			}
+		}
+		form := url.Values{}
+		if force {
+			form.Set("force", "true")
+		}
+		return t.post(ctx, "/nodetool/decommission", form)
+	case "reloadssl":
+		if len(rest) != 0 {
+			return t.usage()
+		}
+		return t.reloadSSL(ctx)
+	case "removenode":
+		if len(rest) != 1 {
+			return t.usage()
+		}
+		switch rest[0] {
+		case "status":
+			var ns server.Netstats
+			if code := t.get(ctx, "/nodetool/netstats", &ns); code != 0 {
+				return code
+			}
+			p := ns.Progress
+			if !p.Running || !strings.HasPrefix(p.Operation, "removenode ") {
+				fmt.Fprintln(stdout, "RemovalStatus: No removals in process.")
+			} else {
+				fmt.Fprintf(stdout, "RemovalStatus: Removing host %s: %d of %d streams done.\n", strings.TrimPrefix(p.Operation, "removenode "), p.Done, p.Streams)
+			}
+			return 0
+		case "force":
+			fmt.Fprintln(stderr, "nodetool: removenode force is not supported by cqld: run removenode <host id> again to continue a removal")
+			return 1
+		}
+		return t.post(ctx, "/nodetool/removenode", url.Values{"host_id": {rest[0]}})
+	}
+	return t.usage()
+}
+
+// nodetool talks to one node's admin endpoint.
+type nodetool struct {
+	base, user, password string
+	stdout, stderr       io.Writer
+}
+
+func (t *nodetool) usage() int {
+	fmt.Fprintln(t.stderr, "usage: cqld nodetool [-h HOST] [-p PORT] [-u USER -pw PASSWORD] "+
+		"status | netstats | reloadssl | decommission [--force] | removenode <host id> | removenode status")
+	return 2
+}
+
+// get reads path's JSON into v, within 10 s.
+func (t *nodetool) get(ctx context.Context, path string, v any) int {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	method := http.MethodGet
-	if fs.Arg(0) == "reloadssl" {
-		method = http.MethodPost
-	}
-	url := "http://" + net.JoinHostPort(*host, strconv.Itoa(*port)) + "/nodetool/" + fs.Arg(0)
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.base+path, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "cqld nodetool:", err)
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
 		return 1
-	}
-	if *user != "" {
-		req.SetBasicAuth(*user, *password)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintln(stderr, "cqld nodetool:", err)
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
 		return 1
 	}
 	defer resp.Body.Close()
-	if fs.Arg(0) == "reloadssl" {
-		var res server.ReloadSSLResult
-		if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil {
-			fmt.Fprintf(stderr, "cqld nodetool: %s answered %s\n", url, resp.Status)
-			return 1
-		}
-		for _, k := range []string{"client_encryption_options", "server_encryption_options"} {
-			fmt.Fprintf(stdout, "%s: %s\n", k, res[k])
-		}
-		if resp.StatusCode != http.StatusOK {
-			return 1
-		}
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(t.stderr, "cqld nodetool: %s answered %s\n", t.base+path, resp.Status)
+		return 1
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(v); err != nil {
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+		return 1
+	}
+	return 0
+}
+
+// post runs a topology change and waits, as long as it takes, for its
+// outcome, printed as Cassandra's nodetool prints a refusal.
+func (t *nodetool) post(ctx context.Context, path string, form url.Values) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+		return 1
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if t.user != "" {
+		req.SetBasicAuth(t.user, t.password)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
 		return 0
 	}
+	var ae server.AdminError
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&ae); err != nil {
+		fmt.Fprintf(t.stderr, "cqld nodetool: %s answered %s\n", t.base+path, resp.Status)
+		return 1
+	}
+	switch ae.Class {
+	case "UnsupportedOperationException":
+		fmt.Fprintln(t.stderr, "nodetool: Unsupported operation: "+ae.Message)
+		return 1
+	case "IllegalStateException", "IllegalArgumentException", "SecurityException":
+		fmt.Fprintln(t.stderr, "nodetool: "+ae.Message)
+		return 1
+	}
+	fmt.Fprintln(t.stderr, "error: "+ae.Message)
+	return 2
+}
+
+// reloadSSL asks the node to reread its certificate files now and prints
+// what became of each set of encryption options.
+func (t *nodetool) reloadSSL(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base+"/nodetool/reloadssl", nil)
+	if err != nil {
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+		return 1
+	}
+	if t.user != "" {
+		req.SetBasicAuth(t.user, t.password)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	var res server.ReloadSSLResult
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&res); err != nil {
+		fmt.Fprintf(t.stderr, "cqld nodetool: %s answered %s\n", t.base+"/nodetool/reloadssl", resp.Status)
+		return 1
+	}
+	for _, k := range []string{"client_encryption_options", "server_encryption_options"} {
+		fmt.Fprintf(t.stdout, "%s: %s\n", k, res[k])
+	}
 	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "cqld nodetool: %s answered %s\n", url, resp.Status)
 		return 1
 	}
-	var nodes []server.NodeStatus
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&nodes); err != nil {
-		fmt.Fprintln(stderr, "cqld nodetool:", err)
-		return 1
-	}
-	printStatus(stdout, nodes)
 	return 0
+}
+
+// printNetstats prints the node's mode and its streaming, as nodetool
+// netstats begins.
+func printNetstats(w io.Writer, ns server.Netstats) {
+	fmt.Fprintf(w, "Mode: %s\n", ns.Mode)
+	p := ns.Progress
+	if p.Operation == "" {
+		fmt.Fprintln(w, "Not sending any streams.")
+		return
+	}
+	state := "running"
+	switch {
+	case p.Running:
+	case p.Error != "":
+		state = "failed: " + p.Error
+	default:
+		state = "done"
+	}
+	fmt.Fprintf(w, "%s (%s): %d of %d streams done, %d partitions, %s streamed\n", p.Operation, state, p.Done, p.Streams, p.Partitions, bytesString(uint64(p.Bytes)))
 }
 
 // printStatus prints nodes by data center, as nodetool status does.
