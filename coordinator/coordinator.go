@@ -21,6 +21,7 @@ import (
 	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
+	"github.com/cqld/cqld/tracing"
 )
 
 // ReleaseVersion is the Cassandra version cqld reports.
@@ -73,6 +74,8 @@ type Options struct {
 	// Functions are the settings user-defined functions run with
 	// (user_defined_functions_*); the zero value disables them.
 	Functions functions.UserOptions
+	// Tracer records the sessions of traced requests (nil: none are).
+	Tracer *tracing.Tracer
 	// Now is the clock behind server-side write timestamps, now() and the
 	// other current-time functions, and TTL expiry on reads and writes;
 	// nil means time.Now. It is called concurrently. Tests pass a clock
@@ -178,11 +181,15 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) (resp *
 		err error
 	)
 	defer c.recoverRequest(req, &resp)
+	if ts := c.beginTrace(req); ts != nil {
+		ctx = tracing.WithSession(ctx, ts)
+		defer func() { endTrace(ts, req, resp) }()
+	}
 	switch m := req.Message.(type) {
 	case *message.Query:
 		msg, err = c.query(ctx, req, m)
 	case *message.Prepare:
-		msg, err = c.prepare(req, m)
+		msg, err = c.prepare(ctx, req, m)
 	case *message.Execute:
 		msg, err = c.execute(ctx, req, m)
 	case *message.Batch:
@@ -239,6 +246,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
+	traceParse(ctx, m.Query)
 	stmt, n, err := statements.Parse(m.Query)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Local is this node's own data: the storage engine.
@@ -32,7 +33,17 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 			return err
 		}
 	}
-	return l.apply(m, check)
+	if tracing.FromContext(ctx) == nil {
+		return l.apply(m, check)
+	}
+	tracing.Trace(ctx, "Appending to commitlog")
+	if err := l.apply(m, check); err != nil {
+		return err
+	}
+	for _, u := range m.Updates {
+		tracing.Tracef(ctx, "Adding to %s memtable", u.Table.Def.Name)
+	}
+	return nil
 }
 
 func (l *Local) apply(m *mutation.Mutation, check func() error) error {
@@ -191,6 +202,15 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 	if err := expired(ctx); err != nil {
 		return nil, err
 	}
+	if s := tracing.FromContext(ctx); s != nil {
+		s.Trace("Executing single-partition query on " + t.Def.Name)
+		s.Trace("Merging memtable and sstable contents")
+		p, err := l.engine.ReadRaw(t, pk, slice)
+		if err == nil && p != nil {
+			s.Trace(fmt.Sprintf("Read %d cells and tombstones", len(p.KVs)))
+		}
+		return p, err
+	}
 	return l.engine.ReadRaw(t, pk, slice)
 }
 
@@ -216,6 +236,14 @@ func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, 
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	if s := tracing.FromContext(ctx); s != nil {
+		s.Trace("Executing single-partition query on " + t.Def.Name)
+		s.Trace("Merging memtable and sstable contents")
+		rows := 0
+		inner := fn
+		fn = func(r *storage.Row) bool { rows++; return inner(r) }
+		defer func() { s.Trace(fmt.Sprintf("Read %d live rows", rows)) }()
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		return l.engine.ReadPartition(t, pk, o, fn)
 	}
@@ -229,6 +257,7 @@ func (l *Local) Scan(ctx context.Context, t *storage.Table, o storage.ScanOption
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	tracing.Tracef(ctx, "Executing seq scan across the partitions of %s", t.Def.Name)
 	var d deadline
 	err := l.engine.Scan(t, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)
@@ -239,6 +268,7 @@ func (l *Local) ScanIndex(ctx context.Context, t *storage.Table, name string, va
 	if err := expired(ctx); err != nil {
 		return err
 	}
+	tracing.Tracef(ctx, "Executing read on %s using index %s", t.Def.Name, name)
 	var d deadline
 	err := l.engine.ScanIndex(t, name, value, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)

@@ -398,7 +398,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		Liveness: m,
 		Replicas: m,
 		Hints:    hs,
-		Keyspace: func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) },
+		Keyspace: systables.WithDistributed(func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) }),
 		Logger:   n.log,
 		Metrics:  proxy.NewMetrics(n.Registry),
 	})
@@ -408,6 +408,10 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 // closeCluster stops what joinCluster started, in reverse order.
 func (n *Node) closeCluster() error {
 	var errs []error
+	if n.tracer != nil {
+		n.tracer.Close() // it writes through the proxy
+		n.tracer = nil
+	}
 	if n.proxy != nil {
 		n.proxy.Close()
 	}

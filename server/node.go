@@ -32,6 +32,7 @@ import (
 	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/tlsconf"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Node is a running cqld node.
@@ -53,11 +54,13 @@ type Node struct {
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
-	cluster   *cluster.Node
-	members   *members
-	proxy     *proxy.Proxy
-	hints     *hints.Store
-	replicas  *replica.Server
+	cluster  *cluster.Node
+	members  *members
+	proxy    *proxy.Proxy
+	hints    *hints.Store
+	replicas *replica.Server
+	// tracer writes the traces of this node's part of traced requests.
+	tracer    *tracing.Tracer
 	schema    *schema.Schema
 	schemaLog *cluster.SchemaLog
 	// changes runs this node's topology changes (topology.go).
@@ -198,6 +201,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		engine.Close()
 		return nil, err
 	}
+	n.tracer = n.newTracer(cfg, o)
 	coord, err := coordinator.New(coordinator.Options{
 		Catalog:           catalog,
 		Engine:            engine,
@@ -235,6 +239,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			Fail:     cfg.UserDefinedFunctionsFailTimeout.Duration,
 		},
 		PreparedMetrics: metrics.NewPrepared(reg),
+		Tracer:          n.tracer,
 		Now:             o.Now,
 	})
 	if err != nil {
@@ -243,7 +248,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	n.coordRef.Store(coord)
-	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID, n.tracer)
 	if err := n.cluster.StartGossip(); err != nil {
 		n.closeCluster()
 		engine.Close()

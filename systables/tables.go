@@ -67,6 +67,8 @@ var generators = map[string]func(State) []Row{
 // and read through its replica as user tables are.
 var stored = map[string]bool{
 	"system.prepared_statements": true,
+	"system_traces.sessions":     true,
+	"system_traces.events":       true,
 }
 
 // tables are the system tables by keyspace and name, compiled once.
@@ -158,4 +160,39 @@ func systemKeyspaces() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// tracesKeyspace is system_traces as the data path sees it: a keyspace
+// replicated like a user keyspace (SimpleStrategy, replication factor 2,
+// as Cassandra's TraceKeyspace), whose tables are stored in the engine.
+var tracesKeyspace = &storage.KeyspaceDef{
+	Name:          "system_traces",
+	Replication:   systemKeyspaceReplication["system_traces"],
+	DurableWrites: true,
+	Tables: map[string]*storage.TableDef{
+		"sessions": tables["system_traces"]["sessions"].Storage.Def,
+		"events":   tables["system_traces"]["events"].Storage.Def,
+	},
+}
+
+// Distributed reports whether ks is a system keyspace replicated across
+// the ring (system_traces) rather than held by each node for itself: its
+// tables are read and written through the replicas, as user tables are.
+func Distributed(ks string) bool { return ks == tracesKeyspace.Name }
+
+// WithDistributed wraps a lookup of the schema's keyspaces so that it
+// finds the distributed system keyspaces too (for the proxy's placement).
+func WithDistributed(lookup func(string) *storage.KeyspaceDef) func(string) *storage.KeyspaceDef {
+	return func(name string) *storage.KeyspaceDef {
+		if name == tracesKeyspace.Name {
+			return tracesKeyspace
+		}
+		return lookup(name)
+	}
+}
+
+// DistributedTables are the tables of the distributed system keyspaces,
+// which replicas resolve by id as they resolve user tables.
+func DistributedTables() []*storage.Table {
+	return []*storage.Table{tables["system_traces"]["sessions"].Storage, tables["system_traces"]["events"].Storage}
 }

@@ -52,7 +52,7 @@ type Options struct {
 // concurrent use.
 type Tracer struct {
 	opts    Options
-	queue   chan *mutation.Mutation
+	queue   chan record
 	dropped atomic.Int64
 	written atomic.Int64
 	stop    chan struct{}
@@ -73,7 +73,7 @@ func New(opts Options) *Tracer {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	t := &Tracer{opts: opts, queue: make(chan *mutation.Mutation, opts.QueueSize), stop: make(chan struct{})}
+	t := &Tracer{opts: opts, queue: make(chan record, opts.QueueSize), stop: make(chan struct{})}
 	t.wg.Add(1)
 	go t.writer()
 	return t
@@ -97,11 +97,14 @@ const writeTimeout = 10 * time.Second
 
 func (t *Tracer) writer() {
 	defer t.wg.Done()
-	write := func(m *mutation.Mutation) {
+	write := func(r record) {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		err := t.opts.Write(ctx, m)
+		err := t.opts.Write(ctx, r.m)
 		cancel()
-		m.Release()
+		r.m.Release()
+		if r.done != nil {
+			close(r.done)
+		}
 		if err != nil {
 			t.dropped.Add(1)
 			t.opts.Logger.Debug("tracing: a trace write failed", "err", err)
@@ -126,13 +129,23 @@ func (t *Tracer) writer() {
 	}
 }
 
-// enqueue hands m to the writer, or drops it when the queue is full.
-func (t *Tracer) enqueue(m *mutation.Mutation) {
+// record is a trace mutation waiting to be written; done, if set, is
+// closed once it is.
+type record struct {
+	m    *mutation.Mutation
+	done chan struct{}
+}
+
+// enqueue hands m to the writer, or drops it when the queue is full. It
+// reports whether m was queued.
+func (t *Tracer) enqueue(m *mutation.Mutation, done chan struct{}) bool {
 	select {
-	case t.queue <- m:
+	case t.queue <- record{m: m, done: done}:
+		return true
 	default:
 		m.Release()
 		t.dropped.Add(1)
+		return false
 	}
 }
 
@@ -176,7 +189,7 @@ func (t *Tracer) Begin(r Request) *Session {
 	for k, v := range r.Parameters {
 		m.WriteCell(tb, pk, storage.CellTarget{Column: "parameters", PathType: datatype.Varchar, Path: []byte(k)}, t.cell(now, []byte(v)))
 	}
-	t.enqueue(m)
+	t.enqueue(m, nil)
 	return s
 }
 
@@ -236,11 +249,18 @@ func (s *Session) Trace(activity string) {
 	write("source_port", binary.BigEndian.AppendUint32(nil, uint32(t.opts.Source.Port())))
 	write("source_elapsed", binary.BigEndian.AppendUint32(nil, uint32(now.Sub(s.started).Microseconds())))
 	write("thread", []byte(s.thread))
-	t.enqueue(m)
+	t.enqueue(m, nil)
 }
 
+// endWait bounds how long End waits for the session's records to be
+// written, as Cassandra's TraceStateImpl.waitForPendingEvents does.
+const endWait = time.Second
+
 // End records the session's duration, which tells readers the request is
-// complete (the Python driver waits for it). A continued session has none.
+// complete (the Python driver waits for it), and waits (at most endWait)
+// until it and every record before it are written, so a client reading
+// its trace as soon as it is answered (gocql's Tracer) finds it. A
+// continued session has no duration.
 func (s *Session) End() {
 	if s.remote {
 		return
@@ -251,7 +271,17 @@ func (s *Session) End() {
 	us := now.Sub(s.started).Microseconds()
 	m.WriteCell(t.opts.Tables.Sessions, s.id[:], storage.CellTarget{Column: "duration"},
 		t.cell(now, binary.BigEndian.AppendUint32(nil, uint32(int32(min(us, 1<<31-1))))))
-	t.enqueue(m)
+	done := make(chan struct{})
+	if !t.enqueue(m, done) {
+		return
+	}
+	timer := time.NewTimer(endWait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	case <-t.stop:
+	}
 }
 
 // ---- the session of a request's context ----
@@ -283,3 +313,6 @@ func Tracef(ctx context.Context, format string, args ...any) {
 		s.Trace(fmt.Sprintf(format, args...))
 	}
 }
+
+// Sampling reports whether the tracer traces some requests unasked.
+func (t *Tracer) Sampling() bool { return t.opts.Probability > 0 }
