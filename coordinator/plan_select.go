@@ -158,11 +158,18 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		}
 	}
 	for _, f := range k.filters {
-		if f.op != statements.OpEq && f.op != statements.OpIn && f.op != statements.OpNeq && f.op != statements.OpLt && f.op != statements.OpLte && f.op != statements.OpGt && f.op != statements.OpGte {
+		switch f.op {
+		case statements.OpContains, statements.OpContainsKey, opMapEntry:
+			continue
+		case statements.OpEq, statements.OpIn, statements.OpNeq, statements.OpLt, statements.OpLte, statements.OpGt, statements.OpGte:
+		default:
 			return nil, invalidf("Unsupported filter %s", f.op)
 		}
-		if t.cols[f.col].multiCell() {
-			return nil, invalidf("Filtering on non-frozen %s %s is not supported yet", multiCellKind(&t.cols[f.col]), t.cols[f.col].def.Name)
+		if col := &t.cols[f.col]; col.multiCell() {
+			if col.isCollection() {
+				return nil, invalidf("Collection column '%s' (%s) cannot be restricted by a '%s' relation", col.def.Name, statements.TypeString(col.typ, false), f.op)
+			}
+			return nil, invalidf("Non-frozen UDT column '%s' (%s) cannot be restricted by any relation", col.def.Name, statements.TypeString(col.typ, false))
 		}
 	}
 	if len(s.OrderBy) > 0 {
