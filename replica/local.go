@@ -40,6 +40,9 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 	if err := l.apply(m, check); err != nil {
 		return err
 	}
+	if l.engine.ApplyWaits() {
+		tracing.Trace(ctx, "Commit log synced")
+	}
 	for _, u := range m.Updates {
 		tracing.Tracef(ctx, "Adding to %s memtable", u.Table.Def.Name)
 	}
