@@ -108,6 +108,22 @@ type Config struct {
 	// a warning.
 	InternodeFaultInjection bool `yaml:"internode_fault_injection"`
 
+	// CASContentionTimeout is how long a lightweight transaction retries
+	// the Paxos rounds it loses to other proposers before it answers a
+	// WriteTimeout (ReadTimeout for a SERIAL read).
+	CASContentionTimeout Duration `yaml:"cas_contention_timeout"`
+	// PaxosVariant is v2, the prepare and the read in one round trip and
+	// one round trip for a coordinator's repeated transactions on a
+	// partition; v2_no_repeat, the same without the repeated ones'; or
+	// v1, Cassandra 3.0's four round trips, kept as a benchmark's
+	// baseline.
+	PaxosVariant string `yaml:"paxos_variant"`
+	// PaxosUnsafeSkipInProgress (cqld's own, for tests alone) skips
+	// finishing the proposals a Paxos round finds in progress: a broken
+	// Paxos that loses acknowledged writes, for showing that the
+	// linearizability test catches it. Logged as an error at start.
+	PaxosUnsafeSkipInProgress bool `yaml:"paxos_unsafe_skip_in_progress"`
+
 	// NativeTransportMaxFrameSize bounds one CQL frame, 1KiB to 256MiB.
 	NativeTransportMaxFrameSize DataSize `yaml:"native_transport_max_frame_size"`
 	// NativeTransportMaxThreads is the size of the request worker pool.
@@ -278,6 +294,8 @@ func Default() Config {
 		TraceTypeQueryTTL:                            Duration{24 * time.Hour},
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
+		CASContentionTimeout:                         Duration{time.Second},
+		PaxosVariant:                                 "v2",
 		RangeRequestTimeout:                          Duration{10 * time.Second},
 		TruncateRequestTimeout:                       Duration{60 * time.Second},
 		RequestTimeout:                               Duration{10 * time.Second},
@@ -467,6 +485,9 @@ func keys() []key {
 		{name: "max_hints_file_size", usage: "size at which a hints file is rotated, e.g. 128MiB", field: func(c *Config) any { return &c.MaxHintsFileSize }},
 		{name: "hinted_handoff_throttle", usage: "hint replay rate per second, e.g. 1024KiB", field: func(c *Config) any { return &c.HintedHandoffThrottle }},
 		{name: "internode_injected_delay", usage: "test only: one-way delay added to every internode message sent, e.g. 10ms", field: func(c *Config) any { return &c.InternodeInjectedDelay }},
+		{name: "cas_contention_timeout", usage: "how long a lightweight transaction retries rounds lost to other proposers, e.g. 1s", field: func(c *Config) any { return &c.CASContentionTimeout }},
+		{name: "paxos_variant", usage: "v2 (prepare and read in one round trip, a repeated proposer's in one), v2_no_repeat, or v1 (four round trips, a benchmark's baseline)", field: func(c *Config) any { return &c.PaxosVariant }},
+		{name: "paxos_unsafe_skip_in_progress", usage: "test only: a deliberately broken Paxos that loses writes (never set it)", field: func(c *Config) any { return &c.PaxosUnsafeSkipInProgress }},
 		{name: "internode_fault_injection", usage: "test only: serve /debug/internode/partition and /heal on the metrics endpoint to loopback clients", field: func(c *Config) any { return &c.InternodeFaultInjection }},
 		{name: "native_transport_max_frame_size", usage: "largest CQL frame, 1KiB to 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxFrameSize }},
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
@@ -520,6 +541,7 @@ func keys() []key {
 		legacy("read_request_timeout_in_ms", "read_request_timeout", legacyMillis, func(c *Config) any { return &c.ReadRequestTimeout }),
 		legacy("write_request_timeout_in_ms", "write_request_timeout", legacyMillis, func(c *Config) any { return &c.WriteRequestTimeout }),
 		legacy("request_timeout_in_ms", "request_timeout", legacyMillis, func(c *Config) any { return &c.RequestTimeout }),
+		legacy("cas_contention_timeout_in_ms", "cas_contention_timeout", legacyMillis, func(c *Config) any { return &c.CASContentionTimeout }),
 	}
 }
 
@@ -1053,6 +1075,8 @@ func (c *Config) problems() []*keyError {
 		bad("hinted_handoff_throttle", "%s must be at least 1KiB", c.HintedHandoffThrottle)
 	}
 	notNegative("internode_injected_delay", c.InternodeInjectedDelay)
+	positive("cas_contention_timeout", c.CASContentionTimeout)
+	oneOf("paxos_variant", c.PaxosVariant, "v2", "v2_no_repeat", "v1")
 
 	if c.NativeTransportMaxFrameSize < KiB || c.NativeTransportMaxFrameSize > 256*MiB {
 		bad("native_transport_max_frame_size", "%s is out of range 1KiB to 256MiB", c.NativeTransportMaxFrameSize)

@@ -73,6 +73,9 @@ func TestDefault(t *testing.T) {
 		{"max_hints_file_size", d.MaxHintsFileSize, DataSize(128 << 20)},
 		{"hinted_handoff_throttle", d.HintedHandoffThrottle, DataSize(1024 << 10)},
 		{"internode_injected_delay", d.InternodeInjectedDelay.Duration, time.Duration(0)},
+		{"cas_contention_timeout", d.CASContentionTimeout.Duration, time.Second},
+		{"paxos_variant", d.PaxosVariant, "v2"},
+		{"paxos_unsafe_skip_in_progress", d.PaxosUnsafeSkipInProgress, false},
 		{"internode_fault_injection", d.InternodeFaultInjection, false},
 		{"truncate_request_timeout", d.TruncateRequestTimeout.Duration, 60 * time.Second},
 		{"seed_provider", d.SeedProvider, SeedProvider{"org.apache.cassandra.locator.SimpleSeedProvider", map[string]string{"seeds": "127.0.0.1:7000"}}},
@@ -289,8 +292,8 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	if n := len(byName) - current; n != 16 {
-		t.Errorf("%d legacy keys, want 16", n)
+	if n := len(byName) - current; n != 17 {
+		t.Errorf("%d legacy keys, want 17", n)
 	}
 }
 
@@ -310,6 +313,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 		MaxHintsFileSize:                        64 * MiB,
 		HintedHandoffThrottle:                   2048 * KiB,
 		InternodeInjectedDelay:                  Duration{10 * time.Millisecond},
+		CASContentionTimeout:                    Duration{3 * time.Second},
+		PaxosVariant:                            "v1",
+		PaxosUnsafeSkipInProgress:               true,
 		InternodeFaultInjection:                 true,
 		TruncateRequestTimeout:                  Duration{2 * time.Minute},
 		NativeTransportPort:                     9043,

@@ -282,6 +282,70 @@ func BenchmarkEncodeRows(b *testing.B) {
 	b.SetBytes(int64(len(out)))
 }
 
+// BenchmarkExecuteLWT runs lightweight transactions through Handle on one
+// node, as BenchmarkExecuteInsert runs plain writes: an INSERT IF NOT
+// EXISTS of random keys (most apply), an UPDATE ... IF v = ? whose
+// condition holds (each reads and writes its row), and a SELECT at SERIAL.
+func BenchmarkExecuteLWT(b *testing.B) {
+	c := benchCoord(b)
+	insertID := benchPrepare(b, c, benchInsert)
+	keys := benchKeyBytes()
+	value := bytes.Repeat([]byte{'v'}, benchValueLen)
+	ctx := context.Background()
+
+	b.Run("op=insert-if-not-exists", func(b *testing.B) {
+		id := benchPrepare(b, c, "INSERT INTO bench.kv (k, v) VALUES (?, ?) IF NOT EXISTS")
+		e := newBenchExec(id, 2)
+		e.vals[1].Contents = value
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			e.vals[0].Contents = keys[4*k : 4*k+4]
+			resp := c.Handle(ctx, &e.req)
+			if _, ok := resp.Message.(*message.RowsResult); !ok {
+				b.Fatalf("INSERT IF NOT EXISTS answered %v", resp.Message)
+			}
+		}
+	})
+	populate(b, c, insertID, keys, value)
+	b.Run("op=update-if", func(b *testing.B) {
+		id := benchPrepare(b, c, "UPDATE bench.kv SET v = ? WHERE k = ? IF v = ?")
+		e := newBenchExec(id, 3)
+		e.vals[0].Contents, e.vals[2].Contents = value, value
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			e.vals[1].Contents = keys[4*k : 4*k+4]
+			resp := c.Handle(ctx, &e.req)
+			rows, ok := resp.Message.(*message.RowsResult)
+			if !ok || len(rows.Data) != 1 || rows.Data[0][0][0] != 1 {
+				b.Fatalf("UPDATE IF answered %v", resp.Message)
+			}
+		}
+	})
+	b.Run("op=serial-read", func(b *testing.B) {
+		id := benchPrepare(b, c, benchSelect)
+		e := newBenchExec(id, 1)
+		e.req.Message.(*message.Execute).Options.Consistency = primitive.ConsistencyLevelSerial
+		r := rnd(0x9e3779b97f4a7c15)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := r.intn(benchKeys)
+			e.vals[0].Contents = keys[4*k : 4*k+4]
+			resp := c.Handle(ctx, &e.req)
+			rows, ok := resp.Message.(*message.RowsResult)
+			if !ok || len(rows.Data) != 1 {
+				b.Fatalf("SELECT at SERIAL answered %v", resp.Message)
+			}
+		}
+	})
+}
+
 // BenchmarkSystemTableRead reads system tables as drivers do at connect
 // time, with 50 user tables of 6 columns in the schema: the rows are made
 // on each read.

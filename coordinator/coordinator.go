@@ -281,6 +281,10 @@ type execution struct {
 	// v5's result metadata id.
 	prepared  *preparedStmt
 	reqMetaID []byte
+	// casData, while a lightweight transaction decides, is the partition
+	// it decides on: list operations that read the current list read it
+	// there, as Cassandra's CAS does, not from the replicas again.
+	casData *storage.Partition
 	// valBuf and unsetBuf hold values and unset for the common statement
 	// with few markers, saving two allocations.
 	valBuf   [8][]byte

@@ -20,7 +20,8 @@ import (
 // partition on. Every method is safe for concurrent use.
 type Data interface {
 	Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) error
-	Conditional(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error
+	// Conditional runs a lightweight transaction (proxy.CAS).
+	Conditional(ctx context.Context, c *proxy.CAS) error
 	ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error
 	Scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
 	ScanIndex(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error

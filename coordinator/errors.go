@@ -73,7 +73,8 @@ func errorMessage(err error) message.Error {
 	}
 	var wt *cqlerr.WriteTimeout
 	if errors.As(err, &wt) {
-		return &message.WriteTimeout{ErrorMessage: wt.Error(), Consistency: wt.Consistency, Received: wt.Received, BlockFor: wt.BlockFor, WriteType: wt.WriteType}
+		return &message.WriteTimeout{ErrorMessage: wt.Error(), Consistency: wt.Consistency, Received: wt.Received, BlockFor: wt.BlockFor, WriteType: wt.WriteType,
+			Contentions: uint16(min(max(wt.Contentions, 0), 1<<16-1))}
 	}
 	var rt *cqlerr.ReadTimeout
 	if errors.As(err, &rt) {

@@ -338,3 +338,17 @@ func TestPanicAnswersServerError(t *testing.T) {
 	}
 	check("inline", resp)
 }
+
+// A lightweight transaction's timeout carries its contentions, which
+// protocol v5 encodes for write type CAS; an Unavailable with its own
+// message keeps it.
+func TestCASErrors(t *testing.T) {
+	m := errorMessage(&cqlerr.WriteTimeout{Consistency: primitive.ConsistencyLevelSerial, BlockFor: 2, WriteType: primitive.WriteTypeCas, Contentions: 3})
+	if wt, ok := m.(*message.WriteTimeout); !ok || wt.Contentions != 3 || wt.WriteType != primitive.WriteTypeCas {
+		t.Fatalf("%#v", m)
+	}
+	ua := &cqlerr.Unavailable{Consistency: primitive.ConsistencyLevelSerial, Required: 4, Alive: 3, Message: "Cannot perform LWT operation as there is more than one (2) pending range movement"}
+	if m, ok := errorMessage(ua).(*message.Unavailable); !ok || m.ErrorMessage != ua.Message || m.Required != 4 {
+		t.Fatalf("%#v", m)
+	}
+}

@@ -10,16 +10,17 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/proxy"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
-// Lightweight transactions on a single node: a conditional write takes its
-// partition's lock, reads the current row, evaluates its conditions and
-// applies the write only if they hold, so each partition's conditional
-// writes are linearizable. The cluster issue replaces the lock with Paxos
-// among replicas; the plan shape (read, decide, write) stays.
+// Lightweight transactions: a conditional write's conditions are compiled
+// here and evaluated by Decide, which the proxy runs inside Paxos among
+// the partition's replicas (proxy/paxos.go) on the partition as a quorum
+// of them holds it, and which returns the update to commit when they
+// hold. Each partition's conditional writes are linearizable.
 
 // casSpec is what a statement says about its conditions.
 type casSpec struct {
@@ -195,18 +196,27 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 			}
 		}
 	}
-	applied := true
-	var current []*storage.Row // per write: the row it conditions on, or nil
-	var static *storage.Row
-	var m *mutation.Mutation
+	var (
+		applied bool
+		current []*storage.Row // per write: the row it conditions on, or nil
+		static  *storage.Row
+		m       *mutation.Mutation
+	)
 	defer func() {
 		if m != nil {
 			m.Release()
 		}
 	}()
-	decide := func() (*mutation.Mutation, error) {
+	// decide runs once per Paxos attempt, on the partition as a quorum of
+	// replicas holds it; the last run's answer is the statement's.
+	decide := func(data *storage.Partition) (*mutation.Update, error) {
+		applied, current, static = true, current[:0], nil
+		if m != nil {
+			m.Release()
+			m = nil
+		}
 		for i, cw := range p.writes {
-			row, st, err := c.currentRow(cw.w.t, pk, targets[i].ck, xs[i])
+			row, st, err := currentRow(cw.w.t, data, targets[i].ck, xs[i])
 			if err != nil {
 				return nil, err
 			}
@@ -223,11 +233,18 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		}
 		m = mutation.New()
 		for i, cw := range p.writes {
+			xs[i].casData = data
 			if err := cw.w.mutateInto(m, xs[i]); err != nil {
 				return nil, err
 			}
 		}
-		return m, nil
+		switch {
+		case m.Empty():
+			return nil, nil
+		case len(m.Updates) > 1:
+			return nil, invalidf("Batch with conditions cannot span multiple partitions")
+		}
+		return m.Updates[0], nil
 	}
 	check := func() error {
 		for _, cw := range p.writes {
@@ -237,13 +254,51 @@ func (p *casPlan) runWith(c *Coordinator, xs []*execution) (message.Message, err
 		}
 		return nil
 	}
-	if err := c.data.Conditional(xs[0].ctx, xs[0].opts.Consistency, t0.st, pk, decide, check); err != nil {
+	read, err := readSlice(t0, targets)
+	if err != nil {
+		return nil, err
+	}
+	cas := &proxy.CAS{Table: t0.st, Key: pk, Read: read, Serial: serial, Commit: xs[0].opts.Consistency, Decide: decide, Check: check}
+	if err := c.data.Conditional(xs[0].ctx, cas); err != nil {
 		if isStale(err) || isDropped(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("conditional write: %w", err)
 	}
 	return p.result(t0, applied, current, static, pk)
+}
+
+// readSlice is the part of the partition the conditional writes read: the
+// rows from the first target to the last in clustering order (the static
+// row always comes along), none for static-only writes.
+func readSlice(t *tableInfo, targets []writeTarget) (storage.Slice, error) {
+	if len(t.ck) == 0 {
+		return storage.Slice{}, nil
+	}
+	var lo, hi [][]byte
+	var loKey, hiKey []byte
+	for _, tg := range targets {
+		if tg.ck == nil {
+			continue
+		}
+		var key []byte
+		for i, v := range tg.ck {
+			var err error
+			if key, err = storage.AppendKey(key, t.st.ClusteringTypes[i], v, t.st.ClusteringDesc[i]); err != nil {
+				return storage.Slice{}, err
+			}
+		}
+		if lo == nil || bytes.Compare(key, loKey) < 0 {
+			lo, loKey = tg.ck, key
+		}
+		if hi == nil || bytes.Compare(key, hiKey) > 0 {
+			hi, hiKey = tg.ck, key
+		}
+	}
+	if lo == nil {
+		return storage.Slice{End: &storage.Bound{}}, nil // statics only
+	}
+	return storage.Slice{Start: &storage.Bound{Prefix: lo, Inclusive: true}, End: &storage.Bound{Prefix: hi, Inclusive: true}}, nil
 }
 
 // writeTarget is the single row a conditional write touches.
@@ -283,10 +338,9 @@ func (w *writePlan) target(x *execution) (writeTarget, error) {
 	return writeTarget{pk: t.partitionKey(pkVals), ck: ck}, nil
 }
 
-// currentRow reads the row (pk, ck) and the partition's static row from
-// this node's replica: it runs inside Conditional's decide, on the
-// partition's primary replica.
-func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execution) (row, static *storage.Row, err error) {
+// currentRow finds the row ck and the static row in data, the partition
+// as a quorum of its replicas holds it.
+func currentRow(t *tableInfo, data *storage.Partition, ck [][]byte, x *execution) (row, static *storage.Row, err error) {
 	o := storage.ReadOptions{Now: x.nowInSeconds()}
 	if len(t.ck) > 0 {
 		if ck == nil {
@@ -295,7 +349,7 @@ func (c *Coordinator) currentRow(t *tableInfo, pk []byte, ck [][]byte, x *execut
 			o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 		}
 	}
-	err = c.local.ReadPartition(x.ctx, t.st, pk, o, func(r *storage.Row) bool {
+	err = t.st.Resolve(data, o, func(r *storage.Row) bool {
 		if r.Static {
 			static = r
 		} else if ck != nil || len(t.ck) == 0 {

@@ -9,9 +9,9 @@ import (
 	"github.com/cqld/cqld/systables"
 )
 
-// Purge drops, from every user table, the tombstones older than the
-// table's gc_grace_seconds and the data no read can see any more (see
-// storage.Engine.Purge), judged at now.
+// Purge drops, from every user table and system.paxos, the tombstones
+// older than the table's gc_grace_seconds and the data no read can see
+// any more (see storage.Engine.Purge), judged at now.
 func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 	var total storage.PurgeStats
 	for _, ks := range c.catalog.Current().SortedKeyspaces() {
@@ -33,6 +33,13 @@ func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 				}
 			}
 		}
+	}
+	// The Paxos state of lightweight transactions expires (TTL) and goes.
+	st, err := c.engine.Purge(systables.Lookup("system", "paxos").Storage, int32(now.Unix()))
+	total.Partitions += st.Partitions
+	total.Keys += st.Keys
+	if err != nil {
+		return total, fmt.Errorf("purge system.paxos: %w", err)
 	}
 	return total, nil
 }

@@ -27,7 +27,13 @@ func (p *writePlan) listCells(pk []byte, ck [][]byte, col *colInfo, x *execution
 		o.Slice = storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
 	}
 	var out []storage.ColumnCell
-	err := p.lists.data.ReadPartition(x.ctx, readLevel(x.opts.Consistency), p.t.st, pk, o, func(r *storage.Row) bool {
+	read := func(fn func(*storage.Row) bool) error {
+		if x.casData != nil {
+			return p.t.st.Resolve(x.casData, o, fn)
+		}
+		return p.lists.data.ReadPartition(x.ctx, readLevel(x.opts.Consistency), p.t.st, pk, o, fn)
+	}
+	err := read(func(r *storage.Row) bool {
 		if r.Static != static {
 			return !static // the static row comes first: past it, stop
 		}

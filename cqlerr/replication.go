@@ -18,9 +18,15 @@ import (
 type Unavailable struct {
 	Consistency     primitive.ConsistencyLevel
 	Required, Alive int32
+	// Message, when set, replaces the usual one (a lightweight transaction
+	// refused during more than one range movement says why).
+	Message string
 }
 
 func (e *Unavailable) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
 	return "Cannot achieve consistency level " + ConsistencyName(e.Consistency)
 }
 
@@ -30,6 +36,10 @@ type WriteTimeout struct {
 	Consistency        primitive.ConsistencyLevel
 	Received, BlockFor int32
 	WriteType          primitive.WriteType
+	// Contentions is how many Paxos rounds a lightweight transaction lost
+	// to other proposers (CasWriteTimeoutException's; protocol v5 sends it
+	// with write type CAS).
+	Contentions int32
 }
 
 func (e *WriteTimeout) Error() string { return timedOut(e.Received) }

@@ -137,6 +137,32 @@ func TestMutationGroupsByPartition(t *testing.T) {
 	}
 }
 
+// SetTimestamp gives a lightweight transaction's update its ballot's
+// timestamp as Cassandra does: the writes at it, the deletions just
+// before it.
+func TestSetTimestamp(t *testing.T) {
+	tbl := testTable(t)
+	m := New()
+	defer m.Release()
+	pk := []byte{0, 0, 0, 1}
+	c := storage.Cell{Timestamp: 5}
+	m.DeletePartition(tbl, pk, storage.Cell{Timestamp: 5, Tombstone: true})
+	m.WriteCell(tbl, pk, storage.CellTarget{Column: "v"}, c)
+	m.WriteCell(tbl, pk, storage.CellTarget{Column: "v"}, storage.Cell{Timestamp: 5, Tombstone: true})
+	m.DeleteCollection(tbl, pk, storage.CellTarget{Column: "v"}, storage.Cell{Timestamp: 4, Tombstone: true})
+	m.WriteRowMarker(tbl, pk, nil, c)
+	m.DeleteRow(tbl, pk, nil, storage.Cell{Timestamp: 5, Tombstone: true})
+	m.DeleteRange(tbl, pk, storage.Slice{}, storage.Cell{Timestamp: 5, Tombstone: true})
+	m.Updates[0].SetTimestamp(100)
+	var got []int64
+	for _, op := range m.Updates[0].Ops {
+		got = append(got, op.Cell.Timestamp)
+	}
+	if want := []int64{99, 100, 100, 99, 100, 99, 99}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("timestamps %v, want %v", got, want)
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	tbl := testTable(f)
 	b, err := Append(nil, sample(tbl))

@@ -3,6 +3,7 @@ package mutation
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"sync"
 
 	"github.com/cqld/cqld/storage"
@@ -194,4 +195,65 @@ func (m *Mutation) DeletePartition(t *storage.Table, pk []byte, c storage.Cell) 
 // DeleteRange deletes the rows of partition pk within s as of tombstone c.
 func (m *Mutation) DeleteRange(t *storage.Table, pk []byte, s storage.Slice, c storage.Cell) {
 	m.add(t, pk, Op{Kind: KindRangeDeletion, Range: s, Cell: c})
+}
+
+// SetTimestamp gives every operation of u the timestamp ts, as a
+// lightweight transaction's update takes its ballot's (Cassandra's
+// PartitionUpdate.updateAllTimestamp): cells and row markers ts, row,
+// range, partition and collection deletions ts-1, so that a deletion and
+// a write of one update keep the write.
+func (u *Update) SetTimestamp(ts int64) {
+	for i := range u.Ops {
+		op := &u.Ops[i]
+		switch op.Kind {
+		case KindRowDeletion, KindRangeDeletion, KindPartitionDeletion, KindCollectionDeletion:
+			op.Cell.Timestamp = ts - 1
+		default:
+			op.Cell.Timestamp = ts
+		}
+	}
+}
+
+// Partition is u's writes as a partition in the store's key layout, as a
+// replica's unresolved read of u's partition would answer them had it
+// nothing else: storage.ReconcilePartitions lays them over a read, as
+// applying u to the replica would. Counter deltas have no such form.
+func (u *Update) Partition() (*storage.Partition, error) {
+	b, err := u.Table.NewPartition(u.Key)
+	if err != nil {
+		return nil, err
+	}
+	for i := range u.Ops {
+		op := &u.Ops[i]
+		switch op.Kind {
+		case KindCell:
+			err = b.WriteCell(op.Target, op.Cell)
+		case KindCollectionDeletion:
+			err = b.DeleteCollection(op.Target, op.Cell)
+		case KindRowMarker:
+			err = b.WriteRowMarker(op.Target.Clustering, op.Cell)
+		case KindRowDeletion:
+			err = b.DeleteRow(op.Target.Clustering, op.Cell)
+		case KindPartitionDeletion:
+			b.DeletePartition(op.Cell)
+		case KindRangeDeletion:
+			err = b.DeleteRange(op.Range, op.Cell)
+		default:
+			err = fmt.Errorf("mutation: an operation of kind %d has no partition form", op.Kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b.Partition(), nil
+}
+
+// Over is data, an unresolved read of u's partition, with u's writes laid
+// over it (last write wins): what the store holds once u is applied.
+func (u *Update) Over(data *storage.Partition) (*storage.Partition, error) {
+	up, err := u.Partition()
+	if err != nil {
+		return nil, err
+	}
+	return storage.ReconcilePartitions(data, up)
 }

@@ -52,15 +52,29 @@
 //
 // # Lightweight transactions
 //
-// Until Paxos (issue 14), a conditional write and a SERIAL read run on the
-// partition's primary replica when that is this node, and are refused
-// with an InvalidRequest naming the limitation on any other node.
+// A conditional write (Conditional, a CAS) and a SERIAL read are Paxos
+// among the partition's replicas, the prepare and the read in one round
+// trip (paxos.go; docs/paxos.md has the argument): a prepare-and-read to
+// every participant (natural and pending replicas, the local data
+// center's for LOCAL_SERIAL) gathers a quorum of promises with the data;
+// a proposal found in progress is finished first; Decide chooses the
+// update on the quorum's reconciled data; a quorum accepts it; the
+// commit goes to every replica and is waited for at the statement's
+// level. A SERIAL read is the first round alone. Ballots come from a
+// hybrid logical clock per node (ballots.go); the LWTs this node
+// coordinates on one partition take turns (casqueue.go) rather than
+// duel. A coordinator's next transaction on a partition it just ran one
+// on proposes at once, on a promise the replicas gave in advance with the
+// previous proposal (paxos_repeat.go, the repeat proposer). A partition
+// whose only replica is this node runs on that replica's Alone, the same
+// state machine under its lock, in one write.
 //
 // # Metrics
 //
 // Metrics (optional) are request latencies by operation and level, the
 // UNAVAILABLE, timeout and failure answers, read repairs, speculative
-// retries and hints by reason.
+// retries and hints by reason; CASMetrics the lightweight transactions'
+// contention, timeouts, unfinished proposals, catch-ups and round trips.
 //
 // # One node
 //

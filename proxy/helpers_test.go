@@ -10,12 +10,14 @@ import (
 	"math"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cqld/cqld/commitlog"
@@ -256,27 +258,20 @@ func (c *cluster) setDown(i int, down bool) {
 	c.live.down[c.hosts[i]] = down
 }
 
-// node is the index of host h.
-func (c *cluster) node(h ring.HostID) int {
-	for i, x := range c.hosts {
-		if x == h {
-			return i
-		}
-	}
-	c.t.Fatalf("no host %s", h)
-	return -1
-}
-
 // replicasOf are the indexes of partition k's natural replicas, in
 // placement order.
-func (c *cluster) replicasOf(k int) []int {
-	st, err := ring.ParseStrategy("ks", c.ks.Replication)
+func (c *cluster) replicasOf(k int) []int { return replicaIndexes(c.t, c.ks, c.ring, c.hosts, k) }
+
+// replicaIndexes are the indexes in hosts of partition k's natural
+// replicas of ks on r, in placement order.
+func replicaIndexes(t testing.TB, ks *storage.KeyspaceDef, r *ring.Ring, hosts []ring.HostID, k int) []int {
+	st, err := ring.ParseStrategy("ks", ks.Replication)
 	if err != nil {
-		c.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var out []int
-	for _, h := range st.Replicas(c.ring, storage.Token(i32(k))) {
-		out = append(out, c.node(h))
+	for _, h := range st.Replicas(r, storage.Token(i32(k))) {
+		out = append(out, slices.Index(hosts, h))
 	}
 	return out
 }
@@ -310,4 +305,10 @@ func collect(out map[int]string, r *storage.Row) {
 			out[int(binary.BigEndian.Uint32(r.Clustering[0]))] = string(cc.Cell.Value)
 		}
 	}
+}
+
+// cas is a lightweight transaction on partition k of c.tbl at SERIAL,
+// committed at cl, reading the whole partition.
+func (c *cluster) cas(k int, cl primitive.ConsistencyLevel, decide func(*storage.Partition) (*mutation.Update, error)) *CAS {
+	return &CAS{Table: c.tbl, Key: i32(k), Serial: primitive.ConsistencyLevelSerial, Commit: cl, Decide: decide}
 }

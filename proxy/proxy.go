@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -55,10 +56,27 @@ type Options struct {
 	// speculative_retry: a fixed time, or a percentile of its latencies);
 	// zero or less is never.
 	SpeculativeRetry func(t *storage.Table) time.Duration
-	// Now is the clock of the latencies, After the timer of speculative
-	// retries: time.Now and time.After when nil.
-	Now   func() time.Time
-	After func(time.Duration) <-chan time.Time
+	// Now is the clock of the latencies and of the Paxos ballots, After
+	// the timer of speculative retries and of contention back-offs:
+	// time.Now and time.After when nil. Jitter draws a random duration in
+	// [0, d) for the back-offs; uniform from math/rand/v2 when nil.
+	Now    func() time.Time
+	After  func(time.Duration) <-chan time.Time
+	Jitter func(d time.Duration) time.Duration
+
+	// CASMetrics, when set, get the lightweight transactions' counters.
+	CASMetrics *CASMetrics
+	// CASContentionTimeout is how long a lightweight transaction retries
+	// rounds lost to other proposers (cas_contention_timeout);
+	// DefaultCASContentionTimeout when zero.
+	CASContentionTimeout time.Duration
+	// PaxosVariant is PaxosV2 (the default, when empty), PaxosV2NoRepeat
+	// or PaxosV1, the four round trips kept as a benchmark's baseline.
+	PaxosVariant string
+	// PaxosUnsafeSkipInProgress skips finishing the proposals a prepare
+	// finds in progress: a deliberately broken Paxos, for showing that
+	// the linearizability test catches it. Never set it otherwise.
+	PaxosUnsafeSkipInProgress bool
 }
 
 // Proxy is the coordinator's side of replication (Cassandra's
@@ -66,9 +84,14 @@ type Options struct {
 // request, writes to replicas after the level was met and the hints of
 // those that fail, runs on goroutines that Close waits for.
 type Proxy struct {
-	opts Options
-	log  *slog.Logger
-	wg   sync.WaitGroup
+	opts    Options
+	log     *slog.Logger
+	wg      sync.WaitGroup
+	ballots *ballots
+	// nextBallot is ballots.next, made once (a method value allocates).
+	nextBallot func(after replica.Ballot) replica.Ballot
+	queue      partitionQueue
+	repeats    repeats
 }
 
 // New returns a proxy over o's seams.
@@ -82,8 +105,22 @@ func New(o Options) *Proxy {
 	if o.After == nil {
 		o.After = time.After
 	}
-	return &Proxy{opts: o, log: o.Logger}
+	if o.Jitter == nil {
+		o.Jitter = func(d time.Duration) time.Duration {
+			if d <= 0 {
+				return 0
+			}
+			return rand.N(d)
+		}
+	}
+	local, _ := o.Topology.Local()
+	p := &Proxy{opts: o, log: o.Logger, ballots: newBallots(local, o.Now)}
+	p.nextBallot = p.ballots.next
+	return p
 }
+
+// jitter is a random duration in [0, d).
+func (p *Proxy) jitter(d time.Duration) time.Duration { return p.opts.Jitter(d) }
 
 // Close waits for the writes and hints still running for requests already
 // answered. REQUIRES: no other call running or starting meanwhile; the

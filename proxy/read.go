@@ -23,6 +23,9 @@ import (
 func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
 	start := p.started()
 	defer func() { p.measured("read", cl, start, err) }()
+	if isSerial(cl) {
+		return p.readPartitionSerial(ctx, cl, t, pk, o, fn)
+	}
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
@@ -54,6 +57,9 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (_ *storage.Partition, err error) {
 	start := p.started()
 	defer func() { p.measured("read", cl, start, err) }()
+	if isSerial(cl) {
+		return p.readSerial(ctx, cl, t, pk, slice)
+	}
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err
@@ -107,10 +113,6 @@ func (p *Proxy) planRead(cl primitive.ConsistencyLevel, t *storage.Table, tok in
 	natural, _, err := p.opts.Topology.Replicas(ks, tok)
 	if err != nil {
 		return readPlan{}, err
-	}
-	if isSerial(cl) {
-		h, err := p.primaryHere(t, natural)
-		return readPlan{n: need{cl: cl, blockFor: 1}, contacts: []ring.HostID{h}}, err
 	}
 	st, err := p.strategy(ks)
 	if err != nil {

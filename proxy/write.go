@@ -12,6 +12,7 @@ import (
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
+	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
@@ -91,6 +92,8 @@ type writePlan struct {
 	// updatesOf[i] are the indexes of its Updates.
 	hosts     []ring.HostID
 	updatesOf [][]int
+	// send, when set, replaces Replica.Apply: a Paxos commit.
+	send func(ctx context.Context, rep replica.Replica, m *mutation.Mutation, check func() error) error
 }
 
 // planWrite places updates, checking each level can be met. skip, when
@@ -194,7 +197,12 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 		sends.Add(1)
 		p.goBackground(func() {
 			defer sends.Done()
-			err := rep.Apply(bg, hm, check)
+			var err error
+			if w.send != nil {
+				err = w.send(bg, rep, hm, check)
+			} else {
+				err = rep.Apply(bg, hm, check)
+			}
 			hinted := false
 			if err != nil && hintable(err) {
 				hinted = p.hint(h, hm, "late")

@@ -11,9 +11,7 @@
 // *UnknownTableError (ErrUnknownTable), a write the peer could not make
 // durable is storage.ErrWriteFailed, a deadline is context's, and
 // messaging's own errors (ErrTimeout, ErrUnreachable, ErrQueueFull) stay
-// in the chain. Lightweight transactions (Conditional) are refused by a
-// Remote with ErrUnsupported: they stay on one replica until Paxos. Index
-// queries go as range reads with an index query (RangeCommand.Index): the
+// in the chain. Index queries go as range reads with an index query (RangeCommand.Index): the
 // peer answers the partitions its entries name, whole, and the caller
 // filters the resolved rows as it does a Local's.
 //
@@ -33,9 +31,28 @@
 // the replica's lock of the partition (locks.go): a counter update carries
 // deltas, which the replica adds to its current totals and writes as
 // ordinary cells with a newer timestamp (as a Cassandra counter leader
-// does; replaying the commit log replays totals, so it stays idempotent),
-// and a lightweight transaction's read, condition and write run inside
-// Conditional. Blind writes take no lock.
+// does; replaying the commit log replays totals, so it stays idempotent).
+// Blind writes take no lock.
+//
+// # Paxos
+//
+// A replica is the acceptor of its partitions' lightweight transactions
+// (Paxos, paxos.go): Prepare promises a ballot and reads the data in the
+// same step, Propose accepts a proposal (committing first the most recent
+// commit a lagging replica is sent along), Commit applies one. The
+// transitions are a pure state machine (paxos_state.go); the state lives
+// in system.paxos (paxos_table.go), a real table with Cassandra 4.0's
+// layout whose cells carry their ballot's timestamp and expire after
+// max(3h, gc_grace_seconds), and each change is durable (synced, in every
+// commit log mode) before the replica answers, in the same engine
+// mutation as the data a commit writes. Ballots (ballot.go) are
+// Cassandra's: version 1 time UUIDs, promised only when later in
+// microseconds than everything held. A proposal may carry the proposer's
+// next ballot, which the replica promises in advance with its data
+// (fast.go keeps the digest): a proposal at that ballot is then accepted
+// only while no other proposer and no write came. Alone runs a whole
+// transaction under the partition lock for a coordinator in this process
+// when this replica is the partition's only one.
 //
 // Reads come in two forms: resolved (ReadPartition, Scan: live rows,
 // deletions and expiry applied), which is all one replica needs, and

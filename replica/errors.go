@@ -16,9 +16,6 @@ import (
 // *UnknownTableError.
 var ErrUnknownTable = errors.New("replica: unknown table")
 
-// ErrUnsupported reports a request a remote replica does not serve.
-var ErrUnsupported = errors.New("replica: not supported on a remote replica")
-
 // UnknownTableError names the table a replica does not know.
 type UnknownTableError struct{ ID [16]byte }
 

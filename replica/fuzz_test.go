@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -131,6 +132,102 @@ func FuzzDecodeMutation(f *testing.F) {
 		defer m.Release()
 		if _, err := appendMutation(nil, m); err != nil {
 			t.Fatalf("re-encoding a decoded mutation: %v", err)
+		}
+	})
+}
+
+// samplePromises are promises of every shape, of samplePartitions' table.
+func samplePromises(t testing.TB) (*storage.Table, []*Promise) {
+	tbl, ps := samplePartitions(t)
+	pk := ps[0].Key
+	u := func(v string) *mutation.Update {
+		m := &mutation.Mutation{}
+		m.WriteCell(tbl, pk, storage.CellTarget{Clustering: [][]byte{i32(0)}, Column: "v"}, storage.Cell{Timestamp: 5, Value: []byte(v)})
+		m.DeleteRow(tbl, pk, [][]byte{i32(1)}, storage.Cell{Timestamp: 4, Tombstone: true, LocalDeletionTime: 9})
+		return m.Updates[0]
+	}
+	return tbl, []*Promise{
+		{Ballot: ballotAt(7, 1)},
+		{OK: true, Ballot: ballotAt(8, 1)},
+		{OK: true, Ballot: ballotAt(9, 1), Accepted: Proposal{Ballot: ballotAt(6, 2), Update: u("a")},
+			Committed: Proposal{Ballot: ballotAt(5, 2), Update: u("c")}, Data: ps[0]},
+	}
+}
+
+func FuzzDecodePromise(f *testing.F) {
+	tbl, prs := samplePromises(f)
+	pk := prs[2].Data.Key
+	for _, pr := range prs {
+		b, err := appendPromise(nil, pr)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		pr, err := decodePromise(in, tbl, pk)
+		if err != nil {
+			return
+		}
+		out, err := appendPromise(nil, pr)
+		if err != nil {
+			t.Fatalf("re-encoding a decoded promise: %v", err)
+		}
+		if _, err := decodePromise(out, tbl, pk); err != nil {
+			t.Fatalf("a re-encoded promise does not decode: %v", err)
+		}
+		if pr.Data != nil {
+			resolve(t, tbl, pr.Data)
+		}
+	})
+}
+
+func FuzzDecodePaxosRequests(f *testing.F) {
+	tbl, prs := samplePromises(f)
+	acc := prs[2].Accepted
+	f.Add(appendPrepare(nil, &prepareRequest{Table: tbl.Def.ID, Key: i32(1), Ballot: ballotAt(3, 1)}))
+	f.Add(appendPrepare(nil, &prepareRequest{Table: tbl.Def.ID, Key: i32(1), Ballot: ballotAt(3, 1), Read: &storage.Slice{
+		Start: &storage.Bound{Prefix: [][]byte{i32(1)}, Inclusive: true}}}))
+	for _, o := range []ProposeOptions{{}, {Commit: true}, {CatchUp: prs[2].Committed},
+		{CatchUp: prs[2].Committed, Fast: true, Next: ballotAt(10, 1), Read: &storage.Slice{End: &storage.Bound{}}}} {
+		b, err := appendPropose(nil, &proposeRequest{Proposal: acc, ProposeOptions: o})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	b, err := appendCommit(nil, acc)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(appendAcceptance(nil, &Acceptance{OK: true, Promise: ballotAt(3, 1)}))
+	f.Add(appendAcceptance(nil, &Acceptance{OK: true, Promise: ballotAt(3, 1), Next: true, Data: prs[2].Data}))
+	lookup := func(id [16]byte) (*storage.Table, bool) { return tbl, id == tbl.Def.ID }
+	f.Fuzz(func(t *testing.T, in []byte) {
+		// One input, every request decoder.
+		if c, err := decodePrepare(in); err == nil {
+			if out := appendPrepare(nil, c); !bytes.Equal(out, in) {
+				t.Fatalf("prepare %x encodes as %x", in, out)
+			}
+		}
+		if c, err := decodePropose(in, lookup); err == nil {
+			if _, err := appendPropose(nil, c); err != nil {
+				t.Fatalf("re-encoding a decoded proposal: %v", err)
+			}
+			if err := checkProposal(c.Proposal, c.CatchUp); err != nil && !errors.Is(err, ErrBadMessage) {
+				t.Logf("checked: %v", err)
+			}
+		}
+		if p, err := decodeCommit(in, lookup); err == nil {
+			if _, err := appendCommit(nil, p); err != nil {
+				t.Fatalf("re-encoding a decoded commit: %v", err)
+			}
+		}
+		if a, err := decodeAcceptance(in, tbl, prs[2].Data.Key); err == nil {
+			if out := appendAcceptance(nil, a); !bytes.Equal(out, in) {
+				t.Fatalf("acceptance %x encodes as %x", in, out)
+			}
 		}
 	})
 }

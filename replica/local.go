@@ -15,12 +15,29 @@ import (
 type Local struct {
 	engine *storage.Engine
 	locks  partitionLocks
+	now    func() time.Time
+	fast   fastPromises
+	alone  aloneState
 }
 
 var _ Replica = (*Local)(nil)
 
+// LocalOptions are a Local's seams; zero fields take their defaults.
+type LocalOptions struct {
+	// Now is the clock of the Paxos state's TTLs; time.Now when nil.
+	Now func() time.Time
+}
+
 // NewLocal returns the replica over e.
-func NewLocal(e *storage.Engine) *Local { return &Local{engine: e} }
+func NewLocal(e *storage.Engine) *Local { return NewLocalWith(e, LocalOptions{}) }
+
+// NewLocalWith returns the replica over e with o's seams.
+func NewLocalWith(e *storage.Engine, o LocalOptions) *Local {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Local{engine: e, now: o.Now}
+}
 
 // Apply implements Replica.
 func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() error) error {
@@ -55,24 +72,6 @@ func (l *Local) apply(m *mutation.Mutation, check func() error) error {
 		return err
 	}
 	return l.engine.ApplyIf(sm, check)
-}
-
-// Conditional implements Replica.
-func (l *Local) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
-	if err := expired(ctx); err != nil {
-		return err
-	}
-	mu := &l.locks[l.locks.stripe(pk)]
-	mu.Lock()
-	defer mu.Unlock()
-	m, err := decide()
-	if err != nil || m == nil {
-		return err
-	}
-	if m.HasCounters() {
-		return fmt.Errorf("replica: a conditional write to %s.%s adds to counters", t.Def.Keyspace, t.Def.Name)
-	}
-	return l.apply(m, check)
 }
 
 // addCounters turns m's counter deltas into writes of the new totals:
@@ -226,12 +225,16 @@ func (l *Local) Digest(ctx context.Context, t *storage.Table, pk []byte, slice s
 	return storage.PartitionDigest(p), nil
 }
 
-// Truncate implements Replica.
+// Truncate implements Replica. The Paxos state of t's partitions goes
+// too, so that no commit or proposal made before brings a row back.
 func (l *Local) Truncate(ctx context.Context, t *storage.Table) error {
 	if err := expired(ctx); err != nil {
 		return err
 	}
-	return l.engine.Truncate(t)
+	if err := l.engine.Truncate(t); err != nil {
+		return err
+	}
+	return l.dropPaxos(t)
 }
 
 // ReadPartition implements Replica.

@@ -199,43 +199,6 @@ func TestLocalCounters(t *testing.T) {
 	}
 }
 
-// A conditional write decides under the partition's lock: concurrent
-// read-decide-writes of one value never both see the same value.
-func TestLocalConditional(t *testing.T) {
-	l, tbl := openLocal(t, "periodic")
-	ctx := context.Background()
-	tg := storage.CellTarget{Clustering: [][]byte{i32(0)}, Column: "v"}
-	read := func() int {
-		n := 0
-		_ = l.ReadPartition(ctx, tbl, i32(1), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
-			n = len(r.Cells[0].Cell.Value)
-			return true
-		})
-		return n
-	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 25 {
-				err := l.Conditional(ctx, tbl, i32(1), func() (*mutation.Mutation, error) {
-					m := mutation.New()
-					m.WriteCell(tbl, i32(1), tg, storage.Cell{Timestamp: int64(read() + 1), Value: make([]byte, read()+1)})
-					return m, nil
-				}, nil)
-				if err != nil {
-					t.Error(err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := read(); n != 100 {
-		t.Fatalf("after 100 conditional increments the value is %d long", n)
-	}
-}
-
 // A read stops soon after its context ends, whatever is left to read.
 func TestLocalReadsStopAtTheirDeadline(t *testing.T) {
 	l, tbl := openLocal(t, "periodic")

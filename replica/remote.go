@@ -124,12 +124,6 @@ func (r *Remote) send(ctx context.Context, m *mutation.Mutation, payload []byte)
 	return nil
 }
 
-// Conditional implements Replica: lightweight transactions run on the
-// coordinator's own replica until they have Paxos across replicas.
-func (r *Remote) Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error {
-	return fmt.Errorf("%w: a conditional write (lightweight transaction) on %s.%s sent to %s", ErrUnsupported, t.Def.Keyspace, t.Def.Name, r.peer)
-}
-
 // ApplyAsync implements Replica: a write without counters is always
 // pending, then called from the response's goroutine; the request's
 // deadline is the transport's RequestTimeout.
@@ -302,5 +296,62 @@ func (r *Remote) pages(ctx context.Context, t *storage.Table, c RangeCommand, fn
 func (r *Remote) Truncate(ctx context.Context, t *storage.Table) error {
 	payload := append([]byte{codecV1}, t.Def.ID[:]...)
 	_, err := r.request(ctx, messaging.VerbTruncate, payload)
+	return err
+}
+
+// Prepare implements Paxos.
+func (r *Remote) Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ballot, read *storage.Slice) (*Promise, error) {
+	out, err := r.request(ctx, messaging.VerbPaxosPrepare, appendPrepare(nil, &prepareRequest{Table: t.Def.ID, Key: pk, Ballot: b, Read: read}))
+	if err != nil {
+		return nil, err
+	}
+	p, err := decodePromise(out, t, pk)
+	if err != nil {
+		return nil, fmt.Errorf("replica %s: %w", r.peer, err)
+	}
+	if p.OK && read == nil && p.Data != nil {
+		return nil, fmt.Errorf("%w: replica %s answered data to a prepare without a read", ErrBadMessage, r.peer)
+	}
+	return p, nil
+}
+
+// Propose implements Paxos.
+func (r *Remote) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acceptance, error) {
+	if err := checkProposal(p, o.CatchUp); err != nil {
+		return nil, err
+	}
+	payload, err := appendPropose(nil, &proposeRequest{Proposal: p, ProposeOptions: o})
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.request(ctx, messaging.VerbPaxosPropose, payload)
+	if err != nil {
+		return nil, err
+	}
+	a, err := decodeAcceptance(out, p.Update.Table, p.Update.Key)
+	if err != nil {
+		return nil, fmt.Errorf("replica %s: %w", r.peer, err)
+	}
+	if (a.Data != nil) != (a.Next && o.Read != nil && !o.Next.IsZero()) {
+		return nil, fmt.Errorf("%w: replica %s answered data to a proposal that did not ask for it, or none to one that did", ErrBadMessage, r.peer)
+	}
+	return a, nil
+}
+
+// Commit implements Paxos; check runs here, before the commit is sent.
+func (r *Remote) Commit(ctx context.Context, p Proposal, check func() error) error {
+	if err := checkProposal(p, Proposal{}); err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	payload, err := appendCommit(nil, p)
+	if err != nil {
+		return err
+	}
+	_, err = r.request(ctx, messaging.VerbPaxosCommit, payload)
 	return err
 }

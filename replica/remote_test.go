@@ -147,10 +147,6 @@ func TestRemoteWritesAndReads(t *testing.T) {
 		m.Release()
 	}
 
-	// Conditional writes are refused with a named error.
-	if err := n.remote.Conditional(ctx, n.tbl, i32(1), nil, nil); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("remote Conditional: %v", err)
-	}
 	if err := n.remote.ScanIndex(ctx, n.tbl, "ix", []byte("v"), storage.ScanOptions{}, nil); !errors.Is(err, ErrBadMessage) {
 		t.Fatalf("remote ScanIndex of an unknown index: %v", err)
 	}

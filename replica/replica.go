@@ -19,12 +19,6 @@ type Replica interface {
 	// totals, which it reads and writes under its partition's lock, and m
 	// holds the totals written when Apply returns.
 	Apply(ctx context.Context, m *mutation.Mutation, check func() error) error
-	// Conditional runs a read-decide-write on partition pk of t with no
-	// other conditional write or counter update of the partition running
-	// on this replica meanwhile: decide reads what it needs (through this
-	// replica) and returns the mutation to apply, or nil to apply nothing.
-	// It is what a lightweight transaction does on a single replica.
-	Conditional(ctx context.Context, t *storage.Table, pk []byte, decide func() (*mutation.Mutation, error), check func() error) error
 	// ApplyAsync is Apply for a caller that must not block, such as an
 	// event loop; a mutation with counters is applied before it returns. When the write has to wait (for a commit log sync),
 	// pending is true and then is called exactly once, later and from
@@ -60,4 +54,7 @@ type Replica interface {
 
 	// Truncate removes every row of t (and of its indexes), durably.
 	Truncate(ctx context.Context, t *storage.Table) error
+
+	// Paxos is the replica's part in lightweight transactions.
+	Paxos
 }

@@ -22,7 +22,7 @@ const (
 )
 
 // Server serves a Local replica to peers: the handlers of VerbMutation,
-// VerbRead, VerbRangeRead, VerbTruncate and VerbStream.
+// VerbRead, VerbRangeRead, VerbTruncate, VerbStream and the Paxos verbs.
 type Server struct {
 	local  *Local
 	tables func(id [16]byte) (*storage.Table, bool)
@@ -38,12 +38,15 @@ type Server struct {
 func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*storage.Table, bool), tracer *tracing.Tracer) *Server {
 	s := &Server{local: local, tables: tables, tracer: tracer}
 	for verb, h := range map[messaging.Verb]func(context.Context, []byte) ([]byte, error){
-		messaging.VerbMutation:  s.mutation,
-		messaging.VerbHint:      s.hint,
-		messaging.VerbRead:      s.read,
-		messaging.VerbRangeRead: s.rangeRead,
-		messaging.VerbTruncate:  s.truncate,
-		messaging.VerbStream:    s.stream,
+		messaging.VerbMutation:     s.mutation,
+		messaging.VerbHint:         s.hint,
+		messaging.VerbRead:         s.read,
+		messaging.VerbRangeRead:    s.rangeRead,
+		messaging.VerbTruncate:     s.truncate,
+		messaging.VerbStream:       s.stream,
+		messaging.VerbPaxosPrepare: s.prepare,
+		messaging.VerbPaxosPropose: s.propose,
+		messaging.VerbPaxosCommit:  s.commit,
 	} {
 		tr.Handle(verb, func(ctx context.Context, m messaging.Inbound) ([]byte, error) {
 			if m.Traced && s.tracer != nil {
@@ -171,6 +174,42 @@ func (s *Server) truncate(ctx context.Context, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return nil, s.local.Truncate(ctx, t)
+}
+
+func (s *Server) prepare(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := decodePrepare(b)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.table(c.Table)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.local.Prepare(ctx, t, c.Key, c.Ballot, c.Read)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	return appendPromise(nil, p)
+}
+
+func (s *Server) propose(ctx context.Context, b []byte) ([]byte, error) {
+	c, err := decodePropose(b, s.tables)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.local.Propose(ctx, c.Proposal, c.ProposeOptions)
+	if err != nil {
+		return nil, badRequest(err)
+	}
+	return appendAcceptance(nil, a), nil
+}
+
+func (s *Server) commit(ctx context.Context, b []byte) ([]byte, error) {
+	p, err := decodeCommit(b, s.tables)
+	if err != nil {
+		return nil, err
+	}
+	return nil, s.local.Commit(ctx, p, nil)
 }
 
 // badRequest marks a read's error that is not the context's as the

@@ -401,7 +401,19 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		Keyspace: systables.WithDistributed(func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) }),
 		Logger:   n.log,
 		Metrics:  proxy.NewMetrics(n.Registry),
+
+		CASMetrics:                proxy.NewCASMetrics(n.Registry),
+		CASContentionTimeout:      cfg.CASContentionTimeout.Duration,
+		PaxosVariant:              cfg.PaxosVariant,
+		PaxosUnsafeSkipInProgress: cfg.PaxosUnsafeSkipInProgress,
 	})
+	if cfg.PaxosUnsafeSkipInProgress {
+		n.log.Error("paxos_unsafe_skip_in_progress is set: lightweight transactions skip finishing the proposals they find in progress, " +
+			"which loses acknowledged writes and breaks linearizability. It exists to show that the linearizability test catches it; never set it otherwise")
+	}
+	if cfg.PaxosVariant == proxy.PaxosV1 {
+		n.log.Warn("paxos_variant is v1: lightweight transactions take four round trips (prepare, read, propose, commit), a benchmark's baseline")
+	}
 	return nil
 }
 

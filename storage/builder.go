@@ -57,6 +57,46 @@ func (b *PartitionBuilder) WriteCell(tg CellTarget, c Cell) error {
 	return nil
 }
 
+// DeleteCollection deletes the elements of the collection cell tg written
+// at or before tombstone c.
+func (b *PartitionBuilder) DeleteCollection(tg CellTarget, c Cell) error {
+	start := len(b.buf)
+	k, err := b.t.appendCellKey(append(b.buf, b.prefix...), tg, pathDeletion)
+	if err != nil {
+		return err
+	}
+	b.add(k, start, c)
+	return nil
+}
+
+// DeleteRow deletes row ck as of tombstone c.
+func (b *PartitionBuilder) DeleteRow(ck [][]byte, c Cell) error {
+	start := len(b.buf)
+	k, err := b.t.appendRowKey(append(b.buf, b.prefix...), ck, rowDeletion)
+	if err != nil {
+		return err
+	}
+	b.add(k, start, c)
+	return nil
+}
+
+// DeletePartition deletes the partition as of tombstone c.
+func (b *PartitionBuilder) DeletePartition(c Cell) {
+	start := len(b.buf)
+	b.add(append(append(b.buf, b.prefix...), regionPartitionDeletion), start, c)
+}
+
+// DeleteRange deletes the rows within s as of tombstone c.
+func (b *PartitionBuilder) DeleteRange(s Slice, c Cell) error {
+	start := len(b.buf)
+	k, err := b.t.appendRangeTombstoneKey(append(b.buf, b.prefix...), s)
+	if err != nil {
+		return err
+	}
+	b.add(k, start, c)
+	return nil
+}
+
 // add records the entry buf[start:] holds, a key, and its cell c.
 func (b *PartitionBuilder) add(buf []byte, start int, c Cell) {
 	end := len(buf)

@@ -335,6 +335,16 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 	if err != nil {
 		return err
 	}
+	if k, err = t.appendRangeTombstoneKey(k, s); err != nil {
+		return err
+	}
+	m.key = k
+	return m.merge(k, c)
+}
+
+// appendRangeTombstoneKey appends to k, a partition's prefix, the key of
+// the range tombstone of s.
+func (t *Table) appendRangeTombstoneKey(k []byte, s Slice) ([]byte, error) {
 	k = append(k, regionRangeTombstone)
 	for _, b := range []*Bound{s.Start, s.End} {
 		if b == nil {
@@ -342,8 +352,9 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			continue
 		}
 		k = append(k, byte(len(b.Prefix)))
+		var err error
 		if k, err = t.appendClustering(k, b.Prefix); err != nil {
-			return err
+			return nil, err
 		}
 		if b.Inclusive {
 			k = append(k, 1)
@@ -351,13 +362,22 @@ func (m *Mutation) DeleteRange(t *Table, pk []byte, s Slice, c Cell) error {
 			k = append(k, 0)
 		}
 	}
-	m.key = k
-	return m.merge(k, c)
+	return k, nil
 }
 
 // ApplyWaits reports whether Apply waits for an fdatasync, which is so in
 // every commit log mode but periodic.
 func (e *Engine) ApplyWaits() bool { return e.log.Waits() }
+
+// Sync returns once every mutation applied so far is durable, whatever
+// the commit log's sync mode: what a write that must survive a crash even
+// in periodic mode waits for (a Paxos replica's promise or acceptance).
+func (e *Engine) Sync() error {
+	if err := e.log.Sync(); err != nil {
+		return writeFailed(err)
+	}
+	return nil
+}
 
 // Apply makes m durable under the commit log's sync mode, then visible.
 // On success m goes back to a pool: the caller must not use it again.
@@ -460,6 +480,9 @@ func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 	}
 	return m.discard()
 }
+
+// Discard drops m unapplied; m must not be used after.
+func (m *Mutation) Discard() { _ = m.discard() }
 
 // discard closes m's batch and gives m back to its pool.
 func (m *Mutation) discard() error {

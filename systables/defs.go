@@ -191,6 +191,22 @@ var systemTableDefs = []tableDef{
 	},
 	{
 		keyspace: "system",
+		name:     "paxos",
+		comment:  "in-progress paxos proposals",
+		cols: []colDef{
+			sysPK("row_key", "blob", 0),
+			sysCK("cf_id", "uuid", 0),
+			sysReg("in_progress_ballot", "timeuuid"),
+			sysReg("most_recent_commit", "blob"),
+			sysReg("most_recent_commit_at", "timeuuid"),
+			sysReg("most_recent_commit_version", "int"),
+			sysReg("proposal", "blob"),
+			sysReg("proposal_ballot", "timeuuid"),
+			sysReg("proposal_version", "int"),
+		},
+	},
+	{
+		keyspace: "system",
 		name:     "IndexInfo", // quoted identifier: system."IndexInfo"
 		comment:  "built column indexes",
 		cols: []colDef{

@@ -1,7 +1,7 @@
 // Package systables is the system keyspaces a node serves: system.local,
 // system.peers and peers_v2, system_schema.*, system_virtual_schema.*,
-// system.prepared_statements and the empty tables drivers and cqlsh look
-// for, with Cassandra 4.0's layouts (defs.go).
+// system.prepared_statements, system.paxos and the empty tables drivers
+// and cqlsh look for, with Cassandra 4.0's layouts (defs.go).
 //
 // A system table is a table like any other to the coordinator: it compiles
 // a SELECT on it into the same plan as on a user table, so restrictions,
@@ -22,8 +22,10 @@
 //   - stored: the rows are in the engine, written by the node like user
 //     data and read through the node's replica of its engine (Reader):
 //     system.prepared_statements, written by the prepared statement
-//     cache. A system table that must keep data the node cannot make
-//     again (system.paxos, system.batches, system_auth.*) goes in stored.
+//     cache, and system.paxos, the Paxos state of lightweight
+//     transactions (package replica). A system table that must keep data
+//     the node cannot make again (system.batches, system_auth.*) goes in
+//     stored.
 //
 // system_traces is neither: its tables are stored like user tables in a
 // keyspace replicated over the ring (SimpleStrategy, replication factor

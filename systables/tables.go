@@ -67,6 +67,7 @@ var generators = map[string]func(State) []Row{
 // and read through its replica as user tables are.
 var stored = map[string]bool{
 	"system.prepared_statements": true,
+	"system.paxos":               true, // replica/paxos_table.go
 	"system_traces.sessions":     true,
 	"system_traces.events":       true,
 }

@@ -107,6 +107,39 @@ func TestLightweightTransactions(t *testing.T) {
 	if rows := rowsOf(t, s, `SELECT seq FROM ledger WHERE acct = 'x'`); len(rows) != 1 {
 		t.Fatalf("a failed conditional batch wrote: %v", rows)
 	}
+
+	// A list element set by index reads the list the transaction decided
+	// on.
+	mustExec(t, s, `CREATE TABLE lists (k int PRIMARY KEY, v int, l list<text>)`)
+	mustExec(t, s, `INSERT INTO lists (k, v, l) VALUES (1, 1, ['a', 'b', 'c'])`)
+	if applied, err := s.Query(`UPDATE lists SET l[1] = 'B', v = 2 WHERE k = 1 IF v = 1`).ScanCAS(); err != nil || !applied {
+		t.Fatalf("list index set under a condition: %v %v", applied, err)
+	}
+	var l []string
+	if err := s.Query(`SELECT l FROM lists WHERE k = 1`).Scan(&l); err != nil || strings.Join(l, ",") != "a,B,c" {
+		t.Fatalf("list %v, %v", l, err)
+	}
+
+	// The Paxos state is in system.paxos, keyed by partition and table,
+	// and the cells a transaction wrote carry its ballot's timestamp. On a
+	// partition whose one replica coordinates, the state kept is the last
+	// ballot's promise (no replica can lag and need the commit's update).
+	var ballot gocql.UUID
+	var cfID gocql.UUID
+	if err := s.Query(`SELECT cf_id, in_progress_ballot FROM system.paxos WHERE row_key = textAsBlob('c')`).Scan(&cfID, &ballot); err != nil {
+		t.Fatalf("system.paxos: %v", err)
+	}
+	var wt int64
+	if err := s.Query(`SELECT writetime(n) FROM acct WHERE id = 'c'`).Scan(&wt); err != nil {
+		t.Fatal(err)
+	}
+	if ballot.Version() != 1 || wt != ballot.Time().UnixMicro() {
+		t.Fatalf("last ballot %v, writetime %d", ballot, wt)
+	}
+	var tableID gocql.UUID
+	if err := s.Query(`SELECT id FROM system_schema.tables WHERE keyspace_name = 'app' AND table_name = 'acct'`).Scan(&tableID); err != nil || tableID != cfID {
+		t.Fatalf("cf_id %v, table id %v (%v)", cfID, tableID, err)
+	}
 }
 
 // TestSerialConsistency checks the levels Cassandra refuses around
