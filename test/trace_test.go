@@ -159,3 +159,34 @@ func TestTracePythonDriver(t *testing.T) {
 		t.Fatalf("the read's events:\n%s", a)
 	}
 }
+
+// Traces expire at trace_type_query_ttl and the node's purge removes
+// them: on a clock the test advances past the day, the session is gone
+// from reads and from disk.
+func TestTraceExpires(t *testing.T) {
+	node, clock := newClockedNode(t)
+	s := tableSession(t, node.Addr(), "trx")
+	mustExec(t, s, `CREATE TABLE t (k int PRIMARY KEY)`)
+	var tr idTracer
+	if err := s.Query(`SELECT k FROM t WHERE k = 1`).Trace(&tr).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		var n int
+		if err := s.Query(`SELECT count(*) FROM system_traces.events WHERE session_id = ?`, tr.last()).Consistency(gocql.One).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n == 0 {
+		t.Fatal("the traced read recorded no events")
+	}
+	clock.Advance(24*time.Hour + time.Minute)
+	if n := count(); n != 0 {
+		t.Fatalf("%d events read back a day after", n)
+	}
+	st, err := node.Coord.Purge(clock.Now())
+	if err != nil || st.Keys == 0 {
+		t.Fatalf("purge after the traces expired: %+v, %v", st, err)
+	}
+}
