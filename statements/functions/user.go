@@ -148,6 +148,9 @@ func (u *Users) scalar(s *Sig, f *storage.FunctionDef, prog *jsudf.Program, comp
 		if errors.Is(err, jsudf.ErrTimeout) {
 			return nil, s.failure(fmt.Sprintf("java.util.concurrent.TimeoutException: User defined function %s ran longer than %dms", s, u.opts.Fail.Milliseconds()), err)
 		}
+		if errors.Is(err, jsudf.ErrMemory) {
+			return nil, s.failure(fmt.Sprintf("User defined function %s was stopped: the node's heap grew by more than %d MiB while it ran", s, jsudf.DefaultMaxHeapGrowth>>20), err)
+		}
 		if err != nil {
 			return nil, s.failure(err.Error(), err)
 		}

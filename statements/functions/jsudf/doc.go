@@ -10,8 +10,10 @@
 // (no file, network, clock source beyond Date, module loader or console),
 // and nothing one call leaves in its globals reaches the next, as each
 // Cassandra call gets fresh script bindings. A call that runs past its
-// fail timeout is interrupted and fails; one past its warn timeout is
-// reported so the statement can warn its client.
+// fail timeout is interrupted and fails, and so is one during which the
+// process's heap grows past a bound (read every few milliseconds once the
+// call has run 10 ms, without stopping the world): the time limit alone
+// lets a body that doubles a string reach gigabytes.
 //
 // Values cross as Cassandra's JavaScript UDFs see them, as near as
 // JavaScript allows (Cassandra hands the script engine the Java driver's

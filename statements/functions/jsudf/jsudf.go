@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"runtime/metrics"
+	"sync"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -43,10 +45,29 @@ type Limits struct {
 	// AfterFunc runs f after d, as time.AfterFunc, and returns what stops
 	// it; nil means time.AfterFunc.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// MaxHeapGrowth interrupts a call during which the process's heap
+	// grew by more than this many bytes; 0 means DefaultMaxHeapGrowth.
+	// The heap is the whole process's, so the bound is generous: it stops
+	// a body that doubles a string until the node runs out of memory,
+	// which the time limit alone lets reach gigabytes.
+	MaxHeapGrowth uint64
 }
+
+// DefaultMaxHeapGrowth is the heap growth that interrupts a call.
+const DefaultMaxHeapGrowth = 512 << 20
+
+// heapWatchAfter is how long a call runs before its heap is watched, and
+// heapWatchEvery how often it is read then: short calls pay nothing.
+const (
+	heapWatchAfter = 10 * time.Millisecond
+	heapWatchEvery = 5 * time.Millisecond
+)
 
 // ErrTimeout is a call interrupted at its fail timeout.
 var ErrTimeout = errors.New("jsudf: the call ran longer than its fail timeout")
+
+// ErrMemory is a call interrupted because the heap grew too much during it.
+var ErrMemory = errors.New("jsudf: the call allocated too much memory")
 
 // Call runs p with args (serialized values of argTypes, nil for null)
 // bound to names, and returns its result serialized as ret (nil for
@@ -63,14 +84,24 @@ func (p *Program) Call(names []string, argTypes []datatype.DataType, args [][]by
 			return nil, err
 		}
 	}
+	after := lim.AfterFunc
+	if after == nil {
+		after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
 	if lim.Fail > 0 {
-		after := lim.AfterFunc
-		if after == nil {
-			after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-		}
 		stop := after(lim.Fail, func() { rt.Interrupt(ErrTimeout) })
 		defer stop()
 	}
+	growth := lim.MaxHeapGrowth
+	if growth == 0 {
+		growth = DefaultMaxHeapGrowth
+	}
+	w := &heapWatch{base: heapBytes(), max: growth, rt: rt, done: make(chan struct{})}
+	stopWatch := after(heapWatchAfter, w.start)
+	defer func() {
+		stopWatch()
+		w.stop()
+	}()
 	res, err := rt.RunProgram(p.prog)
 	if err != nil {
 		var so *goja.StackOverflowError
@@ -86,6 +117,63 @@ func (p *Program) Call(names []string, argTypes []datatype.DataType, args [][]by
 		return nil, err
 	}
 	return fromJS(rt, ret, res)
+}
+
+// heapWatch interrupts a call whose heap growth passes max: started by a
+// timer once the call has run heapWatchAfter, it reads the heap every
+// heapWatchEvery until the call ends.
+type heapWatch struct {
+	base, max uint64
+	rt        *goja.Runtime
+	mu        sync.Mutex
+	done      chan struct{}
+	stopped   bool
+	wg        sync.WaitGroup
+}
+
+func (w *heapWatch) start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(heapWatchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+				if h := heapBytes(); h > w.base && h-w.base > w.max {
+					w.rt.Interrupt(ErrMemory)
+					return
+				}
+			}
+		}
+	}()
+}
+
+// stop ends the watch and waits for its goroutine.
+func (w *heapWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	close(w.done)
+	w.mu.Unlock()
+	w.wg.Wait()
+}
+
+// heapBytes is the bytes of live and unswept heap objects, read without
+// stopping the world.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // ---- CQL to JavaScript ----

@@ -143,3 +143,16 @@ func TestCompileError(t *testing.T) {
 		t.Fatal("a body that is not JavaScript compiled")
 	}
 }
+
+// A body that doubles a string until memory runs out is interrupted once
+// the heap has grown past the limit, whatever its time limit.
+func TestCallInterruptedAtHeapGrowth(t *testing.T) {
+	p, err := Compile("ks.f", "var s = 'x'; while (true) { s = s + s; }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Call(nil, nil, nil, datatype.Int, Limits{Fail: time.Minute, MaxHeapGrowth: 64 << 20})
+	if !errors.Is(err, ErrMemory) {
+		t.Fatalf("err %v, want ErrMemory", err)
+	}
+}
