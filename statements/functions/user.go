@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -42,6 +43,23 @@ type UserOptions struct {
 type Users struct {
 	opts  UserOptions
 	cache sync.Map // *storage.FunctionDef or aggKey -> *Sig
+	// cached counts cache's entries: definitions replaced by schema
+	// changes would otherwise stay forever.
+	cached atomic.Int64
+}
+
+// maxCached bounds the compiled definitions kept; past it the cache starts
+// afresh (plans keep the Sigs they use).
+const maxCached = 4096
+
+// store caches s under key and returns the entry cached.
+func (u *Users) store(key any, s *Sig) *Sig {
+	if u.cached.Add(1) > maxCached {
+		u.cache.Clear()
+		u.cached.Store(1)
+	}
+	actual, _ := u.cache.LoadOrStore(key, s)
+	return actual.(*Sig)
 }
 
 // aggKey is a compiled aggregate's cache key: its definition and those of
@@ -96,8 +114,7 @@ func (u *Users) Lookup(k *storage.KeyspaceDef, name string, parse TypeParser) ([
 		if err != nil {
 			return nil, err
 		}
-		actual, _ := u.cache.LoadOrStore(key, s)
-		out = append(out, actual.(*Sig))
+		out = append(out, u.store(key, s))
 	}
 	return out, nil
 }
@@ -122,8 +139,7 @@ func (u *Users) function(f *storage.FunctionDef, parse TypeParser) (*Sig, error)
 	s := &Sig{Keyspace: f.Keyspace, Name: f.Name, Params: params, Ret: ret, CalledOnNullInput: f.CalledOnNullInput, Def: f}
 	prog, cerr := jsudf.Compile(f.Keyspace+"."+f.Name, f.Body)
 	s.Impl = u.scalar(s, f, prog, cerr)
-	actual, _ := u.cache.LoadOrStore(f, s)
-	return actual.(*Sig), nil
+	return u.store(f, s), nil
 }
 
 // scalar is the implementation of the user-defined function s: its body
