@@ -142,6 +142,9 @@
 // space and replay keys, commit_failure_policy (stop stops the client
 // transports and keeps the process up; stop_commit keeps serving reads;
 // die exits; ignore fails the writes the error hit and carries on),
+// disk_failure_policy (when the data engine's MANIFEST cannot be written:
+// stop and stop_paranoid stop the client transports and gossip, die exits,
+// best_effort and ignore keep serving reads; writes fail until a restart),
 // num_tokens (at the first start: the tokens are saved with the data),
 // endpoint_snitch, data_center, rack, auto_bootstrap (a new node that is
 // not a seed streams the ranges it takes over before it serves),
@@ -162,15 +165,13 @@
 // prepared_statements_cache_size (default a fixed 10MiB: Cassandra's
 // max(10MiB, heap/256) has no heap to divide in Go), the batch checks
 // batch_size_warn_threshold (5KiB), batch_size_fail_threshold (50KiB) and
-// unlogged_batch_across_partitions_warn_threshold (10), prometheus_address
-// and prometheus_port.
+// unlogged_batch_across_partitions_warn_threshold (10), the request
+// deadlines read_request_timeout, range_request_timeout,
+// write_request_timeout and request_timeout (past them a request answers
+// READ_TIMEOUT or WRITE_TIMEOUT), prometheus_address and prometheus_port.
 //
-// Validated and not used yet: the request timeouts (read_request_timeout,
-// write_request_timeout, request_timeout: no request times out),
-// disk_failure_policy (a data disk that cannot take a flush makes writes
-// fail with WRITE_FAILURE until a flush succeeds, whatever it says),
-// saved_caches_directory, authorizer
+// Validated and not used yet: saved_caches_directory, authorizer
 // (AllowAllAuthorizer, or CassandraAuthorizer with PasswordAuthenticator:
 // permissions are not checked yet, which start-up warns about),
-// role_manager (CassandraRoleManager only) and seed_provider.
+// and role_manager (CassandraRoleManager only).
 package config

@@ -68,6 +68,10 @@ type Options struct {
 	Timeouts Timeouts
 	// BatchLimits warn about and refuse large batches.
 	BatchLimits BatchLimits
+	// MaxResponseSize bounds a response's frame body and what a read
+	// gathers for it (response.go): native_transport_max_frame_size; 0
+	// means 16 MiB.
+	MaxResponseSize int
 	// PreparedMetrics, when set, receives the prepared-statement cache's
 	// metrics; nil keeps them unregistered.
 	PreparedMetrics *metrics.Prepared

@@ -44,6 +44,7 @@ type tableSelectPlan struct {
 	fns       *fnScope
 	meta      []*message.ColumnMetadata
 	metaID    []byte
+	metaSize  int // bytes meta takes in a ROWS result
 	limit     valueExpr
 	ppl       valueExpr
 	binds     []*message.ColumnMetadata
@@ -210,6 +211,7 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		p.pk = append(p.pk, uint16(m.index))
 	}
 	p.metaID = metadataID(p.meta)
+	p.metaSize = metadataSize(p.meta)
 	return p, nil
 }
 

@@ -75,9 +75,20 @@ type selectRun struct {
 	limit    int32 // -1: none
 	ppl      int32 // -1: none
 	pageSize int32 // <= 0: no paging
-	resume   *pageState
-	next     *pageState
-	filters  [][][]byte // allowed values per filter
+	// size is the bytes the rows take in the response so far, room what
+	// they may take (response.go): a page that would pass room ends
+	// before, an unpaged result that would is refused.
+	size, room int
+	full       bool // the page ended at room
+	// last is where the last row taken is, for a page ended at room.
+	last struct {
+		pk     []byte
+		ck     [][]byte
+		inPart int32
+	}
+	resume  *pageState
+	next    *pageState
+	filters [][][]byte // allowed values per filter
 	// orderKeys are the rows' sort keys when p.orderAfter > 0: their
 	// ORDER BY columns in clustering order, nil for a static-only row.
 	orderKeys [][]byte
@@ -123,6 +134,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	r := &selectRun{p: p, x: x, now: x.nowInSeconds(), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
 	if p.orderAfter > 0 && r.pageSize > 0 {
 		return nil, errPagedOrderAfter
+	}
+	if r.room, err = c.rowsRoom(p.metaSize); err != nil {
+		return nil, err
 	}
 	if p.sel != nil {
 		r.sctx = &selCtx{x: x}
@@ -253,10 +267,35 @@ func evalLimit(e valueExpr, x *execution, what string) (int32, error) {
 
 // done reports whether the page or the limit is full.
 func (r *selectRun) done() bool {
-	if r.limit == 0 {
+	if r.limit == 0 || r.full {
 		return true
 	}
 	return r.pageSize > 0 && int32(len(r.rows)) >= r.pageSize
+}
+
+// fits reports whether a result row of n bytes fits in the response's
+// room. One that does not ends a paged read's page before it, resuming
+// after the last row taken (a page's first row is taken whatever its
+// size: the frontend refuses it if it is too big for a frame), and fails
+// an unpaged read with INVALID.
+func (r *selectRun) fits(n int) bool {
+	if r.size+n <= r.room || r.pageSize > 0 && len(r.rows) == 0 {
+		r.size += n
+		return true
+	}
+	if r.pageSize <= 0 {
+		r.err = responseTooBig(r.room + r.p.metaSize + rowsResultOverhead)
+		return false
+	}
+	r.full = true
+	if r.limit != 0 {
+		pr := int32(-1)
+		if r.ppl >= 0 {
+			pr = r.ppl - r.last.inPart
+		}
+		r.next = &pageState{pk: r.last.pk, ck: r.last.ck, remaining: r.limit, pRemaining: pr}
+	}
+	return false
 }
 
 // part is one partition a read names.
@@ -497,11 +536,15 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 	if p.json != nil {
 		vals = [][]byte{p.json.Row(vals)}
 	}
+	if !r.fits(rowSize(vals)) {
+		return false
+	}
 	r.inPart++
 	if r.limit > 0 {
 		r.limit--
 	}
 	r.rows = append(r.rows, vals)
+	r.last.pk, r.last.ck, r.last.inPart = r.pk, ck, r.inPart
 	if p.orderAfter > 0 {
 		var key []byte
 		if ck != nil {
@@ -563,6 +606,9 @@ func (r *selectRun) flushGroup() bool {
 	}
 	if r.p.json != nil {
 		out = [][]byte{r.p.json.Row(out)}
+	}
+	if !r.fits(rowSize(out)) {
+		return false
 	}
 	r.rows = append(r.rows, out)
 	if r.limit > 0 {

@@ -59,7 +59,10 @@
 // point its handler looks (the coordinator's reads look every few rows).
 //
 // Limits. A frame longer than MaxFrameSize breaks the connection (the body
-// would have to be read and thrown away). Every input is bounded
+// would have to be read and thrown away); an answer longer than that is
+// replaced by INVALID "Response is too big" on its stream (write.go: the
+// coordinator keeps its reads within the limit, this catches the rest).
+// Every input is bounded
 // (budget.go, write.go, admit.go, housekeep.go):
 //
 //   - Request data: a frame is counted in full, against its client

@@ -121,12 +121,23 @@ func (cn *conn) encode(dst []byte, version primitive.ProtocolVersion, stream int
 		frameDst = nil // the frame goes into segments appended to dst
 	}
 	out, err := cn.s.appendResponse(frameDst, version, stream, resp, cn.comp)
-	if err != nil {
+	var instead message.Message
+	switch {
+	case err != nil:
 		cn.s.log.Error("cannot encode response", "stream", stream, "err", err)
-		out, err = cn.s.appendResponse(frameDst, version, stream,
-			&protocol.Response{Message: &message.ServerError{ErrorMessage: err.Error()}}, cn.comp)
+		instead = &message.ServerError{ErrorMessage: err.Error()}
+	case len(out)-len(frameDst)-protocol.HeaderLen > cn.s.opts.MaxFrameSize && resp.Message.GetOpCode() != protocol.OpCodePreparedBatch:
+		// A frame a client with the same limit would refuse: the
+		// coordinator keeps the reads it builds within it, and this
+		// catches any other answer. A PREPARED_BATCH is bounded by its
+		// request (at most MaxPrepareBatch statements of a request that
+		// fit the limit), not by the frame: docs/prepare_batch.spec.
+		instead = &message.Invalid{ErrorMessage: protocol.ResponseTooBig(cn.s.opts.MaxFrameSize)}
+	}
+	if instead != nil {
+		out, err = cn.s.appendResponse(frameDst[:len(frameDst):len(frameDst)], version, stream, &protocol.Response{Message: instead}, cn.comp)
 		if err != nil {
-			return dst, fmt.Errorf("frontend: encode SERVER_ERROR for stream %d: %w", stream, err)
+			return dst, fmt.Errorf("frontend: encode %v for stream %d: %w", instead.GetOpCode(), stream, err)
 		}
 	}
 	if !cn.framed {

@@ -36,6 +36,14 @@ func DecodeResponse(h Header, body []byte) (message.Message, error) {
 	return f.Body.Message, nil
 }
 
+// ResponseTooBig is the INVALID message of a request whose answer would
+// not fit in a frame of maxBody bytes (native_transport_max_frame_size),
+// worded as Cassandra refuses a request over that limit.
+func ResponseTooBig(maxBody int) string {
+	return fmt.Sprintf("Response is too big: it would exceed the maximum allowed length %d "+
+		"(native_transport_max_frame_size); page the query or select less.", maxBody)
+}
+
 // AppendRequest appends msg encoded as an uncompressed request frame of the
 // given version and stream to dst, PREPARE_BATCH included.
 func AppendRequest(dst []byte, version primitive.ProtocolVersion, stream int16, msg message.Message) ([]byte, error) {

@@ -178,7 +178,8 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			Metrics:            metrics.NewCommitLog(reg),
 			OnFailure:          n.commitFailed,
 		},
-		Logger: log,
+		Logger:        log,
+		OnDiskFailure: n.diskFailed,
 	})
 	if err != nil {
 		return nil, err
@@ -221,6 +222,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Publish:           publish,
 		Logger:            log,
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
+		MaxResponseSize:   int(cfg.NativeTransportMaxFrameSize),
 		Timeouts: coordinator.Timeouts{
 			Read:    cfg.ReadRequestTimeout.Duration,
 			Write:   cfg.WriteRequestTimeout.Duration,
@@ -439,6 +441,22 @@ func (n *Node) commitFailed(err error) {
 	n.failedCommit.Store(true)
 	if n.fe.Load() != nil {
 		_ = n.stopTransports()
+	}
+}
+
+// diskFailed is the engine's OnDiskFailure: the LSM could not record a
+// change in its MANIFEST, a data disk failure, and disk_failure_policy
+// applies as in Cassandra: die ends the process; stop and stop_paranoid
+// fail-stop the node (its client transports and gossip stop, the process
+// and its metrics endpoint stay up for inspection); best_effort and
+// ignore go on serving reads, since this node has one data directory to
+// fall back on. Writes fail until a restart under every policy.
+func (n *Node) diskFailed(err error) {
+	switch p := n.cfg.DiskFailurePolicy; p {
+	case "die", "stop", "stop_paranoid":
+		n.failStop(fmt.Errorf("data disk failure (disk_failure_policy %s): %w", p, err))
+	default:
+		n.log.Error("data disk failure: reads go on, writes fail until a restart (disk_failure_policy: "+p+")", "err", err)
 	}
 }
 

@@ -1,8 +1,12 @@
 package storage
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -14,9 +18,24 @@ import (
 // is the file system the LSM runs on: after a write of one of its tables
 // fails it holds the next table's creation back, doubling the wait from
 // minRetryWait to maxRetryWait while the failures go on; a table written
-// and synced without an error ends the backoff. The wait happens in pebble's flush or
-// compaction goroutine, outside pebble's locks, so reads and the
-// memtables carry on meanwhile.
+// and synced without an error ends the backoff. The wait happens in
+// pebble's flush or compaction goroutine, outside pebble's locks, so reads
+// and the memtables carry on meanwhile.
+//
+// It also keeps a full disk from failing the LSM's MANIFEST, which pebble
+// cannot survive (lsmfailure.go): once the LSM is open (metaRetry), a write
+// or creation of a file other than a table that fails because the disk is
+// full waits and tries again, backing off the same way, until it goes
+// through or the engine closes. Pebble holds its MANIFEST lock meanwhile:
+// no flush or compaction completes, reads go on, and writes are refused
+// (flushState.stall) so they do not fill the memtables. A failed sync is
+// not retried: after one, the kernel may have dropped the data it did not
+// write, and a second sync would report success.
+//
+// Once the MANIFEST failed for good (failed), no table is created (each
+// attempt fails after the backoff, so pebble's retries neither spin nor
+// write) and none is removed: the failed MANIFEST record may or may not
+// have reached the disk, and a restart must find the tables it names.
 const (
 	minRetryWait = 50 * time.Millisecond
 	maxRetryWait = 5 * time.Second
@@ -24,23 +43,38 @@ const (
 
 type backoffFS struct {
 	vfs.FS
-	after func(time.Duration) <-chan time.Time
-	stop  <-chan struct{} // closed when the engine closes: waits end at once
+	after  func(time.Duration) <-chan time.Time
+	stop   <-chan struct{} // closed when the engine closes: waits end at once
+	health lsmHealth
+
+	metaRetry atomic.Bool
+	failed    atomic.Bool
 
 	mu       sync.Mutex
 	failures int // table writes failed in a row
 }
 
+// lsmHealth hears of MANIFEST writes waiting for room (flushState).
+type lsmHealth interface {
+	stall(err error)
+	unstall()
+}
+
 var (
-	_ vfs.FS   = (*backoffFS)(nil)
-	_ vfs.File = (*backoffFile)(nil)
+	_ vfs.FS    = (*backoffFS)(nil)
+	_ vfs.File  = (*backoffFile)(nil)
+	_ vfs.File  = (*metaFile)(nil)
+	_ lsmHealth = (*flushState)(nil)
 )
 
-func newBackoffFS(fs vfs.FS, after func(time.Duration) <-chan time.Time, stop <-chan struct{}) *backoffFS {
+// errLSMFailed is what creating a table answers once the MANIFEST failed.
+var errLSMFailed = errors.New("storage: the LSM's MANIFEST failed; no table is written until the node restarts")
+
+func newBackoffFS(fs vfs.FS, after func(time.Duration) <-chan time.Time, stop <-chan struct{}, health lsmHealth) *backoffFS {
 	if after == nil {
 		after = time.After
 	}
-	return &backoffFS{FS: fs, after: after, stop: stop}
+	return &backoffFS{FS: fs, after: after, stop: stop, health: health}
 }
 
 // isTable reports whether pebble's file name is an sstable or a blob file,
@@ -59,16 +93,25 @@ func retryWait(n int) time.Duration {
 
 func (fs *backoffFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	if !isTable(name) {
-		return fs.FS.Create(name, category)
+		var f vfs.File
+		err := fs.retry("create "+name, func() (err error) {
+			f, err = fs.FS.Create(name, category)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &metaFile{File: f, fs: fs, name: name}, nil
 	}
 	fs.mu.Lock()
 	wait := retryWait(fs.failures)
 	fs.mu.Unlock()
 	if wait > 0 {
-		select {
-		case <-fs.after(wait):
-		case <-fs.stop:
-		}
+		fs.sleep(wait)
+	}
+	if fs.failed.Load() {
+		fs.outcome(errLSMFailed)
+		return nil, errLSMFailed
 	}
 	f, err := fs.FS.Create(name, category)
 	if err != nil {
@@ -76,6 +119,54 @@ func (fs *backoffFS) Create(name string, category vfs.DiskWriteCategory) (vfs.Fi
 		return nil, err
 	}
 	return &backoffFile{File: f, fs: fs}, nil
+}
+
+// Remove removes name, except a table once the MANIFEST failed.
+func (fs *backoffFS) Remove(name string) error {
+	if fs.failed.Load() && isTable(name) {
+		return nil
+	}
+	return fs.FS.Remove(name)
+}
+
+// isDiskFull reports whether err says the disk (or the user's quota) is
+// full: what waiting may cure.
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// retry runs op until it does not fail for want of space, waiting between
+// attempts as flush retries do; the engine's close ends the waits, op's
+// error standing.
+func (fs *backoffFS) retry(what string, op func() error) error {
+	err := op()
+	for n := 1; isDiskFull(err) && fs.metaRetry.Load(); n++ {
+		if n == 1 {
+			fs.health.stall(fmt.Errorf("%s: %w", what, err))
+			defer fs.health.unstall()
+		}
+		if !fs.sleep(retryWait(n)) {
+			return err
+		}
+		err = op()
+	}
+	return err
+}
+
+// sleep waits for d, or less once the engine closes; it reports whether it
+// waited the whole time. A closing engine asks the clock nothing.
+func (fs *backoffFS) sleep(d time.Duration) bool {
+	select {
+	case <-fs.stop:
+		return false
+	default:
+	}
+	select {
+	case <-fs.after(d):
+		return true
+	case <-fs.stop:
+		return false
+	}
 }
 
 // Unwrap is the wrapped FS (vfs's convention for wrapping filesystems).
@@ -140,4 +231,23 @@ func (f *backoffFile) SyncData() error { return f.synced(f.File.SyncData()) }
 func (f *backoffFile) SyncTo(length int64) (bool, error) {
 	full, err := f.File.SyncTo(length)
 	return full, f.failed(err)
+}
+
+// metaFile is one of the LSM's files other than a table (its MANIFEST): a
+// write that finds the disk full waits and goes on with what was not
+// written. Only the goroutine holding pebble's MANIFEST lock writes it.
+type metaFile struct {
+	vfs.File
+	fs   *backoffFS
+	name string
+}
+
+func (f *metaFile) Write(p []byte) (int, error) {
+	n := 0
+	err := f.fs.retry("write "+f.name, func() error {
+		m, err := f.File.Write(p[n:])
+		n += m
+		return err
+	})
+	return n, err
 }

@@ -81,7 +81,11 @@
 // LSM cannot flush (flushstate.go), fails with ErrWriteFailed, which
 // clients see as WRITE_FAILURE. Pebble retries a failed flush by itself;
 // backoff.go spaces the retries out, and the first that succeeds lets
-// writes in again.
+// writes in again. A write of pebble's MANIFEST that finds the disk full
+// waits and retries the same way (pebble cannot survive its failure);
+// any other MANIFEST failure fails the LSM until a restart, writes
+// refused and reads going on, and EngineOptions.OnDiskFailure lets the
+// node apply disk_failure_policy (lsmfailure.go).
 //
 // All file I/O goes through pebble's vfs.FS so tests can run on an
 // in-memory, crashable or fault-injecting file system.

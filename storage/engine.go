@@ -34,6 +34,11 @@ type EngineOptions struct {
 	// MemTableSize is the size of one memtable; 0 means
 	// DefaultMemTableSize.
 	MemTableSize int64
+	// OnDiskFailure is called once, from the engine's goroutine, when the
+	// LSM's MANIFEST could not be written (lsmfailure.go): the data disk
+	// failed, and the caller applies disk_failure_policy. Writes are
+	// refused from then on; reads go on.
+	OnDiskFailure func(err error)
 	// Now is the clock Truncate records its time by; nil means time.Now.
 	Now func() time.Time
 }
@@ -65,7 +70,11 @@ type Engine struct {
 	flushReq   chan struct{} // wakes flushLoop for a flush
 	markReq    chan struct{} // wakes it for a mark (release.go)
 	releaseReq chan struct{} // wakes it to free what pebble flushed
+	failReq    chan struct{} // wakes it to report the MANIFEST's failure
 	stop       chan struct{} // closed by Close: flushLoop returns
+
+	fs            *backoffFS
+	onDiskFailure func(error)
 
 	rel    releaser
 	stalls stalls
@@ -99,7 +108,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	}
 	e := &Engine{lg: o.Logger, flushes: newFlushState(o.Logger),
 		flushReq: make(chan struct{}, 1), markReq: make(chan struct{}, 1), releaseReq: make(chan struct{}, 1),
-		stop: make(chan struct{}), now: o.Now}
+		failReq: make(chan struct{}, 1), stop: make(chan struct{}), onDiskFailure: o.OnDiskFailure, now: o.Now}
 	listener := &pebble.EventListener{
 		FlushEnd: func(info pebble.FlushInfo) {
 			e.flushes.flushEnd(info)
@@ -112,15 +121,17 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	e.stalls.now = time.Now
 	e.stalls.listen(listener)
 	po := lsmOptions(o)
-	po.FS = newBackoffFS(o.FS, o.After, e.stop)
+	e.fs = newBackoffFS(o.FS, o.After, e.stop, e.flushes)
+	po.FS = e.fs
 	po.Cache = cache
-	po.Logger = pebbleLogger{o.Logger}
+	po.Logger = pebbleLogger{l: o.Logger, manifestFailed: e.lsmFailed}
 	po.EventListener = listener
 	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", o.Dir, err)
 	}
 	e.db = db
+	e.fs.metaRetry.Store(true)
 	lo := o.Log
 	if lo.FS == nil {
 		lo.FS = o.FS
@@ -591,6 +602,10 @@ func (e *Engine) flushLoop() {
 			end := e.log.End()
 			e.rel.add(end)
 			e.applyMu.Unlock()
+		case <-e.failReq:
+			if e.onDiskFailure != nil {
+				e.onDiskFailure(e.flushes.failure())
+			}
 		case <-e.releaseReq:
 			if pos, ok := e.rel.releasable(); ok {
 				if err := e.log.MarkFlushed(pos); err != nil {
@@ -638,8 +653,13 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// pebbleLogger sends pebble's log lines to slog.
-type pebbleLogger struct{ l *slog.Logger }
+// pebbleLogger sends pebble's log lines to slog. A fatal message about
+// the MANIFEST goes to manifestFailed instead of ending the process
+// (lsmfailure.go).
+type pebbleLogger struct {
+	l              *slog.Logger
+	manifestFailed func(msg string)
+}
 
 func (p pebbleLogger) Infof(format string, args ...any) {
 	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
@@ -648,8 +668,13 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if p.manifestFailed != nil && isManifestFailure(msg) {
+		p.manifestFailed(msg)
+		return
+	}
+	p.l.Error("pebble: fatal: " + msg)
+	panic(msg)
 }
 
 // flushedKey holds the commit log position that the LSM's last flush

@@ -35,16 +35,76 @@ func writeFailed(err error) error {
 // Accepting writes meanwhile would fill the memtables until pebble stalls
 // every write, the commit log's completion goroutine with them.
 //
+// Two more states refuse writes the same way: a write of the LSM's
+// metadata (its MANIFEST) that waits for the full disk to have room
+// (backoff.go), which ends by itself when the write goes through, and a
+// MANIFEST that failed for good (lsmfailure.go), which lasts until the
+// node restarts.
+//
 // Its methods are safe for concurrent use; pebble calls the listener
 // methods with its own mutex held, so they only record and signal.
 type flushState struct {
 	lg      *slog.Logger
-	failing atomic.Bool // err != nil, read without the lock on the write path
+	failing atomic.Bool // err, stalled or fatal is set; read without the lock on the write path
 
 	mu      sync.Mutex
 	err     error         // why the newest flush failed; nil once one succeeded
-	failedC chan struct{} // closed and replaced at every failed flush
+	stalled error         // why a MANIFEST write waits; nil once it went through
+	fatal   error         // why the MANIFEST failed for good
+	failedC chan struct{} // closed and replaced at every failed flush, stall and failure
 	ended   error         // the error of the last FlushEnd, until its BackgroundError
+}
+
+// signalLocked wakes the flushes waiting for a failure and sets failing.
+// REQUIRES: s.mu held.
+func (s *flushState) signalLocked() {
+	s.failing.Store(s.err != nil || s.stalled != nil || s.fatal != nil)
+	close(s.failedC)
+	s.failedC = make(chan struct{})
+}
+
+// stall records that a MANIFEST write found the disk full and waits to
+// retry; unstall, that it went through or gave up.
+func (s *flushState) stall(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lg.Error("storage: the LSM cannot record its changes, the disk is full; writes are refused until it can (retrying, backing off)",
+		"err", err.Error())
+	s.stalled = err
+	s.signalLocked()
+}
+
+func (s *flushState) unstall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalled == nil {
+		return
+	}
+	s.lg.Info("storage: the LSM records its changes again", "after", s.stalled.Error())
+	s.stalled = nil
+	s.failing.Store(s.err != nil || s.fatal != nil)
+}
+
+// fail records that the MANIFEST failed for good; it reports whether this
+// was the first failure.
+func (s *flushState) fail(err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fatal != nil {
+		return false
+	}
+	s.lg.Error("storage: the LSM's MANIFEST could not be written; writes are refused until the node restarts "+
+		"(disk_failure_policy applies)", "err", err.Error())
+	s.fatal = err
+	s.signalLocked()
+	return true
+}
+
+// failure is the MANIFEST's failure, nil if there was none.
+func (s *flushState) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatal
 }
 
 func newFlushState(lg *slog.Logger) *flushState {
@@ -64,9 +124,9 @@ func (s *flushState) flushEnd(info pebble.FlushInfo) {
 	}
 	s.ended = nil
 	if s.err != nil {
-		s.lg.Info("storage: a flush succeeded again; writes are accepted", "after", s.err.Error())
+		s.lg.Info("storage: a flush succeeded again", "after", s.err.Error())
 		s.err = nil
-		s.failing.Store(false)
+		s.failing.Store(s.stalled != nil || s.fatal != nil)
 	}
 }
 
@@ -78,29 +138,36 @@ func (s *flushState) backgroundError(err error) {
 		return
 	}
 	s.ended = nil
-	if s.err == nil {
+	switch {
+	case s.fatal != nil:
+		// Said once, by fail; pebble's retries fail until a restart.
+	case s.err == nil:
 		s.lg.Error("storage: a flush failed; writes are refused until one succeeds (pebble retries it, backing off)",
 			"err", err.Error())
-	} else {
+	default:
 		s.lg.Warn("storage: a flush failed again", "err", err.Error())
 	}
 	s.err = err
-	s.failing.Store(true)
-	close(s.failedC)
-	s.failedC = make(chan struct{})
+	s.signalLocked()
 }
 
-// refusal returns the error a write gets while the newest flush failed.
+// refusal returns the error a write gets while the newest flush failed,
+// a MANIFEST write waits for room, or the MANIFEST failed.
 func (s *flushState) refusal() error {
 	if !s.failing.Load() {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err == nil {
-		return nil
+	switch {
+	case s.fatal != nil:
+		return fmt.Errorf("%w: the LSM's MANIFEST could not be written, writes are refused until the node restarts: %w", ErrWriteFailed, s.fatal)
+	case s.stalled != nil:
+		return fmt.Errorf("%w: the LSM cannot record its changes, writes are refused until it can: %w", ErrWriteFailed, s.stalled)
+	case s.err != nil:
+		return fmt.Errorf("%w: the LSM cannot flush its memtables, writes are refused until it can: %w", ErrWriteFailed, s.err)
 	}
-	return fmt.Errorf("%w: the LSM cannot flush its memtables, writes are refused until it can: %w", ErrWriteFailed, s.err)
+	return nil
 }
 
 // failed returns a channel closed when the next flush fails.

@@ -14,8 +14,8 @@
 // in the figures.
 //
 // A run is described by a command line (see Parse): a workload (write,
-// read, mixed, counter_write, counter_read, cas, or user with a YAML
-// profile), a bound (n= operations or duration=), and option groups (-rate,
+// read, mixed, counter_write, counter_read, cas, serial_read, or user with
+// a YAML profile), a bound (n= operations or duration=), and option groups (-rate,
 // -pop, -col, -schema, -mode, -node, -log). Run executes it:
 //
 //   - Closed loop: N worker goroutines each run one operation after the

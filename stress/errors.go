@@ -67,6 +67,18 @@ func errorKind(err error) string {
 	return "other"
 }
 
+// timeoutKinds are the error kinds that count as timeouts.
+var timeoutKinds = []string{"write_timeout", "read_timeout", "cas_write_unknown", "client_timeout"}
+
+// timeouts sums the timeouts among error counts by kind.
+func timeouts(byKind map[string]int64) int64 {
+	var n int64
+	for _, k := range timeoutKinds {
+		n += byKind[k]
+	}
+	return n
+}
+
 // printedErrors is how many failures are shown with their message.
 const printedErrors = 5
 

@@ -24,7 +24,8 @@ const Usage = `usage:
   cqlstress chart -o OUT.html|OUT.svg RESULT.json...
 
 commands: write, update (one column of a row), read, mixed ratio(write=1,read=3), counter_write, counter_read,
-          cas (on keyspace1.cas1: INSERT ... IF NOT EXISTS, then UPDATE ... IF "C0" = ?),
+          cas (on keyspace1.cas1: INSERT ... IF NOT EXISTS, then UPDATE ... IF "C0" = ?; cl= is the commit level),
+          serial_read (SELECT from keyspace1.cas1 at -serial-cl; -populate writes its rows),
           user profile=FILE.yaml ops(insert=1,QUERY=2)
 options:
   -rate threads=N | 'threads>=1' 'threads<=256' (sweep, doubling) | fixed=5000/s threads=N (open loop)
@@ -35,7 +36,7 @@ options:
   -mode prepared|simple protocolVersion=4 compression=lz4|snappy connections=2 pageSize=5000 prepareBatch=on|off
         timeout=12s coalesce=200us user=U password=P
         lean: cqld's own client instead of gocql, one connection per thread with one request in flight
-              (write, update, read, counter_*; protocolVersion=4|5; no compression, auth, retries or cas)
+              (write, update, read, counter_*; protocolVersion=4|5; no compression, auth, retries, cas or serial_read)
   -node 127.0.0.1[:9042],... [datacenter=DC]   -cl ONE   -serial-cl SERIAL
   -errors retries=N               let the driver retry N times (default 0: every failure counts)
   -populate [n=N]                 write the population's keys once before measuring

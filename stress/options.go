@@ -21,7 +21,7 @@ type Weighted struct {
 
 // Config is a parsed command line. Parse fills in every default.
 type Config struct {
-	Command  string // write, update, read, mixed, counter_write, counter_read, cas, user
+	Command  string // write, update, read, mixed, counter_write, counter_read, cas, serial_read, user
 	Args     []string
 	N        int64         // operations per run (or per sweep step); 0 means bounded by Duration
 	Duration time.Duration // per run or per sweep step
@@ -100,7 +100,7 @@ func (c *Config) Steps() []int {
 
 var commands = map[string]bool{
 	"write": true, "update": true, "read": true, "mixed": true, "counter_write": true,
-	"counter_read": true, "cas": true, "user": true,
+	"counter_read": true, "cas": true, "serial_read": true, "user": true,
 }
 
 // options that take their sub-arguments up to the next "-name".
@@ -131,7 +131,7 @@ func Parse(args []string) (*Config, error) {
 	}
 	c.Args = append([]string(nil), args...)
 	if len(args) == 0 {
-		return nil, fmt.Errorf("%w: no command (write, update, read, mixed, counter_write, counter_read, cas, user, chart)", ErrUsage)
+		return nil, fmt.Errorf("%w: no command (write, update, read, mixed, counter_write, counter_read, cas, serial_read, user, chart)", ErrUsage)
 	}
 	c.Command = strings.ToLower(args[0])
 	if !commands[c.Command] {
@@ -423,7 +423,7 @@ func (c *Config) finish() error {
 		}
 		for _, w := range c.Ratio {
 			if !builtinKinds[w.Name] {
-				return fmt.Errorf("%w: ratio: unknown operation %q (write, update, read, counter_write, counter_read, cas)", ErrUsage, w.Name)
+				return fmt.Errorf("%w: ratio: unknown operation %q (write, update, read, counter_write, counter_read, cas, serial_read)", ErrUsage, w.Name)
 			}
 		}
 	case "user":
@@ -480,8 +480,8 @@ func (c *Config) checkLean() error {
 		return refuse("-node datacenter=")
 	}
 	for _, w := range c.Ratio {
-		if w.Name == "cas" {
-			return refuse("cas")
+		if w.Name == "cas" || w.Name == "serial_read" {
+			return refuse(w.Name)
 		}
 	}
 	return nil

@@ -42,6 +42,10 @@ func TestParse(t *testing.T) {
 			return c.WarmupDuration == 30*time.Second && c.Retries == 3 && c.DataCenter == "dc2" && len(c.Nodes) == 2
 		}},
 		{"write n=5 warmup=10k", func(c *Config) bool { return c.WarmupN == 10000 }},
+		{"cas n=10k cl=ANY -serial-cl LOCAL_SERIAL -pop dist=uniform(1..5)", func(c *Config) bool {
+			return c.N == 10000 && c.CL == gocql.Any && c.SerialCL == gocql.LocalSerial && c.Pop.Kind == "uniform" && c.Pop.Max == 5
+		}},
+		{"serial_read n=5", func(c *Config) bool { return c.SerialCL == gocql.Serial && c.Ratio[0].Name == "serial_read" }},
 		{"update n=5 -mode lean protocolVersion=5", func(c *Config) bool {
 			return c.Lean && c.ProtoVersion == 5 && len(c.Ratio) == 1 && c.Ratio[0].Name == "update"
 		}},
@@ -66,7 +70,7 @@ func TestParse(t *testing.T) {
 		"write n=1 -rate threads>=8 threads<=4", "write n=1 -pop dist=zipf(1..10,1)", "write n=1 -bogus x",
 		"mixed ratio(write=1,scan=1) n=1", "user n=1 ops(insert=1)", "write n=1 -col size=seq(1..3)",
 		"write n=1 -rate threads>=1 threads<=4 fixed=10/s", "write n=1 -mode compression=zstd", "write n=1 -mode protocolVersion=5", "write n=1 warmup=soon",
-		"write n=1 -mode lean protocolVersion=3", "write n=1 -mode lean connections=4", "cas n=1 -mode lean",
+		"write n=1 -mode lean protocolVersion=3", "write n=1 -mode lean connections=4", "cas n=1 -mode lean", "serial_read n=1 -mode lean", "serial_read n=1 -serial-cl QUORUM",
 		"mixed ratio(write=1,cas=1) n=1 -mode lean", "write n=1 -mode lean compression=lz4", "write n=1 -mode lean user=u",
 		"write n=1 -mode lean -errors retries=1", "write n=1 -mode lean -node datacenter=dc1 h1", "user profile=p.yaml ops(insert=1) n=1 -mode lean",
 	} {

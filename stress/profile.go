@@ -92,11 +92,15 @@ type workload struct {
 func loadWorkload(c *Config) (*workload, error) {
 	if c.Command != "user" {
 		wl := &workload{}
-		std, ctr := false, false
+		std, ctr, cas := false, false, false
 		for _, w := range c.Ratio {
 			wl.kinds = append(wl.kinds, builtin(w.Name, w.Weight, c))
 			std = std || w.Name == "write" || w.Name == "read"
 			ctr = ctr || strings.HasPrefix(w.Name, "counter_")
+			cas = cas || w.Name == "serial_read"
+		}
+		if cas {
+			wl.populate = append(wl.populate, builtin("cas_populate", 1, c))
 		}
 		if std {
 			wl.populate = append(wl.populate, builtin("write", 1, c))

@@ -69,6 +69,7 @@ func (r *runner) printSummary(st Step, kinds []kindDef) {
 	}{
 		{"mean", func(l Latency) float64 { return l.Mean }},
 		{"median", func(l Latency) float64 { return l.Median }},
+		{"75th percentile", func(l Latency) float64 { return l.P75 }},
 		{"95th percentile", func(l Latency) float64 { return l.P95 }},
 		{"99th percentile", func(l Latency) float64 { return l.P99 }},
 		{"99.9th percentile", func(l Latency) float64 { return l.P999 }},
@@ -87,6 +88,7 @@ func (r *runner) printSummary(st Step, kinds []kindDef) {
 	if len(st.ErrorKinds) > 0 {
 		line("Errors by kind", formatKinds(st.ErrorKinds))
 	}
+	line("Timeouts", commas(st.Timeouts))
 	if st.Total.NotFound > 0 {
 		line("Reads finding no row", commas(st.Total.NotFound)+" (write those keys first: -populate, or a write run over the same -pop)")
 	}

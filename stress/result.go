@@ -13,6 +13,7 @@ import (
 type Latency struct {
 	Mean   float64 `json:"mean_ms"`
 	Median float64 `json:"median_ms"`
+	P75    float64 `json:"p75_ms"`
 	P95    float64 `json:"p95_ms"`
 	P99    float64 `json:"p99_ms"`
 	P999   float64 `json:"p999_ms"`
@@ -25,7 +26,7 @@ func latencyOf(h *hdr.Histogram) Latency {
 	}
 	ms := func(v int64) float64 { return float64(v) / 1e6 }
 	return Latency{
-		Mean: h.Mean() / 1e6, Median: ms(h.ValueAtQuantile(50)),
+		Mean: h.Mean() / 1e6, Median: ms(h.ValueAtQuantile(50)), P75: ms(h.ValueAtQuantile(75)),
 		P95: ms(h.ValueAtQuantile(95)), P99: ms(h.ValueAtQuantile(99)),
 		P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max()),
 	}
@@ -96,6 +97,11 @@ type Step struct {
 	Total      Summary            `json:"total"`
 	ByOp       map[string]Summary `json:"by_op"`
 	ErrorKinds map[string]int64   `json:"error_kinds,omitempty"`
+	// Timeouts counts the operations of ErrorKinds whose outcome is
+	// unknown because nobody answered in time: the server's write and
+	// read timeouts (a conditional write's contention timeout among
+	// them), CAS_WRITE_UNKNOWN, and the client's own timeout.
+	Timeouts int64 `json:"timeouts"`
 	// Spectrum is the step's latency at fixed percentiles (and
 	// ServiceSpectrum the service time's, open loop only).
 	Spectrum        []Point    `json:"spectrum"`

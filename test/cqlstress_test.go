@@ -180,6 +180,24 @@ func TestWorkloadsAgainstCqld(t *testing.T) {
 			t.Errorf("cas1 holds %d rows after conditional writes to keys 1000..1019", n)
 		}
 	})
+	t.Run("serial_read", func(t *testing.T) {
+		// -populate writes keys 2000..2019 of cas1 (20 statements), then
+		// 60 reads at SERIAL find them all.
+		r := runExecuted(t, node, 80, "serial_read", "n=60", "-populate", "n=20", "-pop", "seq=2000..2019", "-serial-cl", "SERIAL")
+		st := r.Steps[0]
+		tot := st.Total
+		if tot.Ops != 60 || tot.Errors != 0 || tot.Rows != 60 || tot.NotFound != 0 || st.Timeouts != 0 {
+			t.Fatalf("summary %+v, %d timeouts", tot, st.Timeouts)
+		}
+		if l := tot.Latency; l.P75 < l.Median || l.P75 > l.P95 {
+			t.Errorf("p75 %v outside median %v .. p95 %v", l.P75, l.Median, l.P95)
+		}
+		// Without -populate the keys past cas1's are not there.
+		r = runExecuted(t, node, 10, "serial_read", "n=10", "-pop", "seq=3000..3009")
+		if tot := r.Steps[0].Total; tot.Ops != 10 || tot.NotFound != 10 || tot.Errors != 0 {
+			t.Fatalf("reads of absent keys: %+v", tot)
+		}
+	})
 	t.Run("user profile", func(t *testing.T) {
 		before := execs()
 		r := runJSON(t, node, "user", "profile=../stress/testdata/blogposts.yaml", "ops(insert=1,singlepost=2,timeline=1)",

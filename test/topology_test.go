@@ -594,9 +594,14 @@ func TestClusterGossipingSnitch(t *testing.T) {
 	if err := tc.single(1, gocql.One).Query(`SELECT data_center, rack FROM system.local`).Scan(&dc, &rack); err != nil || dc != "dc2" || rack != "r2" {
 		t.Fatalf("node2's system.local: %q %q %v", dc, rack, err)
 	}
-	if err := tc.single(0, gocql.One).Query(`SELECT data_center, rack FROM system.peers`).Scan(&dc, &rack); err != nil || dc != "dc2" || rack != "r2" {
-		t.Fatalf("node1's system.peers: %q %q %v", dc, rack, err)
-	}
+	// node1 lists node2 once gossip has told it node2's addresses.
+	s1 := tc.single(0, gocql.One)
+	eventually(t, 30*time.Second, "node1's system.peers listing node2 in dc2, rack r2", func() error {
+		if err := s1.Query(`SELECT data_center, rack FROM system.peers`).Scan(&dc, &rack); err != nil || dc != "dc2" || rack != "r2" {
+			return fmt.Errorf("%q %q %v", dc, rack, err)
+		}
+		return nil
+	})
 	out := tc.nodetool(0)
 	if !strings.Contains(out, "Datacenter: dc1") || !strings.Contains(out, "Datacenter: dc2") {
 		t.Fatalf("status:\n%s", out)

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Issue 14's table: lightweight transactions on three nodes, RF 3, with
+# internode_injected_delay (10ms: one round trip is about 20 ms), driven by
+# cqlstress's cas workload through token-aware gocql. For each protocol
+# (Paxos as configured by default, then each variant), commit level (ANY,
+# QUORUM), key choice (uncontended: every operation its own key;
+# contended: five keys in all) and thread count (1, 5, 10): N conditional
+# writes, their total time, mean, p75, p95, p99, timeouts and conditions
+# not applied; then N SERIAL reads. Each row also shows the machine's
+# load average when it ended (the machine is shared). Run it under the
+# shared locks:
+#
+#   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/paxos.sh [N] [DELAY]
+#
+# N is the operations per row (default 10000; 500 makes a quick run),
+# DELAY the injected one-way delay (default 10ms). VARIANTS lists the
+# configuration lines of the other protocols, separated by ';' (default:
+# paxos_variant v2_no_repeat, without the repeat proposer's one round
+# trip, and v1, Cassandra 3.0's four round trips; empty: none). Nodes
+# listen on 127.0.12.1-3 only, on ports 19242 (CQL) and 17200
+# (internode), and are stopped by their PIDs at the end. The raw output is
+# the table printed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-10000}
+delay=${2:-10ms}
+variants=${VARIANTS-paxos_variant: v2_no_repeat;paxos_variant: v1}
+work=$(mktemp -d "${TMPDIR:-/tmp}/cqld-paxos-bench.XXXXXX")
+pids=()
+stop_all() {
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+}
+cleanup() {
+	stop_all
+	rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/cqld" ./cmd/cqld
+go build -o "$work/cqlstress" ./cmd/cqlstress
+nodes=127.0.12.1:19242,127.0.12.2:19242,127.0.12.3:19242
+
+# start_node I EXTRA: node I on 127.0.12.I, its files under $work/nI, with
+# the configuration line EXTRA.
+start_node() {
+	local i=$1 extra=$2 dir="$work/n$1"
+	mkdir -p "$dir"
+	cat > "$dir/cassandra.yaml" <<YAML
+cluster_name: paxos-bench
+listen_address: 127.0.12.$i
+rpc_address: 127.0.12.$i
+native_transport_port: 19242
+storage_port: 17200
+prometheus_port: 0
+internode_injected_delay: $delay
+data_file_directories: [$dir/data]
+commitlog_directory: $dir/commitlog
+saved_caches_directory: $dir/saved_caches
+hints_directory: $dir/hints
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.12.1:17200"
+$extra
+YAML
+	"$work/cqld" -config "$dir/cassandra.yaml" 2> "$dir/log" &
+	pids+=($!)
+	for _ in $(seq 600); do
+		(echo > "/dev/tcp/127.0.12.$i/19242") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "node $i did not start:" >&2; cat "$dir/log" >&2; exit 1
+}
+
+# start_cluster EXTRA: three fresh nodes, every one seeing the others up.
+start_cluster() {
+	rm -rf "$work"/n*
+	start_node 1 "$1"; start_node 2 "$1"; start_node 3 "$1"
+	sleep 3
+}
+
+# stress ARGS...: one cqlstress run whose figures are printed as a row.
+stress() {
+	local label=$1
+	shift
+	local out
+	out=$("$work/cqlstress" "$@" -node "$nodes" -schema 'replication(factor=3)' -max-errors "$n" -json "$work/r.json" 2>&1) || {
+		echo "$out" >&2; exit 1; }
+	python3 - "$work/r.json" "$label" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r['steps'][0]
+t, l = s['total'], s['total']['latency']
+load = open('/proc/loadavg').read().split()[0]
+print(f"{sys.argv[2]:<44} {t['ops']:>6} {t['seconds']:>8.1f} {l['mean_ms']:>8.1f} {l['median_ms']:>8.1f} {l['p75_ms']:>8.1f} {l['p95_ms']:>8.1f} {l['p99_ms']:>8.1f} {s['timeouts']:>8} {t.get('not_applied', 0):>8} {t['errors']:>6} {load:>5}")
+PY
+}
+
+header() {
+	printf '%-44s %6s %8s %8s %8s %8s %8s %8s %8s %8s %6s %5s\n' \
+		"$1" ops total_s mean_ms p50_ms p75_ms p95_ms p99_ms timeouts not_appl errors load
+}
+
+# table LABEL EXTRA: the rows of one protocol.
+table() {
+	local label=$1 base=0
+	start_cluster "$2"
+	header "$label"
+	for cl in ANY QUORUM; do
+		for keys in uncontended contended; do
+			for threads in 1 5 10; do
+				local pop="seq=$((base + 1))..$((base + n))"
+				if [ "$keys" = contended ]; then pop="dist=uniform($((base + 1))..$((base + 5)))"; fi
+				base=$((base + n))
+				stress "cas commit $cl, $keys, threads=$threads" \
+					cas "n=$n" "cl=$cl" -serial-cl SERIAL -rate "threads=$threads" -pop "$pop"
+			done
+		done
+	done
+	for threads in 1 10; do
+		stress "serial_read, threads=$threads" \
+			serial_read "n=$n" -serial-cl SERIAL -rate "threads=$threads" -pop "seq=$((base + 1))..$((base + 1000))" -populate n=1000
+		base=$((base + 1000))
+	done
+	stop_all
+}
+
+echo "# bench/paxos.sh n=$n internode_injected_delay=$delay, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F), $(git rev-parse --short HEAD)"
+echo "# latencies in ms; timeouts: write/read timeouts and client timeouts; not_appl: conditions that did not hold (contention)"
+table "Paxos (default configuration)" ""
+IFS=';' read -r -a extra <<< "$variants"
+for v in "${extra[@]}"; do
+	echo
+	table "$v" "$v"
+done
