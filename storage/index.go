@@ -276,11 +276,13 @@ func (e *Engine) ScanIndex(t *Table, name string, value []byte, o ScanOptions, f
 		return err
 	}
 	var slice Slice
-	switch {
-	case o.FromPartition != nil:
-		slice.Start = &Bound{Prefix: [][]byte{tokenBytes(Token(o.FromPartition)), o.FromPartition}, Inclusive: true}
-	case o.MinToken != nil:
+	if o.MinToken != nil {
 		slice.Start = &Bound{Prefix: [][]byte{tokenBytes(*o.MinToken)}, Inclusive: true}
+	}
+	// The later of the two starts, as Scan takes: a proxy scan passes the
+	// partition it resumes at to every segment, beyond it too.
+	if from := o.FromPartition; from != nil && (o.MinToken == nil || Token(from) >= *o.MinToken) {
+		slice.Start = &Bound{Prefix: [][]byte{tokenBytes(Token(from)), from}, Inclusive: true}
 	}
 	if o.MaxToken != nil {
 		slice.End = &Bound{Prefix: [][]byte{tokenBytes(*o.MaxToken)}, Inclusive: true}

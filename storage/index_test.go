@@ -94,6 +94,12 @@ func TestScanIndex(t *testing.T) {
 	if got := scanIndex(t, e, tbl, "v_idx", "a", ScanOptions{FromPartition: i32(order[5])}); len(got) != 15 || got[0] != fmt.Sprintf("%d/1", order[5]) {
 		t.Errorf("v_idx a from %d = %v", order[5], got)
 	}
+	// A resume partition before the scan's lower token does not move the
+	// start back (a proxy scan's later segment).
+	lo := Token(i32(order[10]))
+	if got := scanIndex(t, e, tbl, "v_idx", "a", ScanOptions{FromPartition: i32(order[5]), MinToken: &lo}); len(got) != 10 || got[0] != fmt.Sprintf("%d/1", order[10]) {
+		t.Errorf("v_idx a from %d, tokens from %d's = %v", order[5], order[10], got)
+	}
 	// A clustering index finds rows by their clustering value; a static
 	// index yields the static row and every row of the partition.
 	if got := scanIndex(t, e, tbl, "c_idx", string(i32(2)), ScanOptions{}); len(got) != 20 {
