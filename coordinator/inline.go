@@ -25,8 +25,8 @@ import (
 func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later protocol.Later) (resp *protocol.Response, taken bool) {
 	defer c.recoverInline(req, &resp, &taken)
 	m, ok := req.Message.(*message.Execute)
-	if !ok {
-		return nil, false
+	if !ok || c.opts.Tracer != nil && (req.Tracing || c.opts.Tracer.Sampling()) {
+		return nil, false // traced: Handle records the session
 	}
 	ps, err := c.lookupPrepared(m.QueryId)
 	if err != nil || !inlines(ps.plan, m.Options) || !c.inlinesHere(ps.plan, m.Options.Consistency) {

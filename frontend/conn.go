@@ -479,6 +479,7 @@ func (cn *conn) admit(h protocol.Header, body []byte, n int64) (*protocol.Reques
 		return nil, nil
 	}
 	req.Keyspace = cn.currentKeyspace()
+	req.Client = cn.ip
 	if r := cn.role.Load(); r != nil {
 		req.Role = *r
 	}

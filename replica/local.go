@@ -10,6 +10,7 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Local is this node's own data: the storage engine.
@@ -101,11 +102,25 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 		}
 	}
 	ids := l.tablesOf(m)
-	err := l.apply(m, check)
-	if err == nil {
-		l.wrote(ids, start)
+	if tracing.FromContext(ctx) == nil {
+		err := l.apply(m, check)
+		if err == nil {
+			l.wrote(ids, start)
+		}
+		return err
 	}
-	return err
+	tracing.Trace(ctx, "Appending to commitlog")
+	if err := l.apply(m, check); err != nil {
+		return err
+	}
+	l.wrote(ids, start)
+	if l.engine.ApplyWaits() {
+		tracing.Trace(ctx, "Commit log synced")
+	}
+	for _, u := range m.Updates {
+		tracing.Tracef(ctx, "Adding to %s memtable", u.Table.Def.Name)
+	}
+	return nil
 }
 
 func (l *Local) apply(m *mutation.Mutation, check func() error) error {
@@ -261,6 +276,15 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 		return nil, err
 	}
 	defer l.observed(localRead, t, l.start())
+	if s := tracing.FromContext(ctx); s != nil {
+		s.Trace("Executing single-partition query on " + t.Def.Name)
+		s.Trace("Merging memtable and sstable contents")
+		p, err := l.engine.ReadRaw(t, pk, slice)
+		if err == nil && p != nil {
+			s.Trace(fmt.Sprintf("Read %d cells and tombstones", len(p.KVs)))
+		}
+		return p, err
+	}
 	return l.engine.ReadRaw(t, pk, slice)
 }
 
@@ -291,6 +315,14 @@ func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, 
 		return err
 	}
 	defer l.observed(localRead, t, l.start())
+	if s := tracing.FromContext(ctx); s != nil {
+		s.Trace("Executing single-partition query on " + t.Def.Name)
+		s.Trace("Merging memtable and sstable contents")
+		rows := 0
+		inner := fn
+		fn = func(r *storage.Row) bool { rows++; return inner(r) }
+		defer func() { s.Trace(fmt.Sprintf("Read %d live rows", rows)) }()
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		return l.engine.ReadPartition(t, pk, o, fn)
 	}
@@ -305,6 +337,7 @@ func (l *Local) Scan(ctx context.Context, t *storage.Table, o storage.ScanOption
 		return err
 	}
 	defer l.observed(localScan, t, l.start())
+	tracing.Tracef(ctx, "Executing seq scan across the partitions of %s", t.Def.Name)
 	var d deadline
 	err := l.engine.Scan(t, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)
@@ -316,6 +349,7 @@ func (l *Local) ScanIndex(ctx context.Context, t *storage.Table, name string, va
 		return err
 	}
 	defer l.observed(localScan, t, l.start())
+	tracing.Tracef(ctx, "Executing read on %s using index %s", t.Def.Name, name)
 	var d deadline
 	err := l.engine.ScanIndex(t, name, value, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)

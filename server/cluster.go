@@ -329,7 +329,8 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		down:       map[ring.HostID]time.Time{},
 	}
 	n.members = m
-	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: systables.IsSystemKeyspace, Logger: n.log})
+	n.schema = schema.New(schema.Options{Catalog: catalog, Data: n.engine, SystemKeyspace: systables.IsSystemKeyspace, Logger: n.log,
+		Constant: coordinator.Constant})
 	n.schemaLog = cluster.NewSchemaLog(n.schema, func(msg message.Message) {
 		publish(msg)
 		if node := m.node.Load(); node != nil {
@@ -444,7 +445,7 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 		Batchlog: batchlog.NewClient(self, n.batches, node.Transport(), m.addr, n.batchMetrics),
 		// A test's crash point (test_batchlog_kill_after_store).
 		AfterBatchlog: afterBatchlog,
-		Keyspace:      func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) },
+		Keyspace:      systables.WithDistributed(func(name string) *storage.KeyspaceDef { return catalog.Current().Keyspace(name) }),
 		Logger:        n.log,
 		Metrics:       proxy.NewMetrics(n.Registry),
 		// The speculative retry thresholds follow read_request_timeout
@@ -491,6 +492,10 @@ func (n *Node) closeCluster() error {
 	var errs []error
 	if n.batchReplay != nil {
 		n.batchReplay.Close()
+	}
+	if n.tracer != nil {
+		n.tracer.Close() // it writes through the proxy
+		n.tracer = nil
 	}
 	if n.proxy != nil {
 		n.proxy.Close()
