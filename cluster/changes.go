@@ -114,34 +114,6 @@ func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
 	}
 }
 
-// catchUp returns once this node has applied every entry the log's
-// leader had applied when asked, retrying while no leader answers.
-func (n *Node) catchUp(ctx context.Context) error {
-	for {
-		id, addr := n.log.Leader()
-		if id == n.opts.HostID {
-			return nil
-		}
-		if addr.IsValid() {
-			if target, err := n.appliedOn(ctx, addr); err == nil {
-				for n.state.Applied() < target {
-					select {
-					case <-time.After(waitAppliedPoll):
-					case <-ctx.Done():
-						return fmt.Errorf("cluster: catching up with the metadata log (entry %d of the leader's, %d here): %w", target, n.state.Applied(), ctx.Err())
-					}
-				}
-				return nil
-			}
-		}
-		select {
-		case <-time.After(waitAppliedPoll):
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: catching up with the metadata log: no leader answered: %w", ctx.Err())
-		}
-	}
-}
-
 // VerbTopology's messages, version 1: a request is the version and a
 // kind; the answer to topologyApplied is the applied index as an unsigned
 // varint.

@@ -52,6 +52,16 @@
 // ownership (ring.AllocateTokens). SchemaLog is the schema.Submitter that
 // carries DDL through the log.
 //
+// Before StartNode returns, a node catches up (catchup.go): it asks the
+// log's other servers over VerbTopology what they have applied and waits
+// until it has applied as much, so that it never serves a schema or ring
+// older than theirs. A new node does so before choosing its tokens; a
+// member restarting does so within NodeOptions.CatchUpTimeout, past
+// which it starts with a warning (a node cut off from the others must
+// still start), and not at all when every other server refuses
+// connections (none is running: a cluster started again one node after
+// another).
+//
 // A topology change runs on one node (changes.go): it sets a member's
 // status through the log, waits until every live member has applied that
 // entry (WaitApplied asks each over VerbTopology), so that every
