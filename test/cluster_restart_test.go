@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +15,10 @@ import (
 // while a table was created and written: from the moment it serves
 // clients it knows the table (it caught up with the metadata log before
 // serving). Then the whole cluster stops and its first node starts
-// alone: it does not wait for peers that are not running.
+// alone: it does not wait for peers that are not running, and its
+// system.peers gives both peers their rpc addresses (kept on disk, as
+// gossip cannot tell them), so a driver connecting to it alone finds the
+// other two.
 func TestClusterRestartCatchesUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
@@ -78,6 +82,9 @@ func TestClusterRestartCatchesUp(t *testing.T) {
 	if err := s1.Query(`SELECT count(*) FROM r.t`).Scan(&n); err != nil {
 		t.Errorf("node1 restarted alone: %v", err)
 	}
+	if err := peersServed(s1, tc.nodes[1].addr, tc.nodes[2].addr); err != nil {
+		t.Errorf("node1 restarted alone: %v", err)
+	}
 }
 
 // logLine is the first line of nd's log since it last started that holds
@@ -89,4 +96,32 @@ func logLine(nd *clusterNode, s string) string {
 		}
 	}
 	return ""
+}
+
+// peersServed checks that s's node lists exactly the peers at addrs in
+// system.peers, each with its rpc address.
+func peersServed(s *gocql.Session, addrs ...string) error {
+	want := map[string]bool{}
+	for _, a := range addrs {
+		want[a] = true
+	}
+	iter := s.Query(`SELECT peer, rpc_address FROM system.peers`).Iter()
+	var peer, rpc net.IP
+	got := 0
+	for iter.Scan(&peer, &rpc) {
+		got++
+		if rpc == nil {
+			return fmt.Errorf("system.peers: peer %v has no rpc_address", peer)
+		}
+		if !want[rpc.String()] {
+			return fmt.Errorf("system.peers: peer %v with rpc_address %v", peer, rpc)
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	if got != len(addrs) {
+		return fmt.Errorf("system.peers: %d peers, want %d", got, len(addrs))
+	}
+	return nil
 }
