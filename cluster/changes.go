@@ -35,6 +35,9 @@ func (n *Node) SetStatus(ctx context.Context, id ring.HostID, st Status) (uint64
 		return 0, fmt.Errorf("cluster: no member %s", id)
 	}
 	m.Status = st
+	if err := n.checkQuorum(ctx, "change the ring"); err != nil {
+		return 0, err
+	}
 	r, err := n.propose(ctx, Entry{Kind: KindMember, Member: m})
 	return r.Index, err
 }
@@ -44,6 +47,9 @@ func (n *Node) SetStatus(ctx context.Context, id ring.HostID, st Status) (uint64
 // index. A member that is not in the ring any more is only taken out of
 // the log's configuration.
 func (n *Node) RemoveMember(ctx context.Context, id ring.HostID) (uint64, error) {
+	if err := n.checkQuorum(ctx, "change the ring"); err != nil {
+		return 0, err
+	}
 	var index uint64
 	if _, ok := n.Topology().Member(id); ok {
 		r, err := n.propose(ctx, Entry{Kind: KindRemove, Member: Member{HostID: id}})

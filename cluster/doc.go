@@ -62,6 +62,11 @@
 // connections (none is running: a cluster started again one node after
 // another).
 //
+// The log commits nothing without a majority of its voters up (a cluster
+// of two with one down): a schema or ring change when gossip holds a
+// majority down is refused after a short grace with an Unavailable that
+// says so (quorum.go), rather than waiting out its timeout.
+//
 // A topology change runs on one node (changes.go): it sets a member's
 // status through the log, waits until every live member has applied that
 // entry (WaitApplied asks each over VerbTopology), so that every
