@@ -38,5 +38,9 @@
 // The slow tests (kill cycles, subprocess restarts, the long model runs)
 // are skipped under -short. Every server a test starts listens on
 // 127.0.0.1 only and is stopped, by its PID for subprocesses, when the test
-// ends.
+// ends. Its ports come from freePort, which locks each port it gives in a
+// file of $TMPDIR/cqld-test-ports for the life of the test process, so
+// test processes of several checkouts running at once never pick the same
+// one. The cqld binary of the subprocess tests is built once per test
+// process and removed by TestMain.
 package test
