@@ -113,13 +113,7 @@ func checkAnswerOrder(t *testing.T, fs *syncOrderFS, d *tsDialer, n int) {
 			t.Errorf("%s: its record was never written to a commit log segment", m)
 			continue
 		}
-		var cover *syncEvent
-		for i := range fs.syncs {
-			if e := &fs.syncs[i]; e.file == w.file && e.startSeq > w.seq {
-				cover = e
-				break
-			}
-		}
+		cover := fs.coverOf(w)
 		switch {
 		case cover == nil:
 			t.Errorf("%s: answered at %v, but no sync of %s started after its record was written", m, answered.Format(time.RFC3339Nano), w.file)
@@ -151,15 +145,29 @@ type syncOrderFS struct {
 	syncs   []syncEvent            // in order of their start
 }
 
+// markerWrite is a segment write that carried a marker: its file, its
+// place in the order and when it started and returned.
 type markerWrite struct {
-	file string
-	seq  int64
+	file       string
+	seq        int64
+	start, end time.Time
 }
 
 type syncEvent struct {
-	file     string
-	startSeq int64
-	returned time.Time
+	file              string
+	startSeq          int64
+	started, returned time.Time
+}
+
+// coverOf is the sync that covers w's bytes: the first sync of w's file
+// that started after w returned, or nil. REQUIRES: s.mu held.
+func (s *syncOrderFS) coverOf(w markerWrite) *syncEvent {
+	for i := range s.syncs {
+		if e := &s.syncs[i]; e.file == w.file && e.startSeq > w.seq {
+			return e
+		}
+	}
+	return nil
 }
 
 func newSyncOrderFS(lat time.Duration) *syncOrderFS {
@@ -199,19 +207,22 @@ type orderFile struct {
 }
 
 func (f *orderFile) Write(p []byte) (int, error) {
+	start := time.Now()
 	n, err := f.File.Write(p)
-	f.wrote(p[:n])
+	f.wrote(p[:max(n, 0)], start)
 	return n, err
 }
 
 func (f *orderFile) WriteAt(p []byte, off int64) (int, error) {
+	start := time.Now()
 	n, err := f.File.WriteAt(p, off)
-	f.wrote(p[:max(n, 0)])
+	f.wrote(p[:max(n, 0)], start)
 	return n, err
 }
 
 // wrote notes the markers in p, once the bytes are in the file.
-func (f *orderFile) wrote(p []byte) {
+func (f *orderFile) wrote(p []byte, start time.Time) {
+	end := time.Now()
 	s := f.fs
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +234,7 @@ func (f *orderFile) wrote(p []byte) {
 		}
 		m := string(rest[i : i+orderMarkerLen])
 		if _, ok := s.written[m]; !ok {
-			s.written[m] = markerWrite{file: f.name, seq: s.seq}
+			s.written[m] = markerWrite{file: f.name, seq: s.seq, start: start, end: end}
 		}
 		rest = rest[i+orderMarkerLen:]
 	}
@@ -248,21 +259,28 @@ func (f *orderFile) sync(do func() error) error {
 	s := f.fs
 	s.mu.Lock()
 	s.seq++
-	start := s.seq
+	seq := s.seq
 	s.mu.Unlock()
-	time.Sleep(s.lat)
+	started := time.Now()
+	if s.lat > 0 {
+		time.Sleep(s.lat)
+	}
 	err := do()
+	returned := time.Now()
 	s.mu.Lock()
-	s.syncs = append(s.syncs, syncEvent{file: f.name, startSeq: start, returned: time.Now()})
+	s.syncs = append(s.syncs, syncEvent{file: f.name, startSeq: seq, started: started, returned: returned})
 	s.mu.Unlock()
 	return err
 }
 
-// tsDialer dials tsConns and collects, from all of them, when the answer
-// to each marked request was written by the node.
+// tsDialer dials tsConns and collects, from all of them, when each marked
+// request was sent, when its answer was written by the node, and when the
+// client read it.
 type tsDialer struct {
 	mu        sync.Mutex
+	sent      map[string]time.Time // by marker: just before the request's write
 	answered  map[string]time.Time // by marker
+	read      map[string]time.Time // by marker: when the read returned
 	stamped   int                  // answers stamped by the kernel
 	unstamped int                  // answers stamped with the read's time
 }
@@ -288,7 +306,7 @@ func (d *tsDialer) DialContext(ctx context.Context, network, addr string) (net.C
 	}
 	d.mu.Lock()
 	if d.answered == nil {
-		d.answered = map[string]time.Time{}
+		d.sent, d.answered, d.read = map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	}
 	d.mu.Unlock()
 	return &tsConn{Conn: tc, rc: rc, d: d, pending: map[int16]string{}}, nil
@@ -317,7 +335,11 @@ func (c *tsConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	c.out = cutFrames(append(c.out, p...), func(stream int16, body []byte) {
 		if i := bytes.Index(body, []byte(orderMarkerPrefix)); i >= 0 && len(body)-i >= orderMarkerLen {
-			c.pending[stream] = string(body[i : i+orderMarkerLen])
+			m := string(body[i : i+orderMarkerLen])
+			c.pending[stream] = m
+			c.d.mu.Lock()
+			c.d.sent[m] = time.Now()
+			c.d.mu.Unlock()
 		}
 	})
 	c.mu.Unlock()
@@ -340,7 +362,8 @@ func (c *tsConn) Read(p []byte) (int, error) {
 	if n == 0 && len(p) > 0 {
 		return 0, io.EOF
 	}
-	at, kernel := time.Now(), false
+	readAt := time.Now()
+	at, kernel := readAt, false
 	if msgs, perr := unix.ParseSocketControlMessage(c.oob[:oobn]); perr == nil {
 		for _, m := range msgs {
 			if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
@@ -358,6 +381,7 @@ func (c *tsConn) Read(p []byte) (int, error) {
 		delete(c.pending, stream)
 		c.d.mu.Lock()
 		c.d.answered[m] = at
+		c.d.read[m] = readAt
 		if kernel {
 			c.d.stamped++
 		} else {
