@@ -178,15 +178,15 @@ func TestAppendAsyncCallbacksInOrder(t *testing.T) {
 	}
 }
 
-// TestAppendAsyncLoneWriterWaitsItsTurn: the flusher answers a lone writer
-// itself only when no callback is being run; otherwise the lone writer's
+// TestAppendAsyncLoneWriterWaitsItsTurn: in adaptive mode the flusher
+// answers a lone writer itself only when no callback is being run; otherwise the lone writer's
 // callback queues behind the others, so callbacks keep position order.
 // The completion goroutine is held inside a callback (A1's) of a batch it
 // has taken whole, so nothing is queued for it when the lone writer B's
 // sync completes.
 func TestAppendAsyncLoneWriterWaitsItsTurn(t *testing.T) {
 	opts := testOptions(nil)
-	opts.Sync = SyncBatch
+	opts.Sync = SyncAdaptive
 	l, ffs := warmLog(t, opts)
 	defer l.Close()
 
@@ -207,7 +207,7 @@ func TestAppendAsyncLoneWriterWaitsItsTurn(t *testing.T) {
 		_, pending, err := l.AppendAsync([]byte(name), then)
 		mustf(t, err, "AppendAsync %s", name)
 		if !pending {
-			t.Fatalf("%s: AppendAsync in batch mode did not wait for a sync", name)
+			t.Fatalf("%s: AppendAsync in adaptive mode did not wait for a sync", name)
 		}
 	}
 
@@ -225,6 +225,10 @@ func TestAppendAsyncLoneWriterWaitsItsTurn(t *testing.T) {
 	appendAsync("A3", record("A3"))
 	open()
 	<-inA1 // the completion goroutine holds A2 and A3 and runs A1
+	// A blocking append, synced alone, so that the log has seen one
+	// writer at a time when B comes.
+	_, err := l.Append([]byte("P"))
+	mustf(t, err, "Append P")
 
 	// B alone: its sync completes it with nobody else waiting (C comes
 	// once B has left the queue). C's sync, held at the gate, shows that

@@ -401,11 +401,15 @@ func (l *Log) syncOnce(full bool) {
 			m.Syncs.Inc()
 			m.RecordsPerSync.Observe(float64(n))
 		}
-		if n == 1 && len(l.queue) == 1 && l.queue[0].then != nil && len(l.thens) == 0 && !l.delivering {
-			// A lone writer, nobody else waiting, no callback running:
-			// the flusher calls its callback itself, saving the hand-off
-			// to the completion goroutine (doc.go, "Sync modes and the
-			// flusher").
+		if l.opts.Sync == SyncAdaptive && n == 1 && len(l.queue) == 1 && l.active <= 1 && l.queue[0].then != nil && len(l.thens) == 0 && !l.delivering {
+			// Adaptive mode, a lone writer (the last sync saw no other
+			// either), nobody else waiting, no callback running: the
+			// flusher calls its callback itself, saving the hand-off to
+			// the completion goroutine (doc.go, "Sync modes and the
+			// flusher"). Where writers are several, a callback on the
+			// flusher would delay the sync of the next one to come;
+			// batch mode, which syncs the moment anyone waits, lost by
+			// it at 8 writers.
 			lone = l.queue[0]
 			l.delivering = true
 		} else {
