@@ -56,9 +56,13 @@ func TestDurableAnswerFollowsItsFsync(t *testing.T) {
 			mustExec(t, s, `CREATE KEYSPACE fo WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
 			mustExec(t, s, `CREATE TABLE fo.t (k int PRIMARY KEY, v text)`)
 
-			// Concurrent writers, so group and adaptive syncs cover
-			// several records each.
-			const writers, each = 8, 5
+			// A lone writer first (adaptive mode answers it from the
+			// flusher), then concurrent writers, so group and adaptive
+			// syncs cover several records each.
+			const lone, writers, each = 5, 8, 5
+			for k := range lone {
+				mustExec(t, s, `INSERT INTO fo.t (k, v) VALUES (?, ?)`, k, orderMarker(k))
+			}
 			var wg sync.WaitGroup
 			errs := make(chan error, writers*each)
 			for w := range writers {
@@ -66,7 +70,7 @@ func TestDurableAnswerFollowsItsFsync(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := range each {
-						k := w*each + i
+						k := lone + w*each + i
 						if err := s.Query(`INSERT INTO fo.t (k, v) VALUES (?, ?)`, k, orderMarker(k)).Exec(); err != nil {
 							errs <- fmt.Errorf("write %d: %w", k, err)
 						}
@@ -78,7 +82,7 @@ func TestDurableAnswerFollowsItsFsync(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			checkAnswerOrder(t, fs, dialer, writers*each)
+			checkAnswerOrder(t, fs, dialer, lone+writers*each)
 		})
 	}
 }
