@@ -111,6 +111,9 @@ type conn struct {
 	wclosed   bool
 	spare     []byte
 
+	// run is the connection's queue of requests for the workers (pool.go).
+	run runq
+
 	keyspace atomic.Pointer[string]
 	// role is who the connection logged in as, set by the worker that
 	// checked the credentials before it answers AUTH_SUCCESS; the event
@@ -138,6 +141,7 @@ func newConn(s *Server, gc sock, a *admission) *conn {
 	now := s.opts.Now().UnixNano()
 	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now}
 	cn.ctx, cn.cancel = context.WithCancel(s.baseCtx)
+	cn.run.cn = cn
 	cn.lastActive.Store(now)
 	return cn
 }
@@ -488,7 +492,7 @@ func (cn *conn) admit(h protocol.Header, body []byte, n int64) (*protocol.Reques
 // toWorker runs work on the pool, or answers OVERLOADED when its queue is
 // full.
 func (cn *conn) toWorker(h protocol.Header, t *ticket, work func()) {
-	if !cn.s.pool.submit(work) {
+	if !cn.s.pool.submit(&cn.run, task{t: t, run: work}) {
 		t.done()
 		cn.s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})

@@ -15,6 +15,11 @@
 // therefore leave in completion order, matched to requests by stream id, as
 // the protocol allows.
 //
+// The worker pool (pool.go) keeps a queue per connection and takes the
+// connections in turn, one request each, so a request on a quiet
+// connection waits for at most one request of each busy connection, not
+// for everything a greedy one has queued.
+//
 // Answering inline saves two goroutine hand-offs and a wake-up of the event
 // loop per request, which on a busy node cost more than a point read or a
 // memtable write; the price is that an inline request delays the other

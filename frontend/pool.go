@@ -6,49 +6,184 @@ import (
 	"github.com/cqld/cqld/metrics"
 )
 
-// pool is a fixed set of worker goroutines fed by a bounded queue. submit
-// never blocks: a full queue is the caller's cue to answer OVERLOADED.
+// pool is a fixed set of worker goroutines that run the connections'
+// requests. Each connection queues its own (runq); the connections with
+// requests to run wait their turn in one FIFO, and a worker takes the
+// first connection's first request, putting the connection back at the
+// end of the line when it has more. Workers therefore go round-robin
+// across connections: a request that arrives on a connection with nothing
+// queued waits for at most one request of each connection ahead of it,
+// however many those have queued. submit never blocks: a refusal is the
+// caller's cue to answer OVERLOADED.
 type pool struct {
-	tasks chan func()
-	m     *metrics.Native
-	wg    sync.WaitGroup
-	once  sync.Once
+	m  *metrics.Native
+	wg sync.WaitGroup
+
+	mu   sync.Mutex
+	work sync.Cond // signalled when a turn is added and a worker idles
+	// turns are the connections with requests to run, each at most once
+	// (runq.turn).
+	turns  fifo[*runq]
+	queued int // requests queued, all connections
+	limit  int
+	idle   int // workers waiting on work
+	closed bool
+}
+
+// runq is one connection's queue of requests, guarded by pool.mu.
+type runq struct {
+	cn    *conn
+	tasks fifo[task]
+	turn  bool // in pool.turns
+	gone  bool // the connection closed: its requests were dropped
+}
+
+// task is one request to run; t is its ticket, given back unanswered if
+// the connection closes first.
+type task struct {
+	t   *ticket
+	run func()
 }
 
 func newPool(workers, queue int, m *metrics.Native) *pool {
-	p := &pool{tasks: make(chan func(), queue), m: m}
+	p := &pool{m: m, limit: queue}
+	p.work.L = &p.mu
 	p.wg.Add(workers)
 	for i := 0; i < workers; i++ {
-		go p.work()
+		go p.worker()
 	}
 	return p
 }
 
-func (p *pool) work() {
+func (p *pool) worker() {
 	defer p.wg.Done()
-	for t := range p.tasks {
+	for {
+		t, ok := p.next()
+		if !ok {
+			return
+		}
 		p.m.QueueDepth.Dec()
-		t()
+		t.run()
 	}
 }
 
-// submit queues t and reports whether there was room.
-func (p *pool) submit(t func()) bool {
-	p.m.QueueDepth.Inc()
-	select {
-	case p.tasks <- t:
-		return true
-	default:
-		p.m.QueueDepth.Dec()
+// next waits for the next request to run; false once the pool is closed
+// and no turn is left.
+func (p *pool) next() (task, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		q, ok := p.turns.pop()
+		if !ok {
+			if p.closed {
+				return task{}, false
+			}
+			p.idle++
+			p.work.Wait()
+			p.idle--
+			continue
+		}
+		if q.gone || q.tasks.len() == 0 {
+			q.turn = false
+			continue
+		}
+		t, _ := q.tasks.pop()
+		p.queued--
+		if q.tasks.len() > 0 {
+			p.turns.push(q)
+			if p.idle > 0 {
+				p.work.Signal()
+			}
+		} else {
+			q.turn = false
+		}
+		return t, true
+	}
+}
+
+// submit queues t on q and reports whether there was room.
+func (p *pool) submit(q *runq, t task) bool {
+	p.mu.Lock()
+	if p.closed || q.gone || p.queued >= p.limit {
+		p.mu.Unlock()
 		return false
 	}
+	q.tasks.push(t)
+	p.queued++
+	if !q.turn {
+		q.turn = true
+		p.turns.push(q)
+	}
+	if p.idle > 0 {
+		p.work.Signal()
+	}
+	p.mu.Unlock()
+	p.m.QueueDepth.Inc()
+	return true
 }
 
-// close stops the workers once the queue is empty. REQUIRES: no submit after
-// close.
+// drop forgets the requests of a closed connection that have not started,
+// giving back what they held; their clients are gone.
+func (p *pool) drop(q *runq) {
+	p.mu.Lock()
+	q.gone = true
+	dropped := q.tasks
+	q.tasks = fifo[task]{}
+	p.queued -= dropped.len()
+	p.mu.Unlock()
+	p.m.QueueDepth.Sub(float64(dropped.len()))
+	for t, ok := dropped.pop(); ok; t, ok = dropped.pop() {
+		t.t.done()
+	}
+}
+
+// close stops the workers once every turn has run. REQUIRES: no submit
+// after close.
 func (p *pool) close() {
-	p.once.Do(func() {
-		close(p.tasks)
-		p.wg.Wait()
-	})
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.work.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// fifo is a queue on a slice that reuses its space once emptied, unless
+// that space is large.
+type fifo[T any] struct {
+	buf  []T
+	head int
+}
+
+func (f *fifo[T]) len() int { return len(f.buf) - f.head }
+
+func (f *fifo[T]) push(v T) {
+	if f.head > 0 && f.head == len(f.buf) {
+		f.buf, f.head = f.buf[:0], 0
+	} else if f.head > 64 && f.head > len(f.buf)/2 {
+		// Mostly consumed: slide the rest down rather than grow.
+		n := copy(f.buf, f.buf[f.head:])
+		clear(f.buf[n:])
+		f.buf, f.head = f.buf[:n], 0
+	}
+	f.buf = append(f.buf, v)
+}
+
+func (f *fifo[T]) pop() (T, bool) {
+	var zero T
+	if f.head == len(f.buf) {
+		return zero, false
+	}
+	v := f.buf[f.head]
+	f.buf[f.head] = zero
+	f.head++
+	if f.head == len(f.buf) && cap(f.buf) > 64 {
+		// A connection that once pipelined many requests does not keep
+		// room for them while idle.
+		f.buf, f.head = nil, 0
+	}
+	return v, true
 }

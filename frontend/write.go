@@ -241,6 +241,7 @@ func (cn *conn) release() {
 	cn.wmu.Unlock()
 	s.outBytes.Add(-pending - cn.outQueued)
 	cn.outQueued = 0
+	s.pool.drop(&cn.run)
 	s.giveData(cn.peer, cn.held)
 	cn.held = 0
 	if cn.paused.Swap(false) {
