@@ -94,8 +94,7 @@ type conn struct {
 	// discarded as they arrive.
 	skip int64
 	// outQueued is what gnet held of our answers when last looked at;
-	// with the workers' pending answers it is the connection's outbound,
-	// counted in Server.outBytes.
+	// with the workers' pending answers it makes answers.
 	outQueued int64
 	// wakeBackoff is how many sweeps after a look at the outbound the
 	// housekeeper wakes the connection to look again.
@@ -111,6 +110,11 @@ type conn struct {
 	wclosed   bool
 	spare     []byte
 
+	// answers is the connection's answers not yet taken by its socket:
+	// the workers' pending ones and gnet's outbound (outQueued), counted
+	// in Server.outBytes too. Past SendQueueCapacity the connection is
+	// neither read nor given workers (write.go).
+	answers atomic.Int64
 	// run is the connection's queue of requests for the workers (pool.go).
 	run runq
 

@@ -74,12 +74,16 @@
 //     address's budget and the node's, as soon as its header is read;
 //     what does not fit is answered OVERLOADED on its stream and its body
 //     skipped as it arrives. Requests keep their share until answered.
-//   - Answers: a connection whose answers back up in its outbound buffer
-//     (past SendQueueCapacity, or at all while the node's pass
-//     MaxResponseData) is paused: its frames stay unread in the inbound
-//     buffer until the answers drain. gnet cannot stop reading a socket,
-//     so a paused connection that keeps sending past ReceiveQueueCapacity
-//     is closed.
+//   - Answers: counted from when a worker makes them until the socket
+//     takes them. A connection whose answers back up (past
+//     SendQueueCapacity, or at all while the node's pass MaxResponseData)
+//     is paused: its frames stay unread in the inbound buffer, and the
+//     requests it had already read wait in its queue before they run,
+//     until the answers drain. So a connection holds at most
+//     SendQueueCapacity of answers plus those of its requests already
+//     running, each within MaxFrameSize. gnet cannot stop reading a
+//     socket, so a paused connection that keeps sending past
+//     ReceiveQueueCapacity is closed.
 //   - Requests in flight: past MaxRequestsPerConn on one connection,
 //     MaxQueued in the server, or a connection's fair share of MaxQueued
 //     once half of it is used, a request gets OVERLOADED on its stream.

@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/cqld/cqld/metrics"
 )
@@ -13,8 +14,13 @@ import (
 // end of the line when it has more. Workers therefore go round-robin
 // across connections: a request that arrives on a connection with nothing
 // queued waits for at most one request of each connection ahead of it,
-// however many those have queued. submit never blocks: a refusal is the
-// caller's cue to answer OVERLOADED.
+// however many those have queued.
+//
+// A connection whose answers back up loses its turn (conn.answersBacked,
+// write.go): its requests wait in its queue, before they run, so they make
+// no answers the node would have to hold, until its event loop sees the
+// answers drain and gives it its turn back (resume). submit never blocks:
+// a refusal is the caller's cue to answer OVERLOADED.
 type pool struct {
 	m  *metrics.Native
 	wg sync.WaitGroup
@@ -28,14 +34,22 @@ type pool struct {
 	limit  int
 	idle   int // workers waiting on work
 	closed bool
+	// held counts the queues held (runq.held), for the metrics.
+	held atomic.Int64
 }
 
-// runq is one connection's queue of requests, guarded by pool.mu.
+// runq is one connection's queue of requests. Its fields are guarded by
+// pool.mu, except held, which the connection's event loop reads without.
 type runq struct {
 	cn    *conn
 	tasks fifo[task]
 	turn  bool // in pool.turns
 	gone  bool // the connection closed: its requests were dropped
+	// held: the queue lost its turn because the connection's answers
+	// backed up. NB: a worker sets it before it looks at the answers a
+	// last time, and the event loop looks at it after it took answers
+	// off the count, so one of them always sees the other (resume).
+	held atomic.Bool
 }
 
 // task is one request to run; t is its ticket, given back unanswered if
@@ -87,6 +101,15 @@ func (p *pool) next() (task, bool) {
 			q.turn = false
 			continue
 		}
+		if q.cn.answersBacked() {
+			q.held.Store(true)
+			if q.cn.answersBacked() {
+				q.turn = false // resume gives it back
+				p.held.Add(1)
+				continue
+			}
+			q.held.Store(false)
+		}
 		t, _ := q.tasks.pop()
 		p.queued--
 		if q.tasks.len() > 0 {
@@ -110,7 +133,7 @@ func (p *pool) submit(q *runq, t task) bool {
 	}
 	q.tasks.push(t)
 	p.queued++
-	if !q.turn {
+	if !q.turn && !q.held.Load() {
 		q.turn = true
 		p.turns.push(q)
 	}
@@ -122,11 +145,35 @@ func (p *pool) submit(q *runq, t task) bool {
 	return true
 }
 
+// resume gives q its turn back once its connection's answers drained.
+// REQUIRES: called by the connection's event loop, after the answers it
+// took off were counted.
+func (p *pool) resume(q *runq) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !q.held.Load() {
+		return
+	}
+	q.held.Store(false)
+	p.held.Add(-1)
+	if q.gone || q.turn || q.tasks.len() == 0 {
+		return
+	}
+	q.turn = true
+	p.turns.push(q)
+	if p.idle > 0 {
+		p.work.Signal()
+	}
+}
+
 // drop forgets the requests of a closed connection that have not started,
 // giving back what they held; their clients are gone.
 func (p *pool) drop(q *runq) {
 	p.mu.Lock()
 	q.gone = true
+	if q.held.Swap(false) {
+		p.held.Add(-1)
+	}
 	dropped := q.tasks
 	q.tasks = fifo[task]{}
 	p.queued -= dropped.len()

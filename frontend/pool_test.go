@@ -98,3 +98,80 @@ func TestWorkersTakeConnectionsInTurn(t *testing.T) {
 	}
 	expectAll[*message.RowsResult](g, streams...)
 }
+
+// The requests of a connection whose answers back up wait before they run:
+// a client that pipelines large reads and never reads the answers makes
+// the node run only as many as fill its send queue (and those running when
+// it filled), not every request it sent. Once the client reads, the rest
+// run and every answer arrives; a connection that closes instead drops the
+// requests it had waiting and gives back what they held.
+func TestBackedUpConnectionWaitsBeforeRunning(t *testing.T) {
+	const (
+		workers  = 4
+		requests = 500
+		answer   = 64 << 10
+		perConn  = 256 << 10
+	)
+	h := newFakeHandler()
+	s := startServer(t, h, func(o *Options) {
+		o.Workers = workers
+		o.SendQueueCapacity = perConn
+	})
+	before := heapBytes()
+	c := s.ready(t)
+	var frames []byte
+	for i := range requests {
+		frames = append(frames, c.frame(int16(i+1), &message.Query{Query: fmt.Sprint("rows ", answer), Options: &message.QueryOptions{}})...)
+	}
+	// Unbounded, the node would hold requests*answer = 31MiB of answers.
+	c.write(frames)
+	eventually(t, "the connection's queue held", func() bool { return s.pool.held.Load() == 1 })
+	eventually(t, "no request running", func() bool {
+		return s.inflight.Load() == int64(testutil.ToFloat64(s.m.QueueDepth))
+	})
+	answers, waiting := s.outBytes.Load(), int(testutil.ToFloat64(s.m.QueueDepth))
+	grown := heapBytes() - before
+	t.Logf("%d KiB of answers held, %d requests waiting, heap grew %d KiB", answers>>10, waiting, grown>>10)
+	// Its send queue, and the answers of the requests running when it
+	// filled (at most one per worker); gnet's buffers may hold twice.
+	if bound := int64(perConn + workers*(answer+protocol.HeaderLen+64)); answers > bound {
+		t.Errorf("%d bytes of answers held, bound %d", answers, bound)
+	}
+	// Besides those, the sockets' kernel buffers take a few MiB: run all,
+	// the requests would hold 31MiB.
+	if ran := requests - waiting; ran > requests/2 {
+		t.Errorf("%d of %d requests ran with a send queue of %d answers", ran, requests, perConn/answer)
+	}
+	if grown > 8<<20 {
+		t.Errorf("heap grew %d MiB", grown>>20)
+	}
+	s.sweep(s.opts.Now(), nil)
+	if got := testutil.ToFloat64(s.m.Held); got != 1 {
+		t.Errorf("connections_held = %v, want 1", got)
+	}
+
+	// Reading, the client gets every answer.
+	streams := make([]int16, requests)
+	for i := range streams {
+		streams[i] = int16(i + 1)
+	}
+	for stream, rows := range expectAll[*message.RowsResult](c, streams...) {
+		if len(rows.Data[0][0]) != answer {
+			t.Fatalf("stream %d: %d bytes", stream, len(rows.Data[0][0]))
+		}
+	}
+
+	// Again, closing instead: the requests waiting are dropped.
+	c.write(frames)
+	eventually(t, "the connection's queue held again", func() bool { return s.pool.held.Load() == 1 })
+	c.nc.Close()
+	eventually(t, "nothing held once the connection closed", func() bool {
+		n, _ := s.Stats()
+		return n == 0 && s.inflight.Load() == 0 && s.outBytes.Load() == 0 && s.data.used.Load() == 0 &&
+			s.pool.held.Load() == 0 && testutil.ToFloat64(s.m.QueueDepth) == 0
+	})
+	// The pool still serves.
+	d := s.ready(t)
+	d.query(1, "echo after")
+	expect[*message.RowsResult](d, 1)
+}
