@@ -48,8 +48,30 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 		if err := l.addCounters(ctx, m); err != nil {
 			return err
 		}
+		return l.apply(m, check)
 	}
-	return l.apply(m, check)
+	if ctx.Done() == nil || !l.engine.ApplyWaits() {
+		return l.apply(m, check)
+	}
+	// A write waiting for its commit log sync stops waiting at ctx's
+	// deadline (the coordinator answers WRITE_TIMEOUT, as Cassandra's
+	// does for a replica that did not answer in time); the write goes on
+	// and lands once the sync is done.
+	sm, err := l.batch(m)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	pending, err := l.engine.ApplyAsync(sm, check, func(err error) { done <- err })
+	if !pending {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (l *Local) apply(m *mutation.Mutation, check func() error) error {
