@@ -22,3 +22,10 @@ func IsManifestWrite(msg string) bool {
 	}
 	return false
 }
+
+// IsCommitWrite reports whether msg is about a batch commit that failed
+// (its WAL write or sync), after which pebble's commit pipeline cannot go
+// on.
+func IsCommitWrite(msg string) bool {
+	return strings.HasPrefix(msg, "pebble: fatal commit error")
+}

@@ -14,3 +14,12 @@ func TestIsManifestWrite(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCommitWrite(t *testing.T) {
+	if !IsCommitWrite("pebble: fatal commit error: write 000002.log: no space left on device") {
+		t.Error("a failed commit not recognised")
+	}
+	if IsCommitWrite("MANIFEST write failed: no space left on device") {
+		t.Error("a MANIFEST write taken for a commit")
+	}
+}
