@@ -8,6 +8,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -75,6 +76,10 @@ func errorMessage(err error) message.Error {
 	if errors.As(err, &wt) {
 		return &message.WriteTimeout{ErrorMessage: wt.Error(), Consistency: wt.Consistency, Received: wt.Received, BlockFor: wt.BlockFor, WriteType: wt.WriteType,
 			Contentions: uint16(min(max(wt.Contentions, 0), 1<<16-1))}
+	}
+	var cu *cqlerr.CasWriteUnknown
+	if errors.As(err, &cu) {
+		return &protocol.CasWriteUnknown{ErrorMessage: cu.Error(), Consistency: cu.Consistency, Received: cu.Received, BlockFor: cu.BlockFor}
 	}
 	var rt *cqlerr.ReadTimeout
 	if errors.As(err, &rt) {

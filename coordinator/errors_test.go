@@ -50,6 +50,7 @@ func errorSamples() []struct {
 		{&staleError{table: "t"}, primitive.ErrorCodeInvalid},
 		{timeoutOf(kindRead, primitive.WriteTypeSimple, primitive.ConsistencyLevelOne), primitive.ErrorCodeReadTimeout},
 		{timeoutOf(kindWrite, primitive.WriteTypeBatch, primitive.ConsistencyLevelOne), primitive.ErrorCodeWriteTimeout},
+		{&cqlerr.CasWriteUnknown{Consistency: primitive.ConsistencyLevelSerial, Received: 1, BlockFor: 2}, protocol.ErrorCodeCasWriteUnknown},
 		{&cqlerr.WriteFailure{Consistency: primitive.ConsistencyLevelQuorum, BlockFor: 2, Reasons: []*primitive.FailureReason{{}}}, primitive.ErrorCodeWriteFailure},
 		{&cqlerr.ReadFailure{Consistency: primitive.ConsistencyLevelQuorum, BlockFor: 2, Reasons: []*primitive.FailureReason{{}}}, primitive.ErrorCodeReadFailure},
 		{&droppedError{err: invalidf("x")}, primitive.ErrorCodeInvalid},

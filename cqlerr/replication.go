@@ -44,6 +44,20 @@ type WriteTimeout struct {
 
 func (e *WriteTimeout) Error() string { return timedOut(e.Received) }
 
+// CasWriteUnknown is CasWriteUnknownResultException: a lightweight
+// transaction's proposal Received replicas accepted, fewer than BlockFor
+// and not none, so a later round may complete it or not. Protocol v5
+// sends it as CAS_WRITE_UNKNOWN, earlier protocols as a WRITE_TIMEOUT of
+// write type CAS.
+type CasWriteUnknown struct {
+	Consistency        primitive.ConsistencyLevel
+	Received, BlockFor int32
+}
+
+func (e *CasWriteUnknown) Error() string {
+	return fmt.Sprintf("CAS operation result is unknown - proposal accepted by %d but not a quorum.", e.Received)
+}
+
 // ReadTimeout is ReadTimeoutException: the deadline passed before BlockFor
 // replicas answered; DataPresent says whether the one asked for data did.
 type ReadTimeout struct {

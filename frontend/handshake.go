@@ -159,6 +159,7 @@ var errorNames = map[primitive.ErrorCode]string{
 	primitive.ErrorCodeConfigError:         "config_error",
 	primitive.ErrorCodeAlreadyExists:       "already_exists",
 	primitive.ErrorCodeUnprepared:          "unprepared",
+	protocol.ErrorCodeCasWriteUnknown:      "cas_write_unknown",
 }
 
 // outcome labels a response for the requests metric.

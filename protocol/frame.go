@@ -135,7 +135,7 @@ type Response struct {
 // codec encodes and decodes message bodies, the batch PREPARE extension's
 // included. It holds no mutable state, so one instance serves every
 // connection.
-var codec = frame.NewRawCodec(PrepareBatchCodec, PreparedBatchCodec)
+var codec = frame.NewRawCodec(PrepareBatchCodec, PreparedBatchCodec, errorsCodec)
 
 // DecodeRequest decodes a whole request frame, hdr having been read from
 // frame[:HeaderLen]. comp decompresses bodies flagged compressed (nil when

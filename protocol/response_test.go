@@ -51,7 +51,13 @@ func sampleResponses(v primitive.ProtocolVersion) []message.Message {
 		}
 		return m
 	}
-	return []message.Message{
+	casUnknown := func() []message.Message {
+		if v < primitive.ProtocolVersion5 {
+			return nil // it becomes a WRITE_TIMEOUT: TestCasWriteUnknownBeforeV5
+		}
+		return []message.Message{&CasWriteUnknown{ErrorMessage: "cu", Consistency: primitive.ConsistencyLevelSerial, Received: 1, BlockFor: 2}}
+	}
+	return append(casUnknown(),
 		&message.Ready{},
 		&message.Authenticate{Authenticator: "org.apache.cassandra.auth.PasswordAuthenticator"},
 		&message.Supported{Options: map[string][]string{"COMPRESSION": {"lz4", "snappy"}, "CQL_VERSION": {"3.4.5"}}},
@@ -79,6 +85,34 @@ func sampleResponses(v primitive.ProtocolVersion) []message.Message {
 		&message.AlreadyExists{ErrorMessage: "ae", Keyspace: "ks", Table: "t"},
 		&message.Unprepared{ErrorMessage: "up", Id: []byte{1, 2, 3}},
 		&PreparedBatch{Results: []message.Message{prepared, &message.Invalid{ErrorMessage: "bad"}}},
+	)
+}
+
+// TestCasWriteUnknownBeforeV5: a client of protocol v3 or v4 gets
+// CAS_WRITE_UNKNOWN as a WRITE_TIMEOUT of write type CAS with the same
+// fields, as Cassandra's ErrorMessage sends it; a v5 client gets code
+// 0x1700 (TestDecodeResponseRoundTrip).
+func TestCasWriteUnknownBeforeV5(t *testing.T) {
+	m := &CasWriteUnknown{ErrorMessage: "CAS operation result is unknown - proposal accepted by 1 but not a quorum.",
+		Consistency: primitive.ConsistencyLevelLocalSerial, Received: 1, BlockFor: 2}
+	for _, v := range []primitive.ProtocolVersion{primitive.ProtocolVersion3, primitive.ProtocolVersion4} {
+		raw := encodeResponse(t, v, m, false)
+		h, _ := ParseHeader(raw)
+		if h.BodyLen != len(raw)-HeaderLen {
+			t.Fatalf("v%d: header says %d body bytes, frame has %d", v, h.BodyLen, len(raw)-HeaderLen)
+		}
+		got, err := DecodeResponse(h, raw[HeaderLen:])
+		if err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		want := &message.WriteTimeout{ErrorMessage: m.ErrorMessage, Consistency: m.Consistency, Received: 1, BlockFor: 2, WriteType: primitive.WriteTypeCas}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("v%d: got %v, want %v", v, got, want)
+		}
+	}
+	raw := encodeResponse(t, primitive.ProtocolVersion5, m, false)
+	if code := binary.BigEndian.Uint32(raw[HeaderLen:]); code != uint32(ErrorCodeCasWriteUnknown) {
+		t.Errorf("v5: code 0x%04x", code)
 	}
 }
 
@@ -139,6 +173,7 @@ var hostileResponses = []struct {
 	{"udt fields", primitive.OpCodeResult, []byte{0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 'k', 0, 0x30, 0, 0, 0, 0, 0xff, 0xff}},
 	{"auth token", primitive.OpCodeAuthSuccess, []byte{0x7f, 0xff, 0xff, 0xff}},
 	{"reason map", primitive.OpCodeError, []byte{0, 0, 0x13, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff}},
+	{"cas write unknown", primitive.OpCodeError, []byte{0, 0, 0x17, 0, 0, 1, 'x', 0, 9, 0, 0, 0, 1}},
 	{"supported", primitive.OpCodeSupported, []byte{0xff, 0xff, 0, 0}},
 }
 

@@ -89,6 +89,8 @@ func (c *cursor) errorBody(v primitive.ProtocolVersion) {
 		c.string()
 	case primitive.ErrorCodeUnprepared:
 		c.shortBytes()
+	case ErrorCodeCasWriteUnknown:
+		c.skip(2+4+4, "CAS_WRITE_UNKNOWN's fields")
 	}
 }
 

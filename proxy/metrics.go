@@ -70,6 +70,7 @@ func errorKind(err error) string {
 	var (
 		ua *cqlerr.Unavailable
 		wt *cqlerr.WriteTimeout
+		cu *cqlerr.CasWriteUnknown
 		rt *cqlerr.ReadTimeout
 		wf *cqlerr.WriteFailure
 		rf *cqlerr.ReadFailure
@@ -79,7 +80,7 @@ func errorKind(err error) string {
 		return ""
 	case errors.As(err, &ua):
 		return "unavailable"
-	case errors.As(err, &wt), errors.As(err, &rt):
+	case errors.As(err, &wt), errors.As(err, &cu), errors.As(err, &rt):
 		return "timeout"
 	case errors.As(err, &wf), errors.As(err, &rf):
 		return "failure"

@@ -87,7 +87,7 @@ const DefaultCASContentionTimeout = time.Second
 // proposers until cas_contention_timeout, or a round's deadline passing,
 // is *cqlerr.WriteTimeout with write type CAS (SIMPLE for the commit's
 // own timeout, as Cassandra's); a proposal only some replicas accepted is
-// a WriteTimeout too, its outcome unknown.
+// *cqlerr.CasWriteUnknown, its outcome unknown.
 func (p *Proxy) Conditional(ctx context.Context, c *CAS) (err error) {
 	start := p.started()
 	defer func() { p.measured("cas", c.Serial, start, err) }()
@@ -363,8 +363,8 @@ func (r *paxosRun) cas(ctx context.Context, c *CAS) error {
 			return r.committed(ctx, c, prop)
 		case res.accepted > 0:
 			// Some replicas accepted it: a later round may finish it, or
-			// not. The outcome is unknown (CasWriteUnknownResultException).
-			return r.timeout(res.accepted)
+			// not.
+			return r.unknown(res.accepted)
 		}
 		if err := r.contended(ctx); err != nil {
 			return err
@@ -574,6 +574,16 @@ func (r *paxosRun) timeout(received int) error {
 	return r.p.casTimeout(r.pl, received, r.contentions)
 }
 
+// unknown is a transaction's error when received replicas, not a quorum,
+// accepted its proposal: counted with the timeouts, whose outcome is as
+// unknown.
+func (r *paxosRun) unknown(received int) error {
+	if m := r.p.opts.CASMetrics; m != nil {
+		m.Timeouts.WithLabelValues(r.op).Inc()
+	}
+	return &cqlerr.CasWriteUnknown{Consistency: r.pl.serial, Received: int32(received), BlockFor: int32(r.pl.required)}
+}
+
 func (p *Proxy) casTimeout(pl *paxosPlan, received, contentions int) error {
 	return &cqlerr.WriteTimeout{Consistency: pl.serial, Received: int32(received), BlockFor: int32(pl.required),
 		WriteType: primitive.WriteTypeCas, Contentions: int32(contentions)}
@@ -582,7 +592,9 @@ func (p *Proxy) casTimeout(pl *paxosPlan, received, contentions int) error {
 // readError is a SERIAL read's error as Cassandra reports it: its write
 // timeouts and failures as READ_TIMEOUT and READ_FAILURE.
 func readError(err error, cl primitive.ConsistencyLevel, blockFor int) error {
-	if _, ok := errors.AsType[*cqlerr.WriteTimeout](err); ok {
+	_, timeout := errors.AsType[*cqlerr.WriteTimeout](err)
+	_, unknown := errors.AsType[*cqlerr.CasWriteUnknown](err)
+	if timeout || unknown {
 		return &cqlerr.ReadTimeout{Consistency: cl, Received: 0, BlockFor: int32(blockFor)}
 	}
 	if wf, ok := errors.AsType[*cqlerr.WriteFailure](err); ok {

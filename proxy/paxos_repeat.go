@@ -155,7 +155,7 @@ func (r *paxosRun) repeat(ctx context.Context, c *CAS, e *repeatEntry) (done boo
 		return true, r.committed(ctx, c, prop)
 	case res.accepted > 0:
 		count("unknown")
-		return true, r.timeout(res.accepted)
+		return true, r.unknown(res.accepted)
 	}
 	count("refused")
 	return false, nil
