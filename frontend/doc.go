@@ -77,13 +77,13 @@
 //   - Answers: counted from when a worker makes them until the socket
 //     takes them. A connection whose answers back up (past
 //     SendQueueCapacity, or at all while the node's pass MaxResponseData)
-//     is paused: its frames stay unread in the inbound buffer, and the
-//     requests it had already read wait in its queue before they run,
-//     until the answers drain. So a connection holds at most
-//     SendQueueCapacity of answers plus those of its requests already
-//     running, each within MaxFrameSize. gnet cannot stop reading a
-//     socket, so a paused connection that keeps sending past
-//     ReceiveQueueCapacity is closed.
+//     has the requests it read wait in its queue before they run, until
+//     they drain; once the part its socket did not take backs up too, it
+//     is paused: its frames stay unread in the inbound buffer. So a
+//     connection holds at most SendQueueCapacity of answers plus those of
+//     its requests already running, each within MaxFrameSize. gnet cannot
+//     stop reading a socket, so a paused connection that keeps sending
+//     past ReceiveQueueCapacity is closed.
 //   - Requests in flight: past MaxRequestsPerConn on one connection,
 //     MaxQueued in the server, or a connection's fair share of MaxQueued
 //     once half of it is used, a request gets OVERLOADED on its stream.

@@ -17,14 +17,15 @@ import (
 // hold them all. A connection's answers are counted from when a worker
 // makes them (conn.answers: the workers' pending answers and gnet's
 // outbound). Once they pass SendQueueCapacity, or while the node's pass
-// MaxResponseData and the connection has any, the connection is backed
-// up: its event loop stops cutting frames, as Cassandra's channel stops
-// reading when it is not writable, and its requests already read lose
-// their turn at the workers (pool.go), so they wait before they run
-// rather than answer into memory. It resumes once its answers are below
-// half the capacity. The requests wait in the inbound buffer, within the
-// receive queue (conn.settle), and in the connection's queue, within
-// MaxRequestsPerConn.
+// MaxResponseData and the connection has any, its requests already read
+// lose their turn at the workers (pool.go), so they wait before they run
+// rather than answer into memory, until its answers are below half the
+// capacity. Once the part gnet holds (what the socket did not take) passes
+// the same bounds, the connection is paused too: its event loop stops
+// cutting frames, as Cassandra's channel stops reading when it is not
+// writable, until that part is below half the capacity. The requests
+// wait in the inbound buffer, within the receive queue (conn.settle), and
+// in the connection's queue, within MaxRequestsPerConn.
 //
 // So a connection holds at most SendQueueCapacity of answers, plus the
 // answers of its requests running when it passed it (at most Workers of
@@ -87,7 +88,7 @@ func (cn *conn) checkOutbound() {
 	if was {
 		limit /= 2
 	}
-	pause := cn.backedPast(limit)
+	pause := q > limit || (q > 0 && s.outBytes.Load() > int64(s.opts.MaxResponseData))
 	if pause != was {
 		cn.paused.Store(pause)
 		if pause {
@@ -96,7 +97,7 @@ func (cn *conn) checkOutbound() {
 			s.pausedConns.Add(-1)
 		}
 	}
-	if cn.run.held.Load() && (!pause || s.draining.Load()) {
+	if cn.run.held.Load() && (!cn.backedPast(int64(s.opts.SendQueueCapacity)/2) || s.draining.Load()) {
 		s.pool.resume(&cn.run)
 	}
 	if q == 0 {
