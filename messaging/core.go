@@ -289,7 +289,8 @@ func (c *core) serve(from *peerInfo, m message, reply func(*outMsg), abort <-cha
 	}
 	deadline := c.clock.Now().Add(m.timeout)
 	if h := c.asyncHandler(m.verb); h != nil && !m.isOneWay() {
-		if h(deadline, Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, Payload: m.payload}, func(payload []byte, err error) {
+		if h(deadline, Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, Payload: m.payload,
+			Trace: m.trace, Traced: m.flags&flagTraced != 0}, func(payload []byte, err error) {
 			reply(c.response(m, deadline, payload, err))
 		}) {
 			return

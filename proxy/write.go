@@ -15,6 +15,7 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Apply writes m at level cl (StorageProxy.mutate): every Update goes to
@@ -205,6 +206,7 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 		return err
 	}
 	bg, cancel := detach(ctx)
+	traced := tracing.FromContext(ctx) != nil
 	results := make(chan hostResult, len(w.hosts))
 	outstanding := make([]bool, len(w.hosts))
 	// sends counts the writes running; the last to end cancels bg.
@@ -270,6 +272,12 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 		if w.send != nil {
 			// A Paxos commit, its own message.
 			onWorker(func(m *mutation.Mutation) error { return w.send(bg, rep, m, check) })
+			continue
+		}
+		if traced {
+			// A traced request's replicas record their steps (commit log,
+			// memtable, messages) in Replica.Apply.
+			onWorker(func(m *mutation.Mutation) error { return rep.Apply(bg, m, check) })
 			continue
 		}
 		switch r := rep.(type) {

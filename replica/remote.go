@@ -309,6 +309,15 @@ func (r *Remote) Truncate(ctx context.Context, t *storage.Table) error {
 // returns, the request then blocking its caller (no goroutine is left
 // that nobody waits for): done must not block.
 func (r *Remote) requestAsync(ctx context.Context, verb messaging.Verb, payload []byte, done func([]byte, error)) {
+	if s := tracing.FromContext(ctx); s != nil {
+		ctx = messaging.WithTrace(ctx, s.ID())
+		s.Trace(fmt.Sprintf("Sending %s message to /%s", verb, r.peer))
+		inner := done
+		done = func(out []byte, err error) {
+			s.Trace(fmt.Sprintf("Processing response from /%s", r.peer))
+			inner(out, err)
+		}
+	}
 	if ar, ok := r.tr.(messaging.AsyncRequester); ok {
 		if err := ar.RequestAsync(ctx, r.peer, verb, payload, func(out []byte, err error) {
 			if err != nil {
