@@ -34,6 +34,14 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 		}
 		return rep.ReadPartition(ctx, t, pk, o, fn)
 	}
+	return p.readPartitionPlanned(ctx, cl, t, pk, o, fn)
+}
+
+// readPartitionPlanned is ReadPartition of a partition whose replicas
+// planRead chooses. It is a function of its own so that each of the two
+// has one defer, which the compiler open-codes (several defers and many
+// returns in one function go through the runtime's defer records).
+func (p *Proxy) readPartitionPlanned(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
@@ -77,6 +85,12 @@ func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 		}
 		return rep.Read(ctx, t, pk, slice)
 	}
+	return p.readPlanned(ctx, cl, t, pk, slice)
+}
+
+// readPlanned is Read of a partition whose replicas planRead chooses, a
+// function of its own as readPartitionPlanned is.
+func (p *Proxy) readPlanned(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err
