@@ -207,6 +207,23 @@ type Config struct {
 	// Cassandra.
 	TombstoneWarnThreshold    int `yaml:"tombstone_warn_threshold"`
 	TombstoneFailureThreshold int `yaml:"tombstone_failure_threshold"`
+	// User-defined functions run only when both are true (4.0's names:
+	// enable_user_defined_functions, enable_scripted_user_defined_functions;
+	// cqld runs JavaScript bodies alone). A call running longer than the
+	// warn timeout is answered with a client warning; one running longer
+	// than the fail timeout is stopped and fails with FUNCTION_FAILURE.
+	UserDefinedFunctionsEnabled         bool     `yaml:"user_defined_functions_enabled"`
+	ScriptedUserDefinedFunctionsEnabled bool     `yaml:"scripted_user_defined_functions_enabled"`
+	UserDefinedFunctionsWarnTimeout     Duration `yaml:"user_defined_functions_warn_timeout"`
+	UserDefinedFunctionsFailTimeout     Duration `yaml:"user_defined_functions_fail_timeout"`
+
+	// TraceTypeQueryTTL is how long a traced request's session and events
+	// stay in system_traces (4.0's tracetype_query_ttl, in seconds).
+	// TraceProbability is the share of requests traced though their
+	// client did not ask, what Cassandra sets with nodetool
+	// settraceprobability (cqld has no JMX: it is a key).
+	TraceTypeQueryTTL Duration `yaml:"trace_type_query_ttl"`
+	TraceProbability  float64  `yaml:"trace_probability"`
 
 	// The deadlines of requests, by kind: reads of one partition (or of
 	// an IN list of them), writes (batches and lightweight transactions
@@ -314,6 +331,9 @@ func Default() Config {
 		UnloggedBatchAcrossPartitionsWarnThreshold:   10,
 		TombstoneWarnThreshold:                       1000,
 		TombstoneFailureThreshold:                    100000,
+		UserDefinedFunctionsWarnTimeout:              Duration{500 * time.Millisecond},
+		UserDefinedFunctionsFailTimeout:              Duration{1500 * time.Millisecond},
+		TraceTypeQueryTTL:                            Duration{24 * time.Hour},
 		ReadRequestTimeout:                           Duration{5 * time.Second},
 		WriteRequestTimeout:                          Duration{2 * time.Second},
 		CASContentionTimeout:                         Duration{time.Second},
@@ -451,6 +471,8 @@ const (
 	legacyMillisFloat            // milliseconds, fractions allowed
 	legacyMebibytes              // whole MiB
 	legacyKibibytes              // whole KiB
+	legacySeconds                // whole seconds
+	legacyRenamed                // the same value under an older name
 )
 
 // key is one top-level key cqld reads.
@@ -466,8 +488,8 @@ type key struct {
 // because the package keeps no globals; building it is cheap.
 func keys() []key {
 	legacy := func(name, current string, u legacyUnit, field func(*Config) any) key {
-		unit := map[legacyUnit]string{legacyMillis: "milliseconds", legacyMillisFloat: "milliseconds", legacyMebibytes: "MiB", legacyKibibytes: "KiB"}[u]
-		return key{name: name, usage: "deprecated: " + current + " in " + unit, field: field, alias: current, legacy: u}
+		unit := map[legacyUnit]string{legacyMillis: " in milliseconds", legacyMillisFloat: " in milliseconds", legacyMebibytes: " in MiB", legacyKibibytes: " in KiB", legacySeconds: " in seconds"}[u]
+		return key{name: name, usage: "deprecated: " + current + unit, field: field, alias: current, legacy: u}
 	}
 	return []key{
 		{name: "cluster_name", usage: "cluster name, the same on every node", field: func(c *Config) any { return &c.ClusterName }},
@@ -541,6 +563,12 @@ func keys() []key {
 		{name: "unlogged_batch_across_partitions_warn_threshold", usage: "unlogged batches of more partitions than this are answered with a warning", field: func(c *Config) any { return &c.UnloggedBatchAcrossPartitionsWarnThreshold }},
 		{name: "tombstone_warn_threshold", usage: "reads meeting more tombstones than this are answered with a warning", field: func(c *Config) any { return &c.TombstoneWarnThreshold }},
 		{name: "tombstone_failure_threshold", usage: "reads meeting more tombstones than this fail", field: func(c *Config) any { return &c.TombstoneFailureThreshold }},
+		{name: "user_defined_functions_enabled", usage: "allow CREATE FUNCTION and AGGREGATE and run user-defined functions", field: func(c *Config) any { return &c.UserDefinedFunctionsEnabled }},
+		{name: "scripted_user_defined_functions_enabled", usage: "allow user-defined functions in LANGUAGE javascript (needs user_defined_functions_enabled)", field: func(c *Config) any { return &c.ScriptedUserDefinedFunctionsEnabled }},
+		{name: "user_defined_functions_warn_timeout", usage: "warn the client of a user-defined function call running longer, e.g. 500ms", field: func(c *Config) any { return &c.UserDefinedFunctionsWarnTimeout }},
+		{name: "user_defined_functions_fail_timeout", usage: "stop and fail a user-defined function call running longer, e.g. 1500ms", field: func(c *Config) any { return &c.UserDefinedFunctionsFailTimeout }},
+		{name: "trace_type_query_ttl", usage: "how long traces stay in system_traces, e.g. 1d", field: func(c *Config) any { return &c.TraceTypeQueryTTL }},
+		{name: "trace_probability", usage: "share of requests traced without their client asking, 0 to 1 (nodetool settraceprobability)", field: func(c *Config) any { return &c.TraceProbability }},
 		{name: "read_request_timeout", usage: "read timeout, e.g. 5s", field: func(c *Config) any { return &c.ReadRequestTimeout }},
 		{name: "write_request_timeout", usage: "write timeout, e.g. 2s", field: func(c *Config) any { return &c.WriteRequestTimeout }},
 		{name: "range_request_timeout", usage: "timeout of range reads, e.g. 10s", field: func(c *Config) any { return &c.RangeRequestTimeout }},
@@ -560,6 +588,11 @@ func keys() []key {
 		legacy("prepared_statements_cache_size_mb", "prepared_statements_cache_size", legacyMebibytes, func(c *Config) any { return &c.PreparedStatementsCacheSize }),
 		legacy("batch_size_warn_threshold_in_kb", "batch_size_warn_threshold", legacyKibibytes, func(c *Config) any { return &c.BatchSizeWarnThreshold }),
 		legacy("batch_size_fail_threshold_in_kb", "batch_size_fail_threshold", legacyKibibytes, func(c *Config) any { return &c.BatchSizeFailThreshold }),
+		legacy("enable_user_defined_functions", "user_defined_functions_enabled", legacyRenamed, func(c *Config) any { return &c.UserDefinedFunctionsEnabled }),
+		legacy("enable_scripted_user_defined_functions", "scripted_user_defined_functions_enabled", legacyRenamed, func(c *Config) any { return &c.ScriptedUserDefinedFunctionsEnabled }),
+		legacy("user_defined_function_warn_timeout", "user_defined_functions_warn_timeout", legacyMillis, func(c *Config) any { return &c.UserDefinedFunctionsWarnTimeout }),
+		legacy("user_defined_function_fail_timeout", "user_defined_functions_fail_timeout", legacyMillis, func(c *Config) any { return &c.UserDefinedFunctionsFailTimeout }),
+		legacy("tracetype_query_ttl", "trace_type_query_ttl", legacySeconds, func(c *Config) any { return &c.TraceTypeQueryTTL }),
 		legacy("read_request_timeout_in_ms", "read_request_timeout", legacyMillis, func(c *Config) any { return &c.ReadRequestTimeout }),
 		legacy("write_request_timeout_in_ms", "write_request_timeout", legacyMillis, func(c *Config) any { return &c.WriteRequestTimeout }),
 		legacy("request_timeout_in_ms", "request_timeout", legacyMillis, func(c *Config) any { return &c.RequestTimeout }),
@@ -664,7 +697,7 @@ func setKey(c *Config, k key, n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return nil
 	}
-	if k.legacy != notLegacy {
+	if k.legacy != notLegacy && k.legacy != legacyRenamed {
 		return setLegacy(c, k, n)
 	}
 	switch p := k.field(c).(type) {
@@ -676,6 +709,12 @@ func setKey(c *Config, k key, n *yaml.Node) error {
 		*p = s
 	case *int:
 		v, err := parseInt(n)
+		if err != nil {
+			return err
+		}
+		*p = v
+	case *float64:
+		v, err := parseFloat(n)
 		if err != nil {
 			return err
 		}
@@ -717,6 +756,15 @@ func setLegacy(c *Config, k key, n *yaml.Node) error {
 			return fmt.Errorf("%d milliseconds is out of range", v)
 		}
 		*k.field(c).(*Duration) = Duration{time.Duration(v) * time.Millisecond}
+	case legacySeconds:
+		v, err := parseInt(n)
+		if err != nil {
+			return err
+		}
+		if v < 0 || int64(v) > math.MaxInt64/int64(time.Second) {
+			return fmt.Errorf("%d seconds is out of range", v)
+		}
+		*k.field(c).(*Duration) = Duration{time.Duration(v) * time.Second}
 	case legacyMillisFloat:
 		f, err := parseFloat(n)
 		if err != nil {
@@ -1151,6 +1199,12 @@ func (c *Config) problems() []*keyError {
 	}
 	if c.TombstoneFailureThreshold < 0 {
 		bad("tombstone_failure_threshold", "%d must not be negative", c.TombstoneFailureThreshold)
+	}
+	if c.TraceProbability < 0 || c.TraceProbability > 1 || c.TraceProbability != c.TraceProbability {
+		bad("trace_probability", "%v must be between 0 and 1", c.TraceProbability)
+	}
+	if c.UserDefinedFunctionsFailTimeout.Duration < c.UserDefinedFunctionsWarnTimeout.Duration {
+		bad("user_defined_functions_fail_timeout", "%s must not be shorter than user_defined_functions_warn_timeout (%s)", c.UserDefinedFunctionsFailTimeout, c.UserDefinedFunctionsWarnTimeout)
 	}
 	if c.UnloggedBatchAcrossPartitionsWarnThreshold < 0 {
 		bad("unlogged_batch_across_partitions_warn_threshold", "%d must not be negative", c.UnloggedBatchAcrossPartitionsWarnThreshold)

@@ -231,6 +231,12 @@ func TestEachKey(t *testing.T) {
 		{`read_request_timeout_in_ms: 7000`, func(c *Config) { c.ReadRequestTimeout.Duration = 7 * time.Second }},
 		{`write_request_timeout_in_ms: 3000`, func(c *Config) { c.WriteRequestTimeout.Duration = 3 * time.Second }},
 		{`request_timeout_in_ms: 12000`, func(c *Config) { c.RequestTimeout.Duration = 12 * time.Second }},
+		{`enable_user_defined_functions: true`, func(c *Config) { c.UserDefinedFunctionsEnabled = true }},
+		{`enable_scripted_user_defined_functions: true`, func(c *Config) { c.ScriptedUserDefinedFunctionsEnabled = true }},
+		{`user_defined_function_warn_timeout: 100`, func(c *Config) { c.UserDefinedFunctionsWarnTimeout.Duration = 100 * time.Millisecond }},
+		{`user_defined_function_fail_timeout: 3000`, func(c *Config) { c.UserDefinedFunctionsFailTimeout.Duration = 3 * time.Second }},
+		{`tracetype_query_ttl: 3600`, func(c *Config) { c.TraceTypeQueryTTL.Duration = time.Hour }},
+		{`trace_probability: 0.5`, func(c *Config) { c.TraceProbability = 0.5 }},
 
 		// A null keeps the default, as an absent key does.
 		{"hints_directory:\nnative_transport_port: ~\n", func(c *Config) {}},
@@ -288,8 +294,8 @@ func TestKeyTable(t *testing.T) {
 			}
 		}
 	}
-	if n := len(byName) - current; n != 18 {
-		t.Errorf("%d legacy keys, want 18", n)
+	if n := len(byName) - current; n != 23 {
+		t.Errorf("%d legacy keys, want 23", n)
 	}
 }
 
@@ -357,6 +363,12 @@ func TestMarshalRoundTrip(t *testing.T) {
 		BatchSizeWarnThreshold:                       6 * KiB,
 		BatchSizeFailThreshold:                       60 * KiB,
 		UnloggedBatchAcrossPartitionsWarnThreshold:   20,
+		UserDefinedFunctionsEnabled:                  true,
+		ScriptedUserDefinedFunctionsEnabled:          true,
+		UserDefinedFunctionsWarnTimeout:              Duration{time.Second},
+		UserDefinedFunctionsFailTimeout:              Duration{2 * time.Second},
+		TraceTypeQueryTTL:                            Duration{time.Hour},
+		TraceProbability:                             0.25,
 		ReadRequestTimeout:                           Duration{time.Minute},
 		WriteRequestTimeout:                          Duration{time.Hour + time.Nanosecond},
 		RequestTimeout:                               Duration{1},
@@ -490,6 +502,8 @@ func TestLoadErrors(t *testing.T) {
 		{"wildcard rpc needs broadcast", "rpc_address: 0.0.0.0\n", []string{"rpc_address (line 1)", "broadcast_rpc_address"}},
 		{"wildcard listen", "listen_address: \"::\"\n", []string{"listen_address (line 1)", "wildcard"}},
 		{"seeds missing", "seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n", []string{"seed_provider (line 1)", "seeds"}},
+		{"trace probability over one", "trace_probability: 2\n", []string{"trace_probability (line 1)", "between 0 and 1"}},
+		{"udf fail before warn", "user_defined_functions_fail_timeout: 100ms\n", []string{"user_defined_functions_fail_timeout (line 1)", "warn_timeout"}},
 		{"seed class missing", "seed_provider:\n  - parameters:\n      - seeds: a\n", []string{"seed_provider (line 1)", "empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

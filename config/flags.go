@@ -129,6 +129,8 @@ func formatValue(p any) string {
 		return strconv.Itoa(*p)
 	case *bool:
 		return strconv.FormatBool(*p)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
 	case *[]string:
 		return strings.Join(*p, ",")
 	case fmt.Stringer: // Duration, DataSize

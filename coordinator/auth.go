@@ -11,6 +11,7 @@ import (
 	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/types"
+	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
 )
 
@@ -182,8 +183,33 @@ func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.
 		return auth.Alter, auth.Keyspace(ks(s.Keyspace)), true, true
 	case *statements.DropType:
 		return auth.Drop, auth.Keyspace(ks(s.Keyspace)), true, true
+	case *statements.CreateFunction:
+		k := ks(s.Keyspace)
+		args := make([]string, len(s.Args))
+		for i, a := range s.Args {
+			args[i] = a.Type
+		}
+		return c.createFunctionPermission(k, s.OrReplace, func(d *storage.KeyspaceDef) bool { return d.Function(s.Name, args) != nil })
+	case *statements.CreateAggregate:
+		return c.createFunctionPermission(ks(s.Keyspace), s.OrReplace, func(d *storage.KeyspaceDef) bool { return d.Aggregate(s.Name, s.ArgTypes) != nil })
+	case *statements.DropFunction:
+		// Cassandra asks DROP on the one function; permissions on one
+		// function do not exist here, so on the keyspace's functions,
+		// which a grant on the function's parents gives.
+		return auth.Drop, auth.KeyspaceFunctions(ks(s.Keyspace)), true, true
 	}
 	return 0, auth.Resource{}, false, false
+}
+
+// createFunctionPermission is CreateFunctionStatement's and
+// CreateAggregateStatement's: ALTER to replace one that exists (on the
+// keyspace's functions, as on DROP), CREATE on the keyspace's functions
+// otherwise.
+func (c *Coordinator) createFunctionPermission(ks string, orReplace bool, exists func(*storage.KeyspaceDef) bool) (auth.Permission, auth.Resource, bool, bool) {
+	if d := c.catalog.Current().Keyspace(ks); orReplace && d != nil && exists(d) {
+		return auth.Alter, auth.KeyspaceFunctions(ks), true, true
+	}
+	return auth.Create, auth.KeyspaceFunctions(ks), true, true
 }
 
 // grantCreator gives the role that created a keyspace or table every

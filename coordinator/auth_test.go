@@ -103,20 +103,47 @@ func BenchmarkAuthorizedSelect(b *testing.B) {
 	}
 }
 
-// A schema change without a permission rule (here CREATE FUNCTION, which
-// analysis refuses before today) is refused under CassandraAuthorizer
-// rather than run unchecked, and left alone without an authorizer.
+// A schema change without a permission rule (here a USE posing as one) is
+// refused under CassandraAuthorizer rather than run unchecked, and left
+// alone without an authorizer.
 func TestAuthorizeUnknownSchemaChange(t *testing.T) {
 	c := authCoord(t)
-	p := &ddlPlan{stmt: &statements.CreateFunction{}, session: "ks"}
+	p := &ddlPlan{stmt: &statements.Use{Keyspace: "ks"}, session: "ks"}
 	if err := c.authorize("cassandra", p); err == nil {
-		t.Fatal("CREATE FUNCTION passed the check without a rule for it")
+		t.Fatal("a schema change without a rule passed the check")
 	}
 	unchecked(c, func() {
 		if err := c.authorize("", p); err != nil {
 			t.Fatalf("without an authorizer: %v", err)
 		}
 	})
+}
+
+// CREATE and DROP of functions and aggregates take CREATE, ALTER (to
+// replace one) and DROP on the keyspace's functions, as Cassandra's
+// statements do: a role granted nothing is refused with Cassandra's
+// message, a superuser is not.
+func TestAuthorizeFunctions(t *testing.T) {
+	c := authCoord(t)
+	unchecked(c, func() {
+		runQuery(t, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	})
+	for _, tc := range []struct {
+		stmt statements.Statement
+		want string
+	}{
+		{&statements.CreateFunction{Keyspace: "bench", Name: "f"}, "User nobody has no CREATE permission on <all functions in bench> or any of its parents"},
+		{&statements.CreateAggregate{Keyspace: "bench", Name: "a"}, "User nobody has no CREATE permission on <all functions in bench> or any of its parents"},
+		{&statements.DropFunction{Keyspace: "bench", Name: "f"}, "User nobody has no DROP permission on <all functions in bench> or any of its parents"},
+	} {
+		p := &ddlPlan{stmt: tc.stmt, session: "bench"}
+		if err := c.authorize("cassandra", p); err != nil {
+			t.Errorf("%T as a superuser: %v", tc.stmt, err)
+		}
+		if err := c.authorize("nobody", p); err == nil || err.Error() != tc.want {
+			t.Errorf("%T as a role granted nothing: %v, want %q", tc.stmt, err, tc.want)
+		}
+	}
 }
 
 // DESCRIBE needs no permission under CassandraAuthorizer, as Cassandra's

@@ -11,7 +11,10 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/systables"
+	"github.com/cqld/cqld/tracing"
 )
 
 // The execute-path benchmarks run prepared single-row writes and reads
@@ -379,4 +382,45 @@ func BenchmarkSystemTableRead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkExecuteSelectTraced is a point read through Handle with no
+// tracer, with a tracer but the request untraced (every request's cost of
+// tracing), and traced (the writes go to a writer that drops them, so the
+// figure is the recording's cost on the request path and the end's wait
+// for the writer).
+func BenchmarkExecuteSelectTraced(b *testing.B) {
+	c := benchCoord(b)
+	insertID := benchPrepare(b, c, benchInsert)
+	id := benchPrepare(b, c, benchSelect)
+	keys := benchKeyBytes()
+	value := bytes.Repeat([]byte{'v'}, benchValueLen)
+	populate(b, c, insertID, keys, value)
+	tr := tracing.New(tracing.Options{
+		Tables: tracing.Tables{Sessions: systables.Lookup("system_traces", "sessions").Storage, Events: systables.Lookup("system_traces", "events").Storage},
+		Write:  func(context.Context, *mutation.Mutation) error { return nil },
+	})
+	defer tr.Close()
+	for _, tc := range []struct {
+		name   string
+		tracer *tracing.Tracer
+		traced bool
+	}{{"tracer=none", nil, false}, {"tracer=idle", tr, false}, {"traced", tr, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c.opts.Tracer = tc.tracer
+			e := newBenchExec(id, 1)
+			e.req.Tracing = tc.traced
+			r := rnd(0x9e3779b97f4a7c15)
+			b.ReportAllocs()
+			for b.Loop() {
+				k := r.intn(benchKeys)
+				e.vals[0].Contents = keys[4*k : 4*k+4]
+				resp := c.Handle(context.Background(), &e.req)
+				if _, ok := resp.Message.(*message.RowsResult); !ok || (tc.traced != (resp.TracingID != nil)) {
+					b.Fatalf("SELECT answered %v (tracing id %v)", resp.Message, resp.TracingID)
+				}
+			}
+		})
+	}
+	c.opts.Tracer = nil
 }

@@ -18,9 +18,11 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
+	"github.com/cqld/cqld/tracing"
 )
 
 // ReleaseVersion is the Cassandra version cqld reports.
@@ -93,6 +95,11 @@ type Options struct {
 	// read, scan and write of a user table (system_views'
 	// coordinator_*_latency).
 	Latencies *metrics.TableLatencies
+	// Functions are the settings user-defined functions run with
+	// (user_defined_functions_*); the zero value disables them.
+	Functions functions.UserOptions
+	// Tracer records the sessions of traced requests (nil: none are).
+	Tracer *tracing.Tracer
 	// Now is the clock behind server-side write timestamps, now() and the
 	// other current-time functions, and TTL expiry on reads and writes;
 	// nil means time.Now. It is called concurrently. Tests pass a clock
@@ -120,6 +127,9 @@ type Coordinator struct {
 	schema *schema.Schema
 	// schemaChanges takes each DDL statement's change to be applied.
 	schemaChanges schema.Submitter
+
+	// users are the user-defined functions and aggregates, compiled.
+	users *functions.Users
 
 	prep *prepared.Cache
 	// byID indexes the current schema's tables by id.
@@ -154,6 +164,7 @@ func New(opts Options) (*Coordinator, error) {
 		schema:        opts.Schema,
 		schemaChanges: opts.SchemaChanges,
 	}
+	c.users = functions.NewUsers(c.userOptions())
 	if c.local == nil {
 		c.local = replica.NewLocal(opts.Engine)
 	}
@@ -166,7 +177,7 @@ func New(opts Options) (*Coordinator, error) {
 		c.data = d
 	}
 	if c.schema == nil {
-		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine,
+		c.schema = schema.New(schema.Options{Catalog: opts.Catalog, Data: opts.Engine, Constant: Constant,
 			SystemKeyspace: systables.IsSystemKeyspace, Logger: opts.Logger})
 	}
 	if c.schemaChanges == nil {
@@ -194,11 +205,15 @@ func (c *Coordinator) Handle(ctx context.Context, req *protocol.Request) (resp *
 		err error
 	)
 	defer c.recoverRequest(req, &resp)
+	if ts := c.beginTrace(req); ts != nil {
+		ctx = tracing.WithSession(ctx, ts)
+		defer func() { endTrace(ts, req, resp) }()
+	}
 	switch m := req.Message.(type) {
 	case *message.Query:
 		msg, err = c.query(ctx, req, m)
 	case *message.Prepare:
-		msg, err = c.prepare(req, m)
+		msg, err = c.prepare(ctx, req, m)
 	case *message.Execute:
 		msg, err = c.execute(ctx, req, m)
 	case *message.Batch:
@@ -255,6 +270,7 @@ func (c *Coordinator) query(ctx context.Context, req *protocol.Request, m *messa
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
+	traceParse(ctx, m.Query)
 	stmt, n, err := statements.Parse(m.Query)
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func aloneData(o Options, local replica.Replica) (Data, error) {
 		Topology: proxy.NewRingTopology(id, o.DataCenter, proxy.RingState{Ring: r}),
 		Liveness: self,
 		Replicas: self,
-		Keyspace: func(name string) *storage.KeyspaceDef { return o.Catalog.Current().Keyspace(name) },
+		Keyspace: systables.WithDistributed(func(name string) *storage.KeyspaceDef { return o.Catalog.Current().Keyspace(name) }),
 		Logger:   o.Logger,
 	}), nil
 }
@@ -122,7 +122,7 @@ var (
 
 // source is where t's rows are read.
 func (c *Coordinator) source(t *tableInfo) rowSource {
-	if t.system {
+	if t.system && !t.distributed {
 		return c.sysRows
 	}
 	return c.data

@@ -88,7 +88,18 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 	case *statements.Batch:
 		return c.analyzeBatch(s, n, session)
 	case *statements.CreateFunction:
-		return nil, invalidf("User defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
+		if !c.opts.Functions.Enabled {
+			return nil, invalidf("User-defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
+		}
+		if s.Language != schema.LanguageJavaScript && s.Language != "java" {
+			break // schema names the language it cannot run
+		}
+		if s.Language == schema.LanguageJavaScript && !c.opts.Functions.Scripted {
+			return nil, invalidf("Scripted user-defined functions are disabled in cassandra.yaml - set enable_scripted_user_defined_functions=true to enable if you are aware of the security risks")
+		}
+		return c.analyzeDDL(stmt, session)
+	case *statements.CreateAggregate, *statements.DropFunction:
+		return c.analyzeDDL(stmt, session)
 	}
 	return nil, invalidf("This statement is not supported yet by cqld")
 }

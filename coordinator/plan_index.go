@@ -1,7 +1,10 @@
 package coordinator
 
 import (
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/storage"
 )
 
 // indexPlan is how a SELECT uses the secondary indexes of its table.
@@ -15,13 +18,61 @@ type indexPlan struct {
 	// when the query reads partitions by key instead.
 	name  string
 	value valueList
+	// elements is how the looked-up value is made from value's for an
+	// index of a collection's elements (storage.Table.ElementIndexValue);
+	// nil for an index of whole values.
+	elements func(t *tableInfo, vs [][]byte) ([]byte, error)
 }
 
 // choose picks the index to read for an = restriction on column col: the
 // first one found.
 func (ix *indexPlan) choose(t *tableInfo, col int, vals valueList) {
-	if d := t.def.IndexOn(t.cols[col].def.Name); d != nil && ix.name == "" {
-		ix.name, ix.value = d.Name, vals
+	if ix.name != "" {
+		return
+	}
+	for _, d := range t.def.Indexes {
+		if d.Column == t.cols[col].def.Name && d.Elements == "" {
+			ix.name, ix.value = d.Name, vals
+			return
+		}
+	}
+}
+
+// chooseElements picks the index of a collection's elements that serves
+// restriction f (CONTAINS: values, CONTAINS KEY: keys, m[key] = value:
+// entries), as Cassandra picks the index that supports the expression.
+func (ix *indexPlan) chooseElements(t *tableInfo, f colFilter) {
+	want := map[statements.Operator]string{statements.OpContains: "values", statements.OpContainsKey: "keys", opMapEntry: "entries"}[f.op]
+	if ix.name != "" || want == "" {
+		return
+	}
+	col := &t.cols[f.col]
+	var d *storage.IndexDef
+	for i := range t.def.Indexes {
+		if e := &t.def.Indexes[i]; e.Column == col.def.Name && e.Elements == want {
+			d = e
+		}
+	}
+	if d == nil {
+		return
+	}
+	var keyType, elemType datatype.DataType
+	switch ct := col.typ.(type) {
+	case *datatype.Map:
+		keyType = ct.KeyType
+	case *datatype.Set:
+		elemType = ct.ElementType
+	}
+	op, name := f.op, d.Name
+	ix.name, ix.value = name, f.vals
+	ix.elements = func(t *tableInfo, vs [][]byte) ([]byte, error) {
+		switch op {
+		case statements.OpContainsKey:
+			return t.st.ElementIndexValue(name, keyType, vs[0], nil, nil)
+		case opMapEntry:
+			return t.st.ElementIndexValue(name, keyType, vs[0], vs[1], nil)
+		}
+		return t.st.ElementIndexValue(name, nil, nil, vs[0], elemType)
 	}
 }
 
@@ -42,6 +93,9 @@ func indexUse(t *tableInfo, k *keyRestrictions, s *statements.Select) (indexPlan
 		if f.op == statements.OpEq {
 			ix.choose(t, f.col, f.vals)
 		}
+	}
+	for _, f := range k.filters {
+		ix.chooseElements(t, f)
 	}
 	for i, l := range k.ck {
 		if l.eq {

@@ -35,11 +35,13 @@ type tableSelectPlan struct {
 	// proj are the values read from each selected row. Without sel they
 	// are the result row itself (the hot path: no per-row work beyond
 	// fetching them).
-	proj      []projection
-	sel       *selection         // functions, terms, aggregates, GROUP BY; nil when none
-	json      *types.JSONColumns // SELECT JSON: turns result rows into one "[json]" text
-	distinct  bool
-	reverse   bool
+	proj     []projection
+	sel      *selection         // functions, terms, aggregates, GROUP BY; nil when none
+	json     *types.JSONColumns // SELECT JSON: turns result rows into one "[json]" text
+	distinct bool
+	reverse  bool
+	// fns notes the user-defined functions the plan calls.
+	fns       *fnScope
 	meta      []*message.ColumnMetadata
 	metaID    []byte
 	metaSize  int // bytes meta takes in a ROWS result
@@ -84,7 +86,8 @@ func (c *Coordinator) analyzeSelect(s *statements.Select, n int, session string)
 
 func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableInfo) (plan, error) {
 	b := newBinder(t.def.Keyspace, t.def.Name, n)
-	p := &tableSelectPlan{t: t, distinct: s.Distinct}
+	b.fn = c.fnScope(t.def.Keyspace)
+	p := &tableSelectPlan{t: t, distinct: s.Distinct, fns: b.fn}
 	spec := func(name string, typ datatype.DataType) *message.ColumnMetadata {
 		return &message.ColumnMetadata{Keyspace: t.def.Keyspace, Table: t.def.Name, Name: name, Type: typ}
 	}
@@ -156,11 +159,18 @@ func (c *Coordinator) analyzeTableSelect(s *statements.Select, n int, t *tableIn
 		}
 	}
 	for _, f := range k.filters {
-		if f.op != statements.OpEq && f.op != statements.OpIn && f.op != statements.OpNeq && f.op != statements.OpLt && f.op != statements.OpLte && f.op != statements.OpGt && f.op != statements.OpGte {
+		switch f.op {
+		case statements.OpContains, statements.OpContainsKey, opMapEntry:
+			continue
+		case statements.OpEq, statements.OpIn, statements.OpNeq, statements.OpLt, statements.OpLte, statements.OpGt, statements.OpGte:
+		default:
 			return nil, invalidf("Unsupported filter %s", f.op)
 		}
-		if t.cols[f.col].multiCell() {
-			return nil, invalidf("Filtering on non-frozen %s %s is not supported yet", multiCellKind(&t.cols[f.col]), t.cols[f.col].def.Name)
+		if col := &t.cols[f.col]; col.multiCell() {
+			if col.isCollection() {
+				return nil, invalidf("Collection column '%s' (%s) cannot be restricted by a '%s' relation", col.def.Name, statements.TypeString(col.typ, false), f.op)
+			}
+			return nil, invalidf("Non-frozen UDT column '%s' (%s) cannot be restricted by any relation", col.def.Name, statements.TypeString(col.typ, false))
 		}
 	}
 	if len(s.OrderBy) > 0 {

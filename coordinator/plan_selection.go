@@ -80,6 +80,17 @@ type scalarFn = functions.Scalar
 // Now is the statement's clock, for the functions that read it.
 func (c *selCtx) Now() time.Time { return c.x.now() }
 
+// Warn implements functions.Context.
+func (c *selCtx) Warn(msg string) { c.x.warn(msg) }
+
+// result is the aggregate's result for a group.
+func (a *aggSpec) result(c *selCtx, st *functions.AggState) ([]byte, error) {
+	if a.user != nil {
+		return a.user.Result(c, st)
+	}
+	return a.Result(st)
+}
+
 // fnSel is a scalar function of other selectors.
 type fnSel struct {
 	args []selExpr
@@ -125,7 +136,7 @@ func (s *selection) add(c *selCtx, in [][]byte, st []functions.AggState) error {
 func (s *selection) output(c *selCtx, first [][]byte, st []functions.AggState) ([][]byte, error) {
 	c.agg = make([][]byte, len(s.aggs))
 	for i, a := range s.aggs {
-		v, err := a.Result(&st[i])
+		v, err := a.result(c, &st[i])
 		if err != nil {
 			return nil, err
 		}
@@ -481,9 +492,6 @@ func (c *selCompiler) function(f *statements.FunctionCall) (selItem, error) {
 	display := f.Name
 	if f.Keyspace != "" {
 		display = f.Keyspace + "." + f.Name
-		if f.Keyspace != "system" {
-			return selItem{}, invalidf("Unknown function '%s'", display)
-		}
 	}
 	switch f.Name {
 	case "writetime", "ttl":
@@ -498,10 +506,13 @@ func (c *selCompiler) function(f *statements.FunctionCall) (selItem, error) {
 		return c.toJSON(f)
 	}
 	var sigs []*functions.Sig
-	if f.Name == "token" {
+	if f.Name == "token" && (f.Keyspace == "" || f.Keyspace == "system") {
 		sigs = []*functions.Sig{c.tokenSig()}
 	} else {
-		sigs = functions.Lookup(f.Name)
+		var err error
+		if sigs, err = c.b.lookup(f.Keyspace, f.Name); err != nil {
+			return selItem{}, err
+		}
 	}
 	if len(sigs) == 0 {
 		return selItem{}, invalidf("Unknown function '%s'", display)
@@ -537,10 +548,15 @@ func (c *selCompiler) function(f *statements.FunctionCall) (selItem, error) {
 		names[i] = a.name
 		anyAgg = anyAgg || a.agg
 	}
-	name := "system." + sig.Name + "(" + strings.Join(names, ", ") + ")"
+	name := sig.QualifiedName() + "(" + strings.Join(names, ", ") + ")"
+	c.b.fn.use(sig)
 	if sig.Agg != functions.AggNone {
 		if anyAgg {
 			return selItem{}, invalidf("aggregate functions cannot be used as arguments of aggregate functions")
+		}
+		if sig.Agg == functions.AggUser {
+			a := &aggSpec{Aggregate: functions.Aggregate{Kind: sig.Agg}, user: sig.User, args: exprs}
+			return selItem{e: aggSel(c.addAgg(a)), typ: sig.Ret, name: name, agg: true}, nil
 		}
 		a := &aggSpec{Aggregate: functions.Aggregate{Kind: sig.Agg, Type: sig.Params[0]}, arg: exprs[0]}
 		if a.Type.Code() == primitive.DataTypeCodeCounter {
@@ -672,9 +688,23 @@ func resolveArgs(items []selItem) []functions.Arg {
 type aggSpec struct {
 	functions.Aggregate
 	arg selExpr // nil for count(*)
+	// user is a user-defined aggregate, folding args.
+	user *functions.UserAggregate
+	args []selExpr
 }
 
 func (a *aggSpec) add(st *functions.AggState, c *selCtx, in [][]byte) error {
+	if a.user != nil {
+		vs := make([][]byte, len(a.args))
+		for i, e := range a.args {
+			v, err := e.eval(c, in)
+			if err != nil {
+				return err
+			}
+			vs[i] = v
+		}
+		return a.user.Add(c, st, vs)
+	}
 	var v []byte
 	if a.Kind != functions.AggCountRows {
 		var err error

@@ -51,6 +51,8 @@ var errUnset = invalidf("Invalid unset value")
 type binder struct {
 	keyspace, table string
 	specs           []*message.ColumnMetadata
+	// fn resolves function names; nil knows the native functions alone.
+	fn *fnScope
 }
 
 func newBinder(keyspace, table string, n int) *binder {
@@ -324,8 +326,8 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 		return nil, err
 	}
 	if !functions.SameType(typ, sig.Ret) && !functions.ValueCompatible(typ, sig.Ret) {
-		return nil, invalidf("Type error: cannot assign result of function system.%s (type %s) to %s (type %s)",
-			sig.Name, typeName(sig.Ret), name, typeName(typ))
+		return nil, invalidf("Type error: cannot assign result of function %s (type %s) to %s (type %s)",
+			sig.QualifiedName(), typeName(sig.Ret), name, typeName(typ))
 	}
 	fe := &funcExpr{args: make([]valueExpr, len(f.Args)), fn: sig.Impl}
 	for i, a := range f.Args {
@@ -342,8 +344,11 @@ func (b *binder) resolve(f *statements.FunctionTerm) (*functions.Sig, error) {
 	if f.Keyspace != "" {
 		display = f.Keyspace + "." + f.Name
 	}
-	sigs := functions.Lookup(f.Name)
-	if len(sigs) == 0 || (f.Keyspace != "" && f.Keyspace != "system") {
+	sigs, err := b.lookup(f.Keyspace, f.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(sigs) == 0 {
 		return nil, invalidf("Unknown function '%s'", display)
 	}
 	args := make([]selItem, len(f.Args))
@@ -357,7 +362,19 @@ func (b *binder) resolve(f *statements.FunctionTerm) (*functions.Sig, error) {
 	if sig.Agg != functions.AggNone {
 		return nil, invalidf("Aggregation function are not supported in the where clause")
 	}
+	b.fn.use(sig)
 	return sig, nil
+}
+
+// lookup returns the signatures a call of qual.name may resolve to.
+func (b *binder) lookup(qual, name string) ([]*functions.Sig, error) {
+	if b.fn == nil {
+		if qual != "" && qual != "system" {
+			return nil, nil
+		}
+		return functions.Lookup(name), nil
+	}
+	return b.fn.lookup(qual, name)
 }
 
 // argItem is a function's argument as the signature resolution sees it:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/types"
@@ -283,6 +284,14 @@ func analyzeWhere(t *tableInfo, where []statements.Relation, b *binder) (*keyRes
 			return nil, err
 		}
 		name := col.def.Name
+		if r.MapKey != nil || r.Op == statements.OpContains || r.Op == statements.OpContainsKey {
+			f, err := collectionFilter(ci, col, r, b)
+			if err != nil {
+				return nil, err
+			}
+			k.filters = append(k.filters, f)
+			continue
+		}
 		switch r.Op {
 		case statements.OpEq, statements.OpIn:
 			vl, err := compileValueList(r, col.typ, name, b)
@@ -818,9 +827,103 @@ func splitList(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
+// opMapEntry is the restriction m[key] = value: its values are the key
+// and the value.
+const opMapEntry statements.Operator = "[key] ="
+
+// collectionFilter compiles CONTAINS, CONTAINS KEY and m[key] = value on
+// column col, with Cassandra 4.0's checks (SingleColumnRelation).
+func collectionFilter(ci int, col *colInfo, r *statements.Relation, b *binder) (colFilter, error) {
+	name := col.def.Name
+	if r.MapKey != nil {
+		mt, isMap := col.typ.(*datatype.Map)
+		switch {
+		case col.typ.Code() == primitive.DataTypeCodeList:
+			return colFilter{}, invalidf("Indexes on list entries (%s[index] = value) are not currently supported.", name)
+		case !isMap:
+			return colFilter{}, invalidf("Column %s cannot be used as a map", name)
+		case col.frozen:
+			return colFilter{}, invalidf("Map-entry equality predicates on frozen map column %s are not supported", name)
+		case r.Op != statements.OpEq:
+			return colFilter{}, invalidf("Only EQ relations are supported on map entries")
+		}
+		key, err := b.term(r.MapKey, mt.KeyType, "key("+name+")")
+		if err != nil {
+			return colFilter{}, err
+		}
+		val, err := b.term(r.Value, mt.ValueType, "value("+name+")")
+		if err != nil {
+			return colFilter{}, err
+		}
+		return colFilter{col: ci, op: opMapEntry, vals: valueList{exprs: []valueExpr{key, val}}}, nil
+	}
+	var elem datatype.DataType
+	switch ct := col.typ.(type) {
+	case *datatype.List:
+		elem = ct.ElementType
+	case *datatype.Set:
+		elem = ct.ElementType
+	case *datatype.Map:
+		elem = ct.ValueType
+		if r.Op == statements.OpContainsKey {
+			elem = ct.KeyType
+		}
+	default:
+		return colFilter{}, invalidf("Cannot use %s on non-collection column %s", r.Op, name)
+	}
+	if r.Op == statements.OpContainsKey && col.typ.Code() != primitive.DataTypeCodeMap {
+		return colFilter{}, invalidf("Cannot use CONTAINS KEY on non-map column %s", name)
+	}
+	label := "value(" + name + ")"
+	if r.Op == statements.OpContainsKey {
+		label = "key(" + name + ")"
+	}
+	v, err := b.term(r.Value, elem, label)
+	if err != nil {
+		return colFilter{}, err
+	}
+	return colFilter{col: ci, op: r.Op, vals: valueList{exprs: []valueExpr{v}}}, nil
+}
+
+// matchCollection applies CONTAINS, CONTAINS KEY or m[key] = value to a
+// collection value v.
+func matchCollection(typ datatype.DataType, op statements.Operator, v []byte, args [][]byte) bool {
+	if v == nil || len(args) == 0 || args[0] == nil || (op == opMapEntry && (len(args) < 2 || args[1] == nil)) {
+		return false
+	}
+	found := false
+	var key []byte
+	isMap := typ.Code() == primitive.DataTypeCodeMap
+	visitKey := func(e []byte) error {
+		key = e
+		if !isMap || op == statements.OpContainsKey {
+			found = found || bytes.Equal(e, args[0])
+		}
+		return nil
+	}
+	var visitValue func([]byte) error
+	if isMap {
+		visitValue = func(e []byte) error {
+			switch op {
+			case statements.OpContains:
+				found = found || bytes.Equal(e, args[0])
+			case opMapEntry:
+				found = found || (bytes.Equal(key, args[0]) && bytes.Equal(e, args[1]))
+			}
+			return nil
+		}
+	}
+	if types.WalkCollection(v, visitKey, visitValue) != nil {
+		return false
+	}
+	return found
+}
+
 // matchFilter applies a non-key restriction to a value (ALLOW FILTERING).
 func matchFilter(typ datatype.DataType, op statements.Operator, v []byte, allowed [][]byte) bool {
 	switch op {
+	case statements.OpContains, statements.OpContainsKey, opMapEntry:
+		return matchCollection(typ, op, v, allowed)
 	case statements.OpEq, statements.OpIn:
 		for _, a := range allowed {
 			if v != nil && a != nil && bytes.Equal(v, a) {

@@ -49,6 +49,8 @@ const (
 type writePlan struct {
 	t    *tableInfo
 	kind writeKind
+	// fns notes the user-defined functions the write calls.
+	fns  *fnScope
 	keys *keyRestrictions // UPDATE and DELETE
 	// INSERT: one value per key column.
 	insertPK, insertCK []valueExpr
@@ -140,7 +142,8 @@ func (c *Coordinator) insertPlan(s *statements.Insert, b *binder, session string
 		return nil, invalidf("Unmatched column names/values")
 	}
 	b.keyspace, b.table = t.def.Keyspace, t.def.Name
-	p := &writePlan{t: t, kind: kindInsert, insertPK: make([]valueExpr, len(t.pk)), insertCK: make([]valueExpr, len(t.ck)), staticOnly: true}
+	b.fn = c.fnScope(t.def.Keyspace)
+	p := &writePlan{t: t, fns: b.fn, kind: kindInsert, insertPK: make([]valueExpr, len(t.pk)), insertCK: make([]valueExpr, len(t.ck)), staticOnly: true}
 	pkPos, ckPos := positions(t.pk), positions(t.ck)
 	seen := map[string]bool{}
 	hasRegular := false
@@ -261,7 +264,8 @@ func (c *Coordinator) updatePlan(s *statements.Update, b *binder, session string
 		return nil, err
 	}
 	b.keyspace, b.table = t.def.Keyspace, t.def.Name
-	p := &writePlan{t: t, kind: kindUpdate, staticOnly: true}
+	b.fn = c.fnScope(t.def.Keyspace)
+	p := &writePlan{t: t, fns: b.fn, kind: kindUpdate, staticOnly: true}
 	for _, a := range s.Assignments {
 		ci, col, err := t.column(a.Column)
 		if err != nil {
@@ -369,7 +373,8 @@ func (c *Coordinator) deletePlan(s *statements.Delete, b *binder, session string
 		return nil, err
 	}
 	b.keyspace, b.table = t.def.Keyspace, t.def.Name
-	p := &writePlan{t: t, kind: kindDelete, staticOnly: len(s.Columns) > 0}
+	b.fn = c.fnScope(t.def.Keyspace)
+	p := &writePlan{t: t, fns: b.fn, kind: kindDelete, staticOnly: len(s.Columns) > 0}
 	for _, d := range s.Columns {
 		ci, col, err := t.column(d.Column)
 		if err != nil {

@@ -65,7 +65,8 @@ const (
 	prepColumnBytes = 128
 )
 
-func (c *Coordinator) prepare(req *protocol.Request, m *message.Prepare) (message.Message, error) {
+func (c *Coordinator) prepare(ctx context.Context, req *protocol.Request, m *message.Prepare) (message.Message, error) {
+	traceParse(ctx, m.Query)
 	ps, err := c.prepareStmt(keyspaceOf(req, m.Keyspace), m.Query)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/cqld/cqld/systables"
 )
 
-// Purge drops, from every user table and system.paxos, the tombstones
+// Purge drops, from every user table, system.paxos and system_traces, the tombstones
 // older than the table's gc_grace_seconds and the data no read can see
 // any more (see storage.Engine.Purge), judged at now.
 func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
@@ -34,12 +34,15 @@ func (c *Coordinator) Purge(now time.Time) (storage.PurgeStats, error) {
 			}
 		}
 	}
-	// The Paxos state of lightweight transactions expires (TTL) and goes.
-	st, err := c.engine.Purge(systables.Lookup("system", "paxos").Storage, int32(now.Unix()))
-	total.Partitions += st.Partitions
-	total.Keys += st.Keys
-	if err != nil {
-		return total, fmt.Errorf("purge system.paxos: %w", err)
+	// The Paxos state of lightweight transactions and the traces expire
+	// (TTL) and go.
+	for _, t := range append([]*storage.Table{systables.Lookup("system", "paxos").Storage}, systables.DistributedTables()...) {
+		st, err := c.engine.Purge(t, int32(now.Unix()))
+		total.Partitions += st.Partitions
+		total.Keys += st.Keys
+		if err != nil {
+			return total, fmt.Errorf("purge %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
+		}
 	}
 	return total, nil
 }

@@ -119,6 +119,9 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 			return nil, err
 		}
 	}
+	if err := c.functionsCurrent(p.fns.used); err != nil {
+		return nil, err
+	}
 	err := checkReadConsistency(x)
 	if err == nil && isSerial(x.opts.Consistency) && p.keys.pkComplete() {
 		// Cassandra refuses a serial read of several named partitions; a
@@ -731,8 +734,23 @@ func (r *selectRun) indexValue() ([]byte, error) {
 		}
 	}
 	vs, err := ix.value.eval(r.x)
-	if err != nil || len(vs) != 1 || len(vs[0]) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if ix.elements != nil {
+		for _, v := range vs {
+			if v == nil {
+				return nil, nil
+			}
+		}
+		v, err := ix.elements(r.p.t, vs)
+		if err != nil || len(v) == 0 {
+			return nil, err
+		}
+		return v, nil
+	}
+	if len(vs) != 1 || len(vs[0]) == 0 {
+		return nil, nil
 	}
 	return vs[0], nil
 }

@@ -116,6 +116,11 @@ func (p *writePlan) start(c *Coordinator, x *execution, applied func(error)) (pe
 // admit refuses a write the consistency level does not allow. Whether
 // enough replicas are up is the proxy's to answer, before it sends.
 func (p *writePlan) admit(c *Coordinator, x *execution) error {
+	if p.fns != nil {
+		if err := c.functionsCurrent(p.fns.used); err != nil {
+			return err
+		}
+	}
 	return checkWriteConsistency(x)
 }
 

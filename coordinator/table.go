@@ -29,6 +29,9 @@ type tableInfo struct {
 	// system: a system table (package systables), read on this node
 	// alone and never written by statements.
 	system bool
+	// distributed: a system table replicated over the ring
+	// (system_traces), read through the replicas as user tables are.
+	distributed bool
 }
 
 type colInfo struct {
@@ -160,6 +163,7 @@ func systemTables() (map[string]map[string]*tableInfo, error) {
 		}
 		ti.system = true
 		d := t.Storage.Def
+		ti.distributed = systables.Distributed(d.Keyspace)
 		if out[d.Keyspace] == nil {
 			out[d.Keyspace] = map[string]*tableInfo{}
 		}
@@ -252,6 +256,9 @@ func (c *Coordinator) TableByID(id [16]byte) (*storage.Table, bool) {
 					idx.byID[def.ID] = ti.st
 				}
 			}
+		}
+		for _, t := range systables.DistributedTables() {
+			idx.byID[t.Def.ID] = t
 		}
 		c.byID.Store(idx)
 	}

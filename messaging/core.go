@@ -125,6 +125,10 @@ func (c *core) newMessage(ctx context.Context, to netip.AddrPort, verb Verb, fla
 		c.metrics.Timeouts.WithLabelValues(verb.String(), to.String()).Inc()
 		return nil, 0, fmt.Errorf("%w: %s to %s: deadline passed before sending: %w", ErrTimeout, verb, to, context.DeadlineExceeded)
 	}
+	if tid, ok := traceOf(ctx); ok {
+		flags |= flagTraced
+		payload = append(tid[:len(tid):len(tid)], payload...)
+	}
 	if size := messageHeaderLen + len(payload); size > c.opts.MaxMessageSize {
 		return nil, 0, fmt.Errorf("%w: %s to %s of %d bytes, limit %d", ErrTooLarge, verb, to, size, c.opts.MaxMessageSize)
 	}
@@ -347,7 +351,8 @@ func (c *core) handle(from *peerInfo, m message, deadline time.Time, reply func(
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, deadline.Sub(now))
-	resp, err := h(ctx, Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, OneWay: m.isOneWay(), Payload: m.payload})
+	resp, err := h(ctx, Inbound{From: from.addr, HostID: from.hostID, Verb: m.verb, OneWay: m.isOneWay(), Payload: m.payload,
+		Trace: m.trace, Traced: m.flags&flagTraced != 0})
 	cancel()
 	if m.isOneWay() {
 		if err != nil {

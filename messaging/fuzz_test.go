@@ -39,6 +39,8 @@ func messageSeeds() []seed {
 		{name: "failure", data: testEnvelope(4, VerbRead, flagResponse|flagFailure, 1, appendFailure(nil, 42, "too many tombstones"))},
 		{name: "unknown-verb", data: testEnvelope(5, 999, 0, maxWireTimeout, []byte{0})},
 		{name: "short", data: testEnvelope(6, VerbEcho, 0, 0, nil)[:messageHeaderLen-1]},
+		{name: "traced", data: testEnvelope(7, VerbRead, flagTraced, time.Second, append(bytes.Repeat([]byte{0x11}, 16), "key"...))},
+		{name: "traced-short", data: testEnvelope(8, VerbRead, flagTraced, time.Second, []byte{1, 2})},
 	}
 }
 
@@ -108,7 +110,11 @@ func checkMessage(t *testing.T, env []byte) {
 	if m.timeout < 0 || m.timeout > maxWireTimeout {
 		t.Fatalf("timeout %v", m.timeout)
 	}
-	if back := testEnvelope(m.id, m.verb, m.flags, m.timeout, m.payload); !bytes.Equal(back, env) {
+	payload := m.payload
+	if m.flags&flagTraced != 0 {
+		payload = append(m.trace[:len(m.trace):len(m.trace)], payload...)
+	}
+	if back := testEnvelope(m.id, m.verb, m.flags, m.timeout, payload); !bytes.Equal(back, env) {
 		t.Fatalf("decoded %+v re-encodes differently", m)
 	}
 	if m.flags&flagFailure != 0 {

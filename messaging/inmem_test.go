@@ -142,3 +142,34 @@ func TestInmemRestart(t *testing.T) {
 		t.Fatalf("request to the restarted transport: %q, %v", resp, err)
 	}
 }
+
+// A request sent under WithTrace reaches its handler with the session id;
+// one sent without has none, and the payload is the sender's either way.
+func TestTraceTravels(t *testing.T) {
+	network := NewInmemNetwork()
+	nodes := inmemNodes(t, network, 2, nil)
+	type seen struct {
+		trace   [16]byte
+		traced  bool
+		payload string
+	}
+	got := make(chan seen, 2)
+	nodes[1].Handle(VerbEcho, func(_ context.Context, m Inbound) ([]byte, error) {
+		got <- seen{m.Trace, m.Traced, string(m.Payload)}
+		return m.Payload, nil
+	})
+	id := [16]byte{1, 2, 3, 15: 9}
+	ctx := WithTrace(ctxTimeout(t, time.Second), id)
+	if _, err := nodes[0].Request(ctx, nodes[1].Addr(), VerbEcho, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; !s.traced || s.trace != id || s.payload != "x" {
+		t.Fatalf("traced request arrived as %+v", s)
+	}
+	if _, err := nodes[0].Request(ctxTimeout(t, time.Second), nodes[1].Addr(), VerbEcho, []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s.traced || s.payload != "y" {
+		t.Fatalf("untraced request arrived as %+v", s)
+	}
+}

@@ -28,7 +28,10 @@ const (
 	flagResponse = 1 << 0 // a response to the request with the same id
 	flagFailure  = 1 << 1 // a response whose payload is a failure
 	flagOneWay   = 1 << 2 // a request that expects no response
-	knownFlags   = flagResponse | flagFailure | flagOneWay
+	// flagTraced: a request of a traced client request; its payload
+	// starts with the tracing session's 16-byte id.
+	flagTraced = 1 << 3
+	knownFlags = flagResponse | flagFailure | flagOneWay | flagTraced
 
 	// maxWireTimeout rejects a time-to-deadline no sender would set.
 	maxWireTimeout = 24 * time.Hour
@@ -45,6 +48,8 @@ type message struct {
 	// wrote the message. Relative, so the peers' clocks need not agree.
 	timeout time.Duration
 	payload []byte
+	// trace is the tracing session's id when flags has flagTraced.
+	trace [16]byte
 }
 
 func (m *message) isResponse() bool { return m.flags&flagResponse != 0 }
@@ -102,6 +107,13 @@ func decodeMessage(env []byte) (message, error) {
 	t := binary.BigEndian.Uint64(env[offTimeout:])
 	if t > uint64(maxWireTimeout) {
 		return message{}, fmt.Errorf("%w: timeout of %d ns", ErrBadMessage, t)
+	}
+	if m.flags&flagTraced != 0 {
+		if m.flags&flagResponse != 0 || len(m.payload) < len(m.trace) {
+			return message{}, fmt.Errorf("%w: traced message of flags %#02x with a %d-byte payload", ErrBadMessage, m.flags, len(m.payload))
+		}
+		copy(m.trace[:], m.payload)
+		m.payload = m.payload[len(m.trace):]
 	}
 	m.timeout = time.Duration(t)
 	return m, nil

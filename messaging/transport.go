@@ -95,4 +95,22 @@ type Inbound struct {
 	Verb    Verb
 	OneWay  bool
 	Payload []byte
+	// Trace is the tracing session of the client request the message
+	// serves, when Traced (WithTrace).
+	Trace  [16]byte
+	Traced bool
+}
+
+type traceKey struct{}
+
+// WithTrace returns ctx whose requests carry the tracing session id: the
+// peer's handler sees it in Inbound.Trace and records its events there.
+func WithTrace(ctx context.Context, id [16]byte) context.Context {
+	return context.WithValue(ctx, traceKey{}, id)
+}
+
+// traceOf is the tracing session ctx's requests carry.
+func traceOf(ctx context.Context) ([16]byte, bool) {
+	id, ok := ctx.Value(traceKey{}).([16]byte)
+	return id, ok
 }

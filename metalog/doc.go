@@ -10,8 +10,11 @@
 //     one message, so it must fit in MaxMessageSize (an InstallSnapshot
 //     over it fails with an error saying so). Pipelining is not offered.
 //   - store: raft's LogStore and StableStore on a pebble database of its
-//     own (Dir/raft), WAL on, every write synced. Snapshots are raft's
-//     FileSnapshotStore in Dir/snapshots, two kept.
+//     own (Dir/raft), WAL on, every write synced. A write its disk fails
+//     (full, or failing) does not end the process as pebble asks: the
+//     store refuses every write from then on and tells OnFailure, whose
+//     node stops. Snapshots are raft's FileSnapshotStore in
+//     Dir/snapshots, two kept.
 //   - fsmAdapter: raft's FSM over the caller's FSM.
 //
 // # Proposals
@@ -79,6 +82,15 @@
 // whether the request may be sent again. A log entry on disk is the
 // version byte and the same encoding of the entry, its data as raft gave
 // it.
+//
+// # Logging
+//
+// Raft's lines go to the node's slog logger (hclog.go). Its warnings and
+// errors about a peer that is down repeat every few hundred milliseconds
+// while it is; each distinct line (message and peer) is logged once per
+// 10 s, with a "suppressed" count of the repetitions left out since the
+// last one (a count is told by the next line of its kind, so the last
+// run's count is not told when the peer comes back).
 //
 // # Concurrency
 //

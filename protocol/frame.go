@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
@@ -112,6 +113,9 @@ type Request struct {
 	// Role is the role the connection logged in as, "" when the server
 	// authenticates no one (AllowAllAuthenticator); set by the frontend.
 	Role string
+	// Client is the address of the client that sent the request, set by
+	// the frontend (what a trace records).
+	Client netip.Addr
 	// Received is when the frontend read the whole frame, for its latency
 	// metric.
 	Received time.Time

@@ -95,7 +95,7 @@ func newPaxosClusterIn(t *testing.T, dcs []string, replication map[string]string
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = tr.Close() })
-		replica.Serve(tr, l, tables)
+		replica.Serve(tr, l, tables, nil)
 		c.locals, trs = append(c.locals, l), append(trs, tr)
 	}
 	r, err := ring.New(members)

@@ -56,7 +56,7 @@ func (c *cluster) wireWith(plain bool) *wired {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = tr.Close() })
-		replica.Serve(tr, c.nodes[i].Local, tables)
+		replica.Serve(tr, c.nodes[i].Local, tables, nil)
 		bs, err := batchlog.OpenStore(c.nodes[i].engine, nil)
 		if err != nil {
 			t.Fatal(err)

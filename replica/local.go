@@ -10,6 +10,7 @@ import (
 	"github.com/cqld/cqld/metrics"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Local is this node's own data: the storage engine.
@@ -94,18 +95,62 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 		return err
 	}
 	start := l.start()
-	if m.HasCounters() {
+	counters := m.HasCounters()
+	if counters {
 		defer l.locks.lockPartitions(m)()
 		if err := l.addCounters(ctx, m); err != nil {
 			return err
 		}
 	}
 	ids := l.tablesOf(m)
-	err := l.apply(m, check)
-	if err == nil {
-		l.wrote(ids, start)
+	traced := tracing.FromContext(ctx) != nil
+	if traced {
+		tracing.Trace(ctx, "Appending to commitlog")
 	}
-	return err
+	var err error
+	if counters {
+		err = l.apply(m, check)
+	} else {
+		err = l.applyWithin(ctx, m, check)
+	}
+	if err != nil {
+		return err
+	}
+	l.wrote(ids, start)
+	if traced {
+		if l.engine.ApplyWaits() {
+			tracing.Trace(ctx, "Commit log synced")
+		}
+		for _, u := range m.Updates {
+			tracing.Tracef(ctx, "Adding to %s memtable", u.Table.Def.Name)
+		}
+	}
+	return nil
+}
+
+// applyWithin is apply for a write that waits for its commit log sync no
+// longer than ctx allows (the coordinator answers WRITE_TIMEOUT, as
+// Cassandra's does for a replica that did not answer in time); the write
+// goes on and lands once the sync is done.
+func (l *Local) applyWithin(ctx context.Context, m *mutation.Mutation, check func() error) error {
+	if ctx.Done() == nil || !l.engine.ApplyWaits() {
+		return l.apply(m, check)
+	}
+	sm, err := l.batch(m)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	pending, err := l.engine.ApplyAsync(sm, check, func(err error) { done <- err })
+	if !pending {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (l *Local) apply(m *mutation.Mutation, check func() error) error {
@@ -261,6 +306,15 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 		return nil, err
 	}
 	defer l.observed(localRead, t, l.start())
+	if s := tracing.FromContext(ctx); s != nil {
+		s.Trace("Executing single-partition query on " + t.Def.Name)
+		s.Trace("Merging memtable and sstable contents")
+		p, err := l.engine.ReadRaw(t, pk, slice)
+		if err == nil && p != nil {
+			s.Trace(fmt.Sprintf("Read %d cells and tombstones", len(p.KVs)))
+		}
+		return p, err
+	}
 	return l.engine.ReadRaw(t, pk, slice)
 }
 
@@ -291,6 +345,14 @@ func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, 
 		return err
 	}
 	defer l.observed(localRead, t, l.start())
+	if s := tracing.FromContext(ctx); s != nil {
+		s.Trace("Executing single-partition query on " + t.Def.Name)
+		s.Trace("Merging memtable and sstable contents")
+		rows := 0
+		inner := fn
+		fn = func(r *storage.Row) bool { rows++; return inner(r) }
+		defer func() { s.Trace(fmt.Sprintf("Read %d live rows", rows)) }()
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		return l.engine.ReadPartition(t, pk, o, fn)
 	}
@@ -305,6 +367,7 @@ func (l *Local) Scan(ctx context.Context, t *storage.Table, o storage.ScanOption
 		return err
 	}
 	defer l.observed(localScan, t, l.start())
+	tracing.Tracef(ctx, "Executing seq scan across the partitions of %s", t.Def.Name)
 	var d deadline
 	err := l.engine.Scan(t, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)
@@ -316,6 +379,7 @@ func (l *Local) ScanIndex(ctx context.Context, t *storage.Table, name string, va
 		return err
 	}
 	defer l.observed(localScan, t, l.start())
+	tracing.Tracef(ctx, "Executing read on %s using index %s", t.Def.Name, name)
 	var d deadline
 	err := l.engine.ScanIndex(t, name, value, o, func(pk []byte, r *storage.Row) bool { return d.ok(ctx) && fn(pk, r) })
 	return d.result(err)

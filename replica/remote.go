@@ -11,6 +11,7 @@ import (
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Remote is a replica on another node, reached over a messaging
@@ -59,6 +60,11 @@ func (r *Remote) Peer() netip.AddrPort { return r.peer }
 func (r *Remote) Close() { r.async.Wait() }
 
 func (r *Remote) request(ctx context.Context, verb messaging.Verb, payload []byte) ([]byte, error) {
+	if s := tracing.FromContext(ctx); s != nil {
+		ctx = messaging.WithTrace(ctx, s.ID())
+		s.Trace(fmt.Sprintf("Sending %s message to /%s", verb, r.peer))
+		defer s.Trace(fmt.Sprintf("Processing response from /%s", r.peer))
+	}
 	out, err := r.tr.Request(ctx, r.peer, verb, payload)
 	if err != nil {
 		return nil, fromRemote(r.peer, err)

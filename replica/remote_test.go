@@ -46,7 +46,7 @@ func newTwoNodes(t testing.TB, opts RemoteOptions) *twoNodes {
 		}
 		t.Cleanup(func() { _ = tr.Close() })
 		l := openLocalOn(t, vfs.Default, t.TempDir(), "batch")
-		Serve(tr, l, tables)
+		Serve(tr, l, tables, nil)
 		trs, locals = append(trs, tr), append(locals, l)
 	}
 	n.a, n.b, n.la, n.lb = trs[0], trs[1], locals[0], locals[1]

@@ -10,6 +10,7 @@ import (
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Bounds of a range read page a server answers, whatever the command asks:
@@ -26,15 +27,17 @@ const (
 type Server struct {
 	local  *Local
 	tables func(id [16]byte) (*storage.Table, bool)
+	tracer *tracing.Tracer
 }
 
 // Serve registers on tr the handlers that serve local to peers; tables
 // resolves the table ids requests name (the node's current schema). A
 // request for a table tables does not know fails with
 // FailureUnknownTable, which the coordinator's Remote returns as an
-// *UnknownTableError.
-func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*storage.Table, bool)) *Server {
-	s := &Server{local: local, tables: tables}
+// *UnknownTableError. A request of a traced client request records this
+// node's events in its session through tracer (nil: none).
+func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*storage.Table, bool), tracer *tracing.Tracer) *Server {
+	s := &Server{local: local, tables: tables, tracer: tracer}
 	for verb, h := range map[messaging.Verb]func(context.Context, []byte) ([]byte, error){
 		messaging.VerbMutation:     s.mutation,
 		messaging.VerbHint:         s.hint,
@@ -47,6 +50,12 @@ func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*stor
 		messaging.VerbPaxosCommit:  s.commit,
 	} {
 		tr.Handle(verb, func(ctx context.Context, m messaging.Inbound) ([]byte, error) {
+			if m.Traced && s.tracer != nil {
+				ts := s.tracer.Continue(m.Trace, stage(m.Verb))
+				ts.Trace(fmt.Sprintf("%s message received from /%s", m.Verb, m.From))
+				defer ts.Trace(fmt.Sprintf("Enqueuing response to /%s", m.From))
+				ctx = tracing.WithSession(ctx, ts)
+			}
 			out, err := h(ctx, m.Payload)
 			if err != nil {
 				return nil, toFailure(err)
@@ -63,8 +72,13 @@ func Serve(tr messaging.Transport, local *Local, tables func(id [16]byte) (*stor
 // mutationAsync is mutation served on the goroutine that read it: the
 // mutation goes to Local.ApplyAsync and is answered when durable, from
 // the commit log's goroutine, with no handler waiting for it. Counters,
-// which read before they write, are left to mutation on a worker.
+// which read before they write, and the mutations of a traced request,
+// whose events the worker's handler records, are left to mutation on a
+// worker.
 func (s *Server) mutationAsync(_ time.Time, in messaging.Inbound, reply func([]byte, error)) bool {
+	if in.Traced && s.tracer != nil {
+		return false
+	}
 	answer := func(out []byte, err error) {
 		if err != nil {
 			err = toFailure(err)
@@ -96,6 +110,16 @@ func (s *Server) mutationAsync(_ time.Time, in messaging.Inbound, reply func([]b
 		answer(nil, err)
 	}
 	return true
+}
+
+// stage is the thread a replica's trace events name, after Cassandra's
+// stages.
+func stage(v messaging.Verb) string {
+	switch v {
+	case messaging.VerbRead, messaging.VerbRangeRead:
+		return "ReadStage"
+	}
+	return "MutationStage"
 }
 
 func (s *Server) table(id [16]byte) (*storage.Table, error) {

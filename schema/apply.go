@@ -156,6 +156,12 @@ func (sc *Schema) decideIn(ks string, k *storage.KeyspaceDef, stmt statements.St
 		return sc.createIndex(ks, k, st, ch)
 	case *statements.DropIndex:
 		return sc.dropIndex(ks, k, st)
+	case *statements.CreateFunction:
+		return sc.createFunction(ks, k, st)
+	case *statements.CreateAggregate:
+		return sc.createAggregate(ks, k, st, ch)
+	case *statements.DropFunction:
+		return sc.dropFunction(ks, k, st)
 	}
 	return nil, fmt.Errorf("schema: not a schema change: %T", stmt)
 }

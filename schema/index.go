@@ -164,9 +164,9 @@ func indexTarget(t *table, tg statements.IndexTarget) (storage.IndexDef, error) 
 	case col.multiCellUDT() != nil:
 		return storage.IndexDef{}, cqlerr.Invalidf("Cannot create index on non-frozen UDT column %s", name)
 	case col.multiCell():
-		// Cassandra indexes the elements of a non-frozen collection for
-		// CONTAINS / CONTAINS KEY queries; cqld does not filter on them yet.
-		return storage.IndexDef{}, cqlerr.Invalidf("Indexes on non-frozen collection %s are not supported yet", name)
+		// The elements of a non-frozen collection, for CONTAINS (values),
+		// CONTAINS KEY (keys) and m[key] = value (entries).
+		return storage.IndexDef{Column: name, Target: kind + "(" + cqlName(name) + ")", Elements: kind}, nil
 	}
 	target := cqlName(name)
 	if kind == "full" {

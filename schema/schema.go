@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -41,6 +42,11 @@ type Options struct {
 	// Now is the clock of index builds a snapshot brings (TTLs expire by
 	// it); nil means time.Now.
 	Now func() time.Time
+	// Constant evaluates a term with no bind markers as a value of type
+	// typ in keyspace ks at time now (an aggregate's INITCOND), as the
+	// coordinator evaluates values; nil takes literals alone. It must be
+	// deterministic: every node applies the change with it.
+	Constant func(ks string, term statements.Term, typ datatype.DataType, now time.Time) ([]byte, error)
 }
 
 // Schema applies schema changes to a node's catalog and data. It is safe
@@ -51,6 +57,8 @@ type Schema struct {
 	system  func(string) bool
 	log     *slog.Logger
 	now     func() time.Time
+	// constantFn is Options.Constant.
+	constantFn func(ks string, term statements.Term, typ datatype.DataType, now time.Time) ([]byte, error)
 
 	mu sync.Mutex // serialises changes
 }
@@ -66,7 +74,7 @@ func New(opts Options) *Schema {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Schema{catalog: opts.Catalog, data: opts.Data, system: opts.SystemKeyspace, log: opts.Logger, now: opts.Now}
+	return &Schema{catalog: opts.Catalog, data: opts.Data, system: opts.SystemKeyspace, log: opts.Logger, now: opts.Now, constantFn: opts.Constant}
 }
 
 // userModifiable refuses a schema change in a system keyspace with
@@ -117,6 +125,12 @@ func keyspaceOf(stmt statements.Statement, session string) (string, error) {
 			ks = s.Keyspace
 		}
 	case *statements.DropIndex:
+		ks = s.Keyspace
+	case *statements.CreateFunction:
+		ks = s.Keyspace
+	case *statements.CreateAggregate:
+		ks = s.Keyspace
+	case *statements.DropFunction:
 		ks = s.Keyspace
 	default:
 		return "", fmt.Errorf("schema: not a schema change: %T", stmt)

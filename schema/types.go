@@ -185,6 +185,9 @@ func (sc *Schema) dropType(ks string, k *storage.KeyspaceDef, s *statements.Drop
 	if len(users) > 0 {
 		return nil, cqlerr.Invalidf("Cannot drop user type '%s.%s' as it is still used by user types %s", ks, s.Name, strings.Join(users, ", "))
 	}
+	if fns := functionsUsingType(k, s.Name); len(fns) > 0 {
+		return nil, cqlerr.Invalidf("Cannot drop user type '%s.%s' as it is still used by functions %s", ks, s.Name, strings.Join(fns, ", "))
+	}
 	for _, t := range k.SortedTables() {
 		for _, col := range t.Columns {
 			if referencesType(col.Type, s.Name) {

@@ -30,8 +30,10 @@ import (
 	"github.com/cqld/cqld/replica"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/schema"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/tlsconf"
+	"github.com/cqld/cqld/tracing"
 )
 
 // Node is a running cqld node.
@@ -55,11 +57,13 @@ type Node struct {
 
 	// The cluster: this node's membership (transport, metadata log,
 	// gossip), the schema applied through the log, and the data path.
-	cluster   *cluster.Node
-	members   *members
-	proxy     *proxy.Proxy
-	hints     *hints.Store
-	replicas  *replica.Server
+	cluster  *cluster.Node
+	members  *members
+	proxy    *proxy.Proxy
+	hints    *hints.Store
+	replicas *replica.Server
+	// tracer writes the traces of this node's part of traced requests.
+	tracer    *tracing.Tracer
 	schema    *schema.Schema
 	schemaLog *cluster.SchemaLog
 	// changes runs this node's topology changes (topology.go).
@@ -220,6 +224,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		engine.Close()
 		return nil, err
 	}
+	n.tracer = n.newTracer(cfg, o)
 	coord, err := coordinator.New(coordinator.Options{
 		Catalog:           catalog,
 		Engine:            engine,
@@ -254,10 +259,17 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 			FailBytes:              int64(cfg.BatchSizeFailThreshold),
 			UnloggedPartitionsWarn: cfg.UnloggedBatchAcrossPartitionsWarnThreshold,
 		},
+		Functions: functions.UserOptions{
+			Enabled:  cfg.UserDefinedFunctionsEnabled,
+			Scripted: cfg.ScriptedUserDefinedFunctionsEnabled,
+			Warn:     cfg.UserDefinedFunctionsWarnTimeout.Duration,
+			Fail:     cfg.UserDefinedFunctionsFailTimeout.Duration,
+		},
 		PreparedMetrics: metrics.NewPrepared(reg),
 		Tombstones:      coordinator.TombstoneLimits{Warn: cfg.TombstoneWarnThreshold, Fail: cfg.TombstoneFailureThreshold},
 		Views:           views,
 		Latencies:       n.latencies,
+		Tracer:          n.tracer,
 		Now:             o.Now,
 	})
 	if err != nil {
@@ -266,7 +278,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		return nil, err
 	}
 	n.coordRef.Store(coord)
-	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID)
+	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID, n.tracer)
 	n.startBatchlog(coord.TableByID)
 	if err := n.cluster.StartGossip(); err != nil {
 		n.closeCluster()

@@ -10,7 +10,8 @@ package statements
 // Statement is a parsed CQL statement: *Use, *Select, *Insert, *Update,
 // *Delete, *Batch, *Truncate, *CreateKeyspace, *AlterKeyspace,
 // *DropKeyspace, *CreateTable, *AlterTable, *DropTable, *CreateType,
-// *AlterType, *DropType or *CreateFunction.
+// *AlterType, *DropType, *CreateFunction, *CreateAggregate or
+// *DropFunction.
 type Statement interface{ statement() }
 
 // Use is USE <keyspace>.
@@ -669,18 +670,47 @@ type CreateFunction struct {
 	Body              string // the code, without quotes
 }
 
-func (*Insert) statement()         {}
-func (*Update) statement()         {}
-func (*Delete) statement()         {}
-func (*Batch) statement()          {}
-func (*Truncate) statement()       {}
-func (*CreateTable) statement()    {}
-func (*AlterTable) statement()     {}
-func (*DropTable) statement()      {}
-func (*CreateIndex) statement()    {}
-func (*DropIndex) statement()      {}
-func (*AlterKeyspace) statement()  {}
-func (*CreateType) statement()     {}
-func (*AlterType) statement()      {}
-func (*DropType) statement()       {}
-func (*CreateFunction) statement() {}
+// CreateAggregate is CREATE [OR REPLACE] AGGREGATE [IF NOT EXISTS]
+// [ks.]name (types) SFUNC f STYPE type [FINALFUNC f] [INITCOND term].
+type CreateAggregate struct {
+	OrReplace   bool
+	IfNotExists bool
+	Keyspace    string // "" when unqualified
+	Name        string
+	ArgTypes    []string // normalised as in ColumnDef
+	StateFunc   string
+	StateType   string
+	FinalFunc   string // "" when none
+	InitCond    Term   // nil when none
+}
+
+// DropFunction is DROP FUNCTION or DROP AGGREGATE [IF EXISTS] [ks.]name
+// [(types)].
+type DropFunction struct {
+	Aggregate bool // DROP AGGREGATE
+	IfExists  bool
+	Keyspace  string // "" when unqualified
+	Name      string
+	// ArgTypes are the signature's types when HasArgs: DROP FUNCTION f()
+	// names the function without arguments, DROP FUNCTION f every one.
+	ArgTypes []string
+	HasArgs  bool
+}
+
+func (*Insert) statement()          {}
+func (*Update) statement()          {}
+func (*Delete) statement()          {}
+func (*Batch) statement()           {}
+func (*Truncate) statement()        {}
+func (*CreateTable) statement()     {}
+func (*AlterTable) statement()      {}
+func (*DropTable) statement()       {}
+func (*CreateIndex) statement()     {}
+func (*DropIndex) statement()       {}
+func (*AlterKeyspace) statement()   {}
+func (*CreateType) statement()      {}
+func (*AlterType) statement()       {}
+func (*DropType) statement()        {}
+func (*CreateFunction) statement()  {}
+func (*CreateAggregate) statement() {}
+func (*DropFunction) statement()    {}

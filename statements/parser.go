@@ -67,6 +67,26 @@ func Parse(query string) (Statement, int, error) {
 	return st, p.nbind, nil
 }
 
+// ParseTerm parses one term alone (a literal, a collection, a function
+// call): an aggregate's INITCOND as system_schema.aggregates keeps it.
+// Bind markers are refused.
+func ParseTerm(text string) (Term, error) {
+	var t Term
+	p := getParser()
+	defer putParser(p)
+	if err := p.run(text, func() {
+		t = p.parseTerm()
+		p.accept(tokSemicolon)
+		p.expect(tokEOF)
+	}); err != nil {
+		return nil, err
+	}
+	if p.nbind > 0 {
+		return nil, &SyntaxError{Msg: "bind markers are not allowed in a constant term"}
+	}
+	return t, nil
+}
+
 // MaxBindMarkers is the most bind markers a statement can have values for:
 // a request carries its values' count as an unsigned short.
 const MaxBindMarkers = 65535
@@ -496,7 +516,7 @@ func (p *parser) parseCreate() Statement {
 	case kwFunction:
 		return p.parseCreateFunction(false)
 	case kwAggregate:
-		p.unsupported("CREATE AGGREGATE")
+		return p.parseCreateAggregate(false)
 	case kwOr:
 		p.next()
 		p.expect(kwReplace)
@@ -504,7 +524,7 @@ func (p *parser) parseCreate() Statement {
 		case kwFunction:
 			return p.parseCreateFunction(true)
 		case kwAggregate:
-			p.unsupported("CREATE AGGREGATE")
+			return p.parseCreateAggregate(true)
 		}
 	case kwUser:
 		p.next()
@@ -537,10 +557,8 @@ func (p *parser) parseDrop() Statement {
 	case kwType:
 		p.next()
 		return p.parseDropType()
-	case kwFunction:
-		p.unsupported("DROP FUNCTION")
-	case kwAggregate:
-		p.unsupported("DROP AGGREGATE")
+	case kwFunction, kwAggregate:
+		return p.parseDropFunction()
 	case kwUser:
 		p.next()
 		return p.parseDropRole(true)

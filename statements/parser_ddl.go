@@ -2,7 +2,7 @@ package statements
 
 // This file parses the schema statements other than CREATE/DROP KEYSPACE:
 // CREATE/ALTER/DROP TABLE, ALTER KEYSPACE, CREATE/ALTER/DROP TYPE and
-// CREATE FUNCTION.
+// CREATE/DROP FUNCTION and AGGREGATE.
 
 // parseIfNotExists parses an optional IF NOT EXISTS.
 func (p *parser) parseIfNotExists() bool {
@@ -365,5 +365,56 @@ func (p *parser) parseCreateFunction(orReplace bool) *CreateFunction {
 	st.Language = p.expect(tokIdent).val
 	p.expect(kwAs)
 	st.Body = p.expect(tokString).val
+	return st
+}
+
+// parseCreateAggregate parses, after CREATE [OR REPLACE],
+// AGGREGATE [IF NOT EXISTS] name '(' (type, ...)? ')' SFUNC name STYPE type
+// [FINALFUNC name] [INITCOND term].
+func (p *parser) parseCreateAggregate(orReplace bool) *CreateAggregate {
+	p.expect(kwAggregate)
+	st := &CreateAggregate{OrReplace: orReplace, IfNotExists: p.parseIfNotExists()}
+	st.Keyspace, st.Name = p.parseFunctionName()
+	st.ArgTypes = p.parseFunctionTypes()
+	p.expect(kwSfunc)
+	st.StateFunc = p.ident(identFunction)
+	p.expect(kwStype)
+	st.StateType = p.parseTypeString()
+	if p.accept(kwFinalfunc) {
+		st.FinalFunc = p.ident(identFunction)
+	}
+	if p.accept(kwInitcond) {
+		st.InitCond = p.parseTerm()
+	}
+	return st
+}
+
+// parseFunctionTypes parses '(' (type (',' type)*)? ')'.
+func (p *parser) parseFunctionTypes() []string {
+	p.expect(tokLParen)
+	var out []string
+	if p.kind() != tokRParen {
+		for {
+			out = append(out, p.parseTypeString())
+			if !p.accept(tokComma) {
+				break
+			}
+		}
+	}
+	p.expect(tokRParen)
+	return out
+}
+
+// parseDropFunction parses DROP (FUNCTION | AGGREGATE) [IF EXISTS] name
+// ['(' (type, ...)? ')'].
+func (p *parser) parseDropFunction() *DropFunction {
+	st := &DropFunction{Aggregate: p.kind() == kwAggregate}
+	p.next()
+	st.IfExists = p.parseIfExists()
+	st.Keyspace, st.Name = p.parseFunctionName()
+	if p.kind() == tokLParen {
+		st.HasArgs = true
+		st.ArgTypes = p.parseFunctionTypes()
+	}
 	return st
 }

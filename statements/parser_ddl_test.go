@@ -147,3 +147,19 @@ func TestParseCreateFunction(t *testing.T) {
 				ReturnType: "text", Language: "javascript", Body: "input"}, 0},
 	})
 }
+
+func TestParseAggregatesAndDrops(t *testing.T) {
+	zero := &Literal{Kind: LiteralInteger, Text: "0"}
+	runParseTests(t, []parseTest{
+		{"CREATE AGGREGATE ks.total(int) SFUNC plus STYPE int INITCOND 0",
+			&CreateAggregate{Keyspace: "ks", Name: "total", ArgTypes: []string{"int"}, StateFunc: "plus", StateType: "int", InitCond: zero}, 0},
+		{"CREATE OR REPLACE AGGREGATE IF NOT EXISTS avg2(int, bigint) SFUNC st STYPE tuple<int,bigint> FINALFUNC fin",
+			&CreateAggregate{OrReplace: true, IfNotExists: true, Name: "avg2", ArgTypes: []string{"int", "bigint"},
+				StateFunc: "st", StateType: "tuple<int, bigint>", FinalFunc: "fin"}, 0},
+		{"CREATE AGGREGATE none() SFUNC s STYPE text", &CreateAggregate{Name: "none", StateFunc: "s", StateType: "text"}, 0},
+		{"DROP FUNCTION f", &DropFunction{Name: "f"}, 0},
+		{"DROP FUNCTION IF EXISTS ks.f()", &DropFunction{IfExists: true, Keyspace: "ks", Name: "f", HasArgs: true}, 0},
+		{"DROP AGGREGATE ks.total(int, list<text>)",
+			&DropFunction{Aggregate: true, Keyspace: "ks", Name: "total", HasArgs: true, ArgTypes: []string{"int", "list<text>"}}, 0},
+	})
+}

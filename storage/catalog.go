@@ -22,6 +22,7 @@ var (
 	ErrTableNotFound    = errors.New("storage: table does not exist")
 	ErrTypeExists       = errors.New("storage: type already exists")
 	ErrTypeNotFound     = errors.New("storage: type does not exist")
+	ErrFunctionNotFound = errors.New("storage: function does not exist")
 	// ErrCatalogWrite means the catalog could not be written (an I/O
 	// error): the change was not made, in memory or on disk.
 	ErrCatalogWrite = errors.New("storage: catalog write failed")

@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 )
@@ -42,6 +43,52 @@ type index struct {
 	kind  string // the indexed column's kind
 	pos   int    // its position in the partition key or clustering
 	table *Table // the hidden table of entries
+	// set: the column is a set, whose elements are its cells' paths.
+	set bool
+}
+
+// An index of a non-frozen collection's elements (IndexDef.Elements)
+// keeps one entry per element cell, under a value made from the element:
+// its path in key encoding for the keys of a map and the elements of a
+// set, its cell value for the values of a list or map, the two
+// concatenated for the entries of a map (the key encoding is
+// self-delimiting). ElementIndexValue computes the same value for a
+// query's CONTAINS, CONTAINS KEY or m[key] = value.
+
+// elementValue is the value an element index keeps for an element cell
+// whose path is in key encoding.
+func (ix *index) elementValue(path, value []byte) []byte {
+	switch {
+	case ix.def.Elements == "keys" || (ix.def.Elements == "values" && ix.set):
+		return path
+	case ix.def.Elements == "values":
+		return value
+	}
+	return append(append(make([]byte, 0, len(path)+len(value)), path...), value...)
+}
+
+// ElementIndexValue is the value the element index name of t looks up for
+// a query: the element v of CONTAINS v, the key k (of type keyType) of
+// CONTAINS KEY k, or the entry k, v of m[k] = v. elemType is the type of
+// v when it is a set's element (nil otherwise).
+func (t *Table) ElementIndexValue(name string, keyType datatype.DataType, k, v []byte, elemType datatype.DataType) ([]byte, error) {
+	ix, err := t.index(name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ix.def.Elements == "keys":
+		return AppendKey(nil, keyType, k, false)
+	case ix.def.Elements == "values" && ix.set:
+		return AppendKey(nil, elemType, v, false)
+	case ix.def.Elements == "values":
+		return v, nil
+	}
+	p, err := AppendKey(nil, keyType, k, false)
+	if err != nil {
+		return nil, err
+	}
+	return append(p, v...), nil
 }
 
 // indexTableID derives an index's hidden table id from its base table's id
@@ -76,7 +123,7 @@ func (t *Table) compileIndexes() error {
 			ClusteringDesc:  []bool{false, false, false},
 			names:           map[string]string{},
 		}
-		t.indexes = append(t.indexes, index{def: ix, kind: col.Kind, pos: col.Position, table: it})
+		t.indexes = append(t.indexes, index{def: ix, kind: col.Kind, pos: col.Position, table: it, set: strings.HasPrefix(col.Type, "set<")})
 	}
 	return nil
 }
@@ -115,6 +162,25 @@ func (m *Mutation) indexCell(t *Table, pk []byte, tg CellTarget, c Cell) error {
 	for i := range t.indexes {
 		ix := &t.indexes[i]
 		switch {
+		case ix.def.Elements != "":
+			if tg.Column != ix.def.Column || tg.Path == nil {
+				continue
+			}
+			path := tg.Path
+			if tg.PathType != nil {
+				var err error
+				if path, err = AppendKey(nil, tg.PathType, tg.Path, false); err != nil {
+					return err
+				}
+			}
+			var ck [][]byte
+			if !tg.Static {
+				ck = tg.Clustering
+			}
+			mirror := Cell{Timestamp: c.Timestamp, TTL: c.TTL, LocalDeletionTime: c.LocalDeletionTime}
+			if err := m.indexEntry(t, ix, ix.elementValue(path, c.Value), pk, ck, mirror); err != nil {
+				return err
+			}
 		case ix.kind == KindRegular || ix.kind == KindStatic:
 			if tg.Column != ix.def.Column || tg.Path != nil {
 				continue
@@ -210,11 +276,13 @@ func (e *Engine) ScanIndex(t *Table, name string, value []byte, o ScanOptions, f
 		return err
 	}
 	var slice Slice
-	switch {
-	case o.FromPartition != nil:
-		slice.Start = &Bound{Prefix: [][]byte{tokenBytes(Token(o.FromPartition)), o.FromPartition}, Inclusive: true}
-	case o.MinToken != nil:
+	if o.MinToken != nil {
 		slice.Start = &Bound{Prefix: [][]byte{tokenBytes(*o.MinToken)}, Inclusive: true}
+	}
+	// The later of the two starts, as Scan takes: a proxy scan passes the
+	// partition it resumes at to every segment, beyond it too.
+	if from := o.FromPartition; from != nil && (o.MinToken == nil || Token(from) >= *o.MinToken) {
+		slice.Start = &Bound{Prefix: [][]byte{tokenBytes(Token(from)), from}, Inclusive: true}
 	}
 	if o.MaxToken != nil {
 		slice.End = &Bound{Prefix: [][]byte{tokenBytes(*o.MaxToken)}, Inclusive: true}
@@ -333,7 +401,18 @@ func (e *Engine) BuildIndex(t *Table, name string, now int32) error {
 			}
 		default:
 			for _, cc := range r.Cells {
-				if cc.Column == ix.def.Column && cc.Path == nil {
+				if ix.def.Elements != "" && cc.Column == ix.def.Column && cc.Path != nil {
+					var ck [][]byte
+					if !r.Static {
+						ck = r.Clustering
+					}
+					c := cc.Cell
+					if werr = m.indexEntry(t, ix, ix.elementValue(cc.Path, c.Value), pk, ck, Cell{Timestamp: c.Timestamp, TTL: c.TTL, LocalDeletionTime: c.LocalDeletionTime}); werr != nil {
+						break
+					}
+					continue
+				}
+				if ix.def.Elements == "" && cc.Column == ix.def.Column && cc.Path == nil {
 					var ck [][]byte
 					if !r.Static {
 						ck = r.Clustering

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 )
 
 // indexedTable is testTable with indexes on v (regular), s (static) and
@@ -93,6 +94,12 @@ func TestScanIndex(t *testing.T) {
 	if got := scanIndex(t, e, tbl, "v_idx", "a", ScanOptions{FromPartition: i32(order[5])}); len(got) != 15 || got[0] != fmt.Sprintf("%d/1", order[5]) {
 		t.Errorf("v_idx a from %d = %v", order[5], got)
 	}
+	// A resume partition before the scan's lower token does not move the
+	// start back (a proxy scan's later segment).
+	lo := Token(i32(order[10]))
+	if got := scanIndex(t, e, tbl, "v_idx", "a", ScanOptions{FromPartition: i32(order[5]), MinToken: &lo}); len(got) != 10 || got[0] != fmt.Sprintf("%d/1", order[10]) {
+		t.Errorf("v_idx a from %d, tokens from %d's = %v", order[5], order[10], got)
+	}
 	// A clustering index finds rows by their clustering value; a static
 	// index yields the static row and every row of the partition.
 	if got := scanIndex(t, e, tbl, "c_idx", string(i32(2)), ScanOptions{}); len(got) != 20 {
@@ -145,3 +152,81 @@ func TestBuildIndex(t *testing.T) {
 		t.Errorf("after the build: %d rows for v = '1', want 400", len(got))
 	}
 }
+
+// An index of a collection's elements has an entry per element cell,
+// under the value ElementIndexValue computes for the query: written with
+// the element, and built over the elements written before the index.
+func TestElementIndexes(t *testing.T) {
+	e := openTestEngine(t, vfs.NewMem(), "batch")
+	defer e.Close()
+	def := &TableDef{Keyspace: "ks", Name: "e", ID: [16]byte{9}, Columns: []ColumnDef{
+		{Name: "k", Type: "int", Kind: KindPartitionKey, Position: 0, Order: "none"},
+		{Name: "c", Type: "int", Kind: KindClustering, Position: 0, Order: "asc"},
+		{Name: "m", Type: "map<text, int>", Kind: KindRegular, Position: -1, Order: "none"},
+		{Name: "s", Type: "set<text>", Kind: KindRegular, Position: -1, Order: "none"},
+	}}
+	plain, err := NewTable(def, testTypeOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexed := *def
+	indexed.Indexes = []IndexDef{
+		{Name: "mk", Column: "m", Target: "keys(m)", Elements: "keys"},
+		{Name: "mv", Column: "m", Target: "values(m)", Elements: "values"},
+		{Name: "me", Column: "m", Target: "entries(m)", Elements: "entries"},
+		{Name: "sv", Column: "s", Target: "values(s)", Elements: "values"},
+	}
+	tbl, err := NewTable(&indexed, testTypeOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(tb *Table, k int, col, key string, v []byte) {
+		m := e.NewMutation()
+		tg := CellTarget{Clustering: [][]byte{i32(1)}, Column: col, PathType: testTypeOf0, Path: []byte(key)}
+		if err := m.WriteCell(tb, i32(k), tg, Cell{Timestamp: 1, Value: v}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Apply(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(plain, 1, "m", "x", i32(7)) // before the index exists
+	if err := e.BuildIndex(tbl, "mk", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.BuildIndex(tbl, "me", 0); err != nil {
+		t.Fatal(err)
+	}
+	write(tbl, 2, "m", "y", i32(7))
+	write(tbl, 3, "s", "red", []byte{})
+	lookup := func(name string, k, v []byte, elem bool) []string {
+		var et = testTypeOf0
+		if !elem {
+			et = nil
+		}
+		val, err := tbl.ElementIndexValue(name, testTypeOf0, k, v, et)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scanIndex(t, e, tbl, name, string(val), ScanOptions{})
+	}
+	for _, tc := range []struct {
+		name string
+		got  []string
+		want string
+	}{
+		{"keys(m) x, built", lookup("mk", []byte("x"), nil, false), "[1/1]"},
+		{"keys(m) y, written", lookup("mk", []byte("y"), nil, false), "[2/1]"},
+		{"values(m) 7, written only", lookup("mv", nil, i32(7), false), "[2/1]"},
+		{"entries(m) x=7, built", lookup("me", []byte("x"), i32(7), false), "[1/1]"},
+		{"entries(m) y=8", lookup("me", []byte("y"), i32(8), false), "[]"},
+		{"values(s) red", lookup("sv", nil, []byte("red"), true), "[3/1]"},
+	} {
+		if fmt.Sprint(tc.got) != tc.want {
+			t.Errorf("%s: %v, want %s", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// testTypeOf0 is the text type of testTable's paths.
+var testTypeOf0 = func() datatype.DataType { t, _ := testTypeOf("text"); return t }()

@@ -48,6 +48,10 @@ type KeyspaceDef struct {
 	Tables        map[string]*TableDef `json:"tables,omitempty"`
 	// Types are the keyspace's user-defined types, by name.
 	Types map[string]*TypeDef `json:"types,omitempty"`
+	// Functions and Aggregates are the keyspace's user-defined functions
+	// and aggregates, sorted by signature (name, then argument types).
+	Functions  []*FunctionDef  `json:"functions,omitempty"`
+	Aggregates []*AggregateDef `json:"aggregates,omitempty"`
 }
 
 // TypeDef is a user-defined type: its fields in order, each type spelled as
@@ -99,11 +103,16 @@ type TableDef struct {
 
 // IndexDef is a native secondary index (kind COMPOSITES) on one column.
 // Target is what system_schema.indexes.options['target'] shows: the
-// column name, or full(name) for a frozen collection.
+// column name, full(name) for a frozen collection, or values(name),
+// keys(name) or entries(name) for the elements of a non-frozen one.
 type IndexDef struct {
 	Name   string `json:"name"`
 	Column string `json:"column"`
 	Target string `json:"target"`
+	// Elements is how an index of a non-frozen collection indexes its
+	// elements: "values", "keys" (of a map) or "entries" (of a map); ""
+	// for an index of whole values.
+	Elements string `json:"elements,omitempty"`
 	// Building is set until the rows written before the index have
 	// entries (a crash can leave it set): until then queries scan.
 	Building bool `json:"building,omitempty"`

@@ -29,6 +29,12 @@
 //     transactions (package replica). A system table that must keep data
 //     the node cannot make again (system.batches) goes in stored.
 //
+// system_traces is neither: its tables are stored like user tables in a
+// keyspace replicated over the ring (SimpleStrategy, replication factor
+// 2, as Cassandra's), which the proxy places through WithDistributed and
+// the coordinator reads through its replicas (Distributed). The node's
+// tracer writes them.
+//
 // The package knows nothing of the coordinator: State and Reader are the
 // small interfaces through which it reads what it shows.
 package systables

@@ -137,6 +137,51 @@ func typeRows(s State) []Row {
 	return rows
 }
 
+// functionRows are system_schema.functions: the user-defined functions.
+func functionRows(s State) []Row {
+	var rows []Row
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, f := range k.Functions {
+			rows = append(rows, Row{
+				"keyspace_name":        f.Keyspace,
+				"function_name":        f.Name,
+				"argument_types":       f.ArgTypes,
+				"argument_names":       f.ArgNames,
+				"body":                 f.Body,
+				"called_on_null_input": f.CalledOnNullInput,
+				"language":             f.Language,
+				"return_type":          f.ReturnType,
+			})
+		}
+	}
+	return rows
+}
+
+// aggregateRows are system_schema.aggregates: the user-defined aggregates.
+func aggregateRows(s State) []Row {
+	var rows []Row
+	for _, k := range s.Schema().SortedKeyspaces() {
+		for _, a := range k.Aggregates {
+			r := Row{
+				"keyspace_name":  a.Keyspace,
+				"aggregate_name": a.Name,
+				"argument_types": a.ArgTypes,
+				"return_type":    a.ReturnType,
+				"state_func":     a.StateFunc,
+				"state_type":     a.StateType,
+			}
+			if a.FinalFunc != "" {
+				r["final_func"] = a.FinalFunc
+			}
+			if a.InitCond != nil {
+				r["initcond"] = *a.InitCond
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
 // indexRows are system_schema.indexes.
 func indexRows(s State) []Row {
 	var rows []Row

@@ -64,6 +64,8 @@ var generators = map[string]func(State) []Row{
 	"system_schema.columns":                      columnRows,
 	"system_schema.types":                        typeRows,
 	"system_schema.indexes":                      indexRows,
+	"system_schema.functions":                    functionRows,
+	"system_schema.aggregates":                   aggregateRows,
 	"system_schema.dropped_columns":              droppedColumnRows,
 	virtualKeyspace + ".keyspaces":               virtualKeyspaceRows,
 	virtualKeyspace + ".tables":                  virtualTableRows,
@@ -90,6 +92,8 @@ var generators = map[string]func(State) []Row{
 var stored = map[string]bool{
 	"system.prepared_statements": true,
 	"system.paxos":               true, // replica/paxos_table.go
+	"system_traces.sessions":     true,
+	"system_traces.events":       true,
 }
 
 // tables are the system tables by keyspace and name, compiled once.
@@ -234,3 +238,38 @@ var ownKeyspaces, virtualKeyspaces = func() ([]*storage.KeyspaceDef, map[string]
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, virtual
 }()
+
+// tracesKeyspace is system_traces as the data path sees it: a keyspace
+// replicated like a user keyspace (SimpleStrategy, replication factor 2,
+// as Cassandra's TraceKeyspace), whose tables are stored in the engine.
+var tracesKeyspace = &storage.KeyspaceDef{
+	Name:          "system_traces",
+	Replication:   systemKeyspaceReplication["system_traces"],
+	DurableWrites: true,
+	Tables: map[string]*storage.TableDef{
+		"sessions": tables["system_traces"]["sessions"].Storage.Def,
+		"events":   tables["system_traces"]["events"].Storage.Def,
+	},
+}
+
+// Distributed reports whether ks is a system keyspace replicated across
+// the ring (system_traces) rather than held by each node for itself: its
+// tables are read and written through the replicas, as user tables are.
+func Distributed(ks string) bool { return ks == tracesKeyspace.Name }
+
+// WithDistributed wraps a lookup of the schema's keyspaces so that it
+// finds the distributed system keyspaces too (for the proxy's placement).
+func WithDistributed(lookup func(string) *storage.KeyspaceDef) func(string) *storage.KeyspaceDef {
+	return func(name string) *storage.KeyspaceDef {
+		if name == tracesKeyspace.Name {
+			return tracesKeyspace
+		}
+		return lookup(name)
+	}
+}
+
+// DistributedTables are the tables of the distributed system keyspaces,
+// which replicas resolve by id as they resolve user tables.
+func DistributedTables() []*storage.Table {
+	return []*storage.Table{tables["system_traces"]["sessions"].Storage, tables["system_traces"]["events"].Storage}
+}

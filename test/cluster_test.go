@@ -185,6 +185,9 @@ func (tc *testCluster) newNode(i int, name string, mod func(*config.Config)) *cl
 	c.HintsDirectory = filepath.Join(home, "hints")
 	c.CommitlogSync = "periodic"
 	c.SeedProvider.Parameters = map[string]string{"seeds": fmt.Sprintf("127.0.0.1:%d", tc.storage)}
+	// The corpus (udf.cql) and the function tests run user-defined
+	// functions on every node.
+	c.UserDefinedFunctionsEnabled, c.ScriptedUserDefinedFunctionsEnabled = true, true
 	if mod != nil {
 		mod(&c)
 	}

@@ -53,6 +53,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cqld/cqld/config"
 )
 
 var corpusRewrite = flag.Bool("rewrite", false, "TestCQLCorpus: rewrite the expected outputs of testdata/cql/*.cql from cqld's answers")
@@ -70,17 +72,25 @@ func TestCQLCorpus(t *testing.T) {
 		t.Fatal("no testdata/cql/*.cql files")
 	}
 	t.Run("gocql", func(t *testing.T) {
-		node, _ := newNode(t)
+		node := startNode(t, corpusConfig(t))
 		runCorpus(t, files, *corpusRewrite, func(t *testing.T, ks string) corpusSession {
 			return gocqlCorpusSession{tableSession(t, node.Addr(), ks)}
 		})
 	})
 	t.Run("inprocess", func(t *testing.T) {
-		node, _ := newNode(t)
+		node := startNode(t, corpusConfig(t))
 		runCorpus(t, files, false, func(t *testing.T, ks string) corpusSession {
 			return newInProcessCorpusSession(t, node.Coord, ks)
 		})
 	})
+}
+
+// corpusConfig is the configuration of a node the corpus runs on:
+// user-defined functions enabled, for udf.cql.
+func corpusConfig(t *testing.T) config.Config {
+	cfg := testConfig(t, t.TempDir())
+	cfg.UserDefinedFunctionsEnabled, cfg.ScriptedUserDefinedFunctionsEnabled = true, true
+	return cfg
 }
 
 // runCorpus runs each file in a subtest, on a session open gives it in a

@@ -24,6 +24,7 @@ const (
 	AggMax
 	AggSum
 	AggAvg
+	AggUser // a user-defined aggregate: Sig.User
 )
 
 // Aggregate is one aggregate function applied to values of type Type
@@ -50,6 +51,9 @@ type AggState struct {
 	err error
 	// min and max
 	best, key, scratch []byte
+	// a user-defined aggregate's state, once started
+	user    []byte
+	started bool
 }
 
 // Add feeds one row's value v (nil for a null) to the aggregate.

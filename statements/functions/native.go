@@ -18,6 +18,9 @@ type Scalar func(c Context, args [][]byte) ([]byte, error)
 type Context interface {
 	// Now is the statement's time, the same for every call within it.
 	Now() time.Time
+	// Warn adds a warning to the statement's answer (a user-defined
+	// function that ran longer than its warn timeout).
+	Warn(msg string)
 }
 
 // nativeFunctions are the native functions by name, each with its

@@ -11,16 +11,40 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 )
 
-// Sig is one signature of a native function.
+// Sig is one signature of a native or user-defined function.
 type Sig struct {
-	Name   string // without "system."
-	Params []datatype.DataType
-	Ret    datatype.DataType
-	Impl   Scalar  // scalar functions
-	Agg    AggKind // aggregate functions
+	// Keyspace is a user-defined function's keyspace, "" for a native
+	// function (system).
+	Keyspace string
+	Name     string // without the keyspace
+	Params   []datatype.DataType
+	Ret      datatype.DataType
+	Impl     Scalar  // scalar functions
+	Agg      AggKind // aggregate functions
+	// CalledOnNullInput: a user-defined function runs on null arguments
+	// (native functions handle their own nulls).
+	CalledOnNullInput bool
+	// User is a user-defined aggregate (Agg is AggUser).
+	User *UserAggregate
+	// Def is a user-defined function's or aggregate's definition
+	// (*storage.FunctionDef, *storage.AggregateDef): a plan using the
+	// function is stale once the schema holds another.
+	Def any
+}
+
+// QualifiedName is the function's name with its keyspace: system.now,
+// ks.f.
+func (s *Sig) QualifiedName() string {
+	if s.Keyspace != "" {
+		return s.Keyspace + "." + s.Name
+	}
+	return "system." + s.Name
 }
 
 func (s *Sig) String() string {
+	if s.Keyspace != "" {
+		return userSigString(s)
+	}
 	ps := make([]string, len(s.Params))
 	for i, p := range s.Params {
 		ps[i] = typeName(p)
@@ -147,7 +171,7 @@ func ValueCompatible(to, from datatype.DataType) bool {
 }
 
 func TypeError(arg string, i int, s *Sig) error {
-	return cqlerr.Invalidf("Type error: %s cannot be passed as argument %d of function system.%s of type %s", arg, i, s.Name, typeName(s.Params[i]))
+	return cqlerr.Invalidf("Type error: %s cannot be passed as argument %d of function %s of type %s", arg, i, s.QualifiedName(), typeName(s.Params[i]))
 }
 
 // Resolve picks the signature among sigs that a call with args matches,
@@ -157,7 +181,7 @@ func Resolve(display string, sigs []*Sig, args []Arg) (*Sig, error) {
 	if len(sigs) == 1 {
 		s := sigs[0]
 		if len(args) != len(s.Params) {
-			return nil, cqlerr.Invalidf("Invalid number of arguments in call to function system.%s: %d required but %d provided", s.Name, len(s.Params), len(args))
+			return nil, cqlerr.Invalidf("Invalid number of arguments in call to function %s: %d required but %d provided", s.QualifiedName(), len(s.Params), len(args))
 		}
 		for i, a := range args {
 			if argMatch(a, s.Params[i]) == matchNone {

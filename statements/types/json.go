@@ -13,6 +13,8 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/cqld/cqld/statements"
 )
 
 // This file renders values the way Cassandra 4.0 does for SELECT JSON and
@@ -529,4 +531,52 @@ func readSignedVInt(b []byte) (int64, []byte, bool) {
 		u = u<<8 | uint64(b[i])
 	}
 	return int64(u>>1) ^ -int64(u&1), b[1+extra:], true
+}
+
+// CQLLiteral is v written as a CQL literal of type t, as Cassandra's
+// toCQLLiteral writes it (an aggregate's INITCOND in
+// system_schema.aggregates): strings and the types CQL writes as strings
+// quoted, collections, tuples and user types in their literal forms.
+func CQLLiteral(t datatype.DataType, v []byte) string {
+	if v == nil {
+		return "null"
+	}
+	join := func(open, close string, parts []string) string { return open + strings.Join(parts, ", ") + close }
+	switch tt := t.(type) {
+	case *datatype.List, *datatype.Set:
+		var et datatype.DataType
+		open, close := "[", "]"
+		if l, ok := tt.(*datatype.List); ok {
+			et = l.ElementType
+		} else {
+			et, open, close = tt.(*datatype.Set).ElementType, "{", "}"
+		}
+		var parts []string
+		_ = WalkCollection(v, func(b []byte) error { parts = append(parts, CQLLiteral(et, b)); return nil }, nil)
+		return join(open, close, parts)
+	case *datatype.Map:
+		var parts []string
+		var key string
+		_ = WalkCollection(v, func(b []byte) error { key = CQLLiteral(tt.KeyType, b); return nil },
+			func(b []byte) error { parts = append(parts, key+": "+CQLLiteral(tt.ValueType, b)); return nil })
+		return join("{", "}", parts)
+	case *datatype.Tuple:
+		var parts []string
+		for i, f := range SplitFields(v, len(tt.FieldTypes)) {
+			parts = append(parts, CQLLiteral(tt.FieldTypes[i], f))
+		}
+		return join("(", ")", parts)
+	case *datatype.UserDefined:
+		var parts []string
+		for i, f := range SplitFields(v, len(tt.FieldTypes)) {
+			parts = append(parts, statements.TypeString(&datatype.UserDefined{Name: tt.FieldNames[i]}, false)+": "+CQLLiteral(tt.FieldTypes[i], f))
+		}
+		return join("{", "}", parts)
+	}
+	switch t.Code() {
+	case primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar, primitive.DataTypeCodeText,
+		primitive.DataTypeCodeTimestamp, primitive.DataTypeCodeDate, primitive.DataTypeCodeTime, primitive.DataTypeCodeInet:
+		return "'" + strings.ReplaceAll(ValueString(t, v), "'", "''") + "'"
+	}
+	return ValueString(t, v)
 }
