@@ -43,6 +43,7 @@ var _ Data = (*proxy.Proxy)(nil)
 // node alone, every partition on its local replica.
 func aloneData(o Options, local replica.Replica) (Data, error) {
 	id := ring.HostID(o.Node.HostID)
+	self := &selfOnly{id: id, local: local}
 	addr, _ := netip.AddrFromSlice(o.ListenAddress)
 	if !addr.IsValid() {
 		addr = netip.AddrFrom4([4]byte{127, 0, 0, 1})
@@ -53,22 +54,24 @@ func aloneData(o Options, local replica.Replica) (Data, error) {
 	}
 	return proxy.New(proxy.Options{
 		Topology: proxy.NewRingTopology(id, o.DataCenter, proxy.RingState{Ring: r}),
-		Liveness: selfOnly{id: id},
-		Replicas: selfOnly{id, local},
+		Liveness: self,
+		Replicas: self,
 		Keyspace: systables.WithDistributed(func(name string) *storage.KeyspaceDef { return o.Catalog.Current().Keyspace(name) }),
 		Logger:   o.Logger,
 	}), nil
 }
 
-// selfOnly is the liveness and replicas of a node alone.
+// selfOnly is the liveness and replicas of a node alone. Its methods
+// take a pointer, which an interface holds as it is (a value receiver
+// would be called through a wrapper on every request).
 type selfOnly struct {
 	id    ring.HostID
 	local replica.Replica
 }
 
-func (s selfOnly) Alive(h ring.HostID) bool { return h == s.id }
+func (s *selfOnly) Alive(h ring.HostID) bool { return h == s.id }
 
-func (s selfOnly) Replica(h ring.HostID) (replica.Replica, error) {
+func (s *selfOnly) Replica(h ring.HostID) (replica.Replica, error) {
 	if h != s.id {
 		return nil, fmt.Errorf("coordinator: no replica %s on a node alone", h)
 	}

@@ -185,9 +185,13 @@ func NewMeter(window time.Duration, now func() time.Time) *Meter {
 }
 
 // Mark counts n events.
-func (m *Meter) Mark(n int64) {
+func (m *Meter) Mark(n int64) { m.MarkAt(n, m.now()) }
+
+// MarkAt counts n events at now, a reading of the meter's clock: meters
+// of one clock marked together share one reading.
+func (m *Meter) MarkAt(n int64, now time.Time) {
 	m.uncounted.Add(n)
-	if now := m.now(); now.UnixNano() >= m.next.Load() {
+	if now.UnixNano() >= m.next.Load() {
 		m.mu.Lock()
 		m.tick(now)
 		m.mu.Unlock()

@@ -115,6 +115,6 @@
 // AllLocal tells the coordinator's inline path it may keep running on the
 // event loop. What it costs to find that out is paid once per keyspace
 // and ring, not per partition: the topology knows each keyspace's sole
-// replica (SoleReplicaTopology), so a write or AllLocal on a node alone
-// checks its level once per keyspace and places no token.
+// replica (SoleReplicaTopology), so a write, a read or AllLocal on a node
+// alone checks its level once per keyspace and places no token.
 package proxy

@@ -233,6 +233,26 @@ func (p *Proxy) soleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy
 	return p.sole.SoleReplica(ks)
 }
 
+// soleHere reports whether this node is the sole replica of every token
+// of t's keyspace (SoleReplicaTopology), so that a request there needs no
+// placement; when it is, the error is level cl's being more than this
+// replica can meet (available), counted as a write when write is set.
+func (p *Proxy) soleHere(cl primitive.ConsistencyLevel, t *storage.Table, write bool) (bool, error) {
+	if p.sole == nil {
+		return false, nil
+	}
+	ks, err := p.keyspace(t)
+	if err != nil {
+		return false, err
+	}
+	h, st, ok := p.sole.SoleReplica(ks)
+	if !ok || h != p.local() {
+		return false, nil
+	}
+	n := p.needFor(cl, st, nil, write)
+	return true, p.available(&n, []ring.HostID{h})
+}
+
 // failureReasons names the failed replicas for protocol v5's reason map.
 func (p *Proxy) failureReasons(hosts []ring.HostID) []*primitive.FailureReason {
 	out := make([]*primitive.FailureReason, len(hosts))

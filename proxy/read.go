@@ -28,6 +28,20 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 	if isSerial(cl) {
 		return p.readPartitionSerial(ctx, cl, t, pk, o, fn)
 	}
+	if rep, err := p.localRead(cl, t); err != nil || rep != nil {
+		if err != nil {
+			return err
+		}
+		return rep.ReadPartition(ctx, t, pk, o, fn)
+	}
+	return p.readPartitionPlanned(ctx, cl, t, pk, o, fn)
+}
+
+// readPartitionPlanned is ReadPartition of a partition whose replicas
+// planRead chooses. It is a function of its own so that each of the two
+// has one defer, which the compiler open-codes (several defers and many
+// returns in one function go through the runtime's defer records).
+func (p *Proxy) readPartitionPlanned(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return err
@@ -65,6 +79,18 @@ func (p *Proxy) Read(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 	if isSerial(cl) {
 		return p.readSerial(ctx, cl, t, pk, slice)
 	}
+	if rep, err := p.localRead(cl, t); err != nil || rep != nil {
+		if err != nil {
+			return nil, err
+		}
+		return rep.Read(ctx, t, pk, slice)
+	}
+	return p.readPlanned(ctx, cl, t, pk, slice)
+}
+
+// readPlanned is Read of a partition whose replicas planRead chooses, a
+// function of its own as readPartitionPlanned is.
+func (p *Proxy) readPlanned(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, slice storage.Slice) (*storage.Partition, error) {
 	rp, err := p.planRead(cl, t, storage.Token(pk))
 	if err != nil {
 		return nil, err
@@ -101,6 +127,22 @@ func (p *Proxy) alone(t *storage.Table, rp readPlan) (ring.HostID, bool) {
 	}
 	h := rp.contacts[0]
 	return h, h == p.local() || len(rp.extras) == 0 || !p.speculates(t)
+}
+
+// localRead is this node's replica when it is the sole replica of t's
+// keyspace (SoleReplicaTopology) and level cl can be met by it alone: a
+// read then goes to it without placing its token, with no choice of
+// replicas and no latencies kept, as planRead's cluster of one. It is nil
+// when the read needs a plan; the error is the level's (checkRead,
+// available).
+func (p *Proxy) localRead(cl primitive.ConsistencyLevel, t *storage.Table) (replica.Replica, error) {
+	if err := checkRead(cl); err != nil {
+		return nil, err
+	}
+	if here, err := p.soleHere(cl, t, false); err != nil || !here {
+		return nil, err
+	}
+	return p.replica(p.local())
 }
 
 // planRead picks the replicas a read of token tok at level cl asks: as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -421,6 +422,47 @@ func TestDigestReads(t *testing.T) {
 	for _, i := range c.replicasOf(k) {
 		if r := c.rowsOf(i, k); r[0] != "new" {
 			t.Fatalf("replica %d holds %.10q after the read", i, r[0])
+		}
+	}
+}
+
+// On a node alone, a read goes to this node's replica without placing
+// its token (its sole replica is this node), and answers exactly as the
+// placed read would: the same rows, the same partition, the same levels
+// refused with the same figures, and no latencies kept for speculation.
+func TestSoleReplicaReadsAnswerAsPlaced(t *testing.T) {
+	for _, repl := range soleReplications {
+		c, sole, placed := soleAndPlaced(t, repl)
+		if err := sole.Apply(context.Background(), primitive.ConsistencyLevelAny, c.write(1, 0, "a", 10), primitive.WriteTypeSimple, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, cl := range writeLevels {
+			read := func(p *Proxy) (map[int]string, int, error) {
+				rows := map[int]string{}
+				err := p.ReadPartition(context.Background(), cl, c.tbl, i32(1), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+					collect(rows, r)
+					return true
+				})
+				part, err2 := p.Read(context.Background(), cl, c.tbl, i32(1), storage.Slice{})
+				if fmt.Sprint(err) != fmt.Sprint(err2) {
+					t.Fatalf("%v at %v: ReadPartition %v, Read %v", repl, cl, err, err2)
+				}
+				if part == nil {
+					return rows, -1, err
+				}
+				return rows, len(part.KVs), err
+			}
+			rows1, kvs1, err1 := read(sole)
+			rows2, kvs2, err2 := read(placed)
+			if fmt.Sprint(err1) != fmt.Sprint(err2) || fmt.Sprint(rows1) != fmt.Sprint(rows2) || kvs1 != kvs2 {
+				t.Fatalf("%v at %v: %v %v %d with the sole replica, %v %v %d placed", repl, cl, rows1, err1, kvs1, rows2, err2, kvs2)
+			}
+			if err1 == nil && rows1[0] != "a" {
+				t.Fatalf("%v at %v: read %v", repl, cl, rows1)
+			}
+		}
+		if _, ok := sole.tables.Load(c.tbl.Def.ID); ok {
+			t.Fatalf("%v: reads on a node alone kept latencies", repl)
 		}
 	}
 }

@@ -75,24 +75,20 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Update) (bool, error) {
 	local := p.local()
 	var (
-		memo     keyspaceMemo
-		soleHere *storage.Table // a table whose keyspace has this node as its sole replica
+		memo keyspaceMemo
+		sole *storage.Table // a table whose keyspace has this node as its sole replica
 	)
 	for _, u := range updates {
-		if u.Table == soleHere {
+		if u.Table == sole {
 			continue
 		}
-		if p.sole != nil && u.Table != memo.t {
-			ks, err := p.keyspace(u.Table)
+		if u.Table != memo.t {
+			here, err := p.soleHere(cl, u.Table, true)
 			if err != nil {
 				return false, err
 			}
-			if h, st, ok := p.soleReplica(ks); ok && h == local {
-				n := p.needFor(cl, st, nil, true)
-				if err := p.available(&n, []ring.HostID{local}); err != nil {
-					return false, err
-				}
-				soleHere = u.Table
+			if here {
+				sole = u.Table
 				continue
 			}
 		}

@@ -328,20 +328,32 @@ func TestPendingReplicas(t *testing.T) {
 // onlyTopology hides a topology's optional abilities.
 type onlyTopology struct{ Topology }
 
+// soleReplications are keyspaces whose sole replica a ring of one member
+// is, at levels it meets and at levels it does not.
+var soleReplications = []map[string]string{rf("1"), rf("3"),
+	{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1", "dc2": "2"}}
+
+// soleAndPlaced is a ring of one member holding a keyspace replicated as
+// repl, with the member's proxy, which knows its sole replica, and a
+// proxy over the same node that places each partition.
+func soleAndPlaced(t *testing.T, repl map[string]string) (c *cluster, sole, placed *Proxy) {
+	t.Helper()
+	c = newCluster(t, []string{"dc1"}, repl)
+	placed = New(Options{Topology: onlyTopology{c.topos[0]}, Liveness: c.live, Replicas: replicaMap{c.hosts[0]: c.nodes[0]},
+		Keyspace: func(string) *storage.KeyspaceDef { return c.ks }})
+	if _, _, ok := c.topos[0].SoleReplica(c.ks); !ok {
+		t.Fatalf("%v: no sole replica on a ring of one", repl)
+	}
+	return c, c.proxies[0], placed
+}
+
 // On a node alone, a write is checked once per keyspace (its sole replica
 // is this node) rather than per partition, and answers exactly as the
 // placement of each partition would: the same writes land, the same
 // levels are UNAVAILABLE with the same figures, AllLocal says the same.
 func TestSoleReplicaWritesAnswerAsPlaced(t *testing.T) {
-	for _, repl := range []map[string]string{rf("1"), rf("3"),
-		{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1", "dc2": "2"}} {
-		c := newCluster(t, []string{"dc1"}, repl)
-		sole := c.proxies[0]
-		placed := New(Options{Topology: onlyTopology{c.topos[0]}, Liveness: c.live, Replicas: replicaMap{c.hosts[0]: c.nodes[0]},
-			Keyspace: func(string) *storage.KeyspaceDef { return c.ks }})
-		if _, _, ok := c.topos[0].SoleReplica(c.ks); !ok {
-			t.Fatalf("%v: no sole replica on a ring of one", repl)
-		}
+	for _, repl := range soleReplications {
+		c, sole, placed := soleAndPlaced(t, repl)
 		for i, cl := range writeLevels {
 			m := func() *mutation.Mutation {
 				m := c.write(i, 0, "a", 10)

@@ -46,7 +46,8 @@ type Options struct {
 	Metrics  *metrics.Prepared
 	// Store persists the statements; nil persists nothing.
 	Store *Store
-	// Now is the clock of the store's write timestamps.
+	// Now is the clock of the store's write timestamps and of the hit
+	// and request rates.
 	Now func() time.Time
 }
 
@@ -86,13 +87,14 @@ func (pc *Cache) Get(id [16]byte) *Statement {
 	}
 	pc.mu.Unlock()
 	pc.requests.Add(1)
-	pc.requestRate.Mark(1)
+	now := pc.now() // both meters' clock
+	pc.requestRate.MarkAt(1, now)
 	if e == nil {
 		pc.m.Misses.Inc()
 		return nil
 	}
 	pc.hits.Add(1)
-	pc.hitRate.Mark(1)
+	pc.hitRate.MarkAt(1, now)
 	pc.m.Hits.Inc()
 	return e.Value.(*Statement)
 }
