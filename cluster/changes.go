@@ -35,6 +35,9 @@ func (n *Node) SetStatus(ctx context.Context, id ring.HostID, st Status) (uint64
 		return 0, fmt.Errorf("cluster: no member %s", id)
 	}
 	m.Status = st
+	if err := n.checkQuorum(ctx, "change the ring"); err != nil {
+		return 0, err
+	}
 	r, err := n.propose(ctx, Entry{Kind: KindMember, Member: m})
 	return r.Index, err
 }
@@ -44,6 +47,9 @@ func (n *Node) SetStatus(ctx context.Context, id ring.HostID, st Status) (uint64
 // index. A member that is not in the ring any more is only taken out of
 // the log's configuration.
 func (n *Node) RemoveMember(ctx context.Context, id ring.HostID) (uint64, error) {
+	if err := n.checkQuorum(ctx, "change the ring"); err != nil {
+		return 0, err
+	}
 	var index uint64
 	if _, ok := n.Topology().Member(id); ok {
 		r, err := n.propose(ctx, Entry{Kind: KindRemove, Member: Member{HostID: id}})
@@ -110,34 +116,6 @@ func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
 		case <-time.After(waitAppliedPoll):
 		case <-ctx.Done():
 			return fmt.Errorf("cluster: %v have not applied metadata entry %d: %w (last error: %v)", behind, index, ctx.Err(), lastErr)
-		}
-	}
-}
-
-// catchUp returns once this node has applied every entry the log's
-// leader had applied when asked, retrying while no leader answers.
-func (n *Node) catchUp(ctx context.Context) error {
-	for {
-		id, addr := n.log.Leader()
-		if id == n.opts.HostID {
-			return nil
-		}
-		if addr.IsValid() {
-			if target, err := n.appliedOn(ctx, addr); err == nil {
-				for n.state.Applied() < target {
-					select {
-					case <-time.After(waitAppliedPoll):
-					case <-ctx.Done():
-						return fmt.Errorf("cluster: catching up with the metadata log (entry %d of the leader's, %d here): %w", target, n.state.Applied(), ctx.Err())
-					}
-				}
-				return nil
-			}
-		}
-		select {
-		case <-time.After(waitAppliedPoll):
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: catching up with the metadata log: no leader answered: %w", ctx.Err())
 		}
 	}
 }

@@ -62,6 +62,21 @@
 // cluster, or hands the log a node's roles of before it (a role file
 // without an index).
 //
+// Before StartNode returns, a node catches up (catchup.go): it asks the
+// log's other servers over VerbTopology what they have applied and waits
+// until it has applied as much, so that it never serves a schema or ring
+// older than theirs. A new node does so before choosing its tokens; a
+// member restarting does so within NodeOptions.CatchUpTimeout, past
+// which it starts with a warning (a node cut off from the others must
+// still start), and not at all when every other server refuses
+// connections (none is running: a cluster started again one node after
+// another).
+//
+// The log commits nothing without a majority of its voters up (a cluster
+// of two with one down): a schema or ring change when gossip holds a
+// majority down is refused after a short grace with an Unavailable that
+// says so (quorum.go), rather than waiting out its timeout.
+//
 // A topology change runs on one node (changes.go): it sets a member's
 // status through the log, waits until every live member has applied that
 // entry (WaitApplied asks each over VerbTopology), so that every

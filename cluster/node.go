@@ -76,6 +76,10 @@ type NodeOptions struct {
 	// serves its peers' requests: its peers hold it up, and send it
 	// writes, only from then on.
 	DeferGossip bool
+	// CatchUpTimeout bounds the wait of a member restarting for the
+	// metadata log entries the other members have applied
+	// (DefaultCatchUpTimeout if zero); past it the node starts anyway.
+	CatchUpTimeout time.Duration
 	// InjectedDelay is internode_injected_delay.
 	InjectedDelay time.Duration
 	// TLS encrypts the internode transport (server_encryption_options);
@@ -124,6 +128,9 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	}
 	if o.LogTiming == (metalog.Timing{}) {
 		o.LogTiming = metadataTiming
+	}
+	if o.CatchUpTimeout <= 0 {
+		o.CatchUpTimeout = DefaultCatchUpTimeout
 	}
 	n := &Node{opts: o}
 	defer func() {
@@ -182,6 +189,13 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		return nil, err
 	}
 	bootstrap := n.log.Bootstrapped()
+	_, restarted := n.state.Topology().Member(o.HostID)
+	if restarted {
+		// A member restarting serves the schema and ring the others
+		// serve: the entries committed while it was down (or committed
+		// and not yet applied here) first.
+		n.catchUpAtStart(ctx)
+	}
 	if !bootstrap {
 		// At once if this node is a member already.
 		if err := n.log.Join(ctx); err != nil {
@@ -248,7 +262,7 @@ func (n *Node) ensureMember(ctx context.Context, founder bool) error {
 	if _, ok := n.state.Topology().Member(o.HostID); !ok && !founder {
 		// A new node chooses its tokens and whether it bootstraps on the
 		// ring as it is, not as far as its log has caught up yet.
-		if err := n.catchUp(ctx); err != nil {
+		if err := n.catchUp(ctx, false); err != nil {
 			return err
 		}
 	}

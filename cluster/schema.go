@@ -77,6 +77,9 @@ func (l *SchemaLog) Submit(ctx context.Context, ch schema.Change) (message.Messa
 	if err != nil {
 		return nil, err
 	}
+	if err := n.checkQuorum(ctx, "change the schema"); err != nil {
+		return nil, err
+	}
 	v, err := n.Propose(ctx, Entry{Kind: KindSchema, Schema: b})
 	if err != nil {
 		return nil, err

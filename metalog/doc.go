@@ -80,6 +80,15 @@
 // version byte and the same encoding of the entry, its data as raft gave
 // it.
 //
+// # Logging
+//
+// Raft's lines go to the node's slog logger (hclog.go). Its warnings and
+// errors about a peer that is down repeat every few hundred milliseconds
+// while it is; each distinct line (message and peer) is logged once per
+// 10 s, with a "suppressed" count of the repetitions left out since the
+// last one (a count is told by the next line of its kind, so the last
+// run's count is not told when the peer comes back).
+//
 // # Concurrency
 //
 // Every method of Log is safe for concurrent use. Close waits for every

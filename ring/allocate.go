@@ -44,15 +44,17 @@ const refineRounds = 2
 // data center as one rack, as in Cassandra (whose topology does not know a
 // joining node's rack yet), so that a cluster can grow rack by rack.
 //
-// While the allocation ring has fewer nodes than replicas, n's tokens split
-// its largest ranges (generateSplits). After that each token is placed in
-// turn where it best evens ownership: every range is tried at the
-// candidateSplits points, and the winner minimises the sum over the nodes
-// of ownership² / tokens, which is least when every node owns in
-// proportion to its token count; then each token is taken out and placed
-// again the same way, refineRounds times. This is a simpler greedy search
-// than Cassandra's ReplicationAwareTokenAllocator, with the same kind of
-// objective.
+// While the allocation ring has too few nodes for the search below
+// (evaluated: fewer than the replicas, or than one replica fewer with one
+// rack), n's tokens split its largest ranges (generateSplits). After that
+// each token is placed in turn where it best evens ownership: every range
+// is tried at the candidateSplits points, and the winner minimises the sum
+// over the nodes of ownership² / tokens, which is least when every node
+// owns in proportion to its token count (with one rack, summed with the
+// same for one replica fewer, each scaled to its replicas); then each
+// token is taken out and placed again the same way, refineRounds times.
+// This is a simpler greedy search than Cassandra's
+// ReplicationAwareTokenAllocator, with the same kind of objective.
 //
 // rnd draws the first token of an empty allocation ring and the initial
 // split ratios, so a seed gives the same tokens every time. The tokens
@@ -76,14 +78,15 @@ func AllocateTokens(r *Ring, n Node, numTokens, rf int, rnd *rand.Rand) ([]int64
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAllocation(r, members, n, eval)
+	evals, searchFrom := evaluated(eval, replicas)
+	a, err := newAllocation(r, members, n, evals)
 	if err != nil {
 		return nil, err
 	}
 	for range numTokens {
 		var t int64
 		var ok bool
-		if len(members) < replicas {
+		if len(members) < searchFrom {
 			t, ok = a.split(rnd)
 		} else {
 			t, ok = a.best()
@@ -93,7 +96,7 @@ func AllocateTokens(r *Ring, n Node, numTokens, rf int, rnd *rand.Rand) ([]int64
 		}
 		a.insert(t)
 	}
-	if len(members) >= replicas {
+	if len(members) >= searchFrom {
 		for range refineRounds {
 			for _, t := range slices.Clone(a.ring.nodes[a.self].Tokens) {
 				a.remove(t)
@@ -144,39 +147,70 @@ func allocationGroup(r *Ring, n Node, rf int) ([]Node, Strategy, int, error) {
 		ErrInvalid, len(racks), n.DC, rf)
 }
 
+// evaluated are the strategies an allocation balances, and how many
+// members the allocation ring needs before their greedy search applies
+// (below that, the new node splits the largest ranges). Replicas placed
+// by SimpleStrategy (one rack) are balanced for the keyspace with one
+// replica fewer too, from the moment the new node makes as many members as
+// that has replicas: a three-node cluster allocated for three replicas
+// then also shares a keyspace of two evenly, where splits alone leave the
+// third node with 78% of the ring instead of 67%. With racks
+// (NetworkTopologyStrategy), the second objective costs the first its
+// bound, and is left out.
+func evaluated(eval Strategy, replicas int) (evals []Strategy, searchFrom int) {
+	if s, ok := eval.(SimpleStrategy); ok && s.RF >= 2 {
+		return []Strategy{SimpleStrategy{RF: s.RF - 1}, s}, s.RF - 1
+	}
+	return []Strategy{eval}, replicas
+}
+
 // allocation is the ring of the nodes sharing an allocation, with the new
 // node among them, growing one token at a time.
 type allocation struct {
 	ring  *Ring // the members and the new node, which owns the tokens placed so far
 	self  int   // the new node's index in ring.nodes
-	eval  Strategy
+	evals []*evaluator
 	taken map[int64]bool // every token of the whole ring and of the new node
 
-	// What measure found on ring: each node's ownership, and each range's
-	// replicas and how many ring tokens placing them looked at.
+	try Ring // the ring with a candidate token, reused by every evaluation
+}
+
+// evaluator measures the ownership the allocation ring gives under one
+// strategy.
+type evaluator struct {
+	s Strategy
+	// weight brings the imbalances of different replication factors to
+	// one scale: with rf replicas, perfectly even ownership scores
+	// rf²/(the ring's tokens).
+	weight float64
+
+	// What measure found on the ring: each node's ownership, and each
+	// range's replicas and how many ring tokens placing them looked at.
 	own      []float64
 	replicas [][]int
 	walked   []int
 
 	// Reused by every evaluation.
-	try     Ring
 	tryOwn  []float64
 	idx     []int
 	scratch scratch
 }
 
-func newAllocation(r *Ring, members []Node, n Node, eval Strategy) (*allocation, error) {
+func newAllocation(r *Ring, members []Node, n Node, evals []Strategy) (*allocation, error) {
 	ring, err := build(append(slices.Clone(members), n))
 	if err != nil {
 		return nil, err
 	}
-	a := &allocation{ring: ring, self: ring.index[n.HostID], eval: eval, taken: make(map[int64]bool, len(r.tokens))}
+	a := &allocation{ring: ring, self: ring.index[n.HostID], taken: make(map[int64]bool, len(r.tokens))}
 	for _, t := range r.tokens {
 		a.taken[t] = true
 	}
 	a.taken[math.MinInt64] = true // the ring's minimum, never a node's token
-	a.own = make([]float64, len(ring.nodes))
-	a.tryOwn = make([]float64, len(ring.nodes))
+	for _, s := range evals {
+		rf := float64(s.ReplicationFactor(n.DC))
+		a.evals = append(a.evals, &evaluator{s: s, weight: 1 / (rf * rf),
+			own: make([]float64, len(ring.nodes)), tryOwn: make([]float64, len(ring.nodes))})
+	}
 	return a, nil
 }
 
@@ -267,73 +301,86 @@ func (a *allocation) best() (int64, bool) {
 
 // measure places the replicas of every range of the allocation ring.
 func (a *allocation) measure() {
-	n := len(a.ring.tokens)
-	clear(a.own)
-	a.replicas = resize(&a.replicas, n)
-	a.walked = resize(&a.walked, n)
-	for j := range n {
-		a.replicas[j] = a.eval.place(a.ring, j, a.replicas[j][:0], &a.scratch)
-		a.walked[j] = a.scratch.walked
-		a.credit(a.own, a.ring.rangeAt(j).Fraction(), a.replicas[j])
+	for _, e := range a.evals {
+		e.measure(a.ring)
 	}
 }
 
-func (a *allocation) credit(own []float64, f float64, replicas []int) {
+func (e *evaluator) measure(r *Ring) {
+	n := len(r.tokens)
+	clear(e.own)
+	e.replicas = resize(&e.replicas, n)
+	e.walked = resize(&e.walked, n)
+	for j := range n {
+		e.replicas[j] = e.s.place(r, j, e.replicas[j][:0], &e.scratch)
+		e.walked[j] = e.scratch.walked
+		credit(e.own, r.rangeAt(j).Fraction(), e.replicas[j])
+	}
+}
+
+func credit(own []float64, f float64, replicas []int) {
 	for _, n := range replicas {
 		own[n] += f
 	}
 }
 
 // score is the imbalance of the allocation ring with t given to the new
-// node: the sum over the nodes of ownership² / tokens. It starts from
-// measure's ownership and places again only the ranges t changes: the one
-// it splits, the new one it ends, and those whose placement walked over
-// where t goes. REQUIRES: measure is current, t is free.
+// node: for each evaluator, the sum over the nodes of ownership² /
+// tokens, weighted, summed. REQUIRES: measure is current, t is free.
 func (a *allocation) score(t int64) float64 {
 	n := len(a.ring.tokens)
 	p, _ := slices.BinarySearch(a.ring.tokens, t) // t's index in try
-	next := p % n                                 // the old token after t, whose range t splits
 	tokens := append(append(append(a.try.tokens[:0], a.ring.tokens[:p]...), t), a.ring.tokens[p:]...)
 	owner := append(append(append(a.try.owner[:0], a.ring.owner[:p]...), a.self), a.ring.owner[p:]...)
 	a.try = *a.ring
 	a.try.tokens, a.try.owner = tokens, owner
+	var s float64
+	for _, e := range a.evals {
+		e.score(a.ring, &a.try, t, p, n)
+		for i, o := range e.tryOwn {
+			w := len(a.ring.nodes[i].Tokens)
+			if i == a.self {
+				w++
+			}
+			s += e.weight * o * o / float64(w)
+		}
+	}
+	return s
+}
 
-	copy(a.tryOwn, a.own)
+// score sets tryOwn to the ownership of try, which is r with t inserted at
+// index p (r has n tokens), owned by the new node. It starts from measure's
+// ownership and places again only the ranges t changes: the one it
+// splits, the new one it ends, and those whose placement walked over
+// where t goes.
+func (e *evaluator) score(r, try *Ring, t int64, p, n int) {
+	next := p % n // the old token after t, whose range t splits
+	copy(e.tryOwn, e.own)
 	for j := range n {
 		// The walk from j passes from the token before t to the one
 		// after, so meets t, when it went on past the token before t
 		// (d-1 tokens in) or looked at every token and found too few.
 		d := (next - j + n) % n
-		crosses := a.walked[j] == n || (d >= 1 && d < a.walked[j])
+		crosses := e.walked[j] == n || (d >= 1 && d < e.walked[j])
 		if !crosses && j != next {
 			continue
 		}
-		rg := a.ring.rangeAt(j)
-		a.credit(a.tryOwn, -rg.Fraction(), a.replicas[j])
+		rg := r.rangeAt(j)
+		credit(e.tryOwn, -rg.Fraction(), e.replicas[j])
 		if j == next {
 			rg.Start = t
 		}
-		reps := a.replicas[j]
+		reps := e.replicas[j]
 		if crosses {
 			at := j
 			if j >= p {
 				at++
 			}
-			a.idx = a.eval.place(&a.try, at, a.idx[:0], &a.scratch)
-			reps = a.idx
+			e.idx = e.s.place(try, at, e.idx[:0], &e.scratch)
+			reps = e.idx
 		}
-		a.credit(a.tryOwn, rg.Fraction(), reps)
+		credit(e.tryOwn, rg.Fraction(), reps)
 	}
-	a.idx = a.eval.place(&a.try, p, a.idx[:0], &a.scratch)
-	a.credit(a.tryOwn, Range{Start: a.ring.tokens[(next-1+n)%n], End: t}.Fraction(), a.idx)
-
-	var s float64
-	for i, o := range a.tryOwn {
-		w := len(a.ring.nodes[i].Tokens)
-		if i == a.self {
-			w++
-		}
-		s += o * o / float64(w)
-	}
-	return s
+	e.idx = e.s.place(try, p, e.idx[:0], &e.scratch)
+	credit(e.tryOwn, Range{Start: r.tokens[(next-1+n)%n], End: t}.Fraction(), e.idx)
 }

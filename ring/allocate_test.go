@@ -89,6 +89,8 @@ func TestAllocateBalance(t *testing.T) {
 		sizes  []int
 	}{
 		{"one rack", oneRack, SimpleStrategy{RF: 3}, []int{3, 4, 5, 6, 7, 8}},
+		// Allocated for three replicas, balanced for two as well.
+		{"one rack RF 2", oneRack, SimpleStrategy{RF: 2}, []int{3, 4, 5, 6, 7, 8}},
 		{"three racks", racks(3), NetworkTopologyStrategy{RF: map[string]int{"dc1": 3}}, []int{3, 4, 5, 6, 7, 8}},
 		{"four racks", racks(4), NetworkTopologyStrategy{RF: map[string]int{"dc1": 3}}, []int{4, 8}},
 	} {
@@ -204,33 +206,40 @@ func randomTokens(t testing.TB, rnd *rand.Rand, n, numTokens int) *Ring {
 
 // TestOwnershipSpread prints (with -v) the effective ownership of the
 // lowest and highest node, in % of the ring and as a ratio to the mean
-// share, for allocated and for random tokens at 3, 4, 6 and 8 nodes, RF 3,
-// 16 tokens each, over 20 seeds: docs/benchmarks/ring-ownership.txt.
+// share, at RF 2 and RF 3 (SimpleStrategy), for tokens allocated with
+// allocate_tokens_for_local_replication_factor 3 (16 and 8 a node) and
+// for 16 random tokens a node, at 3, 4, 6 and 8 nodes, over 20 seeds:
+// docs/benchmarks/ring-ownership.txt.
 func TestOwnershipSpread(t *testing.T) {
 	const seeds = 20
-	s := SimpleStrategy{RF: 3}
-	t.Logf("%-9s %5s %8s %8s %9s %9s", "tokens", "nodes", "min %", "max %", "min/mean", "max/mean")
-	for _, kind := range []string{"allocated", "random"} {
+	t.Logf("%-12s %2s %5s %8s %8s %9s %9s", "tokens", "rf", "nodes", "min %", "max %", "min/mean", "max/mean")
+	for _, kind := range []string{"allocated16", "allocated8", "random16"} {
 		var rings [seeds][]*Ring
 		for seed := range uint64(seeds) {
 			rnd := rand.New(rand.NewPCG(seed, 0))
-			if kind == "allocated" {
+			switch kind {
+			case "allocated16":
 				rings[seed] = grow(t, rnd, 8, 16, 3, oneDC, oneRack)
-				continue
-			}
-			for n := 1; n <= 8; n++ {
-				rings[seed] = append(rings[seed], randomTokens(t, rnd, n, 16))
-			}
-		}
-		for _, n := range []int{3, 4, 6, 8} {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for seed := range seeds {
-				for _, o := range NewPlacement(rings[seed][n-1], s).Ownership() {
-					lo, hi = min(lo, o), max(hi, o)
+			case "allocated8":
+				rings[seed] = grow(t, rnd, 8, 8, 3, oneDC, oneRack)
+			default:
+				for n := 1; n <= 8; n++ {
+					rings[seed] = append(rings[seed], randomTokens(t, rnd, n, 16))
 				}
 			}
-			mean := 3.0 / float64(n)
-			t.Logf("%-9s %5d %8.1f %8.1f %9.3f %9.3f", kind, n, 100*lo, 100*hi, lo/mean, hi/mean)
+		}
+		for _, rf := range []int{2, 3} {
+			s := SimpleStrategy{RF: rf}
+			for _, n := range []int{3, 4, 6, 8} {
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for seed := range seeds {
+					for _, o := range NewPlacement(rings[seed][n-1], s).Ownership() {
+						lo, hi = min(lo, o), max(hi, o)
+					}
+				}
+				mean := float64(rf) / float64(n)
+				t.Logf("%-12s %2d %5d %8.1f %8.1f %9.3f %9.3f", kind, rf, n, 100*lo, 100*hi, lo/mean, hi/mean)
+			}
 		}
 	}
 }
@@ -243,15 +252,17 @@ func fullScore(a *allocation, t int64) float64 {
 	if err != nil {
 		panic(err)
 	}
-	own := make([]float64, len(r.nodes))
-	for j := range r.tokens {
-		for _, n := range a.eval.place(r, j, nil, nil) {
-			own[n] += r.rangeAt(j).Fraction()
-		}
-	}
 	var s float64
-	for i, o := range own {
-		s += o * o / float64(len(r.nodes[i].Tokens))
+	for _, e := range a.evals {
+		own := make([]float64, len(r.nodes))
+		for j := range r.tokens {
+			for _, n := range e.s.place(r, j, nil, nil) {
+				own[n] += r.rangeAt(j).Fraction()
+			}
+		}
+		for i, o := range own {
+			s += e.weight * o * o / float64(len(r.nodes[i].Tokens))
+		}
 	}
 	return s
 }
@@ -267,7 +278,8 @@ func TestScoreIsFullScore(t *testing.T) {
 			eval = NetworkTopologyStrategy{RF: map[string]int{"dc1": 1 + rnd.IntN(4)}}
 		}
 		n := node(999, "dc1", fmt.Sprintf("rack%d", 1+rnd.IntN(4)))
-		a, err := newAllocation(r, r.Nodes(), n, eval)
+		evals, _ := evaluated(eval, eval.ReplicationFactor("dc1"))
+		a, err := newAllocation(r, r.Nodes(), n, evals)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,9 +52,10 @@
 // "Owns (effective)". With 16 random tokens per node some nodes own far
 // more than others (docs/benchmarks/ring-ownership.txt), so AllocateTokens
 // chooses a joining node's tokens to balance the replicated ownership of
-// its data center (allocate_tokens_for_local_replication_factor),
-// greedily, token by token; randomness is injected so a seed replays an
-// allocation.
+// its data center (allocate_tokens_for_local_replication_factor, and in a
+// one-rack data center one replica fewer too: a keyspace of RF 2 on a
+// cluster allocated for 3), greedily, token by token; randomness is
+// injected so a seed replays an allocation.
 //
 // Everything here is computation on immutable values: no goroutines, no
 // I/O, no clock.

@@ -49,6 +49,9 @@ type members struct {
 	// nativePort is this node's native_transport_port, the port of peers
 	// whose gossip has not told theirs yet.
 	nativePort int
+	// saved is what gossip last said of each peer, kept across restarts,
+	// for the peers gossip has not told of since this node started.
+	saved *savedPeers
 
 	// background are the hint deletions of removed nodes under way;
 	// closeCluster waits for them once the log has stopped (a deletion
@@ -203,13 +206,25 @@ func (m *members) Peers() []systables.Peer {
 			continue
 		}
 		p := systables.Peer{HostID: mem.HostID, Addr: mem.Addr, DataCenter: mem.DataCenter, Rack: mem.Rack, Tokens: mem.Tokens}
-		if g, ok := meta[mem.HostID]; ok {
-			p.NativeAddr, p.NativePort = g.RPCAddr, int(g.NativePort)
-			p.ReleaseVersion, p.SchemaVersion = g.ReleaseVersion, g.SchemaVersion
+		if f, ok := m.peerFacts(meta, mem.HostID); ok {
+			p.NativeAddr, p.NativePort = f.RPCAddr, int(f.NativePort)
+			p.ReleaseVersion, p.SchemaVersion = f.ReleaseVersion, f.SchemaVersion
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// peerFacts is what gossip says of h (meta is gossipMeta's answer), else
+// what it said before this node restarted.
+func (m *members) peerFacts(meta map[ring.HostID]gossip.Meta, h ring.HostID) (peerFacts, bool) {
+	if g, ok := meta[h]; ok && g.RPCAddr.IsValid() {
+		return factsOf(g), true
+	}
+	if m.saved == nil {
+		return peerFacts{}, false
+	}
+	return m.saved.get(h)
 }
 
 func (m *members) gossipMeta() map[ring.HostID]gossip.Meta {
@@ -232,8 +247,8 @@ func (m *members) gossipMeta() map[ring.HostID]gossip.Meta {
 // rpc address and port, else its internode address and this node's port.
 func (m *members) nativeAddr(h ring.HostID, addr netip.AddrPort) *primitive.Inet {
 	a, port := addr.Addr(), int32(m.nativePort)
-	if g, ok := m.gossipMeta()[h]; ok && g.RPCAddr.IsValid() {
-		a, port = g.RPCAddr, int32(g.NativePort)
+	if f, ok := m.peerFacts(m.gossipMeta(), h); ok {
+		a, port = f.RPCAddr, int32(f.NativePort)
 	}
 	return &primitive.Inet{Addr: net.IP(a.AsSlice()), Port: port}
 }
@@ -242,6 +257,9 @@ func (m *members) nativeAddr(h ring.HostID, addr netip.AddrPort) *primitive.Inet
 // STATUS_CHANGE event.
 func (m *members) onGossip(e gossip.Event) {
 	h := e.Member.HostID
+	if m.saved != nil && e.Kind != gossip.Left {
+		m.saved.record(h, e.Member.Meta)
+	}
 	switch e.Kind {
 	case gossip.Down:
 		m.mu.Lock()
@@ -293,6 +311,9 @@ func (m *members) onTopology(before, after *cluster.Topology) {
 		if n := m.node.Load(); n != nil {
 			n.ForgetGossip(mem.HostID)
 		}
+		if m.saved != nil {
+			m.saved.forget(mem.HostID)
+		}
 	}
 	if n := m.node.Load(); n != nil {
 		if self, ok := after.Member(m.self); ok {
@@ -318,7 +339,12 @@ func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(mes
 	}
 	self := ring.HostID(n.Info.HostID)
 	empty, _ := ring.New(nil)
+	saved, err := openSavedPeers(n.fs, filepath.Join(cfg.DataFileDirectories[0], "system", "peers.json"), n.log)
+	if err != nil {
+		return err
+	}
 	m := &members{
+		saved:      saved,
 		self:       self,
 		local:      replica.NewLocalWith(n.engine, replica.LocalOptions{Latencies: n.latencies}),
 		topo:       proxy.NewRingTopology(self, cfg.DataCenter, proxy.RingState{Ring: empty}),

@@ -31,12 +31,19 @@
 //   - Durability: SIGKILL of a cqld process at random moments under every
 //     durable sync mode (killcycle_test.go), restarts, a corrupt commit log
 //     (replaycorrupt_test.go), a graceful stop with requests in flight
-//     (process_test.go).
+//     (process_test.go), and no answer to a durable write written to its
+//     socket before the fsync covering it returned, in each waiting mode
+//     (durable_order_test.go: kernel receive stamps against a slow disk's
+//     sync log).
 //   - Benchmarks (bench_*_test.go, with slowfs_test.go's simulated slow
 //     disk); their figures and commands are in docs/benchmarks/.
 //
 // The slow tests (kill cycles, subprocess restarts, the long model runs)
 // are skipped under -short. Every server a test starts listens on
 // 127.0.0.1 only and is stopped, by its PID for subprocesses, when the test
-// ends.
+// ends. Its ports come from freePort, which locks each port it gives in a
+// file of $TMPDIR/cqld-test-ports for the life of the test process, so
+// test processes of several checkouts running at once never pick the same
+// one. The cqld binary of the subprocess tests is built once per test
+// process and removed by TestMain.
 package test

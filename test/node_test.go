@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,21 +24,30 @@ import (
 // hands out for bind(0) or for a client's outgoing connection could be
 // taken again, by a driver reconnecting say, in the moment between this
 // check and the server's bind, or while a killed node restarts on it.
-// portsGiven are the ports freePort has handed out in this process: a port
-// is free when picked but not yet bound, so two tests running at once
-// could otherwise be given the same one.
+//
+// A port is free when picked but not yet bound, so two tests could be
+// given the same one: in this process portsGiven prevents it, and across
+// the test processes of every checkout on the machine (several run at
+// once on a shared machine) a lock on the port's file in portLocksDir,
+// held until this process exits, whoever exits first.
 var (
 	portsMu    sync.Mutex
 	portsGiven = map[int]bool{}
+	// portLocks are the open, locked files of the ports given: never
+	// closed, so the locks last as long as the process.
+	portLocks []*os.File
 )
+
+// portLocksDir holds one lock file per port a test process reserved.
+var portLocksDir = filepath.Join(os.TempDir(), "cqld-test-ports")
 
 func freePort(t testing.TB) int {
 	t.Helper()
 	portsMu.Lock()
 	defer portsMu.Unlock()
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 200; i++ {
 		port := 20000 + rand.IntN(12000)
-		if portsGiven[port] {
+		if portsGiven[port] || !reservePort(port) {
 			continue
 		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -48,6 +60,26 @@ func freePort(t testing.TB) int {
 	}
 	t.Fatal("no free port in 20000-31999")
 	return 0
+}
+
+// reservePort takes port's lock for the rest of this process, or reports
+// that another test process holds it. Without a lock directory (an
+// unwritable temporary directory) every port counts as reserved here and
+// only the listen check guards it.
+func reservePort(port int) bool {
+	if err := os.MkdirAll(portLocksDir, 0o777); err != nil {
+		return true
+	}
+	f, err := os.OpenFile(filepath.Join(portLocksDir, strconv.Itoa(port)), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	portLocks = append(portLocks, f)
+	return true
 }
 
 // testConfig is a node's configuration with its data under dir.
@@ -146,5 +178,40 @@ func TestShutdownTwice(t *testing.T) {
 	first := stopNode(n)
 	if err := stopNode(n); err != first {
 		t.Fatalf("second Shutdown: %v, first: %v", err, first)
+	}
+}
+
+// A port freePort gave stays locked for this process, and a port whose
+// lock another test process holds is not given.
+func TestFreePortReserved(t *testing.T) {
+	port := freePort(t)
+	f, err := os.Open(filepath.Join(portLocksDir, strconv.Itoa(port)))
+	if err != nil {
+		t.Fatalf("port %d has no lock file: %v", port, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		t.Fatalf("port %d given but not locked", port)
+	}
+
+	var other int
+	for p := 20000; p < 32000 && other == 0; p++ {
+		portsMu.Lock()
+		given := portsGiven[p]
+		portsMu.Unlock()
+		if given {
+			continue
+		}
+		g, err := os.OpenFile(filepath.Join(portLocksDir, strconv.Itoa(p)), os.O_RDWR|os.O_CREATE, 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		if syscall.Flock(int(g.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			other = p
+		}
+	}
+	if reservePort(other) {
+		t.Fatalf("port %d reserved while another holder has its lock", other)
 	}
 }

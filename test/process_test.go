@@ -18,11 +18,13 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
 
-// cqldBinary builds cmd/cqld once per test binary.
+// cqldBinary builds cmd/cqld once per test process, into a directory
+// TestMain removes when the tests end.
 func cqldBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -31,6 +33,7 @@ func cqldBinary(t testing.TB) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "cqld")
 		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/cqld").CombinedOutput()
 		if err != nil {
@@ -41,6 +44,13 @@ func cqldBinary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// removeBinary removes what cqldBinary built, once no test runs it.
+func removeBinary() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 }
 
 // storagePorts keeps each data directory's internode port, so that a node
