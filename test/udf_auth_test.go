@@ -1,17 +1,17 @@
 package test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cqld/cqld/server"
+)
 
 // A role needs EXECUTE on a user-defined function to call it, as in
 // Cassandra: without it a SELECT with f(v) and a prepared INSERT with
 // f(?) are refused with Cassandra's UNAUTHORIZED message; granted EXECUTE
 // ON ALL FUNCTIONS IN KEYSPACE, both work.
 func TestUDFExecutePermission(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	cfg.Authenticator = "PasswordAuthenticator"
-	cfg.Authorizer = "CassandraAuthorizer"
-	cfg.UserDefinedFunctionsEnabled, cfg.ScriptedUserDefinedFunctionsEnabled = true, true
-	node := startNodeWith(t, cfg, authOptions)
+	node := newAuthUDFNode(t)
 	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
 	for _, q := range []string{
 		`CREATE KEYSPACE fx WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
@@ -41,4 +41,14 @@ func TestUDFExecutePermission(t *testing.T) {
 	if err := s.Query(`SELECT fx.f(v) FROM fx.t WHERE k = 2`).Scan(&v); err != nil || v != 22 {
 		t.Fatalf("SELECT f(v) granted EXECUTE: %d, %v, want 22", v, err)
 	}
+}
+
+// newAuthUDFNode is newAuthNode with user-defined functions enabled.
+func newAuthUDFNode(t *testing.T) *server.Node {
+	t.Helper()
+	cfg := testConfig(t, t.TempDir())
+	cfg.Authenticator = "PasswordAuthenticator"
+	cfg.Authorizer = "CassandraAuthorizer"
+	cfg.UserDefinedFunctionsEnabled, cfg.ScriptedUserDefinedFunctionsEnabled = true, true
+	return startNodeWith(t, cfg, authOptions)
 }
