@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -50,7 +51,13 @@ func (c *Coordinator) authorize(role string, p plan) error {
 		if err := preventSystemChange(perm, res); err != nil {
 			return err
 		}
-		return c.ensure(role, perm, res)
+		if err := c.ensure(role, perm, res); err != nil {
+			return err
+		}
+		if s, ok := p.stmt.(*statements.CreateAggregate); ok && c.opts.Authorizer {
+			return c.ensureAggregateFunctions(role, p.session, s)
+		}
+		return nil
 	case *usePlan, *rolePlan, *describePlan:
 		// DESCRIBE shows the schema every client reads from
 		// system_schema; Cassandra's DescribeStatement checks nothing.
@@ -61,12 +68,15 @@ func (c *Coordinator) authorize(role string, p plan) error {
 	}
 	switch p := p.(type) {
 	case *tableSelectPlan:
-		return c.ensureTable(role, auth.Select, p.t)
+		if err := c.ensureTable(role, auth.Select, p.t); err != nil {
+			return err
+		}
+		return c.ensureExecute(role, p.fns)
 	case *writePlan:
-		return c.ensureTable(role, auth.Modify, p.t)
+		return c.ensureWrite(role, p)
 	case *batchPlan:
 		for _, w := range p.children {
-			if err := c.ensureTable(role, auth.Modify, w.t); err != nil {
+			if err := c.ensureWrite(role, w); err != nil {
 				return err
 			}
 		}
@@ -78,6 +88,9 @@ func (c *Coordinator) authorize(role string, p plan) error {
 				return err
 			}
 			if err := c.ensureTable(role, auth.Select, w.w.t); err != nil {
+				return err
+			}
+			if err := c.ensureExecute(role, w.w.fns); err != nil {
 				return err
 			}
 		}
@@ -96,6 +109,83 @@ func (c *Coordinator) ensure(role string, p auth.Permission, r auth.Resource) er
 		return nil
 	}
 	return c.roles().Authorize(role, p, r)
+}
+
+// ensureWrite is ModificationStatement.authorize for an unconditional
+// write: MODIFY on its table, EXECUTE on the functions it calls.
+func (c *Coordinator) ensureWrite(role string, w *writePlan) error {
+	if err := c.ensureTable(role, auth.Modify, w.t); err != nil {
+		return err
+	}
+	return c.ensureExecute(role, w.fns)
+}
+
+// ensureExecute checks EXECUTE on every user-defined function a plan
+// calls (an aggregate, then its state and final functions), as
+// Cassandra's statements check each of their getFunctions(); native
+// functions need none. Permissions on one function do not exist here, so
+// the check is on the function's keyspace's functions, which a grant on
+// them or on ALL FUNCTIONS gives; the refusal names the function as
+// Cassandra's FunctionResource does.
+func (c *Coordinator) ensureExecute(role string, fns *fnScope) error {
+	if fns == nil || len(fns.used) == 0 {
+		return nil
+	}
+	st := c.roles()
+	for _, sig := range fns.used {
+		if err := ensureExecuteDef(st, role, sig.Def); err != nil {
+			return err
+		}
+		if sig.User != nil {
+			if err := ensureExecuteDef(st, role, sig.User.State.Def); err != nil {
+				return err
+			}
+			if sig.User.Final != nil {
+				if err := ensureExecuteDef(st, role, sig.User.Final.Def); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ensureExecuteDef checks EXECUTE on the function or aggregate def (a
+// *storage.FunctionDef or *storage.AggregateDef).
+func ensureExecuteDef(st *auth.State, role string, def any) error {
+	switch d := def.(type) {
+	case *storage.FunctionDef:
+		return ensureExecuteOn(st, role, d.Keyspace, d.Name, d.ArgTypes)
+	case *storage.AggregateDef:
+		return ensureExecuteOn(st, role, d.Keyspace, d.Name, d.ArgTypes)
+	}
+	return nil
+}
+
+func ensureExecuteOn(st *auth.State, role, ks, name string, argTypes []string) error {
+	if st.Allows(role, auth.Execute, auth.KeyspaceFunctions(ks)) {
+		return nil
+	}
+	return unauthorizedf("User %s has no %s permission on <function %s.%s(%s)> or any of its parents",
+		role, auth.Execute, ks, name, strings.Join(argTypes, ", "))
+}
+
+// ensureAggregateFunctions is the rest of CreateAggregateStatement's
+// authorize: EXECUTE on the state function and the final function it
+// names (in the aggregate's keyspace).
+func (c *Coordinator) ensureAggregateFunctions(role, session string, s *statements.CreateAggregate) error {
+	ks := s.Keyspace
+	if ks == "" {
+		ks = session
+	}
+	st := c.roles()
+	if err := ensureExecuteOn(st, role, ks, s.StateFunc, append([]string{s.StateType}, s.ArgTypes...)); err != nil {
+		return err
+	}
+	if s.FinalFunc != "" {
+		return ensureExecuteOn(st, role, ks, s.FinalFunc, []string{s.StateType})
+	}
+	return nil
 }
 
 // ensureTable checks p on table t; SELECT on the system tables drivers

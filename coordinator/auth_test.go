@@ -3,6 +3,8 @@ package coordinator
 import (
 	"bytes"
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -13,6 +15,7 @@ import (
 	"github.com/cqld/cqld/auth"
 	"github.com/cqld/cqld/protocol"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 )
 
 // authCoord is a coordinator under CassandraAuthorizer whose role reader
@@ -158,5 +161,76 @@ func TestAuthorizeDescribe(t *testing.T) {
 	resp := c.Handle(context.Background(), req)
 	if _, ok := resp.Message.(*message.RowsResult); !ok {
 		t.Fatalf("DESCRIBE as a role granted nothing: %v", resp.Message)
+	}
+}
+
+// A user-defined function called by a statement needs EXECUTE, as
+// Cassandra's statements check each function they use: in a selector, a
+// WHERE term, a value, through an aggregate's state function, and in a
+// CREATE AGGREGATE naming it. A grant on the keyspace's functions allows it.
+func TestAuthorizeExecute(t *testing.T) {
+	c := authCoord(t)
+	c.opts.Functions.Enabled, c.opts.Functions.Scripted = true, true
+	c.users = functions.NewUsers(c.userOptions())
+	unchecked(c, func() {
+		runQuery(t, c, "CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+		runQuery(t, c, "CREATE TABLE bench.kv (k int PRIMARY KEY, v int)")
+		runQuery(t, c, "CREATE FUNCTION bench.f(x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE javascript AS 'x + 1'")
+		runQuery(t, c, "CREATE FUNCTION bench.st(s int, x int) CALLED ON NULL INPUT RETURNS int LANGUAGE javascript AS 's + x'")
+		runQuery(t, c, "CREATE AGGREGATE bench.total(int) SFUNC st STYPE int INITCOND 0")
+	})
+	grant := func(ps ...auth.Permission) {
+		err := c.opts.Roles.Submit(auth.Change{Op: auth.OpGrantPermissions, Grantee: "readers",
+			Resource: auth.AllKeyspaces(), Permissions: auth.Of(ps...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant(auth.Modify)
+	if err := c.opts.Roles.Submit(auth.Change{Op: auth.OpGrantPermissions, Grantee: "readers",
+		Resource: auth.AllFunctions(), Permissions: auth.Of(auth.Create)}); err != nil {
+		t.Fatal(err)
+	}
+	const refused = "User reader has no EXECUTE permission on <function bench.f(int)> or any of its parents"
+	stmts := []struct{ q, want string }{
+		{"SELECT bench.f(v) FROM bench.kv", refused},
+		{"SELECT v FROM bench.kv WHERE k = bench.f(1)", refused},
+		{"INSERT INTO bench.kv (k, v) VALUES (1, bench.f(?))", refused},
+		{"UPDATE bench.kv SET v = bench.f(2) WHERE k = 1", refused},
+		{"UPDATE bench.kv SET v = 1 WHERE k = 1 IF v = bench.f(0)", refused},
+		{"BEGIN BATCH INSERT INTO bench.kv (k, v) VALUES (1, 1); INSERT INTO bench.kv (k, v) VALUES (2, bench.f(1)); APPLY BATCH", refused},
+		{"SELECT bench.total(v) FROM bench.kv", "User reader has no EXECUTE permission on <function bench.total(int)> or any of its parents"},
+		{"CREATE AGGREGATE bench.total2(int) SFUNC st STYPE int INITCOND 0", "User reader has no EXECUTE permission on <function bench.st(int, int)> or any of its parents"},
+		{"SELECT intAsBlob(v) FROM bench.kv", ""},
+	}
+	run := func(q string) error {
+		opts := &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}
+		if strings.Contains(q, "?") {
+			opts.PositionalValues = []*primitive.Value{primitive.NewValue([]byte{0, 0, 0, 1})}
+		}
+		ps := c.Handle(context.Background(), &protocol.Request{Version: primitive.ProtocolVersion4, Role: "reader",
+			Message: &message.Query{Query: q, Options: opts}})
+		if e, ok := ps.Message.(message.Error); ok {
+			return errors.New(e.GetErrorMessage())
+		}
+		return nil
+	}
+	for _, tc := range stmts {
+		err := run(tc.q)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.q, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s without EXECUTE: %v, want %q", tc.q, err, tc.want)
+		}
+	}
+	if err := c.opts.Roles.Submit(auth.Change{Op: auth.OpGrantPermissions, Grantee: "readers",
+		Resource: auth.KeyspaceFunctions("bench"), Permissions: auth.Of(auth.Execute)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range stmts {
+		if err := run(tc.q); err != nil {
+			t.Errorf("%s with EXECUTE on the keyspace's functions: %v", tc.q, err)
+		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 // The CREATE statements DESCRIBE prints, as Cassandra 4.0's toCqlString
 // methods print them (KeyspaceMetadata, TableMetadata with TableParams,
-// UserType, IndexMetadata), from the definitions system_schema shows.
+// UserType, IndexMetadata, UDFunction, UDAggregate), from the
+// definitions system_schema shows.
 
 const strategyPackage = "org.apache.cassandra.locator."
 
@@ -297,4 +298,65 @@ func typeCQL(u *storage.TypeDef) string {
 func uuidString(u [16]byte) string {
 	h := hex.EncodeToString(u[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// functionType is a function's argument or return type as Cassandra's
+// AbstractFunction.toCqlString writes it: a tuple, frozen by nature,
+// without its frozen<>.
+func functionType(t string) string {
+	if inner, ok := strings.CutPrefix(t, "frozen<tuple<"); ok && strings.HasSuffix(inner, ">") {
+		return "tuple<" + strings.TrimSuffix(inner, ">")
+	}
+	return t
+}
+
+func functionTypes(ts []string) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = functionType(t)
+	}
+	return strings.Join(out, ", ")
+}
+
+// functionCQL is CREATE FUNCTION for f (UDFunction.toCqlString).
+func functionCQL(f *storage.FunctionDef) string {
+	var b builder
+	b.str("CREATE FUNCTION ").name(f.Keyspace).str(".").name(f.Name).str("(")
+	for i := range f.ArgNames {
+		if i > 0 {
+			b.str(", ")
+		}
+		b.name(f.ArgNames[i]).str(" ").str(functionType(f.ArgTypes[i]))
+	}
+	b.str(")").nl().in()
+	if f.CalledOnNullInput {
+		b.str("CALLED")
+	} else {
+		b.str("RETURNS NULL")
+	}
+	b.str(" ON NULL INPUT").nl().
+		str("RETURNS ").str(functionType(f.ReturnType)).nl().
+		str("LANGUAGE ").str(f.Language).nl().
+		str("AS $$").str(f.Body).str("$$;")
+	return b.String()
+}
+
+// aggregateCQL is CREATE AGGREGATE for a (UDAggregate.toCqlString). Its
+// state and final functions are quoted where needed, as Cassandra 5.0
+// does: 4.0 wrote them bare, which does not recreate an aggregate whose
+// function's name needs quotes.
+func aggregateCQL(a *storage.AggregateDef) string {
+	var b builder
+	b.str("CREATE AGGREGATE ").name(a.Keyspace).str(".").name(a.Name).
+		str("(").str(functionTypes(a.ArgTypes)).str(")").nl().in().
+		str("SFUNC ").name(a.StateFunc).nl().
+		str("STYPE ").str(functionType(a.StateType))
+	if a.FinalFunc != "" {
+		b.nl().str("FINALFUNC ").name(a.FinalFunc)
+	}
+	if a.InitCond != nil {
+		b.nl().str("INITCOND ").str(*a.InitCond)
+	}
+	b.str(";")
+	return b.String()
 }

@@ -216,9 +216,17 @@ func (d *describer) element(kind statements.DescribeKind, ks, name string) ([]el
 		}
 		return []element{typeElement(u)}, nil
 	case statements.DescribeFunction:
-		return nil, cqlerr.Invalidf("User defined function '%s' not found in '%s'", name, k.Name)
+		out := functionElements(k.FunctionsNamed(name))
+		if len(out) == 0 {
+			return nil, cqlerr.Invalidf("User defined function '%s' not found in '%s'", name, k.Name)
+		}
+		return out, nil
 	case statements.DescribeAggregate:
-		return nil, cqlerr.Invalidf("User defined aggregate '%s' not found in '%s'", name, k.Name)
+		out := aggregateElements(k.AggregatesNamed(name))
+		if len(out) == 0 {
+			return nil, cqlerr.Invalidf("User defined aggregate '%s' not found in '%s'", name, k.Name)
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("describe: unknown kind %d", kind)
 }
@@ -273,6 +281,10 @@ func (d *describer) listing(kind statements.DescribeKind) ([]element, error) {
 			}
 			sortByName(types)
 			out = append(out, types...)
+		case statements.DescribeFunctions:
+			out = append(out, functionElements(k.Functions)...)
+		case statements.DescribeAggregates:
+			out = append(out, aggregateElements(k.Aggregates)...)
 		}
 	}
 	return out, nil
@@ -301,7 +313,8 @@ func (d *describer) keyspaceElement(k *storage.KeyspaceDef) element {
 }
 
 // keyspaceElements are k, then (unless only) its types in the order that
-// creates them, its tables each with its indexes.
+// creates them, its functions, its aggregates (whose state and final
+// functions are then created) and its tables each with its indexes.
 func (d *describer) keyspaceElements(k *storage.KeyspaceDef, only bool) []element {
 	out := []element{d.keyspaceElement(k)}
 	if only {
@@ -310,6 +323,8 @@ func (d *describer) keyspaceElements(k *storage.KeyspaceDef, only bool) []elemen
 	for _, u := range typesByDependency(k) {
 		out = append(out, typeElement(u))
 	}
+	out = append(out, functionElements(k.Functions)...)
+	out = append(out, aggregateElements(k.Aggregates)...)
 	for _, t := range sortedTables(k) {
 		out = append(out, d.tableElements(k, t)...)
 	}
@@ -338,6 +353,29 @@ func indexElement(t *storage.TableDef, ix *storage.IndexDef) element {
 
 func typeElement(u *storage.TypeDef) element {
 	return element{keyspace: u.Keyspace, kind: "type", name: u.Name, cql: func() string { return typeCQL(u) }}
+}
+
+// functionElements are fs by name and argument types
+// (SchemaElement.NAME_COMPARATOR on elementName, name(types)).
+func functionElements(fs []*storage.FunctionDef) []element {
+	out := make([]element, len(fs))
+	for i, f := range fs {
+		out[i] = element{keyspace: f.Keyspace, kind: "function", name: f.Name + "(" + functionTypes(f.ArgTypes) + ")",
+			cql: func() string { return functionCQL(f) }}
+	}
+	sortByName(out)
+	return out
+}
+
+// aggregateElements are as by name and argument types.
+func aggregateElements(as []*storage.AggregateDef) []element {
+	out := make([]element, len(as))
+	for i, a := range as {
+		out[i] = element{keyspace: a.Keyspace, kind: "aggregate", name: a.Name + "(" + functionTypes(a.ArgTypes) + ")",
+			cql: func() string { return aggregateCQL(a) }}
+	}
+	sortByName(out)
+	return out
 }
 
 // indexNamed finds the table of k with an index of that name.

@@ -394,3 +394,91 @@ func TestReplicationOrder(t *testing.T) {
 		t.Error("a strategy of another package keeps its full name")
 	}
 }
+
+// functionSchema is the functions and aggregates of Cassandra's
+// testDescribeFunctionAndAggregate and testDescribeFunctionWithTuples, as
+// system_schema keeps them.
+func functionSchema() Schema {
+	fn := func(name string, args [][2]string, ret string, called bool, body string) *storage.FunctionDef {
+		f := &storage.FunctionDef{Keyspace: "fk", Name: name, ReturnType: ret, Language: "java", Body: body, CalledOnNullInput: called}
+		for _, a := range args {
+			f.ArgNames, f.ArgTypes = append(f.ArgNames, a[0]), append(f.ArgTypes, a[1])
+		}
+		return f
+	}
+	initcond := "42"
+	k := &storage.KeyspaceDef{Name: "fk", DurableWrites: true,
+		Replication: map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "1"},
+		Tables:      map[string]*storage.TableDef{"t": table("fk", "t", col("k", "int", storage.KindPartitionKey, 0, "none"))},
+		Types:       map[string]*storage.TypeDef{"u": {Keyspace: "fk", Name: "u", FieldNames: []string{"f"}, FieldTypes: []string{"int"}}},
+		Functions: []*storage.FunctionDef{
+			fn("f_over", [][2]string{{"input", "int"}, {"other_in", "ascii"}}, "text", false, `return "Hello World";`),
+			fn("f_over", [][2]string{{"input", "text"}, {"other_in", "ascii"}}, "text", false, `return "Hello World";`),
+			fn("Final", [][2]string{{"state", "int"}}, "int", false, "return state;"),
+			fn("f", nil, "int", true, "throw new RuntimeException();"),
+			fn("int_state", [][2]string{{"state", "int"}, {"add_to", "int"}}, "int", true, "return state + add_to;"),
+			fn("tuples", [][2]string{{"t", "frozen<tuple<int>>"}, {"l", "list<frozen<tuple<int, text>>>"}, {"nt", "frozen<tuple<frozen<tuple<int, text>>, text>>"}},
+				"frozen<tuple<int, text>>", true, "throw new RuntimeException();"),
+		},
+		Aggregates: []*storage.AggregateDef{
+			{Keyspace: "fk", Name: "a_nondet", ArgTypes: []string{"int"}, StateFunc: "int_state", StateType: "int", InitCond: &initcond, ReturnType: "int"},
+			{Keyspace: "fk", Name: "a_det", ArgTypes: []string{"int"}, StateFunc: "int_state", StateType: "int", FinalFunc: "Final", ReturnType: "int"},
+		},
+	}
+	return Schema{Keyspaces: []*storage.KeyspaceDef{k}}
+}
+
+const (
+	fCQL       = "CREATE FUNCTION fk.f()\n    CALLED ON NULL INPUT\n    RETURNS int\n    LANGUAGE java\n    AS $$throw new RuntimeException();$$;"
+	fOverInt   = "CREATE FUNCTION fk.f_over(input int, other_in ascii)\n    RETURNS NULL ON NULL INPUT\n    RETURNS text\n    LANGUAGE java\n    AS $$return \"Hello World\";$$;"
+	fOverText  = "CREATE FUNCTION fk.f_over(input text, other_in ascii)\n    RETURNS NULL ON NULL INPUT\n    RETURNS text\n    LANGUAGE java\n    AS $$return \"Hello World\";$$;"
+	aNondetCQL = "CREATE AGGREGATE fk.a_nondet(int)\n    SFUNC int_state\n    STYPE int\n    INITCOND 42;"
+	aDetCQL    = "CREATE AGGREGATE fk.a_det(int)\n    SFUNC int_state\n    STYPE int\n    FINALFUNC \"Final\";"
+)
+
+func TestDescribeFunctions(t *testing.T) {
+	s := functionSchema()
+	for _, kw := range []string{"DESCRIBE", "DESC"} {
+		checkRows(t, kw+" FUNCTION f", describe(t, "fk", kw+" FUNCTION f", s), [][]string{{"fk", "function", "f()", fCQL}})
+		checkRows(t, kw+" FUNCTION fk.f_over", describe(t, "", kw+" FUNCTION fk.f_over", s), [][]string{
+			{"fk", "function", "f_over(int, ascii)", fOverInt},
+			{"fk", "function", "f_over(text, ascii)", fOverText},
+		})
+		checkRows(t, kw+" AGGREGATE a_nondet", describe(t, "fk", kw+" AGGREGATE a_nondet", s), [][]string{{"fk", "aggregate", "a_nondet(int)", aNondetCQL}})
+		checkRows(t, kw+" AGGREGATE a_det", describe(t, "fk", kw+" AGGREGATE a_det", s), [][]string{{"fk", "aggregate", "a_det(int)", aDetCQL}})
+	}
+	checkRows(t, "DESCRIBE FUNCTION tuples", describe(t, "fk", "DESCRIBE FUNCTION tuples", s), [][]string{{"fk", "function",
+		"tuples(tuple<int>, list<frozen<tuple<int, text>>>, tuple<frozen<tuple<int, text>>, text>)",
+		"CREATE FUNCTION fk.tuples(t tuple<int>, l list<frozen<tuple<int, text>>>, nt tuple<frozen<tuple<int, text>>, text>)\n" +
+			"    CALLED ON NULL INPUT\n    RETURNS tuple<int, text>\n    LANGUAGE java\n    AS $$throw new RuntimeException();$$;"}})
+	// Listings by name(types) ignoring case; a name Cassandra quotes is
+	// quoted, its types not.
+	wantFunctions := [][]string{{"fk", "function", "f()"}, {"fk", "function", "f_over(int, ascii)"},
+		{"fk", "function", "f_over(text, ascii)"}, {"fk", "function", `"Final"(int)`}, {"fk", "function", "int_state(int, int)"},
+		{"fk", "function", "tuples(tuple<int>, list<frozen<tuple<int, text>>>, tuple<frozen<tuple<int, text>>, text>)"}}
+	checkRows(t, "DESCRIBE FUNCTIONS", describe(t, "fk", "DESCRIBE FUNCTIONS", s), wantFunctions)
+	checkRows(t, "DESCRIBE FUNCTIONS without a keyspace", describe(t, "", "DESCRIBE FUNCTIONS", s), wantFunctions)
+	checkRows(t, "DESCRIBE AGGREGATES", describe(t, "fk", "DESCRIBE AGGREGATES", s), [][]string{{"fk", "aggregate", "a_det(int)"}, {"fk", "aggregate", "a_nondet(int)"}})
+
+	// A keyspace: its types, functions, aggregates, then its tables.
+	var kinds []string
+	for _, r := range describe(t, "", "DESCRIBE KEYSPACE fk", s) {
+		kinds = append(kinds, r[1]+" "+r[2])
+	}
+	want := []string{"keyspace fk", "type u", "function f()", "function f_over(int, ascii)", "function f_over(text, ascii)", `function "Final"(int)`,
+		"function int_state(int, int)", "function tuples(tuple<int>, list<frozen<tuple<int, text>>>, tuple<frozen<tuple<int, text>>, text>)",
+		"aggregate a_det(int)", "aggregate a_nondet(int)", "table t"}
+	if strings.Join(kinds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("DESCRIBE KEYSPACE fk gave\n%q\nwant\n%q", kinds, want)
+	}
+
+	for _, tc := range []struct{ q, want string }{
+		{"DESCRIBE FUNCTION nope", "User defined function 'nope' not found in 'fk'"},
+		{"DESCRIBE AGGREGATE f", "User defined aggregate 'f' not found in 'fk'"},
+		{"DESCRIBE FUNCTION a_det", "User defined function 'a_det' not found in 'fk'"},
+	} {
+		if _, err := describeErr("fk", tc.q, s); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.q, err, tc.want)
+		}
+	}
+}

@@ -10,8 +10,9 @@
 // Cassandra's toCqlString methods write it (cql.go), so that DESCRIBE
 // SCHEMA's output run on an empty node makes the same schema. Elements
 // come in Cassandra's order: keyspaces and tables by name ignoring case,
-// user types so that a type follows those it uses, each table followed
-// by its indexes. Where Cassandra's output follows the iteration order of
+// user types so that a type follows those it uses, then functions and
+// aggregates by name and argument types, each table followed by its
+// indexes. Where Cassandra's output follows the iteration order of
 // a java.util.HashMap (a keyspace's replication options, DESCRIBE
 // CLUSTER's range ownership, a table's dropped columns) it is reproduced
 // (java.go), as are Java's renderings of doubles.

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/cqld/cqld/server"
 )
 
 // describeSchemaDDL makes a schema with every type, user types (nested,
@@ -17,7 +19,8 @@ import (
 // static, clustering and full()), clustering orders, static columns,
 // counters, quoted and reserved names, every table option, a
 // NetworkTopologyStrategy keyspace without durable writes, and a dropped
-// column.
+// column, and user-defined functions (overloaded, quoted, with tuple,
+// collection and user type arguments) and aggregates using them.
 var describeSchemaDDL = []string{
 	`CREATE KEYSPACE rt WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1, 'dc2': 3} AND durable_writes = false`,
 	`CREATE KEYSPACE "Rt2" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}`,
@@ -43,6 +46,15 @@ var describeSchemaDDL = []string{
 	`CREATE TABLE rt.counts (k text PRIMARY KEY, hits counter, misses counter)`,
 	`CREATE TABLE rt.lexical (k 'LexicalUUIDType', c 'org.apache.cassandra.db.marshal.LexicalUUIDType', v int, PRIMARY KEY (k, c))`,
 	`CREATE TABLE "Rt2"."MixedCase" ("Key" int PRIMARY KEY, "select" text, "from" int)`,
+	`CREATE FUNCTION rt.plus(a int, b int) CALLED ON NULL INPUT RETURNS int LANGUAGE javascript AS 'a + b'`,
+	`CREATE FUNCTION rt.plus(a text, b text) RETURNS NULL ON NULL INPUT RETURNS text LANGUAGE javascript AS $$a + b$$`,
+	`CREATE FUNCTION rt."Half"(s int) RETURNS NULL ON NULL INPUT RETURNS double LANGUAGE javascript AS 's / 2'`,
+	`CREATE FUNCTION rt.describe_it(t tuple<int, text>, l list<frozen<tuple<int, text>>>, a address) CALLED ON NULL INPUT RETURNS text
+		LANGUAGE javascript AS 'var s = "it''s";
+s'`,
+	`CREATE FUNCTION rt.pair_add(p tuple<int, text>, v int) CALLED ON NULL INPUT RETURNS tuple<int, text> LANGUAGE javascript AS 'p'`,
+	`CREATE AGGREGATE rt.total(int) SFUNC plus STYPE int FINALFUNC "Half" INITCOND 0`,
+	`CREATE AGGREGATE rt.pairs(int) SFUNC pair_add STYPE tuple<int, text> INITCOND (0, 'none')`,
 	`ALTER TABLE rt.all_types DROP f`,
 	`ALTER TABLE rt.counts DROP misses`,
 }
@@ -76,7 +88,7 @@ func describeRows(t *testing.T, s *gocql.Session, q string) [][]string {
 func schemaRows(t *testing.T, s *gocql.Session, ks []string, skip ...string) map[string][]map[string]any {
 	t.Helper()
 	out := map[string][]map[string]any{}
-	for _, table := range []string{"keyspaces", "tables", "columns", "types", "indexes", "dropped_columns"} {
+	for _, table := range []string{"keyspaces", "tables", "columns", "types", "indexes", "dropped_columns", "functions", "aggregates"} {
 		for _, k := range ks {
 			rows, err := s.Query(`SELECT * FROM system_schema.`+table+` WHERE keyspace_name = ?`, k).Iter().SliceMap()
 			if err != nil {
@@ -98,7 +110,7 @@ func schemaRows(t *testing.T, s *gocql.Session, ks []string, skip ...string) map
 // system_schema and in DESCRIBE's own output. WITH INTERNALS the tables
 // keep their ids and their dropped columns too.
 func TestDescribeRoundTrip(t *testing.T) {
-	src, _ := newNode(t)
+	src := newUDFNode(t)
 	s, err := gocqlCluster(src.Addr()).CreateSession()
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +136,12 @@ func TestDescribeRoundTrip(t *testing.T) {
 				names = append(names, r[1]+" "+r[0]+"."+r[2])
 			}
 			// Keyspaces by name ignoring case, each followed by its types in
-			// the order that creates them and its tables with their indexes.
+			// the order that creates them, its functions and aggregates by
+			// name and its tables with their indexes.
 			want := []string{"keyspace rt.rt", "type rt.b_used", "type rt.a_user", "type rt.phone", "type rt.address",
+				"function rt.describe_it(tuple<int, text>, list<frozen<tuple<int, text>>>, address)", "function rt.\"Half\"(int)",
+				"function rt.pair_add(tuple<int, text>, int)", "function rt.plus(int, int)", "function rt.plus(text, text)",
+				"aggregate rt.pairs(int)", "aggregate rt.total(int)",
 				"table rt.all_types", "index rt.full_fl", "table rt.clustered", "index rt.by_c2", "index rt.clustered_s_idx",
 				"index rt.\"clustered_Value_idx\"", "table rt.counts", "table rt.lexical",
 				"keyspace \"Rt2\".\"Rt2\"", "table \"Rt2\".\"MixedCase\""}
@@ -133,7 +149,7 @@ func TestDescribeRoundTrip(t *testing.T) {
 				t.Fatalf("DESCRIBE SCHEMA gave\n%q\nwant\n%q", names, want)
 			}
 
-			dst, _ := newNode(t)
+			dst := newUDFNode(t)
 			d, err := gocqlCluster(dst.Addr()).CreateSession()
 			if err != nil {
 				t.Fatal(err)
@@ -181,6 +197,13 @@ func TestDescribeRoundTrip(t *testing.T) {
 	}
 }
 
+// newUDFNode is newNode with user-defined functions enabled.
+func newUDFNode(t *testing.T) *server.Node {
+	cfg := testConfig(t, t.TempDir())
+	cfg.UserDefinedFunctionsEnabled, cfg.ScriptedUserDefinedFunctionsEnabled = true, true
+	return startNode(t, cfg)
+}
+
 func at(rows [][]string, i int) []string {
 	if i < len(rows) {
 		return rows[i]
@@ -193,11 +216,15 @@ func at(rows [][]string, i int) []string {
 // element, the session's keyspace for TABLES and for a bare name, CLUSTER
 // with the keyspace's range ownership, and the errors.
 func TestDescribeStatements(t *testing.T) {
-	node, _ := newNode(t)
+	node := newUDFNode(t)
 	s := tableSession(t, node.Addr(), "dk")
 	for _, q := range []string{
 		`CREATE TABLE t (k int PRIMARY KEY, v text)`,
 		`CREATE TYPE u (f int)`,
+		`CREATE FUNCTION inc(x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE javascript AS 'x + 1'`,
+		`CREATE FUNCTION inc(x bigint) RETURNS NULL ON NULL INPUT RETURNS bigint LANGUAGE javascript AS 'x + 1'`,
+		`CREATE FUNCTION plus(s int, x int) CALLED ON NULL INPUT RETURNS int LANGUAGE javascript AS 's + x'`,
+		`CREATE AGGREGATE incs(int) SFUNC plus STYPE int FINALFUNC inc`,
 	} {
 		if err := s.Query(q).Exec(); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -224,6 +251,22 @@ func TestDescribeStatements(t *testing.T) {
 		t.Errorf("DESCRIBE TYPE u: %q", got)
 	}
 
+	if got := describeRows(t, s, "DESCRIBE FUNCTIONS"); !reflect.DeepEqual(got, [][]string{{"dk", "function", "inc(bigint)"}, {"dk", "function", "inc(int)"}, {"dk", "function", "plus(int, int)"}}) {
+		t.Errorf("DESCRIBE FUNCTIONS in dk: %q", got)
+	}
+	if got := describeRows(t, s, "DESCRIBE AGGREGATES"); !reflect.DeepEqual(got, [][]string{{"dk", "aggregate", "incs(int)"}}) {
+		t.Errorf("DESCRIBE AGGREGATES in dk: %q", got)
+	}
+	if got, want := describeRows(t, s, "DESCRIBE FUNCTION inc"), [][]string{
+		{"dk", "function", "inc(bigint)", "CREATE FUNCTION dk.inc(x bigint)\n    RETURNS NULL ON NULL INPUT\n    RETURNS bigint\n    LANGUAGE javascript\n    AS $$x + 1$$;"},
+		{"dk", "function", "inc(int)", "CREATE FUNCTION dk.inc(x int)\n    RETURNS NULL ON NULL INPUT\n    RETURNS int\n    LANGUAGE javascript\n    AS $$x + 1$$;"},
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DESCRIBE FUNCTION inc: %q", got)
+	}
+	if got := describeRows(t, s, "DESCRIBE AGGREGATE dk.incs"); !reflect.DeepEqual(got, [][]string{{"dk", "aggregate", "incs(int)", "CREATE AGGREGATE dk.incs(int)\n    SFUNC plus\n    STYPE int\n    FINALFUNC inc;"}}) {
+		t.Errorf("DESCRIBE AGGREGATE dk.incs: %q", got)
+	}
+
 	var name, partitioner, snitch string
 	var ownership map[string][]string
 	if err := s.Query("DESCRIBE CLUSTER").Scan(&name, &partitioner, &snitch, &ownership); err != nil {
@@ -248,6 +291,7 @@ func TestDescribeStatements(t *testing.T) {
 		{"DESCRIBE nope", "'nope' not found in keyspace 'dk'"},
 		{"DESCRIBE KEYSPACE nope", "'nope' not found in keyspaces"},
 		{"DESCRIBE FUNCTION f", "User defined function 'f' not found in 'dk'"},
+		{"DESCRIBE AGGREGATE inc", "User defined aggregate 'inc' not found in 'dk'"},
 	} {
 		err := s.Query(tc.q).Exec()
 		var rerr gocql.RequestError
@@ -286,7 +330,7 @@ func TestDescribeStatements(t *testing.T) {
 // and described the same; DESCRIBE CLUSTER's map of lists; the errors.
 func TestDescribePythonDriver(t *testing.T) {
 	needPythonDriver(t)
-	node, _ := newNode(t)
+	node := newUDFNode(t)
 	host, port := hostPort(node.Addr())
 	runDriverScript(t, "drivers/python", debianPython, "describe.py", host, strconv.Itoa(port), "pydescribe")
 }

@@ -38,9 +38,13 @@ var applicable = map[string][]string{
 	"TABLE":         {"ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE"},
 	"ALL ROLES":     {"CREATE", "ALTER", "DROP", "AUTHORIZE", "DESCRIBE"},
 	"ROLE":          {"ALTER", "DROP", "AUTHORIZE"},
+	"FUNCTIONS":     {"CREATE", "ALTER", "DROP", "AUTHORIZE", "EXECUTE"},
 }
 
 func (c permissionCase) kind() string {
+	if strings.HasPrefix(c.on, "ALL FUNCTIONS") {
+		return "FUNCTIONS"
+	}
 	for _, k := range []string{"ALL KEYSPACES", "ALL ROLES", "KEYSPACE", "ROLE"} {
 		if strings.HasPrefix(c.on, k) {
 			return k
@@ -59,13 +63,14 @@ func (c permissionCase) kind() string {
 // no permission: the revokes, and the drops of what it created, took
 // its permissions away.
 func TestPermissionMatrix(t *testing.T) {
-	node := newAuthNode(t)
+	node := newAuthUDFNode(t)
 	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
 	for _, q := range []string{
 		"CREATE KEYSPACE m WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
 		"CREATE TABLE m.t (k int PRIMARY KEY, v int)",
 		"CREATE TABLE m.ix (k int PRIMARY KEY, v int)",
 		"CREATE TYPE m.ty (a int)",
+		"CREATE FUNCTION m.fn(a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE javascript AS 'a'",
 		"CREATE ROLE u WITH PASSWORD = 'u-pw' AND LOGIN = true",
 		"CREATE ROLE other",
 	} {
@@ -104,6 +109,16 @@ func TestPermissionMatrix(t *testing.T) {
 		{name: "ALTER TYPE", on: "KEYSPACE m", needs: []string{"ALTER"}, stmt: "ALTER TYPE m.ty ADD f%d int", resource: "<keyspace m>"},
 		{name: "DROP TYPE", on: "KEYSPACE m", needs: []string{"DROP"}, resource: "<keyspace m>",
 			setup: []string{"CREATE TYPE IF NOT EXISTS m.gone_type (a int)"}, stmt: "DROP TYPE m.gone_type"},
+		{name: "CREATE FUNCTION", on: "ALL FUNCTIONS IN KEYSPACE m", needs: []string{"CREATE"}, resource: "<all functions in m>",
+			stmt:    "CREATE FUNCTION m.f%d(a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE javascript AS 'a'",
+			cleanup: []string{"DROP FUNCTION IF EXISTS m.f%d"}},
+		{name: "CREATE OR REPLACE FUNCTION", on: "ALL FUNCTIONS IN KEYSPACE m", needs: []string{"ALTER"}, resource: "<all functions in m>",
+			stmt: "CREATE OR REPLACE FUNCTION m.fn(a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE javascript AS 'a'"},
+		{name: "DROP FUNCTION", on: "ALL FUNCTIONS IN KEYSPACE m", needs: []string{"DROP"}, resource: "<all functions in m>",
+			setup: []string{"CREATE FUNCTION IF NOT EXISTS m.gone_fn(a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE javascript AS 'a'"},
+			stmt:  "DROP FUNCTION m.gone_fn"},
+		{name: "call a function", on: "ALL FUNCTIONS IN KEYSPACE m", needs: []string{"EXECUTE"}, resource: "<function m.fn(int)>",
+			stmt: "SELECT m.fn(1) FROM system.local"},
 		{name: "CREATE ROLE", on: "ALL ROLES", needs: []string{"CREATE"}, denied: roleDenied,
 			stmt: "CREATE ROLE r%d", cleanup: []string{"DROP ROLE IF EXISTS r%d"}},
 		{name: "ALTER ROLE", on: "ROLE other", needs: []string{"ALTER"}, denied: roleDenied, stmt: "ALTER ROLE other WITH LOGIN = false"},

@@ -4,7 +4,8 @@ sends it.
 
 Usage: describe.py HOST PORT KEYSPACE
 
-Creates KEYSPACE with a user type, a table using it and an index, reads
+Creates KEYSPACE with a user type, a user-defined function and an
+aggregate, a table using the type and an index, reads
 DESCRIBE KEYSPACE two rows a page (the driver follows the paging state),
 drops the keyspace and runs the CREATE statements it got: DESCRIBE then
 answers the same rows again. Also checks DESCRIBE CLUSTER's range
@@ -36,6 +37,9 @@ def main():
     session = cluster.connect()
     for q in ("CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % ks,
               "CREATE TYPE %s.point (x double, y double)" % ks,
+              "CREATE FUNCTION %s.longer(s text, v text) CALLED ON NULL INPUT RETURNS text LANGUAGE javascript"
+              " AS $$ s == null || (v != null && v.length > s.length) ? v : s $$" % ks,
+              "CREATE AGGREGATE %s.longest(text) SFUNC longer STYPE text INITCOND ''" % ks,
               "CREATE TABLE %s.places (id uuid, at timestamp, name text static, p frozen<point>, tags set<text>,"
               " PRIMARY KEY (id, at)) WITH CLUSTERING ORDER BY (at DESC) AND comment = 'where'" % ks,
               "CREATE INDEX ON %s.places (name)" % ks):
@@ -43,10 +47,13 @@ def main():
 
     first = describe(session, "DESCRIBE KEYSPACE %s" % ks)
     kinds = [(t, n) for (_, t, n, _) in first]
-    if kinds != [("keyspace", ks), ("type", "point"), ("table", "places"), ("index", "places_name_idx")]:
+    if kinds != [("keyspace", ks), ("type", "point"), ("function", "longer(text, text)"), ("aggregate", "longest(text)"),
+                 ("table", "places"), ("index", "places_name_idx")]:
         fail("DESCRIBE KEYSPACE gave %r" % kinds)
-    if "    at timestamp,\n    name text static," not in first[2][3] or "CLUSTERING ORDER BY (at DESC)" not in first[2][3]:
-        fail("the table as described:\n%s" % first[2][3])
+    if "    at timestamp,\n    name text static," not in first[4][3] or "CLUSTERING ORDER BY (at DESC)" not in first[4][3]:
+        fail("the table as described:\n%s" % first[4][3])
+    if first[3][3] != "CREATE AGGREGATE %s.longest(text)\n    SFUNC longer\n    STYPE text\n    INITCOND '';" % ks:
+        fail("the aggregate as described:\n%s" % first[3][3])
 
     session.execute("DROP KEYSPACE %s" % ks)
     for (_, _, _, stmt) in first:
