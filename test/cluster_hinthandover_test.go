@@ -2,12 +2,14 @@ package test
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
 
+	"github.com/cqld/cqld/config"
 	"github.com/cqld/cqld/ring"
 )
 
@@ -82,6 +84,65 @@ func TestClusterDecommissionHandsHintsOver(t *testing.T) {
 	})
 	r, ids := tc.ringOf(t, 0, 1, 2)
 	if got := tc.readsBack(t, 1, r, ids[1], ring.SimpleStrategy{RF: 4}, "hh.t", keys); got != rows {
+		t.Fatalf("node2 replicates %d of %d keys", got, rows)
+	}
+}
+
+// TestClusterDecommissionKeepsHintsNoneTakes: node3 holds hints for node2,
+// which is down, and the only live node, node1, keeps no hints
+// (hinted_handoff_enabled false), so it refuses them: the decommission
+// fails saying so and node3 is NORMAL again with its hints, which it
+// delivers to node2 itself once node2 is back.
+func TestClusterDecommissionKeepsHintsNoneTakes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three cqld processes")
+	}
+	tc := newTestCluster(t, 3)
+	tc.reconfigure(tc.nodes[0], func(c *config.Config) { c.HintedHandoffEnabled = false })
+	for _, nd := range tc.nodes {
+		tc.start(nd)
+		tc.waitNormal(nd)
+	}
+	s3 := tc.single(2, gocql.One)
+	execAll(t, s3,
+		`CREATE KEYSPACE hk WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
+		`CREATE TABLE hk.t (k int PRIMARY KEY, v int)`,
+	)
+	tc.allSeeingAllUp(t, "hk.t")
+	tc.stop(tc.nodes[1], syscall.SIGKILL)
+	eventually(t, 60*time.Second, "node3 holding node2 down", func() error {
+		err := s3.Query(`INSERT INTO hk.t (k) VALUES (-2)`).Consistency(gocql.All).Exec()
+		if unavailable(err, 3, 2) {
+			return nil
+		}
+		return fmt.Errorf("ALL answered %v", err)
+	})
+	const rows = 20
+	keys := firstKeys(rows)
+	for _, k := range keys {
+		if err := s3.Query(`INSERT INTO hk.t (k, v) VALUES (?, ?)`, k, k).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out, err := tc.nodetoolRun(2, "decommission", "--force")
+	if err == nil || !strings.Contains(out, "failed to hand this node's hints over") || !strings.Contains(out, "hinted handoff is disabled on this node") {
+		t.Fatalf("decommission with no node to take its hints: %v\n%s", err, out)
+	}
+	tc.waitNormal(tc.nodes[2])
+	if pending := tc.metric(2, "cqld_hints_pending_bytes"); pending == 0 {
+		t.Fatal("node3 has no hints left after a failed handover")
+	}
+
+	tc.start(tc.nodes[1])
+	eventually(t, 60*time.Second, "node3 delivering its hints to node2", func() error {
+		if pending := tc.metric(2, "cqld_hints_pending_bytes"); pending > 0 {
+			return fmt.Errorf("%v bytes of hints pending", pending)
+		}
+		return nil
+	})
+	r, ids := tc.ringOf(t, 0, 1, 2)
+	if got := tc.readsBack(t, 1, r, ids[1], ring.SimpleStrategy{RF: 3}, "hk.t", keys); got != rows {
 		t.Fatalf("node2 replicates %d of %d keys", got, rows)
 	}
 }
