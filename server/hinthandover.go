@@ -16,15 +16,24 @@ import (
 
 // hintSink is where a peer's handed-over hints for other nodes go: this
 // node's hints store.
-type hintSink struct{ store *hints.Store }
+type hintSink struct {
+	store   *hints.Store
+	members *members
+}
 
 var _ replica.HintSink = hintSink{}
 
 // Write implements replica.HintSink. A hint for a node down longer than
 // max_hint_window is dropped, counted by the store, and answered as kept:
 // this node would not have written it either, and refusing it would only
-// stop the handover of the others.
+// stop the handover of the others. So is one for a node that is not a
+// member of the cluster any more: this node deleted its hints for it when
+// it left, and would keep these for ever.
 func (s hintSink) Write(target ring.HostID, hint []byte, created time.Time) error {
+	if _, ok := s.members.node.Load().Topology().Member(target); !ok {
+		s.members.log.Warn("dropping a hint handed over for a node that is not a member of the cluster", "target", target)
+		return nil
+	}
 	if err := s.store.Write(target, hint, created); err != nil && !errors.Is(err, hints.ErrWindowExpired) {
 		return err
 	}
