@@ -181,6 +181,8 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 		Bootstrap:  len(o.Seeds) > 0 && o.Seeds[0] == o.Addr,
 		Seeds:      o.Seeds,
 		OnConflict: o.OnConflict,
+		OnFailure:  o.OnFailure,
+		FS:         o.FS,
 		Logger:     o.Logger,
 		Metrics:    o.Registry,
 		Timing:     o.LogTiming,

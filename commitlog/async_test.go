@@ -3,6 +3,7 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,5 +175,86 @@ func TestAppendAsyncCallbacksInOrder(t *testing.T) {
 	defer mu.Unlock()
 	if delivered != writers*each {
 		t.Fatalf("%d callbacks, want %d", delivered, writers*each)
+	}
+}
+
+// TestAppendAsyncLoneWriterWaitsItsTurn: in adaptive mode the flusher
+// answers a lone writer itself only when no callback is being run; otherwise the lone writer's
+// callback queues behind the others, so callbacks keep position order.
+// The completion goroutine is held inside a callback (A1's) of a batch it
+// has taken whole, so nothing is queued for it when the lone writer B's
+// sync completes.
+func TestAppendAsyncLoneWriterWaitsItsTurn(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncAdaptive
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+
+	var mu sync.Mutex
+	var order []string
+	done := make(chan struct{}, 8)
+	record := func(name string) func(Position, error) {
+		return func(_ Position, err error) {
+			mustf(t, err, "%s", name)
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			done <- struct{}{}
+		}
+	}
+	appendAsync := func(name string, then func(Position, error)) {
+		t.Helper()
+		_, pending, err := l.AppendAsync([]byte(name), then)
+		mustf(t, err, "AppendAsync %s", name)
+		if !pending {
+			t.Fatalf("%s: AppendAsync in adaptive mode did not wait for a sync", name)
+		}
+	}
+
+	// X's sync is held while A1..A3 queue, so one sync completes all three.
+	open := ffs.closeGate()
+	appendAsync("X", record("X"))
+	<-ffs.gateHit
+	inA1, releaseA1 := make(chan struct{}), make(chan struct{})
+	appendAsync("A1", func(pos Position, err error) {
+		close(inA1)
+		<-releaseA1
+		record("A1")(pos, err)
+	})
+	appendAsync("A2", record("A2"))
+	appendAsync("A3", record("A3"))
+	open()
+	<-inA1 // the completion goroutine holds A2 and A3 and runs A1
+	// A blocking append, synced alone, so that the log has seen one
+	// writer at a time when B comes.
+	_, err := l.Append([]byte("P"))
+	mustf(t, err, "Append P")
+
+	// B alone: its sync completes it with nobody else waiting (C comes
+	// once B has left the queue). C's sync, held at the gate, shows that
+	// the flusher has finished B's cycle.
+	open = ffs.closeGate()
+	appendAsync("B", record("B"))
+	<-ffs.gateHit
+	open()
+	for queued := 1; queued > 0; {
+		time.Sleep(100 * time.Microsecond)
+		l.mu.Lock()
+		queued = len(l.queue)
+		l.mu.Unlock()
+	}
+	open = ffs.closeGate()
+	appendAsync("C", record("C"))
+	<-ffs.gateHit
+	open()
+
+	close(releaseA1)
+	for range 6 {
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := strings.Join(order, " "), "X A1 A2 A3 B C"; got != want {
+		t.Errorf("callbacks ran in the order %s, want %s", got, want)
 	}
 }

@@ -67,25 +67,39 @@ func (l *Log) completeLoop() {
 			stopping = true
 		}
 		l.mu.Lock()
+		for l.delivering { // the flusher is answering a lone writer
+			l.cond.Wait()
+		}
 		batch, l.thens = l.thens, batch[:0]
+		l.delivering = len(batch) > 0
 		l.mu.Unlock()
-		m := l.opts.Metrics
 		for i, c := range batch {
-			if m != nil {
-				m.WaitDuration.Observe(time.Since(c.w.queued).Seconds())
-			}
-			then, pos := c.w.then, c.w.pos
-			putWaiter(c.w)
+			l.deliver(c)
 			batch[i] = completion{}
-			if c.err != nil {
-				pos = Position{}
-			}
-			then(pos, c.err)
+		}
+		if len(batch) > 0 {
+			l.mu.Lock()
+			l.delivering = false
+			l.cond.Broadcast()
+			l.mu.Unlock()
 		}
 		if stopping {
 			return
 		}
 	}
+}
+
+// deliver calls an AppendAsync waiter's callback with its result.
+func (l *Log) deliver(c completion) {
+	if m := l.opts.Metrics; m != nil {
+		m.WaitDuration.Observe(time.Since(c.w.queued).Seconds())
+	}
+	then, pos := c.w.then, c.w.pos
+	putWaiter(c.w)
+	if c.err != nil {
+		pos = Position{}
+	}
+	then(pos, c.err)
 }
 
 // flushLoop is the one goroutine that syncs. Each cycle it picks the end of
@@ -347,6 +361,7 @@ func (l *Log) syncOnce(full bool) {
 		}
 	}
 	m := l.opts.Metrics
+	var lone *waiter // completed here, its callback called by the flusher
 	synced := len(todo) > 0 || syncCur
 	if synced {
 		took := time.Since(start)
@@ -386,8 +401,21 @@ func (l *Log) syncOnce(full bool) {
 			m.Syncs.Inc()
 			m.RecordsPerSync.Observe(float64(n))
 		}
-		for _, w := range l.queue[:n] {
-			l.completeLocked(w, nil)
+		if l.opts.Sync == SyncAdaptive && n == 1 && len(l.queue) == 1 && l.active <= 1 && l.queue[0].then != nil && len(l.thens) == 0 && !l.delivering {
+			// Adaptive mode, a lone writer (the last sync saw no other
+			// either), nobody else waiting, no callback running: the
+			// flusher calls its callback itself, saving the hand-off to
+			// the completion goroutine (doc.go, "Sync modes and the
+			// flusher"). Where writers are several, a callback on the
+			// flusher would delay the sync of the next one to come;
+			// batch mode, which syncs the moment anyone waits, lost by
+			// it at 8 writers.
+			lone = l.queue[0]
+			l.delivering = true
+		} else {
+			for _, w := range l.queue[:n] {
+				l.completeLocked(w, nil)
+			}
 		}
 		clear(l.queue[:n])
 		l.queue = append(l.queue[:0], l.queue[n:]...)
@@ -397,6 +425,13 @@ func (l *Log) syncOnce(full bool) {
 	}
 	l.mu.Unlock()
 
+	if lone != nil {
+		l.deliver(completion{w: lone})
+		l.mu.Lock()
+		l.delivering = false
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}
 	for _, s := range sealing {
 		l.sealSegment(s)
 	}

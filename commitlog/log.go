@@ -38,6 +38,7 @@ type Log struct {
 
 	queue        []*waiter    // sync waiters in position order
 	thens        []completion // AppendAsync results for completeLoop
+	delivering   bool         // completeLoop or the flusher is calling AppendAsync callbacks
 	active       int          // adaptive: waiters the last full sync completed plus those queued meanwhile
 	lastSyncDone time.Time    // periodic mode: when everything written was last durable
 
@@ -218,15 +219,17 @@ func (l *Log) Append(payload []byte) (Position, error) {
 // AppendAsync is Append for a caller that must not block, such as an event
 // loop: it buffers the record and returns at once. When the record has to
 // wait for an fdatasync, pending is true and then is called exactly once,
-// later and from the log's completion goroutine, with the record's
+// later and from the log's completion goroutine (or its flusher, for a
+// lone writer: see the package doc), with the record's
 // position once a sync covers it or with the error that kept it from being
 // durable (the record must then be treated as not written). Otherwise the
 // record is already as durable as Append would have made it (periodic
 // mode) and then is never called. An error returned here means nothing was
 // written and then will not be called.
 //
-// then runs on a goroutine shared by every AppendAsync: it must be short
-// and must not wait for another append.
+// then runs on a goroutine shared by every AppendAsync, one callback at a
+// time and in position order: it must be short and must not wait for
+// another append.
 func (l *Log) AppendAsync(payload []byte, then func(Position, error)) (pos Position, pending bool, err error) {
 	pos, w, err := l.add(payload, then)
 	return pos, w != nil, err

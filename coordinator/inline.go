@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -46,18 +48,61 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 	}
 	v := req.Version
 	start := c.latencyStart()
+	d := &inlineDeadline{}
 	pending, msg, err := w.start(c, x, func(err error) {
-		msg, err := w.applied(err)
-		c.observed(w, start, err)
-		msg, err = c.executed(ps, m, msg, err)
-		later.Answer(req, respond(msg, err, v))
+		if d.answer() {
+			msg, err := w.applied(err)
+			c.observed(w, start, err)
+			msg, err = c.executed(ps, m, msg, err)
+			later.Answer(req, respond(msg, err, v))
+		}
 	})
 	if pending {
+		if t := c.opts.Timeouts.Write; t > 0 {
+			d.start(time.Until(req.Received.Add(t)), func() {
+				later.Answer(req, respond(nil, timeoutOf(kindWrite, writeTypeOf(w), m.Options.Consistency), v))
+			})
+		}
 		return nil, true
 	}
 	c.observed(w, start, err)
 	msg, err = c.executed(ps, m, msg, err)
 	return respond(msg, err, v), true
+}
+
+// inlineDeadline answers a write taken inline WRITE_TIMEOUT once
+// write_request_timeout passes while it waits for its commit log sync, as
+// a write on a worker does (replica.Local.Apply): the event loop cannot
+// wait, so a timer does. Whichever comes first, the sync or the timer,
+// answers; the write itself is not undone, as Cassandra's is not.
+type inlineDeadline struct {
+	answered atomic.Bool
+	timer    atomic.Pointer[time.Timer]
+}
+
+// answer reports whether the caller is first to answer, and stops the
+// timer if it is.
+func (d *inlineDeadline) answer() bool {
+	if !d.answered.CompareAndSwap(false, true) {
+		return false
+	}
+	if t := d.timer.Load(); t != nil {
+		t.Stop()
+	}
+	return true
+}
+
+// start runs timedOut after after, unless the write is answered first.
+func (d *inlineDeadline) start(after time.Duration, timedOut func()) {
+	t := time.AfterFunc(after, func() {
+		if d.answer() {
+			timedOut()
+		}
+	})
+	d.timer.Store(t)
+	if d.answered.Load() {
+		t.Stop() // answered before the timer was stored
+	}
 }
 
 // inlinesHere reports whether p's data is on this node alone at level cl,

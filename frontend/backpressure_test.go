@@ -103,13 +103,20 @@ func TestPausedConnectionThatKeepsSending(t *testing.T) {
 		o.ReceiveQueueCapacity = capacity
 	})
 	c := s.ready(t)
+	smallReceiveBuffer(t, c)
 	big := &message.Query{Query: "rows 1000000", Options: &message.QueryOptions{}}
 	var frames []byte
 	for i := range 100 {
 		frames = append(frames, c.frame(int16(i+1), big)...)
 	}
 	c.write(frames)
-	eventually(t, "paused", func() bool { return s.pausedConns.Load() == 1 })
+	// Paused for good: the requests running when its queue was held (one
+	// per worker, 1MB each) answered more than the sockets' kernel
+	// buffers take, and the rest wait.
+	eventually(t, "paused, its requests waiting", func() bool {
+		return s.pausedConns.Load() == 1 && s.pool.held.Load() == 1 &&
+			s.inflight.Load() == int64(testutil.ToFloat64(s.m.QueueDepth))
+	})
 	filler := c.frame(200, &message.Query{Query: "echo " + strings.Repeat("x", 8<<10), Options: &message.QueryOptions{}})
 	for i := 0; i < 2*capacity/len(filler)+1; i++ {
 		if _, err := c.nc.Write(filler); err != nil {

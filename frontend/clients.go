@@ -78,7 +78,7 @@ func (s *Server) Pools() []PoolInfo {
 	loops := int32(s.opts.EventLoops)
 	return []PoolInfo{
 		{Name: "Native-Transport-Requests", Active: p.active.Load(), ActiveLimit: int32(p.workers),
-			Pending: int32(len(p.tasks)), Completed: p.completed.Load(), BlockedAll: p.refused.Load()},
+			Pending: int32(p.pending()), Completed: p.completed.Load(), BlockedAll: p.refused.Load()},
 		{Name: "Native-Transport-Event-Loops", Active: min(int32(s.activeConns.Load()), loops), ActiveLimit: loops,
 			Completed: s.requests.Load()},
 	}

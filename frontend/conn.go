@@ -94,8 +94,7 @@ type conn struct {
 	// discarded as they arrive.
 	skip int64
 	// outQueued is what gnet held of our answers when last looked at;
-	// with the workers' pending answers it is the connection's outbound,
-	// counted in Server.outBytes.
+	// with the workers' pending answers it makes answers.
 	outQueued int64
 	// wakeBackoff is how many sweeps after a look at the outbound the
 	// housekeeper wakes the connection to look again.
@@ -110,6 +109,14 @@ type conn struct {
 	scheduled bool
 	wclosed   bool
 	spare     []byte
+
+	// answers is the connection's answers not yet taken by its socket:
+	// the workers' pending ones and gnet's outbound (outQueued), counted
+	// in Server.outBytes too. Past SendQueueCapacity the connection is
+	// neither read nor given workers (write.go).
+	answers atomic.Int64
+	// run is the connection's queue of requests for the workers (pool.go).
+	run runq
 
 	keyspace atomic.Pointer[string]
 	// role is who the connection logged in as, set by the worker that
@@ -142,6 +149,7 @@ func newConn(s *Server, gc sock, a *admission) *conn {
 	now := s.opts.Now().UnixNano()
 	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now}
 	cn.ctx, cn.cancel = context.WithCancel(s.baseCtx)
+	cn.run.cn = cn
 	cn.lastActive.Store(now)
 	return cn
 }
@@ -493,7 +501,7 @@ func (cn *conn) admit(h protocol.Header, body []byte, n int64) (*protocol.Reques
 // toWorker runs work on the pool, or answers OVERLOADED when its queue is
 // full.
 func (cn *conn) toWorker(h protocol.Header, t *ticket, work func()) {
-	if !cn.s.pool.submit(work) {
+	if !cn.s.pool.submit(&cn.run, task{t: t, run: work}) {
 		t.done()
 		cn.s.m.Overloaded.WithLabelValues("queue").Inc()
 		cn.reply(h, &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"})

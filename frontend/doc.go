@@ -15,6 +15,11 @@
 // therefore leave in completion order, matched to requests by stream id, as
 // the protocol allows.
 //
+// The worker pool (pool.go) keeps a queue per connection and takes the
+// connections in turn, one request each, so a request on a quiet
+// connection waits for at most one request of each busy connection, not
+// for everything a greedy one has queued.
+//
 // Answering inline saves two goroutine hand-offs and a wake-up of the event
 // loop per request, which on a busy node cost more than a point read or a
 // memtable write; the price is that an inline request delays the other
@@ -69,12 +74,16 @@
 //     address's budget and the node's, as soon as its header is read;
 //     what does not fit is answered OVERLOADED on its stream and its body
 //     skipped as it arrives. Requests keep their share until answered.
-//   - Answers: a connection whose answers back up in its outbound buffer
-//     (past SendQueueCapacity, or at all while the node's pass
-//     MaxResponseData) is paused: its frames stay unread in the inbound
-//     buffer until the answers drain. gnet cannot stop reading a socket,
-//     so a paused connection that keeps sending past ReceiveQueueCapacity
-//     is closed.
+//   - Answers: counted from when a worker makes them until the socket
+//     takes them. A connection whose answers back up (past
+//     SendQueueCapacity, or at all while the node's pass MaxResponseData)
+//     has the requests it read wait in its queue before they run, until
+//     they drain; once the part its socket did not take backs up too, it
+//     is paused: its frames stay unread in the inbound buffer. So a
+//     connection holds at most SendQueueCapacity of answers plus those of
+//     its requests already running, each within MaxFrameSize. gnet cannot
+//     stop reading a socket, so a paused connection that keeps sending
+//     past ReceiveQueueCapacity is closed.
 //   - Requests in flight: past MaxRequestsPerConn on one connection,
 //     MaxQueued in the server, or a connection's fair share of MaxQueued
 //     once half of it is used, a request gets OVERLOADED on its stream.

@@ -205,11 +205,14 @@ func (s *testServer) ready(t testing.TB) *client {
 
 // eventually polls cond every few milliseconds for up to ten seconds: for
 // state the server reaches by itself, such as a connection it closed.
-func eventually(t testing.TB, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool, state ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
+			for _, f := range state {
+				what += " (" + f() + ")"
+			}
 			t.Fatalf("still not %s after 10s", what)
 		}
 		time.Sleep(5 * time.Millisecond)

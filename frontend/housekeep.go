@@ -81,6 +81,7 @@ func (s *Server) sweep(now time.Time, conns []*conn) []*conn {
 	s.m.RequestData.Set(float64(s.data.used.Load()))
 	s.m.ResponseData.Set(float64(s.outBytes.Load()))
 	s.m.Paused.Set(float64(s.pausedConns.Load()))
+	s.m.Held.Set(float64(s.pool.held.Load()))
 	clear(conns)
 	return conns
 }

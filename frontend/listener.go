@@ -141,6 +141,14 @@ func (s *Server) serveAccepted(nc net.Conn, mode listenMode) {
 func (s *Server) enroll(nc net.Conn, a *admission) {
 	s.enrollMu.Lock()
 	defer s.enrollMu.Unlock()
+	if s.enrollStopped {
+		// Shutdown got here first: the connection is closed unserved.
+		nc.Close()
+		if !a.opened {
+			s.releaseSlot(a.ip, a.peer)
+		}
+		return
+	}
 	// NB: EnrollContext closes nc (gnet serves a duplicate of its
 	// descriptor) and returns after OnOpen ran, if it ran.
 	// EnrollContext also returns no error when the loop could not register

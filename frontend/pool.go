@@ -7,13 +7,36 @@ import (
 	"github.com/cqld/cqld/metrics"
 )
 
-// pool is a fixed set of worker goroutines fed by a bounded queue. submit
-// never blocks: a full queue is the caller's cue to answer OVERLOADED.
+// pool is a fixed set of worker goroutines that run the connections'
+// requests. Each connection queues its own (runq); the connections with
+// requests to run wait their turn in one FIFO, and a worker takes the
+// first connection's first request, putting the connection back at the
+// end of the line when it has more. Workers therefore go round-robin
+// across connections: a request that arrives on a connection with nothing
+// queued waits for at most one request of each connection ahead of it,
+// however many those have queued.
+//
+// A connection whose answers back up loses its turn (conn.answersBacked,
+// write.go): its requests wait in its queue, before they run, so they make
+// no answers the node would have to hold, until its event loop sees the
+// answers drain and gives it its turn back (resume). submit never blocks:
+// a refusal is the caller's cue to answer OVERLOADED.
 type pool struct {
-	tasks   chan func()
-	m       *metrics.Native
-	wg      sync.WaitGroup
-	once    sync.Once
+	m  *metrics.Native
+	wg sync.WaitGroup
+
+	mu   sync.Mutex
+	work sync.Cond // signalled when a turn is added and a worker idles
+	// turns are the connections with requests to run, each at most once
+	// (runq.turn).
+	turns  fifo[*runq]
+	queued int // requests queued, all connections
+	limit  int
+	idle   int // workers waiting on work
+	closed bool
+	// held counts the queues held (runq.held), for the metrics.
+	held atomic.Int64
+
 	workers int
 	// active, completed and refused are what system_views.thread_pools
 	// shows: tasks running, run, and turned away with a full queue.
@@ -22,44 +45,212 @@ type pool struct {
 	refused   atomic.Int64
 }
 
+// runq is one connection's queue of requests. Its fields are guarded by
+// pool.mu, except held, which the connection's event loop reads without.
+type runq struct {
+	cn    *conn
+	tasks fifo[task]
+	turn  bool // in pool.turns
+	gone  bool // the connection closed: its requests were dropped
+	// held: the queue lost its turn because the connection's answers
+	// backed up. NB: a worker sets it before it looks at the answers a
+	// last time, and the event loop looks at it after it took answers
+	// off the count, so one of them always sees the other (resume).
+	held atomic.Bool
+}
+
+// task is one request to run; t is its ticket, given back unanswered if
+// the connection closes first.
+type task struct {
+	t   *ticket
+	run func()
+}
+
 func newPool(workers, queue int, m *metrics.Native) *pool {
-	p := &pool{tasks: make(chan func(), queue), m: m, workers: workers}
+	p := &pool{m: m, limit: queue, workers: workers}
+	p.work.L = &p.mu
 	p.wg.Add(workers)
 	for i := 0; i < workers; i++ {
-		go p.work()
+		go p.worker()
 	}
 	return p
 }
 
-func (p *pool) work() {
+func (p *pool) worker() {
 	defer p.wg.Done()
-	for t := range p.tasks {
+	for {
+		t, ok := p.next()
+		if !ok {
+			return
+		}
 		p.m.QueueDepth.Dec()
 		p.active.Add(1)
-		t()
+		t.run()
 		p.active.Add(-1)
 		p.completed.Add(1)
 	}
 }
 
-// submit queues t and reports whether there was room.
-func (p *pool) submit(t func()) bool {
-	p.m.QueueDepth.Inc()
-	select {
-	case p.tasks <- t:
-		return true
-	default:
-		p.m.QueueDepth.Dec()
-		p.refused.Add(1)
-		return false
+// next waits for the next request to run; false once the pool is closed
+// and no turn is left.
+func (p *pool) next() (task, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		q, ok := p.turns.pop()
+		if !ok {
+			if p.closed {
+				return task{}, false
+			}
+			p.idle++
+			p.work.Wait()
+			p.idle--
+			continue
+		}
+		if q.gone || q.tasks.len() == 0 {
+			q.turn = false
+			continue
+		}
+		if q.cn.answersBacked() {
+			q.held.Store(true)
+			if q.cn.answersBacked() {
+				q.turn = false // resume gives it back
+				p.held.Add(1)
+				continue
+			}
+			q.held.Store(false)
+		}
+		t, _ := q.tasks.pop()
+		p.queued--
+		if q.tasks.len() > 0 {
+			p.turns.push(q)
+			if p.idle > 0 {
+				p.work.Signal()
+			}
+		} else {
+			q.turn = false
+		}
+		return t, true
 	}
 }
 
-// close stops the workers once the queue is empty. REQUIRES: no submit after
-// close.
+// submit queues t on q and reports whether there was room.
+func (p *pool) submit(q *runq, t task) bool {
+	p.mu.Lock()
+	if p.closed || q.gone || p.queued >= p.limit {
+		p.mu.Unlock()
+		if !p.closed && !q.gone {
+			p.refused.Add(1)
+		}
+		return false
+	}
+	q.tasks.push(t)
+	p.queued++
+	if !q.turn && !q.held.Load() {
+		q.turn = true
+		p.turns.push(q)
+	}
+	if p.idle > 0 {
+		p.work.Signal()
+	}
+	p.mu.Unlock()
+	p.m.QueueDepth.Inc()
+	return true
+}
+
+// resume gives q its turn back once its connection's answers drained.
+// REQUIRES: called by the connection's event loop, after the answers it
+// took off were counted.
+func (p *pool) resume(q *runq) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !q.held.Load() {
+		return
+	}
+	q.held.Store(false)
+	p.held.Add(-1)
+	if q.gone || q.turn || q.tasks.len() == 0 {
+		return
+	}
+	q.turn = true
+	p.turns.push(q)
+	if p.idle > 0 {
+		p.work.Signal()
+	}
+}
+
+// drop forgets the requests of a closed connection that have not started,
+// giving back what they held; their clients are gone.
+func (p *pool) drop(q *runq) {
+	p.mu.Lock()
+	q.gone = true
+	if q.held.Swap(false) {
+		p.held.Add(-1)
+	}
+	dropped := q.tasks
+	q.tasks = fifo[task]{}
+	p.queued -= dropped.len()
+	p.mu.Unlock()
+	p.m.QueueDepth.Sub(float64(dropped.len()))
+	for t, ok := dropped.pop(); ok; t, ok = dropped.pop() {
+		t.t.done()
+	}
+}
+
+// close stops the workers once every turn has run. REQUIRES: no submit
+// after close.
 func (p *pool) close() {
-	p.once.Do(func() {
-		close(p.tasks)
-		p.wg.Wait()
-	})
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.work.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// fifo is a queue on a slice that reuses its space once emptied, unless
+// that space is large.
+type fifo[T any] struct {
+	buf  []T
+	head int
+}
+
+func (f *fifo[T]) len() int { return len(f.buf) - f.head }
+
+func (f *fifo[T]) push(v T) {
+	if f.head > 0 && f.head == len(f.buf) {
+		f.buf, f.head = f.buf[:0], 0
+	} else if f.head > 64 && f.head > len(f.buf)/2 {
+		// Mostly consumed: slide the rest down rather than grow.
+		n := copy(f.buf, f.buf[f.head:])
+		clear(f.buf[n:])
+		f.buf, f.head = f.buf[:n], 0
+	}
+	f.buf = append(f.buf, v)
+}
+
+func (f *fifo[T]) pop() (T, bool) {
+	var zero T
+	if f.head == len(f.buf) {
+		return zero, false
+	}
+	v := f.buf[f.head]
+	f.buf[f.head] = zero
+	f.head++
+	if f.head == len(f.buf) && cap(f.buf) > 64 {
+		// A connection that once pipelined many requests does not keep
+		// room for them while idle.
+		f.buf, f.head = nil, 0
+	}
+	return v, true
+}
+
+// pending is how many requests wait in the connections' queues.
+func (p *pool) pending() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.queued
 }

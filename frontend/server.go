@@ -152,18 +152,22 @@ type Server struct {
 	// runs the event loops that serve the accepted plaintext connections
 	// (listener.go), enrollMu serialises handing them over (gnet's
 	// EnrollContext is not safe for concurrent use).
-	lns          []listener
-	cli          *gnet.Client
-	enrollMu     sync.Mutex
-	addr         string
-	tlsAddr      string
-	stopAccept   chan struct{}
-	stopOnce     sync.Once
-	acceptDone   sync.WaitGroup
-	acceptWarn   logGuard
-	refuseWarn   logGuard
-	refuseIPWarn logGuard
-	tlsWarn      logGuard
+	lns      []listener
+	cli      *gnet.Client
+	enrollMu sync.Mutex
+	// enrollStopped, under enrollMu, refuses enrolls once Shutdown stops
+	// the event loops: a socket handed to a stopped loop is never
+	// registered, and gnet's EnrollContext would wait for it forever.
+	enrollStopped bool
+	addr          string
+	tlsAddr       string
+	stopAccept    chan struct{}
+	stopOnce      sync.Once
+	acceptDone    sync.WaitGroup
+	acceptWarn    logGuard
+	refuseWarn    logGuard
+	refuseIPWarn  logGuard
+	tlsWarn       logGuard
 
 	// tlsDone counts the goroutines serving TLS connections (tls.go) and
 	// sniffing optional ones; sniffing holds the connections whose first
@@ -429,6 +433,9 @@ wait:
 		}
 	}
 	s.cancel()
+	s.enrollMu.Lock()
+	s.enrollStopped = true
+	s.enrollMu.Unlock()
 	if e := s.cli.Stop(); e != nil && err == nil {
 		err = fmt.Errorf("frontend: stop event loops: %w", e)
 	}

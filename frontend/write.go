@@ -14,12 +14,24 @@ import (
 // Outbound backpressure. Whatever the socket does not take at once gnet
 // keeps in the connection's outbound buffer, without bound, so a client
 // that sends requests and does not read the answers would make the node
-// hold them all. A connection whose outbound is past
-// SendQueueCapacity, or that has any outbound while the node's is past
-// MaxResponseData, is paused: its event loop stops cutting frames, as
-// Cassandra's channel stops reading when it is not writable, and resumes
-// once the outbound is below half the capacity. The requests wait in the
-// inbound buffer, within the receive queue (conn.settle).
+// hold them all. A connection's answers are counted from when a worker
+// makes them (conn.answers: the workers' pending answers and gnet's
+// outbound). Once they pass SendQueueCapacity, or while the node's pass
+// MaxResponseData and the connection has any, its requests already read
+// lose their turn at the workers (pool.go), so they wait before they run
+// rather than answer into memory, until its answers are below half the
+// capacity. Once the part gnet holds (what the socket did not take) passes
+// the same bounds, the connection is paused too: its event loop stops
+// cutting frames, as Cassandra's channel stops reading when it is not
+// writable, until that part is below half the capacity. The requests
+// wait in the inbound buffer, within the receive queue (conn.settle), and
+// in the connection's queue, within MaxRequestsPerConn.
+//
+// So a connection holds at most SendQueueCapacity of answers, plus the
+// answers of its requests running when it passed it (at most Workers of
+// them, each within MaxFrameSize; pipelined inline answers add at most
+// maxPendingOut and one answer), and the node MaxResponseData plus those
+// of the requests running.
 //
 // gnet tells nobody when an outbound buffer drains, so the housekeeper
 // wakes a connection that has answers queued to look again: at the next
@@ -51,7 +63,7 @@ func (cn *conn) flush() {
 	}
 	if wrote := len(cn.out) + len(worker); wrote > 0 {
 		cn.s.m.BytesOut.Add(float64(wrote))
-		cn.s.outBytes.Add(-int64(len(worker))) // now in gnet's buffer or sent
+		cn.addAnswers(-int64(len(worker))) // now in gnet's buffer or sent
 		if cn.s.opts.IdleTimeout > 0 {
 			cn.lastActive.Store(cn.s.opts.Now().UnixNano())
 		}
@@ -61,14 +73,14 @@ func (cn *conn) flush() {
 	cn.checkOutbound()
 }
 
-// checkOutbound accounts for the answers gnet holds and pauses or resumes
-// the connection.
+// checkOutbound accounts for the answers gnet holds, pauses or resumes
+// the connection and gives its queue its turn back once it may run again.
 func (cn *conn) checkOutbound() {
 	s := cn.s
 	q := int64(cn.gc.OutboundBuffered())
 	drained := q < cn.outQueued
 	if q != cn.outQueued {
-		s.outBytes.Add(q - cn.outQueued)
+		cn.addAnswers(q - cn.outQueued)
 		cn.outQueued = q
 	}
 	limit := int64(s.opts.SendQueueCapacity)
@@ -85,6 +97,9 @@ func (cn *conn) checkOutbound() {
 			s.pausedConns.Add(-1)
 		}
 	}
+	if cn.run.held.Load() && (!cn.backedPast(int64(s.opts.SendQueueCapacity)/2) || s.draining.Load()) {
+		s.pool.resume(&cn.run)
+	}
 	if q == 0 {
 		cn.setWake(0)
 		cn.wakeBackoff = 0
@@ -96,6 +111,27 @@ func (cn *conn) checkOutbound() {
 		cn.wakeBackoff = min(2*cn.wakeBackoff, maxWakeSweeps)
 	}
 	cn.setWake(s.sweeps.Load() + cn.wakeBackoff)
+}
+
+// backedPast reports whether the connection's answers are past limit, or
+// it has any while the node's are past MaxResponseData.
+func (cn *conn) backedPast(limit int64) bool {
+	a := cn.answers.Load()
+	return a > limit || (a > 0 && cn.s.outBytes.Load() > int64(cn.s.opts.MaxResponseData))
+}
+
+// answersBacked is what a worker asks before it runs one of the
+// connection's requests: whether its answers are backed up. A draining
+// server runs every request it took, so that the drain ends.
+func (cn *conn) answersBacked() bool {
+	return cn.backedPast(int64(cn.s.opts.SendQueueCapacity)) && !cn.s.draining.Load()
+}
+
+// addAnswers counts n more bytes of the connection's answers (fewer, when
+// negative) in its count and the node's.
+func (cn *conn) addAnswers(n int64) {
+	cn.answers.Add(n)
+	cn.s.outBytes.Add(n)
 }
 
 // setWake asks the housekeeper to wake the connection at sweep t, or not
@@ -181,7 +217,7 @@ func (cn *conn) send(stream int16, resp *protocol.Response) {
 		return
 	}
 	cn.pending = append(cn.pending, out...)
-	cn.s.outBytes.Add(int64(len(out)))
+	cn.addAnswers(int64(len(out)))
 	wake := !cn.scheduled
 	cn.scheduled = true
 	cn.wmu.Unlock()
@@ -236,11 +272,11 @@ func (cn *conn) release() {
 	cn.cancel()
 	cn.wmu.Lock()
 	cn.wclosed = true
-	pending := int64(len(cn.pending))
 	cn.pending = nil
 	cn.wmu.Unlock()
-	s.outBytes.Add(-pending - cn.outQueued)
+	cn.addAnswers(-cn.answers.Load()) // no answer is added once wclosed
 	cn.outQueued = 0
+	s.pool.drop(&cn.run)
 	s.giveData(cn.peer, cn.held)
 	cn.held = 0
 	if cn.paused.Swap(false) {

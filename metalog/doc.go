@@ -10,8 +10,11 @@
 //     one message, so it must fit in MaxMessageSize (an InstallSnapshot
 //     over it fails with an error saying so). Pipelining is not offered.
 //   - store: raft's LogStore and StableStore on a pebble database of its
-//     own (Dir/raft), WAL on, every write synced. Snapshots are raft's
-//     FileSnapshotStore in Dir/snapshots, two kept.
+//     own (Dir/raft), WAL on, every write synced. A write its disk fails
+//     (full, or failing) does not end the process as pebble asks: the
+//     store refuses every write from then on and tells OnFailure, whose
+//     node stops. Snapshots are raft's FileSnapshotStore in
+//     Dir/snapshots, two kept.
 //   - fsmAdapter: raft's FSM over the caller's FSM.
 //
 // # Proposals

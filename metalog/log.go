@@ -88,7 +88,7 @@ func Open(opts Options) (*Log, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("metalog: %w", err)
 	}
-	st, err := openStore(filepath.Join(opts.Dir, "raft"), opts.Logger)
+	st, err := openStore(filepath.Join(opts.Dir, "raft"), opts.Logger, opts.FS, opts.OnFailure)
 	if err != nil {
 		return nil, err
 	}

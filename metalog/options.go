@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/cqld/cqld/messaging"
 	"github.com/cqld/cqld/ring"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +43,13 @@ type Options struct {
 	// do). The node must stop: its cluster and the other are split. Nil
 	// only logs.
 	OnConflict func(error)
+	// OnFailure is called, once, when the log's store could not write to
+	// its disk (full, or failing): the store refuses every write from
+	// then on, so this node acknowledges no entry and grants no vote, and
+	// the node must stop until restarted. Nil only logs.
+	OnFailure func(error)
+	// FS does the store's file I/O; nil is the operating system's.
+	FS vfs.FS
 	// Logger receives the log's lines and raft's; nil discards.
 	Logger *slog.Logger
 	// Metrics registers the log's gauges (cqld_metalog_*); nil registers

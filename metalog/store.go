@@ -1,13 +1,18 @@
 package metalog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/raft"
+
+	"github.com/cqld/cqld/internal/pebblefatal"
 )
 
 // Keys of the store: log entries under logPrefix and the big-endian
@@ -23,9 +28,21 @@ const (
 // they return having reached the disk (a vote, a term, an entry it
 // acknowledges to the leader).
 //
+// A failed write to that disk (full, or failing) is one pebble cannot undo:
+// it calls its logger's Fatalf, expecting the process to end. The store
+// records the failure instead (fail), tells onFailure once, so that the
+// node stops as disk_failure_policy says (server/failstop.go), and refuses
+// every later write: the write that failed, which pebble would report
+// done, included. Raft then neither acknowledges an entry nor grants a
+// vote; NB: a failed write of raft's current term alone is not reported,
+// since raft panics on it, and without a vote or an entry written the term
+// changes nothing a restart would not redo.
+//
 // Safe for concurrent use.
 type store struct {
-	db *pebble.DB
+	db        *pebble.DB
+	failed    atomic.Pointer[error]
+	onFailure func(error)
 }
 
 var (
@@ -34,12 +51,40 @@ var (
 	_ raft.MonotonicLogStore = (*store)(nil)
 )
 
-func openStore(dir string, lg *slog.Logger) (*store, error) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{lg}})
+// openStore opens the store in dir on fs (vfs.Default when nil);
+// onFailure, when set, hears of the first failed write.
+func openStore(dir string, lg *slog.Logger, fs vfs.FS, onFailure func(error)) (*store, error) {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	s := &store{onFailure: onFailure}
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebbleLogger{l: lg, failed: s.fail}})
 	if err != nil {
 		return nil, fmt.Errorf("metalog: open log store %s: %w", dir, err)
 	}
-	return &store{db: db}, nil
+	s.db = db
+	return s, nil
+}
+
+// ErrStoreFailed is the error of every write to a log store after one
+// failed.
+var ErrStoreFailed = errors.New("metalog: the log store could not write to its disk; restart the node once the disk is fixed")
+
+// fail records a failed write: pebble calls it through Fatalf, with its
+// own locks held, so it only records and tells onFailure, once.
+func (s *store) fail(msg string) {
+	err := fmt.Errorf("%w: pebble: %s", ErrStoreFailed, msg)
+	if s.failed.CompareAndSwap(nil, &err) && s.onFailure != nil {
+		s.onFailure(err)
+	}
+}
+
+// err is the failure recorded, nil while there is none.
+func (s *store) err() error {
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 func (s *store) close() error {
@@ -148,8 +193,21 @@ func (s *store) StoreLogs(logs []*raft.Log) error {
 			return fmt.Errorf("metalog: write log entry %d: %w", l.Index, err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("metalog: write %d log entries: %w", len(logs), err)
+	return s.write(func() error { return b.Commit(pebble.Sync) }, "write %d log entries", len(logs))
+}
+
+// write runs one synced write, unless the store failed before it or
+// while it ran (pebble then reports it done).
+func (s *store) write(w func() error, what string, args ...any) error {
+	if err := s.err(); err != nil {
+		return fmt.Errorf("metalog: "+what+": %w", append(args, err)...)
+	}
+	err := w()
+	if err == nil {
+		err = s.err()
+	}
+	if err != nil {
+		return fmt.Errorf("metalog: "+what+": %w", append(args, err)...)
 	}
 	return nil
 }
@@ -163,19 +221,21 @@ func (s *store) DeleteRange(lo, hi uint64) error {
 	if hi == ^uint64(0) {
 		end = []byte{logPrefix + 1}
 	}
-	if err := s.db.DeleteRange(logKey(lo), end, pebble.Sync); err != nil {
-		return fmt.Errorf("metalog: delete log entries %d-%d: %w", lo, hi, err)
-	}
-	return nil
+	return s.write(func() error { return s.db.DeleteRange(logKey(lo), end, pebble.Sync) }, "delete log entries %d-%d", lo, hi)
 }
 
 // Set implements raft.StableStore.
 func (s *store) Set(key, val []byte) error {
-	if err := s.db.Set(stableKey(key), val, pebble.Sync); err != nil {
-		return fmt.Errorf("metalog: write %q: %w", key, err)
+	err := s.write(func() error { return s.db.Set(stableKey(key), val, pebble.Sync) }, "write %q", key)
+	if err != nil && errors.Is(err, ErrStoreFailed) && bytes.Equal(key, keyCurrentTerm) {
+		return nil // see store
 	}
-	return nil
+	return err
 }
+
+// keyCurrentTerm is raft's key for its current term, whose failed write
+// it panics on.
+var keyCurrentTerm = []byte("CurrentTerm")
 
 // Get implements raft.StableStore.
 func (s *store) Get(key []byte) ([]byte, error) {
@@ -207,8 +267,12 @@ func (s *store) GetUint64(key []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// pebbleLogger sends pebble's log lines to slog.
-type pebbleLogger struct{ l *slog.Logger }
+// pebbleLogger sends pebble's log lines to slog. A fatal message about a
+// write that failed goes to failed instead of ending the process (store).
+type pebbleLogger struct {
+	l      *slog.Logger
+	failed func(msg string)
+}
 
 func (p pebbleLogger) Infof(format string, args ...any) {
 	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
@@ -217,6 +281,12 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if p.failed != nil && (pebblefatal.IsCommitWrite(msg) || pebblefatal.IsManifestWrite(msg)) {
+		p.l.Error("pebble: the log store could not write: " + msg)
+		p.failed(msg)
+		return
+	}
+	p.l.Error("pebble: fatal: " + msg)
+	panic(msg)
 }

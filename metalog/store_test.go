@@ -3,16 +3,23 @@ package metalog
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/hashicorp/raft"
 )
 
 func TestStoreKeepsLogsAndValuesAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	s, err := openStore(dir, slog.New(slog.DiscardHandler))
+	s, err := openStore(dir, slog.New(slog.DiscardHandler), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +50,7 @@ func TestStoreKeepsLogsAndValuesAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err = openStore(dir, slog.New(slog.DiscardHandler))
+	s, err = openStore(dir, slog.New(slog.DiscardHandler), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,4 +100,62 @@ func mustIndexes(t *testing.T, s *store) (uint64, uint64) {
 		t.Fatal(err)
 	}
 	return first, last
+}
+
+// A store whose disk fills up does not end the process, as pebble's
+// Fatalf would: the write that failed and every later one return
+// ErrStoreFailed, and onFailure hears of it once (the node then stops
+// under disk_failure_policy). The current term alone is not refused:
+// raft panics on that.
+func TestStoreFullDiskFailsWrites(t *testing.T) {
+	var full atomic.Bool
+	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if full.Load() && op.Kind.ReadOrWrite() == errorfs.OpIsWrite {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.ENOSPC}
+		}
+		return nil
+	}))
+	var failures []error
+	var mu sync.Mutex
+	s, err := openStore("raft", slog.New(slog.DiscardHandler), fs, func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, err)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(i uint64) *raft.Log {
+		return &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: []byte{byte(i)}}
+	}
+	if err := s.StoreLog(entry(1)); err != nil {
+		t.Fatal(err)
+	}
+
+	full.Store(true)
+	if err := s.StoreLog(entry(2)); !errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("StoreLog on a full disk = %v, want ErrStoreFailed", err)
+	}
+	full.Store(false) // refused still: pebble cannot go on after a failed commit
+	if err := s.StoreLog(entry(3)); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("StoreLog after the failure = %v, want ErrStoreFailed", err)
+	}
+	if err := s.Set([]byte("LastVoteCand"), []byte("c")); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("Set after the failure = %v, want ErrStoreFailed", err)
+	}
+	if err := s.DeleteRange(1, 1); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("DeleteRange after the failure = %v, want ErrStoreFailed", err)
+	}
+	if err := s.SetUint64(keyCurrentTerm, 2); err != nil {
+		t.Errorf("SetUint64(CurrentTerm) after the failure = %v, want nil", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) != 1 || !errors.Is(failures[0], ErrStoreFailed) || !strings.Contains(failures[0].Error(), "no space left") {
+		t.Errorf("onFailure heard %v, want one ErrStoreFailed about the full disk", failures)
+	}
+	var got raft.Log
+	if err := s.GetLog(1, &got); err != nil || got.Index != 1 {
+		t.Errorf("GetLog(1) after the failure = %+v, %v", got, err)
+	}
 }

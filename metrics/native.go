@@ -38,6 +38,9 @@ type Native struct {
 	RequestData  prometheus.Gauge
 	ResponseData prometheus.Gauge
 	Paused       prometheus.Gauge
+	// Held is the connections whose requests wait, read and not yet
+	// run, until their answers drain; sampled with the three above.
+	Held prometheus.Gauge
 	// AcceptErrors counts failed accept calls (EMFILE and the like), after
 	// each of which the server backs off and tries again.
 	AcceptErrors prometheus.Counter
@@ -115,6 +118,10 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "connections_paused",
 			Help: "Client connections not read from until the answers queued for them drain.",
 		}),
+		Held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "connections_held",
+			Help: "Client connections whose requests, read and not yet run, wait for the answers queued for them to drain.",
+		}),
 		AcceptErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "accept_errors_total",
 			Help: "Failed accepts of client connections (such as EMFILE); the server backs off and retries.",
@@ -126,6 +133,6 @@ func NewNative(reg prometheus.Registerer) *Native {
 	}
 	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
 		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors, m.Closed, m.Refused, m.AcceptErrors,
-		m.RequestData, m.ResponseData, m.Paused)
+		m.RequestData, m.ResponseData, m.Paused, m.Held)
 	return m
 }

@@ -95,32 +95,62 @@ func (l *Local) Apply(ctx context.Context, m *mutation.Mutation, check func() er
 		return err
 	}
 	start := l.start()
-	if m.HasCounters() {
+	counters := m.HasCounters()
+	if counters {
 		defer l.locks.lockPartitions(m)()
 		if err := l.addCounters(ctx, m); err != nil {
 			return err
 		}
 	}
 	ids := l.tablesOf(m)
-	if tracing.FromContext(ctx) == nil {
-		err := l.apply(m, check)
-		if err == nil {
-			l.wrote(ids, start)
-		}
-		return err
+	traced := tracing.FromContext(ctx) != nil
+	if traced {
+		tracing.Trace(ctx, "Appending to commitlog")
 	}
-	tracing.Trace(ctx, "Appending to commitlog")
-	if err := l.apply(m, check); err != nil {
+	var err error
+	if counters {
+		err = l.apply(m, check)
+	} else {
+		err = l.applyWithin(ctx, m, check)
+	}
+	if err != nil {
 		return err
 	}
 	l.wrote(ids, start)
-	if l.engine.ApplyWaits() {
-		tracing.Trace(ctx, "Commit log synced")
-	}
-	for _, u := range m.Updates {
-		tracing.Tracef(ctx, "Adding to %s memtable", u.Table.Def.Name)
+	if traced {
+		if l.engine.ApplyWaits() {
+			tracing.Trace(ctx, "Commit log synced")
+		}
+		for _, u := range m.Updates {
+			tracing.Tracef(ctx, "Adding to %s memtable", u.Table.Def.Name)
+		}
 	}
 	return nil
+}
+
+// applyWithin is apply for a write that waits for its commit log sync no
+// longer than ctx allows (the coordinator answers WRITE_TIMEOUT, as
+// Cassandra's does for a replica that did not answer in time); the write
+// goes on and lands once the sync is done.
+func (l *Local) applyWithin(ctx context.Context, m *mutation.Mutation, check func() error) error {
+	if ctx.Done() == nil || !l.engine.ApplyWaits() {
+		return l.apply(m, check)
+	}
+	sm, err := l.batch(m)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	pending, err := l.engine.ApplyAsync(sm, check, func(err error) { done <- err })
+	if !pending {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (l *Local) apply(m *mutation.Mutation, check func() error) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 
 	"github.com/cqld/cqld/commitlog"
+	"github.com/cqld/cqld/internal/pebblefatal"
 )
 
 // EngineOptions configures an Engine.
@@ -673,7 +674,7 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if p.manifestFailed != nil && isManifestFailure(msg) {
+	if p.manifestFailed != nil && pebblefatal.IsManifestWrite(msg) {
 		p.manifestFailed(msg)
 		return
 	}

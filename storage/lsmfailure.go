@@ -1,9 +1,6 @@
 package storage
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // Pebble cannot undo a change to its LSM whose MANIFEST record failed to
 // be written: it calls its logger's Fatalf and expects the process to end.
@@ -19,27 +16,6 @@ import (
 // OnDiskFailure hears of it once. A restart recovers as from a crash:
 // pebble rebuilds its MANIFEST, and the commit log, which no flush after
 // the failure released, replays what the memtables held.
-
-// manifestIOFailures prefix pebble's fatal messages about writing its
-// MANIFEST; every other fatal message is an invariant broken, and ends the
-// process as pebble asks.
-var manifestIOFailures = []string{
-	"MANIFEST create failed",
-	"MANIFEST next record write failed",
-	"MANIFEST write failed",
-	"MANIFEST flush failed",
-	"MANIFEST sync failed",
-	"MANIFEST set current failed",
-}
-
-func isManifestFailure(msg string) bool {
-	for _, p := range manifestIOFailures {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}
 
 // lsmFailed records a MANIFEST failure. Pebble calls it (through Fatalf)
 // with its own mutex held, so it only records and signals.

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 
 	"github.com/cqld/cqld/config"
+	"github.com/cqld/cqld/server"
 )
 
 // Every request runs within its kind's deadline (read_request_timeout,
@@ -15,8 +17,9 @@ import (
 // or WRITE_TIMEOUT past it, with Cassandra's fields. The deadlines here
 // are a nanosecond, so each request is past its own before it reads or
 // writes anything; the other kinds' defaults keep the setup working. (The
-// requests answered on the event loop, point reads and blind writes, take
-// no deadline: they cannot wait on anything but an fsync.)
+// point reads answered on the event loop wait on nothing and take no
+// deadline; a blind write there waits only for an fsync:
+// TestWriteDeadlineUnderStalledSync.)
 func TestRequestDeadlines(t *testing.T) {
 	setup := testConfig(t, t.TempDir())
 	node, err := startStoppable(t, setup)
@@ -78,5 +81,57 @@ func TestRequestDeadlines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A write waiting for a commit log sync that does not come answers
+// WRITE_TIMEOUT at write_request_timeout, whether the event loop took it
+// (a prepared blind write) or a worker (the same write as a QUERY): here
+// every sync stalls for longer than the test waits.
+func TestWriteDeadlineUnderStalledSync(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.CommitlogSync = "batch"
+	cfg.WriteRequestTimeout = config.Duration{Duration: 300 * time.Millisecond}
+	fs := newSlowFS(nil, 0)
+	node := startNodeWith(t, cfg, server.Options{FS: fs})
+	s := connect(t, node.Addr())
+	defer s.Close()
+	mustExec(t, s, `CREATE KEYSPACE dl WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
+	mustExec(t, s, `CREATE TABLE dl.t (k int PRIMARY KEY, v text)`)
+	insert := `INSERT INTO dl.t (k, v) VALUES (?, ?)`
+	mustExec(t, s, insert, 0, "prepared before the stall")
+	w := dial(t, node.Addr())
+	w.handshake()
+
+	fs.stall.Store(int64(2 * time.Second))
+	inline := metricValue(t, node.Registry, "cqld_native_inline_requests_total", nil)
+	err := s.Query(insert, 1, "inline").Exec()
+	var wt *gocql.RequestErrWriteTimeout
+	if !errors.As(err, &wt) || wt.WriteType != "SIMPLE" || wt.BlockFor != 1 || wt.Received != 0 {
+		t.Errorf("inline write under a stalled sync: %v, want WRITE_TIMEOUT", err)
+	}
+	if got := metricValue(t, node.Registry, "cqld_native_inline_requests_total", nil); got != inline+1 {
+		t.Errorf("%v writes taken inline, want 1", got-inline)
+	}
+	w.send(4, 2, primitive.OpCodeQuery, queryBody(`INSERT INTO dl.t (k, v) VALUES (2, 'worker')`))
+	if r := w.mustRead(); r.stream != 2 {
+		t.Errorf("answer on stream %d", r.stream)
+	} else if code, msg := r.errorCode(); code != primitive.ErrorCodeWriteTimeout {
+		t.Errorf("worker write under a stalled sync: %s, want WRITE_TIMEOUT", fmtReply(r))
+	} else {
+		t.Logf("WRITE_TIMEOUT %q", msg)
+	}
+
+	// The writes land once the syncs come.
+	fs.stall.Store(0)
+	for k, want := range map[int]string{1: "inline", 2: "worker"} {
+		var v string
+		deadline := time.Now().Add(10 * time.Second)
+		for s.Query(`SELECT v FROM dl.t WHERE k = ?`, k).Scan(&v) != nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if v != want {
+			t.Errorf("k=%d: %q after the stall, want %q", k, v, want)
+		}
 	}
 }

@@ -31,7 +31,10 @@
 //   - Durability: SIGKILL of a cqld process at random moments under every
 //     durable sync mode (killcycle_test.go), restarts, a corrupt commit log
 //     (replaycorrupt_test.go), a graceful stop with requests in flight
-//     (process_test.go).
+//     (process_test.go), and no answer to a durable write written to its
+//     socket before the fsync covering it returned, in each waiting mode
+//     (durable_order_test.go: kernel receive stamps against a slow disk's
+//     sync log).
 //   - Benchmarks (bench_*_test.go, with slowfs_test.go's simulated slow
 //     disk); their figures and commands are in docs/benchmarks/.
 //

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -10,11 +11,12 @@ import (
 // out sleeps lat in Sync, SyncData and SyncTo before delegating, or, with
 // skip, instead of delegating (the sync then costs only the sleep).
 // Everything else, reads and writes included, goes straight to the wrapped
-// FS.
+// FS. stall, in nanoseconds, is more latency, changeable while it runs.
 type slowFS struct {
 	vfs.FS
-	lat  time.Duration
-	skip bool
+	lat   time.Duration
+	skip  bool
+	stall atomic.Int64
 }
 
 // newSlowFS wraps fs (vfs.Default when nil) so every fsync takes lat more.
@@ -29,7 +31,7 @@ func (s *slowFS) wrap(f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return f, err
 	}
-	return &slowFile{File: f, lat: s.lat, skip: s.skip}, nil
+	return &slowFile{File: f, lat: s.lat, skip: s.skip, stall: &s.stall}, nil
 }
 
 func (s *slowFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -59,8 +61,9 @@ func (s *slowFS) Unwrap() vfs.FS { return s.FS }
 // skip; the embedded File supplies every other method.
 type slowFile struct {
 	vfs.File
-	lat  time.Duration
-	skip bool
+	lat   time.Duration
+	skip  bool
+	stall *atomic.Int64
 }
 
 func (f *slowFile) Sync() error {
@@ -87,8 +90,8 @@ func (f *slowFile) SyncTo(length int64) (bool, error) {
 // wait sleeps the added latency and says whether the sync itself is
 // skipped.
 func (f *slowFile) wait() (skip bool) {
-	if f.lat > 0 {
-		time.Sleep(f.lat)
+	if lat := f.lat + time.Duration(f.stall.Load()); lat > 0 {
+		time.Sleep(lat)
 	}
 	return f.skip
 }

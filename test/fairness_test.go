@@ -1,0 +1,199 @@
+package test
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	runtimemetrics "runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/gocql/gocql"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// A greedy connection with a thousand requests queued does not make a
+// well-behaved client wait for them: the workers take the connections in
+// turn. Checked on counts: how many of the greedy connection's answers
+// arrive while the good client's one request is served.
+func TestFairSchedulingGreedyConnection(t *testing.T) {
+	const (
+		greedy = 1000
+		rows   = 300
+		queued = 800
+	)
+	cfg := testConfig(t, t.TempDir())
+	cfg.NativeTransportMaxThreads = 2
+	node := startNode(t, cfg)
+	s := connect(t, node.Addr())
+	defer s.Close()
+	fillFairnessTable(t, s, rows, 16)
+
+	g := dial(t, node.Addr())
+	g.handshake()
+	var burst []byte
+	for i := range greedy {
+		burst = append(burst, frameBytes(4, 0, int16(10+i), primitive.OpCodeQuery, queryBody(`SELECT count(*) FROM fair.t WHERE k = 0`))...)
+	}
+	var answered atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		for range greedy {
+			r, err := g.read()
+			if err == nil && r.op != primitive.OpCodeResult {
+				err = fmt.Errorf("greedy answer: %s", fmtReply(r))
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+			answered.Add(1)
+		}
+		done <- nil
+	}()
+	g.write(burst)
+	waitMetric(t, node.Registry, "cqld_native_worker_queue_depth", func(v float64) bool { return v >= queued })
+
+	before := answered.Load()
+	var n int
+	if err := s.Query(`SELECT count(*) FROM fair.t WHERE k = 0`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	during := answered.Load() - before
+	t.Logf("the good request was answered while the greedy connection got %d answers, with %d+ of its requests queued", during, queued)
+	if n != rows {
+		t.Errorf("count(*) = %d, want %d", n, rows)
+	}
+	// In turn, about one greedy request per worker runs before the good
+	// one (and a few while its answer travels); first in, first out, all
+	// those queued would.
+	if during >= queued/2 {
+		t.Errorf("%d greedy answers came while the good request waited, of the %d+ queued before it", during, queued)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A connection that pipelines reads of large rows and never reads the
+// answers makes the node run only as many as fill its send queue
+// (native_transport_send_queue_capacity), plus those already running:
+// the node's heap stays within that, not the answers to every request.
+func TestUnreadLargeAnswersBounded(t *testing.T) {
+	const (
+		requests = 2000
+		value    = 100 << 10
+		workers  = 8
+	)
+	cfg := testConfig(t, t.TempDir())
+	cfg.NativeTransportMaxThreads = workers
+	node := startNode(t, cfg)
+	s := connect(t, node.Addr())
+	defer s.Close()
+	for _, q := range []string{
+		`CREATE KEYSPACE fair WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE fair.big (k int PRIMARY KEY, v text)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Query(`INSERT INTO fair.big (k, v) VALUES (0, ?)`, strings.Repeat("x", value)).Exec(); err != nil {
+		t.Fatal(err)
+	}
+
+	before := liveHeap()
+	g := dial(t, node.Addr())
+	g.handshake()
+	// Linux grows a loopback receive buffer to tens of MiB: keep it small,
+	// so the kernel takes little of what the connection does not read.
+	if err := g.c.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	var burst []byte
+	for i := range requests {
+		burst = append(burst, frameBytes(4, 0, int16(10+i), primitive.OpCodeQuery, queryBody(`SELECT v FROM fair.big WHERE k = 0`))...)
+	}
+	// Answered in full, the node would hold requests*value = 200MB.
+	g.write(burst)
+	// Until its requests wait (or, were they not held back, many answers
+	// did) and nothing runs. The held and answer gauges are sampled every
+	// few milliseconds, the others live.
+	waitMetric(t, node.Registry, "cqld_native_connections_held", func(held float64) bool {
+		return (held == 1 || metricValue(t, node.Registry, "cqld_native_response_data_bytes", nil) > 8<<20) &&
+			metricValue(t, node.Registry, "cqld_native_requests_in_flight", nil) == metricValue(t, node.Registry, "cqld_native_worker_queue_depth", nil)
+	})
+	if v := metricValue(t, node.Registry, "cqld_native_connections_held", nil); v != 1 {
+		t.Errorf("cqld_native_connections_held = %v, want 1", v)
+	}
+	grown := liveHeap() - before
+	queuedAnswers := metricValue(t, node.Registry, "cqld_native_response_data_bytes", nil)
+	t.Logf("heap grew %d KiB; %.0f KiB of answers held", grown>>10, queuedAnswers/1024)
+	// The send queue (1MiB) and the answers of the requests running when
+	// it filled, one per worker; gnet's buffers may double.
+	if bound := int64(cfg.NativeTransportSendQueueCapacity) + workers*(value+1024); queuedAnswers > float64(bound) {
+		t.Errorf("%.0f bytes of answers held, bound %d", queuedAnswers, bound)
+	}
+	if grown > 32<<20 {
+		t.Errorf("heap grew %d MiB with a connection not reading its answers", grown>>20)
+	}
+
+	// The node serves others meanwhile, and lets go once the greedy
+	// connection closes.
+	var v string
+	if err := s.Query(`SELECT v FROM fair.big WHERE k = 0`).Scan(&v); err != nil || len(v) != value {
+		t.Fatalf("read beside the greedy connection: %d bytes, %v", len(v), err)
+	}
+	g.c.Close()
+	waitMetric(t, node.Registry, "cqld_native_response_data_bytes", func(v float64) bool { return v == 0 })
+	waitMetric(t, node.Registry, "cqld_native_connections_held", func(v float64) bool { return v == 0 })
+}
+
+// fillFairnessTable makes fair.t with rows rows of size bytes in
+// partition 0.
+func fillFairnessTable(t *testing.T, s *gocql.Session, rows, size int) {
+	t.Helper()
+	for _, q := range []string{
+		`CREATE KEYSPACE fair WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE fair.t (k int, c int, v text, PRIMARY KEY (k, c))`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := strings.Repeat("v", size)
+	for c := 0; c < rows; c += 100 {
+		b := s.NewBatch(gocql.UnloggedBatch)
+		for i := c; i < min(c+100, rows); i++ {
+			b.Query(`INSERT INTO fair.t (k, c, v) VALUES (0, ?, ?)`, i, v)
+		}
+		if err := s.ExecuteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitMetric polls a gauge every millisecond, for up to 10 s, until ok.
+func waitMetric(t *testing.T, g prometheus.Gatherer, name string, ok func(float64) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for v := metricValue(t, g, name, nil); !ok(v); v = metricValue(t, g, name, nil) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %v after 10s", name, v)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// liveHeap is the Go heap in use after two collections (the first moves
+// sync.Pool contents to their victim caches, the second frees them).
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	s := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	runtimemetrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
