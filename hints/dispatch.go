@@ -58,7 +58,7 @@ func (s *Store) dispatchRound(ctx context.Context) time.Duration {
 			if !ok {
 				continue
 			}
-			if err := s.dispatchFile(ctx, t, f); err != nil {
+			if err := s.dispatchFile(ctx, t, f, s.opts.Deliver); err != nil {
 				if ctx.Err() != nil {
 					return next
 				}
@@ -77,13 +77,13 @@ func (s *Store) dispatchRound(ctx context.Context) time.Duration {
 	}
 }
 
-// dispatchFile delivers f's hints from t.offset on, in order, several in
-// flight (window). It returns nil once the file is done (every hint
+// dispatchFile delivers f's hints from t.offset on through deliver, in
+// order, several in flight (window). It returns nil once the file is done (every hint
 // acknowledged or dropped, or the file quarantined) and gone, or the error
 // that stopped it, t.offset then at the first hint not delivered and
 // t.acked holding the hints after it that were. REQUIRES: s.dispatchMu
 // held, f = t.files[0].
-func (s *Store) dispatchFile(ctx context.Context, t *target, f hintsFile) error {
+func (s *Store) dispatchFile(ctx context.Context, t *target, f hintsFile, deliver Deliver) error {
 	path := s.path(f.name)
 	r, err := openReader(s.fs, path)
 	if err != nil {
@@ -101,7 +101,7 @@ func (s *Store) dispatchFile(ctx context.Context, t *target, f hintsFile) error 
 		s.quarantine(t, f, 0, fmt.Errorf("the file header names host %s", h.target))
 		return nil
 	}
-	win := newWindow(ctx, s, t.id)
+	win := newWindow(ctx, s, t.id, deliver)
 	off, bad, stopErr := s.sendFile(ctx, t, r, win)
 	failedAt, failErr, failed, acked := win.wait()
 

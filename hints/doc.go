@@ -113,6 +113,17 @@
 // hint that failed and skips the ones after it that were acknowledged (at
 // most a window of them, remembered in memory).
 //
+// # Transfer
+//
+// A node that decommissions hands its hints over before it leaves, as
+// Cassandra's HintsService.transferHints: Transfer closes each target's
+// file being written and sends every hint, whether its target is up or
+// not, through a Deliver the caller gives (the node's sends each to one
+// live node, which applies it if it is the target and otherwise keeps it
+// in its own store as a hint for the target, with its write time). It
+// reads, ages, paces and resumes as dispatch does, holding the dispatcher
+// off meanwhile; what it delivered is removed.
+//
 // hinted_handoff_enabled is the caller's: a node with it off does not call
 // Write (and need not open a Store); hints already on disk are still
 // delivered by a store that is open.

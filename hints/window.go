@@ -15,6 +15,7 @@ type window struct {
 	ctx      context.Context
 	s        *Store
 	target   ring.HostID
+	deliver  Deliver
 	maxCount int
 	maxBytes int
 
@@ -29,8 +30,8 @@ type window struct {
 	wg        sync.WaitGroup
 }
 
-func newWindow(ctx context.Context, s *Store, target ring.HostID) *window {
-	w := &window{ctx: ctx, s: s, target: target, maxCount: s.opts.MaxInFlight, maxBytes: s.opts.MaxInFlightBytes}
+func newWindow(ctx context.Context, s *Store, target ring.HostID, deliver Deliver) *window {
+	w := &window{ctx: ctx, s: s, target: target, deliver: deliver, maxCount: s.opts.MaxInFlight, maxBytes: s.opts.MaxInFlightBytes}
 	w.cond.L = &w.mu
 	return w
 }
@@ -55,7 +56,7 @@ func (w *window) send(off int64, created time.Time, m []byte) bool {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		err := w.s.opts.Deliver(w.ctx, w.target, created, m)
+		err := w.deliver(w.ctx, w.target, created, m)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.count--

@@ -42,6 +42,10 @@ const (
 	// VerbTopology asks a node about its view of the cluster's topology
 	// (which metadata log entry it has applied), for topology changes.
 	VerbTopology Verb = 16
+	// VerbHintTransfer hands a hint for another node over to its receiver,
+	// which applies it if it is that node and otherwise keeps it as a hint
+	// for it: a decommissioning node's hints (Cassandra's transferHints).
+	VerbHintTransfer Verb = 17
 )
 
 var verbNames = [...]string{
@@ -61,6 +65,7 @@ var verbNames = [...]string{
 	VerbMetadata:        "METADATA",
 	VerbStream:          "STREAM",
 	VerbTopology:        "TOPOLOGY",
+	VerbHintTransfer:    "HINT_TRANSFER",
 }
 
 // String returns the verb's name, or VERB_<id> for an id this build does

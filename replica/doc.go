@@ -34,6 +34,10 @@
 // (VerbHint, ApplyHint), and the replica leaves out the updates of the
 // tables it truncated since (storage.Engine.TruncatedAt), as Cassandra's
 // hints do: a write made before a TRUNCATE does not come back after it.
+// A decommissioning node hands its hints over to another node
+// (VerbHintTransfer, TransferHint, ServeHintTransfer), which applies those
+// for itself the same way and keeps the others in its own hints, write
+// time and all, as Cassandra's HintVerbHandler.
 //
 // The writes that read first run on the replica, where the data is, under
 // the replica's lock of the partition (locks.go): a counter update carries

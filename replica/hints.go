@@ -43,10 +43,22 @@ const hintHeaderLen = 8
 // replica, which applies it as any mutation except for the tables
 // truncated there since created, and returns once it is durable there.
 func (r *Remote) ApplyHint(ctx context.Context, created time.Time, hint []byte) error {
-	b := make([]byte, hintHeaderLen, hintHeaderLen+len(hint))
-	binary.BigEndian.PutUint64(b, uint64(created.UnixMicro()))
+	b := appendHintHeader(make([]byte, 0, hintHeaderLen+len(hint)), created)
 	_, err := r.request(ctx, messaging.VerbHint, append(b, hint...))
 	return err
+}
+
+func appendHintHeader(dst []byte, created time.Time) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(created.UnixMicro()))
+}
+
+// decodeHintHeader splits a VerbHint message into the hint's write time
+// and the mutation (a slice of b).
+func decodeHintHeader(b []byte) (created time.Time, hint []byte, err error) {
+	if len(b) < hintHeaderLen {
+		return created, nil, fmt.Errorf("%w: hint of %d bytes", ErrBadMessage, len(b))
+	}
+	return time.UnixMicro(int64(binary.BigEndian.Uint64(b))), b[hintHeaderLen:], nil
 }
 
 // ApplyHint applies a hint written at created: m without the updates of
@@ -81,11 +93,11 @@ func truncatedSince(e *storage.Engine, t *storage.Table, created time.Time) bool
 
 // hint serves VerbHint: a hint's header, then the mutation.
 func (s *Server) hint(ctx context.Context, b []byte) ([]byte, error) {
-	if len(b) < hintHeaderLen {
-		return nil, fmt.Errorf("%w: hint of %d bytes", ErrBadMessage, len(b))
+	created, hint, err := decodeHintHeader(b)
+	if err != nil {
+		return nil, err
 	}
-	created := time.UnixMicro(int64(binary.BigEndian.Uint64(b)))
-	m, err := s.decode(b[hintHeaderLen:])
+	m, err := s.decode(hint)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@
 // streams every table's ranges that gain a replica (ring.Movements,
 // replica.Stream: two streams at a time, each from its preferred live
 // source, resumed from the next source where one failed), and then
-// records the outcome. A decommissioned node closes Decommissioned; the
-// command shuts it down.
+// records the outcome. A decommissioning node hands its hints over to a
+// live NORMAL node before it leaves (hinthandover.go), or fails. A
+// decommissioned node closes Decommissioned; the command shuts it down.
 package server

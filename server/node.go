@@ -279,6 +279,11 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	}
 	n.coordRef.Store(coord)
 	n.replicas = replica.Serve(n.cluster.Transport(), n.members.local, coord.TableByID, n.tracer)
+	var sink replica.HintSink
+	if n.hints != nil {
+		sink = hintSink{store: n.hints, members: n.members}
+	}
+	n.replicas.ServeHintTransfer(n.cluster.Transport(), n.members.self, sink, log)
 	n.startBatchlog(coord.TableByID)
 	if err := n.cluster.StartGossip(); err != nil {
 		n.closeCluster()

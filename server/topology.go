@@ -208,8 +208,9 @@ func (c *changes) bootstrap(ctx context.Context) (err error) {
 }
 
 // decommission streams every range this node replicates to the nodes that
-// replicate it once it is gone, then takes it out of the ring, the
-// metadata log and gossip. force skips the replication factor check.
+// replicate it once it is gone, hands its hints over to another node,
+// then takes it out of the ring, the metadata log and gossip. force skips
+// the replication factor check.
 func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 	if err := c.claim(&opError{class: "IllegalStateException", msg: "Node is still decommissioning. Check nodetool netstats."}); err != nil {
 		return err
@@ -262,6 +263,9 @@ func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 		return restore(err)
 	}
 	if err := c.stream(ctx, tasks); err != nil {
+		return restore(err)
+	}
+	if err := c.transferHints(ctx); err != nil {
 		return restore(err)
 	}
 	if err := c.removeMember(ctx, self.HostID); err != nil {
