@@ -8,6 +8,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
+	"github.com/cqld/cqld/ring"
 )
 
 // quorumGrace is how long a change waits for a majority of the metadata
@@ -21,6 +22,19 @@ const quorumGrace = 2 * time.Second
 // out its whole timeout. Before gossip starts it has nothing to go by and
 // returns nil. what names the change for the message.
 func (n *Node) checkQuorum(ctx context.Context, what string) error {
+	return n.checkQuorumWithout(ctx, what, ring.HostID{})
+}
+
+// CheckLeaveQuorum is checkQuorum for the log without leaving, the member
+// about to leave it: its removal is committed by a majority of the
+// members left, so a decommission with too few of them up is refused
+// before it starts rather than left LEAVING when the removal cannot
+// commit.
+func (n *Node) CheckLeaveQuorum(ctx context.Context, leaving ring.HostID, what string) error {
+	return n.checkQuorumWithout(ctx, what, leaving)
+}
+
+func (n *Node) checkQuorumWithout(ctx context.Context, what string, without ring.HostID) error {
 	if n.gossip.Load() == nil {
 		return nil
 	}
@@ -32,7 +46,7 @@ func (n *Node) checkQuorum(ctx context.Context, what string) error {
 		}
 		voters, up := 0, 0
 		for _, m := range ms {
-			if !m.Voter {
+			if !m.Voter || m.HostID == without {
 				continue
 			}
 			voters++

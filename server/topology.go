@@ -234,6 +234,9 @@ func (c *changes) decommission(ctx context.Context, force bool) (err error) {
 			}
 		}
 	}
+	if err := c.node.CheckLeaveQuorum(ctx, self.HostID, "decommission this node"); err != nil {
+		return err
+	}
 	c.started("decommission")
 	c.log.Info("decommissioning: this node is LEAVING and streams its ranges to their new replicas")
 	index := c.node.Applied()

@@ -55,4 +55,12 @@ func TestClusterTwoNodesOneDown(t *testing.T) {
 	if out, err := tc.nodetoolRun(0, "removenode", gone.String()); err == nil || !strings.Contains(out, "a cluster of two nodes changes nothing while one is down") {
 		t.Errorf("removenode of the dead node of two: %v\n%s", err, out)
 	}
+	// Leaving would need the dead node to commit the removal: refused
+	// before the node becomes LEAVING, not left LEAVING after.
+	if out, err := tc.nodetoolRun(0, "decommission", "--force"); err == nil || !strings.Contains(out, "Cannot decommission this node: 0 of the 1 members") {
+		t.Errorf("decommission of the live node of two: %v\n%s", err, out)
+	}
+	if err := s.Query(`SELECT * FROM two.t WHERE k = 1`).Exec(); err != nil {
+		t.Errorf("read at ONE after the refused decommission: %v", err)
+	}
 }
