@@ -158,6 +158,10 @@ type Config struct {
 	// NativeTransportMaxQueuedRequests (cqld's own) is how many requests the
 	// node holds, queued or running, before it answers OVERLOADED.
 	NativeTransportMaxQueuedRequests int `yaml:"native_transport_max_queued_requests"`
+	// NativeTransportMaxRunningRequestsPerConnection (cqld's own) is how
+	// many requests of one connection the workers run at once; 0 means
+	// half of NativeTransportMaxThreads.
+	NativeTransportMaxRunningRequestsPerConnection int `yaml:"native_transport_max_running_requests_per_connection"`
 	// NativeTransportEventLoops (cqld's own) is the number of network event
 	// loops; 0 means half the CPUs (at least one).
 	NativeTransportEventLoops int `yaml:"native_transport_event_loops"`
@@ -546,6 +550,7 @@ func keys() []key {
 		{name: "native_transport_max_threads", usage: "request worker pool size", field: func(c *Config) any { return &c.NativeTransportMaxThreads }},
 		{name: "native_transport_max_requests_per_connection", usage: "requests in flight on one connection before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxRequestsPerConnection }},
 		{name: "native_transport_max_queued_requests", usage: "requests queued or running on the node before OVERLOADED", field: func(c *Config) any { return &c.NativeTransportMaxQueuedRequests }},
+		{name: "native_transport_max_running_requests_per_connection", usage: "requests of one connection the workers run at once; 0 is half of native_transport_max_threads", field: func(c *Config) any { return &c.NativeTransportMaxRunningRequestsPerConnection }},
 		{name: "native_transport_event_loops", usage: "network event loops (0: half the CPUs, at least one)", field: func(c *Config) any { return &c.NativeTransportEventLoops }},
 		{name: "native_transport_idle_timeout", usage: "close connections idle this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportIdleTimeout }},
 		{name: "native_transport_max_concurrent_connections", usage: "client connections open at once (-1: no cap)", field: func(c *Config) any { return &c.NativeTransportMaxConcurrentConnections }},
@@ -1163,6 +1168,9 @@ func (c *Config) problems() []*keyError {
 	atLeastOne("native_transport_max_threads", c.NativeTransportMaxThreads)
 	atLeastOne("native_transport_max_requests_per_connection", c.NativeTransportMaxRequestsPerConnection)
 	atLeastOne("native_transport_max_queued_requests", c.NativeTransportMaxQueuedRequests)
+	if c.NativeTransportMaxRunningRequestsPerConnection < 0 {
+		bad("native_transport_max_running_requests_per_connection", "%d is negative", c.NativeTransportMaxRunningRequestsPerConnection)
+	}
 	if c.NativeTransportEventLoops < 0 {
 		bad("native_transport_event_loops", "%d is negative", c.NativeTransportEventLoops)
 	}

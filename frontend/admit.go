@@ -14,7 +14,9 @@ import (
 // tops out at half the budget; when others arrive, each is below its
 // share and gets in, while the greedy one gets OVERLOADED until it is
 // back under its own, so k greedy connections together leave room for
-// more.
+// more. Requests waiting on a connection whose answers are backed up
+// (pool.heldTasks) count against their connection's bound only: they wait
+// on their own client, not on the node.
 
 // admitRequest returns the OVERLOADED answer for a request cn may not start
 // now, or nil.
@@ -29,7 +31,7 @@ func (s *Server) admitRequest(cn *conn) message.Message {
 		return &message.Overloaded{ErrorMessage: fmt.Sprintf(
 			"Server is in overloaded state. Cannot accept more requests on this connection (limit %d)", s.opts.MaxRequestsPerConn)}
 	}
-	total, limit := s.inflight.Load(), int64(s.opts.MaxQueued)
+	total, limit := s.inflight.Load()-s.pool.heldTasks.Load(), int64(s.opts.MaxQueued)
 	if total >= limit {
 		s.m.Overloaded.WithLabelValues("server").Inc()
 		return &message.Overloaded{ErrorMessage: "Server is in overloaded state. Cannot accept more requests at this point"}

@@ -18,7 +18,8 @@
 // The worker pool (pool.go) keeps a queue per connection and takes the
 // connections in turn, one request each, so a request on a quiet
 // connection waits for at most one request of each busy connection, not
-// for everything a greedy one has queued.
+// for everything a greedy one has queued, and runs at most
+// MaxRunningPerConn of one connection's requests at once.
 //
 // Answering inline saves two goroutine hand-offs and a wake-up of the event
 // loop per request, which on a busy node cost more than a point read or a
@@ -81,13 +82,19 @@
 //     they drain; once the part its socket did not take backs up too, it
 //     is paused: its frames stay unread in the inbound buffer. So a
 //     connection holds at most SendQueueCapacity of answers plus those of
-//     its requests already running, each within MaxFrameSize. gnet cannot
+//     its requests already running (at most MaxRunningPerConn), each
+//     within MaxFrameSize. gnet cannot
 //     stop reading a socket, so a paused connection that keeps sending
 //     past ReceiveQueueCapacity is closed.
 //   - Requests in flight: past MaxRequestsPerConn on one connection,
 //     MaxQueued in the server, or a connection's fair share of MaxQueued
 //     once half of it is used, a request gets OVERLOADED on its stream.
-//     The event loop never waits for a worker.
+//     The requests waiting on a connection whose answers are backed up
+//     count against its MaxRequestsPerConn only, not the server's, so
+//     clients that never read cannot get another's request OVERLOADED;
+//     their bytes stay within the request data bounds. The workers run at
+//     most MaxRunningPerConn of one connection's requests at once. The
+//     event loop never waits for a worker.
 //   - Time: STARTUP must come within HandshakeTimeout, a frame begun must
 //     finish within FrameTimeout, and a connection with nothing in flight
 //     that has sent no whole frame (and been sent no answer) for

@@ -16,11 +16,23 @@ import (
 // queued waits for at most one request of each connection ahead of it,
 // however many those have queued.
 //
+// A connection runs at most perConn of its requests at once: past that
+// it loses its turn until one of them finishes, so one connection with a
+// thousand requests queued leaves the other workers to the others, and a
+// request arriving on another connection competes for the CPUs with at
+// most perConn of its.
+//
 // A connection whose answers back up loses its turn (conn.answersBacked,
 // write.go): its requests wait in its queue, before they run, so they make
 // no answers the node would have to hold, until its event loop sees the
-// answers drain and gives it its turn back (resume). submit never blocks:
-// a refusal is the caller's cue to answer OVERLOADED.
+// answers drain and gives it its turn back (resume). Requests waiting in
+// a held queue do not count against the node's queue limit, nor against
+// the node's requests in flight (Server.admitRequest): they wait on their
+// own client, which is bounded per connection (MaxRequestsPerConn), and
+// their bytes stay counted as request data, per address and node-wide. So
+// connections that never read their answers cannot fill the node's queue
+// and make a well-behaved connection's request OVERLOADED. submit never
+// blocks: a refusal is the caller's cue to answer OVERLOADED.
 type pool struct {
 	m  *metrics.Native
 	wg sync.WaitGroup
@@ -30,12 +42,18 @@ type pool struct {
 	// turns are the connections with requests to run, each at most once
 	// (runq.turn).
 	turns  fifo[*runq]
-	queued int // requests queued, all connections
+	queued int // requests queued, all connections, held ones included
 	limit  int
 	idle   int // workers waiting on work
 	closed bool
-	// held counts the queues held (runq.held), for the metrics.
-	held atomic.Int64
+	// perConn is how many requests of one connection may run at once.
+	perConn int
+	// held counts the queues held (runq.held), for the metrics;
+	// heldTasks the requests waiting in them, which count against
+	// neither limit nor the node's requests in flight. Both change under
+	// mu; heldTasks is read without.
+	held      atomic.Int64
+	heldTasks atomic.Int64
 
 	workers int
 	// active, completed and refused are what system_views.thread_pools
@@ -52,6 +70,12 @@ type runq struct {
 	tasks fifo[task]
 	turn  bool // in pool.turns
 	gone  bool // the connection closed: its requests were dropped
+	// capped: the queue lost its turn with perConn of its requests
+	// running; the worker that ends one gives it back (finish).
+	capped bool
+	// running is how many of its requests run; it grows under pool.mu
+	// and drops without (finish).
+	running atomic.Int32
 	// held: the queue lost its turn because the connection's answers
 	// backed up. NB: a worker sets it before it looks at the answers a
 	// last time, and the event loop looks at it after it took answers
@@ -66,8 +90,8 @@ type task struct {
 	run func()
 }
 
-func newPool(workers, queue int, m *metrics.Native) *pool {
-	p := &pool{m: m, limit: queue, workers: workers}
+func newPool(workers, queue, perConn int, m *metrics.Native) *pool {
+	p := &pool{m: m, limit: queue, workers: workers, perConn: max(1, perConn)}
 	p.work.L = &p.mu
 	p.wg.Add(workers)
 	for i := 0; i < workers; i++ {
@@ -79,7 +103,7 @@ func newPool(workers, queue int, m *metrics.Native) *pool {
 func (p *pool) worker() {
 	defer p.wg.Done()
 	for {
-		t, ok := p.next()
+		t, q, ok := p.next()
 		if !ok {
 			return
 		}
@@ -88,19 +112,50 @@ func (p *pool) worker() {
 		t.run()
 		p.active.Add(-1)
 		p.completed.Add(1)
+		p.finish(q)
 	}
 }
 
-// next waits for the next request to run; false once the pool is closed
-// and no turn is left.
-func (p *pool) next() (task, bool) {
+// finish counts one of q's requests done and gives q its turn back if it
+// lost it for having perConn running. NB: next sets capped after it saw
+// running at perConn, under mu; a worker that takes running below perConn
+// afterwards takes mu here and sees capped.
+func (p *pool) finish(q *runq) {
+	if int(q.running.Add(-1)) < p.perConn-1 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !q.capped {
+		return
+	}
+	q.capped = false
+	p.giveTurn(q)
+}
+
+// giveTurn puts q back in line if it has requests to run and may.
+// REQUIRES: p.mu held.
+func (p *pool) giveTurn(q *runq) {
+	if q.gone || q.turn || q.held.Load() || q.tasks.len() == 0 {
+		return
+	}
+	q.turn = true
+	p.turns.push(q)
+	if p.idle > 0 {
+		p.work.Signal()
+	}
+}
+
+// next waits for the next request to run and returns it with its queue;
+// false once the pool is closed and no turn is left.
+func (p *pool) next() (task, *runq, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		q, ok := p.turns.pop()
 		if !ok {
 			if p.closed {
-				return task{}, false
+				return task{}, nil, false
 			}
 			p.idle++
 			p.work.Wait()
@@ -111,17 +166,24 @@ func (p *pool) next() (task, bool) {
 			q.turn = false
 			continue
 		}
+		if int(q.running.Load()) >= p.perConn {
+			q.turn = false
+			q.capped = true // finish gives it back
+			continue
+		}
 		if q.cn.answersBacked() {
 			q.held.Store(true)
 			if q.cn.answersBacked() {
 				q.turn = false // resume gives it back
 				p.held.Add(1)
+				p.heldTasks.Add(int64(q.tasks.len()))
 				continue
 			}
 			q.held.Store(false)
 		}
 		t, _ := q.tasks.pop()
 		p.queued--
+		q.running.Add(1)
 		if q.tasks.len() > 0 {
 			p.turns.push(q)
 			if p.idle > 0 {
@@ -130,14 +192,15 @@ func (p *pool) next() (task, bool) {
 		} else {
 			q.turn = false
 		}
-		return t, true
+		return t, q, true
 	}
 }
 
 // submit queues t on q and reports whether there was room.
 func (p *pool) submit(q *runq, t task) bool {
 	p.mu.Lock()
-	if p.closed || q.gone || p.queued >= p.limit {
+	held := q.held.Load()
+	if p.closed || q.gone || (!held && p.queued-int(p.heldTasks.Load()) >= p.limit) {
 		p.mu.Unlock()
 		if !p.closed && !q.gone {
 			p.refused.Add(1)
@@ -146,12 +209,14 @@ func (p *pool) submit(q *runq, t task) bool {
 	}
 	q.tasks.push(t)
 	p.queued++
-	if !q.turn && !q.held.Load() {
+	if held {
+		p.heldTasks.Add(1)
+	} else if !q.turn && !q.capped {
 		q.turn = true
 		p.turns.push(q)
-	}
-	if p.idle > 0 {
-		p.work.Signal()
+		if p.idle > 0 {
+			p.work.Signal()
+		}
 	}
 	p.mu.Unlock()
 	p.m.QueueDepth.Inc()
@@ -169,13 +234,9 @@ func (p *pool) resume(q *runq) {
 	}
 	q.held.Store(false)
 	p.held.Add(-1)
-	if q.gone || q.turn || q.tasks.len() == 0 {
-		return
-	}
-	q.turn = true
-	p.turns.push(q)
-	if p.idle > 0 {
-		p.work.Signal()
+	p.heldTasks.Add(-int64(q.tasks.len()))
+	if !q.capped {
+		p.giveTurn(q)
 	}
 }
 
@@ -186,6 +247,7 @@ func (p *pool) drop(q *runq) {
 	q.gone = true
 	if q.held.Swap(false) {
 		p.held.Add(-1)
+		p.heldTasks.Add(-int64(q.tasks.len()))
 	}
 	dropped := q.tasks
 	q.tasks = fifo[task]{}

@@ -56,6 +56,21 @@ func (h *stepHandler) unblock() {
 	}
 }
 
+// startGreedy starts a server of workers that runs at most running
+// requests of one connection at once, and a connection that sends it n
+// step queries at once.
+func startGreedy(t *testing.T, workers, running, n int) (*stepHandler, *testServer, *client) {
+	h := newStepHandler()
+	s := startServer(t, h, func(o *Options) { o.Workers = workers; o.MaxRunningPerConn = running })
+	g := s.ready(t)
+	var frames []byte
+	for i := range n {
+		frames = append(frames, g.frame(int16(i+1), &message.Query{Query: fmt.Sprint("step greedy-", i), Options: &message.QueryOptions{}})...)
+	}
+	g.write(frames)
+	return h, s, g
+}
+
 // Workers go round-robin across connections: a request on a connection
 // with nothing queued runs after at most one request of each connection
 // ahead of it, however many those have queued. Checked on the order the
@@ -65,14 +80,7 @@ func TestWorkersTakeConnectionsInTurn(t *testing.T) {
 		workers = 2
 		greedy  = 1000
 	)
-	h := newStepHandler()
-	s := startServer(t, h, func(o *Options) { o.Workers = workers })
-	g := s.ready(t)
-	var frames []byte
-	for i := range greedy {
-		frames = append(frames, g.frame(int16(i+1), &message.Query{Query: fmt.Sprint("step greedy-", i), Options: &message.QueryOptions{}})...)
-	}
-	g.write(frames)
+	h, s, g := startGreedy(t, workers, workers, greedy)
 	queued := func(n int) func() bool {
 		return func() bool { return int(testutil.ToFloat64(s.m.QueueDepth)) == n }
 	}
@@ -188,4 +196,109 @@ func smallReceiveBuffer(t testing.TB, c *client) {
 	if err := c.nc.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// One connection runs at most MaxRunningPerConn of its requests at once:
+// with a greedy connection's requests running and a thousand more queued,
+// a worker is still free for another connection's request, which starts
+// before any of the greedy ones ends. Checked on the requests started.
+func TestConnectionRunsAtMostItsShareOfWorkers(t *testing.T) {
+	const (
+		workers = 4
+		running = 2
+		greedy  = 1000
+	)
+	h, s, g := startGreedy(t, workers, running, greedy)
+	eventually(t, "the greedy connection's requests queued", func() bool {
+		return int(testutil.ToFloat64(s.m.QueueDepth)) == greedy-running && len(h.started()) == running
+	}, func() string {
+		return fmt.Sprintf("%v queued, %d started", testutil.ToFloat64(s.m.QueueDepth), len(h.started()))
+	})
+	if n := s.pool.active.Load(); n != running {
+		t.Fatalf("%d requests running, want %d", n, running)
+	}
+
+	c := s.ready(t)
+	c.query(1, "step good")
+	// No step is given: the good request starts on a free worker.
+	eventually(t, "the good request started", func() bool { return slices.Contains(h.started(), "good") },
+		func() string { return fmt.Sprint(h.started()) })
+	if order := h.started(); len(order) != running+1 {
+		t.Fatalf("started %v, want %d greedy ones and the good one", order, running)
+	}
+	h.unblock()
+	expect[*message.RowsResult](c, 1)
+	streams := make([]int16, greedy)
+	for i := range streams {
+		streams[i] = int16(i + 1)
+	}
+	expectAll[*message.RowsResult](g, streams...)
+	if n := s.pool.active.Load(); n != 0 {
+		t.Fatalf("%d requests still running", n)
+	}
+}
+
+// Connections that never read their answers cannot fill the node's
+// request budget: their requests waiting for their answers to drain count
+// against their own connection only, so a well-behaved connection's
+// requests are never refused OVERLOADED because of them, however many
+// such connections there are.
+func TestHeldRequestsLeaveTheNodeBudget(t *testing.T) {
+	const (
+		workers   = 4
+		limit     = 32
+		attackers = 4
+		requests  = 200
+		answer    = 1 << 20
+	)
+	h := newFakeHandler()
+	s := startServer(t, h, func(o *Options) {
+		o.Workers = workers
+		o.MaxQueued = limit
+		o.MaxRequestsPerConn = requests
+		o.SendQueueCapacity = 64 << 10
+	})
+	for i := range attackers {
+		a := s.ready(t)
+		smallReceiveBuffer(t, a)
+		var frames []byte
+		for j := range requests {
+			frames = append(frames, a.frame(int16(j+1), &message.Query{Query: fmt.Sprint("rows ", answer), Options: &message.QueryOptions{}})...)
+		}
+		a.write(frames)
+		// Held, with nothing of its own running.
+		eventually(t, fmt.Sprintf("attacker %d held", i+1), func() bool {
+			return s.pool.held.Load() == int64(i+1) && s.pool.active.Load() == 0
+		}, func() string {
+			return fmt.Sprintf("%d held, %d running, %d in flight", s.pool.held.Load(), s.pool.active.Load(), s.inflight.Load())
+		})
+	}
+	t.Logf("%d requests in flight, %d of them held; node limit %d", s.inflight.Load(), s.pool.heldTasks.Load(), limit)
+	// Counted against the node, they would be past half its budget, where
+	// a connection may have only its fair share in flight, and that
+	// share counts each attacker.
+	if s.inflight.Load() < limit/2 {
+		t.Fatalf("the attackers hold %d requests, fewer than half the node's limit %d", s.inflight.Load(), limit)
+	}
+	c := s.ready(t)
+	for i := range 2 * limit {
+		c.query(int16(i+1), "echo good")
+		if h, m := c.mustRecv(); h.Stream != int16(i+1) || !isRows(m) {
+			t.Fatalf("good request %d answered on stream %d: %v", i+1, h.Stream, m)
+		}
+	}
+	// Pipelined too, within its share.
+	for i := range limit / 2 {
+		c.query(int16(i+1), "echo good")
+	}
+	for i := range limit / 2 {
+		if _, m := c.mustRecv(); !isRows(m) {
+			t.Fatalf("pipelined good request %d answered %v", i+1, m)
+		}
+	}
+}
+
+func isRows(m message.Message) bool {
+	_, ok := m.(*message.RowsResult)
+	return ok
 }

@@ -30,6 +30,10 @@ type Options struct {
 	MaxFrameSize int
 	// Workers is the size of the worker pool (native_transport_max_threads).
 	Workers int
+	// MaxRunningPerConn is how many requests of one connection the
+	// workers run at once; its other requests wait their turn. Default
+	// half the workers, at most Workers.
+	MaxRunningPerConn int
 	// MaxRequestsPerConn and MaxQueued bound requests in flight on one
 	// connection and in the whole server; past them requests get OVERLOADED.
 	MaxRequestsPerConn int
@@ -101,6 +105,10 @@ func (o *Options) setDefaults() {
 	if o.Workers <= 0 {
 		o.Workers = 128
 	}
+	if o.MaxRunningPerConn <= 0 {
+		o.MaxRunningPerConn = max(1, o.Workers/2)
+	}
+	o.MaxRunningPerConn = min(o.MaxRunningPerConn, o.Workers)
 	if o.MaxRequestsPerConn <= 0 {
 		o.MaxRequestsPerConn = 1024
 	}
@@ -245,7 +253,7 @@ func New(h Handler, opts Options) *Server {
 		appendResponse: protocol.AppendResponse,
 	}
 	s.inliner, _ = h.(Inliner)
-	s.pool = newPool(opts.Workers, opts.MaxQueued, m)
+	s.pool = newPool(opts.Workers, opts.MaxQueued, opts.MaxRunningPerConn, m)
 	for op, name := range opNames {
 		s.okRequests[op] = m.Requests.WithLabelValues(name, "ok")
 		s.latency[op] = m.Latency.WithLabelValues(name)

@@ -28,8 +28,8 @@ import (
 // in the connection's queue, within MaxRequestsPerConn.
 //
 // So a connection holds at most SendQueueCapacity of answers, plus the
-// answers of its requests running when it passed it (at most Workers of
-// them, each within MaxFrameSize; pipelined inline answers add at most
+// answers of its requests running when it passed it (at most
+// MaxRunningPerConn of them, each within MaxFrameSize; pipelined inline answers add at most
 // maxPendingOut and one answer), and the node MaxResponseData plus those
 // of the requests running.
 //

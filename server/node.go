@@ -353,6 +353,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		Workers:              cfg.NativeTransportMaxThreads,
 		MaxRequestsPerConn:   cfg.NativeTransportMaxRequestsPerConnection,
 		MaxQueued:            cfg.NativeTransportMaxQueuedRequests,
+		MaxRunningPerConn:    cfg.NativeTransportMaxRunningRequestsPerConnection,
 		EventLoops:           cfg.NativeTransportEventLoops,
 		IdleTimeout:          cfg.NativeTransportIdleTimeout.Duration,
 		MaxConnections:       cfg.NativeTransportMaxConcurrentConnections,
