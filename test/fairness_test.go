@@ -18,15 +18,17 @@ import (
 // A greedy connection with a thousand requests queued does not make a
 // well-behaved client wait for them: the workers take the connections in
 // turn. Checked on counts: how many of the greedy connection's answers
-// arrive while the good client's one request is served.
+// arrive while the good client's one request is served, and how many
+// requests run at once.
 func TestFairSchedulingGreedyConnection(t *testing.T) {
 	const (
-		greedy = 1000
-		rows   = 300
-		queued = 800
+		greedy  = 1000
+		rows    = 300
+		queued  = 800
+		workers = 8
 	)
 	cfg := testConfig(t, t.TempDir())
-	cfg.NativeTransportMaxThreads = 2
+	cfg.NativeTransportMaxThreads = workers
 	node := startNode(t, cfg)
 	s := connect(t, node.Addr())
 	defer s.Close()
@@ -63,6 +65,16 @@ func TestFairSchedulingGreedyConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	during := answered.Load() - before
+	// The greedy connection runs at most its share of the workers
+	// (native_transport_max_running_requests_per_connection, half of
+	// them): this read runs on one of the others.
+	var active int
+	if err := s.Query(`SELECT active_tasks FROM system_views.thread_pools WHERE name = 'Native-Transport-Requests'`).Scan(&active); err != nil {
+		t.Fatal(err)
+	}
+	if active > workers/2+1 {
+		t.Errorf("%d requests running with the greedy connection's queued, want at most %d of its and this one", active, workers/2)
+	}
 	t.Logf("the good request was answered while the greedy connection got %d answers, with %d+ of its requests queued", during, queued)
 	if n != rows {
 		t.Errorf("count(*) = %d, want %d", n, rows)
@@ -196,4 +208,91 @@ func liveHeap() int64 {
 	s := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	runtimemetrics.Read(s)
 	return int64(s[0].Value.Uint64())
+}
+
+// Connections that pipeline large reads and never read the answers cannot
+// fill the node's request budget: their requests wait on their own
+// connections, counted against native_transport_max_requests_per_connection,
+// not native_transport_max_queued_requests. A well-behaved client, a
+// driver or one pipelining more than a fair share of the node's budget
+// would have been among so many connections, gets no OVERLOADED.
+func TestUnreadAnswersDoNotOverloadOthers(t *testing.T) {
+	const (
+		attackers = 4
+		requests  = 200
+		limit     = 64
+		value     = 1 << 20
+		pipelined = limit / 2
+	)
+	cfg := testConfig(t, t.TempDir())
+	cfg.NativeTransportMaxThreads = 4
+	cfg.NativeTransportMaxQueuedRequests = limit
+	cfg.NativeTransportMaxRequestsPerConnection = requests
+	node := startNode(t, cfg)
+	s := connect(t, node.Addr())
+	defer s.Close()
+	for _, q := range []string{
+		`CREATE KEYSPACE fair WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE fair.big (k int PRIMARY KEY, v text)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Query(`INSERT INTO fair.big (k, v) VALUES (0, ?)`, strings.Repeat("x", value)).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	// A range read: the workers run it, the event loop does not.
+	read := queryBody(`SELECT v FROM fair.big`)
+	var burst []byte
+	for i := range requests {
+		burst = append(burst, frameBytes(4, 0, int16(10+i), primitive.OpCodeQuery, read)...)
+	}
+	for i := range attackers {
+		a := dial(t, node.Addr())
+		a.handshake()
+		if err := a.c.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+			t.Fatal(err)
+		}
+		a.write(burst)
+		waitMetric(t, node.Registry, "cqld_native_connections_held", func(held float64) bool {
+			return held == float64(i+1) && metricValue(t, node.Registry, "cqld_native_requests_in_flight", nil) ==
+				metricValue(t, node.Registry, "cqld_native_worker_queue_depth", nil)
+		})
+	}
+	held := metricValue(t, node.Registry, "cqld_native_requests_in_flight", nil)
+	t.Logf("%d connections hold %.0f requests, none running; node limit %d", attackers, held, limit)
+	// Counted against the node they would be past half its budget, where
+	// a connection may have only its fair share in flight.
+	if held < limit/2 {
+		t.Fatalf("the attackers hold %.0f requests, fewer than half the node's limit %d", held, limit)
+	}
+
+	g := dial(t, node.Addr())
+	g.handshake()
+	var good []byte
+	for i := range pipelined {
+		good = append(good, frameBytes(4, 0, int16(10+i), primitive.OpCodeQuery, read)...)
+	}
+	g.write(good)
+	overloaded := 0
+	for range pipelined {
+		r := g.mustRead()
+		if code, msg := r.errorCode(); code == primitive.ErrorCodeOverloaded {
+			overloaded++
+			t.Logf("stream %d: %s", r.stream, msg)
+		} else if r.op != primitive.OpCodeResult {
+			t.Fatalf("good request: %s", fmtReply(r))
+		}
+	}
+	if overloaded > 0 {
+		t.Errorf("%d of %d pipelined good requests OVERLOADED", overloaded, pipelined)
+	}
+	// A driver too.
+	for range 2 * limit {
+		var v string
+		if err := s.Query(`SELECT v FROM fair.big`).Scan(&v); err != nil {
+			t.Fatalf("driver read beside the attackers: %v", err)
+		}
+	}
 }
