@@ -498,9 +498,27 @@ func (cn *conn) admit(h protocol.Header, body []byte, n int64) (*protocol.Reques
 	return req, &ticket{cn: cn, data: n}
 }
 
+// queuedCost is the request data counted for a request handed to the
+// pool besides its frame: about what its decoded form, ticket and task
+// hold. A request waiting on a connection whose answers are backed up
+// counts against no request limit of the node (pool.go), so its bytes,
+// counted at least this much, are what bounds how many such requests the
+// node holds: at most native_transport_max_request_data_in_flight (and
+// _per_ip) divided by this.
+const queuedCost = 1 << 10
+
 // toWorker runs work on the pool, or answers OVERLOADED when its queue is
-// full.
+// full or its request data does not fit.
 func (cn *conn) toWorker(h protocol.Header, t *ticket, work func()) {
+	s := cn.s
+	if ok, _ := s.takeData(cn.peer, queuedCost); !ok {
+		why := s.dataUse(cn.peer, t.data+queuedCost)
+		t.done()
+		s.m.Overloaded.WithLabelValues("request_data").Inc()
+		cn.reply(h, &message.Overloaded{ErrorMessage: why})
+		return
+	}
+	t.data += queuedCost
 	if !cn.s.pool.submit(&cn.run, task{t: t, run: work}) {
 		t.done()
 		cn.s.m.Overloaded.WithLabelValues("queue").Inc()

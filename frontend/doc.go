@@ -92,7 +92,8 @@
 //     The requests waiting on a connection whose answers are backed up
 //     count against its MaxRequestsPerConn only, not the server's, so
 //     clients that never read cannot get another's request OVERLOADED;
-//     their bytes stay within the request data bounds. The workers run at
+//     their bytes stay within the request data bounds, each request
+//     handed to the workers counted queuedCost more than its frame. The workers run at
 //     most MaxRunningPerConn of one connection's requests at once. The
 //     event loop never waits for a worker.
 //   - Time: STARTUP must come within HandshakeTimeout, a frame begun must

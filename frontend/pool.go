@@ -29,7 +29,8 @@ import (
 // a held queue do not count against the node's queue limit, nor against
 // the node's requests in flight (Server.admitRequest): they wait on their
 // own client, which is bounded per connection (MaxRequestsPerConn), and
-// their bytes stay counted as request data, per address and node-wide. So
+// their bytes stay counted as request data, per address and node-wide,
+// at least queuedCost each (conn.toWorker). So
 // connections that never read their answers cannot fill the node's queue
 // and make a well-behaved connection's request OVERLOADED. submit never
 // blocks: a refusal is the caller's cue to answer OVERLOADED.

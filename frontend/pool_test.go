@@ -302,3 +302,53 @@ func isRows(m message.Message) bool {
 	_, ok := m.(*message.RowsResult)
 	return ok
 }
+
+// The requests handed to the workers count against the request data
+// budget at least queuedCost each, so the request data bounds, per client
+// address and node-wide, bound how many the node holds, including those
+// waiting on connections whose answers are backed up, which count against
+// no request limit of the node.
+func TestQueuedRequestsCountAgainstRequestData(t *testing.T) {
+	const (
+		requests = 100
+		fit      = 16
+	)
+	h := newStepHandler()
+	s := startServer(t, h, func(o *Options) {
+		o.Workers = 1
+		o.MaxFrameSize = 4 << 10
+		o.MaxRequestDataPerIP = fit * queuedCost
+		o.MaxRequestsPerConn = requests
+	})
+	c := s.ready(t)
+	var frames []byte
+	for i := range requests {
+		frames = append(frames, c.frame(int16(i+1), &message.Query{Query: fmt.Sprint("step ", i), Options: &message.QueryOptions{}})...)
+	}
+	// Their frames alone are a fifth of the budget.
+	c.write(frames)
+	overloaded := 0
+	for overloaded < requests-fit {
+		_, m := c.mustRecv()
+		if _, ok := m.(*message.Overloaded); !ok {
+			t.Fatalf("answered %v before any request ran", m)
+		}
+		overloaded++
+	}
+	if n := s.inflight.Load(); n > fit {
+		t.Fatalf("%d requests in flight, budget for %d", n, fit)
+	}
+	h.unblock()
+	for range requests - overloaded {
+		_, m := c.mustRecv()
+		if _, ok := m.(*message.Overloaded); ok {
+			overloaded++
+		} else if !isRows(m) {
+			t.Fatalf("answered %v", m)
+		}
+	}
+	t.Logf("%d of %d requests OVERLOADED", overloaded, requests)
+	if got := int(counter(t, s.m.Overloaded, "request_data")); got != overloaded {
+		t.Errorf("request_data OVERLOADED counted %d, clients saw %d", got, overloaded)
+	}
+}
