@@ -205,10 +205,10 @@ func smallReceiveBuffer(t testing.TB, c *client) {
 func TestConnectionRunsAtMostItsShareOfWorkers(t *testing.T) {
 	const (
 		workers = 4
-		running = 2
+		running = workers / 2 // the default
 		greedy  = 1000
 	)
-	h, s, g := startGreedy(t, workers, running, greedy)
+	h, s, g := startGreedy(t, workers, 0, greedy)
 	eventually(t, "the greedy connection's requests queued", func() bool {
 		return int(testutil.ToFloat64(s.m.QueueDepth)) == greedy-running && len(h.started()) == running
 	}, func() string {
