@@ -27,7 +27,12 @@ func TestSingleNodeBootstrapsAndApplies(t *testing.T) {
 	if got, want := c.nodes[0].fsm.state(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
 		t.Errorf("FSM holds %q, want %q", got, want)
 	}
+	// raft counts an entry applied once the FSM's Apply has returned, a
+	// moment after the FSM counted it: wait for raft to catch up.
 	st := l.Stats()
+	for deadline := time.Now().Add(5 * time.Second); st.AppliedIndex < c.nodes[0].fsm.Applied() && time.Now().Before(deadline); st = l.Stats() {
+		time.Sleep(time.Millisecond)
+	}
 	if st.State != "Leader" || st.Leader != c.nodes[0].host || st.LeaderAddr != c.nodes[0].addr || st.Term == 0 {
 		t.Errorf("stats %+v: want this node leading", st)
 	}
