@@ -315,6 +315,10 @@ type execution struct {
 	// it decides on: list operations that read the current list read it
 	// there, as Cassandra's CAS does, not from the replicas again.
 	casData *storage.Partition
+	// local is set on a read the coordinator runs inline (inlinesHere):
+	// this node's replica alone holds its data at its level, so it is
+	// read there without asking the proxy to place it again.
+	local bool
 	// valBuf and unsetBuf hold values and unset for the common statement
 	// with few markers, saving two allocations.
 	valBuf   [8][]byte

@@ -26,6 +26,9 @@ type Data interface {
 	// replica without blocking (proxy.Proxy.ApplyLocal).
 	ApplyLocal(cl primitive.ConsistencyLevel, m *mutation.Mutation, check func() error, then func(error)) (pending bool, err error)
 	ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error
+	// ReadLocal reads a partition AllLocal allowed inline on this node's
+	// replica alone (proxy.Proxy.ReadLocal).
+	ReadLocal(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error
 	Scan(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
 	ScanIndex(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, name string, value []byte, o storage.ScanOptions, fn func(pk []byte, row *storage.Row) bool) error
 	Truncate(ctx context.Context, t *storage.Table) error

@@ -34,18 +34,21 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 	if err != nil || !inlines(ps.plan, m.Options) || !c.inlinesHere(ps.plan, m.Options.Consistency) {
 		return nil, false
 	}
+	x, err := c.bindExecute(ctx, req, m, ps)
+	if err != nil {
+		return respond(nil, err, req.Version), true
+	}
 	w, ok := ps.plan.(*writePlan)
 	if !ok {
-		msg, err := c.executePrepared(ctx, req, m, ps)
+		// A read of this node's replica, which inlinesHere found to be
+		// its only one at the request's level.
+		x.local = true
+		msg, err := c.runPrepared(ctx, m, ps, x)
 		return respond(msg, err, req.Version), true
 	}
 	// A write goes to this node's replica, which inlinesHere found to be
 	// its only one: answered at once when the commit log acknowledges it
 	// buffered, later when it waits for a sync.
-	x, err := c.bindExecute(ctx, req, m, ps)
-	if err != nil {
-		return respond(nil, err, req.Version), true
-	}
 	v := req.Version
 	start := c.latencyStart()
 	d := &inlineDeadline{}

@@ -166,6 +166,11 @@ func (c *Coordinator) executePrepared(ctx context.Context, req *protocol.Request
 	if err != nil {
 		return nil, err
 	}
+	return c.runPrepared(ctx, m, ps, x)
+}
+
+// runPrepared runs x, the execution of ps that m asks for.
+func (c *Coordinator) runPrepared(ctx context.Context, m *message.Execute, ps *preparedStmt, x *execution) (message.Message, error) {
 	res, err := x.result(c.runPlan(ctx, ps.plan, x))
 	return c.executed(ps, m, res, err)
 }

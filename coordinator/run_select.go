@@ -368,7 +368,7 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 		for si, s := range slices {
 			o := storage.ReadOptions{Slice: s, Reverse: p.reverse, Now: r.now, Tombstones: r.tombstones}
 			first := si == 0
-			err := c.source(t).ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, func(row *storage.Row) bool {
+			fn := func(row *storage.Row) bool {
 				if row.Static {
 					if first {
 						r.static = row
@@ -378,7 +378,13 @@ func (r *selectRun) readPartitions(c *Coordinator) error {
 				more := r.row(row)
 				stop = !more
 				return more
-			})
+			}
+			var err error
+			if r.x.local {
+				err = c.data.ReadLocal(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, fn)
+			} else {
+				err = c.source(t).ReadPartition(r.x.ctx, r.x.opts.Consistency, t.st, pt.pk, o, fn)
+			}
 			if err != nil {
 				return err
 			}

@@ -168,11 +168,15 @@ type Meter struct {
 	alpha     float64
 	uncounted atomic.Int64
 	next      atomic.Int64 // unix nanoseconds of the next tick
+	// total, when set, is the count the meter rates (NewMeterOf), seen
+	// its value at the last tick.
+	total func() int64
 
 	mu     sync.Mutex
 	rate   float64 // per second
 	primed bool
 	last   time.Time
+	seen   int64
 }
 
 const meterTick = 5 * time.Second
@@ -181,6 +185,16 @@ const meterTick = 5 * time.Second
 func NewMeter(window time.Duration, now func() time.Time) *Meter {
 	m := &Meter{now: now, alpha: 1 - math.Exp(-meterTick.Seconds()/window.Seconds()), last: now()}
 	m.next.Store(m.last.Add(meterTick).UnixNano())
+	return m
+}
+
+// NewMeterOf returns a meter of the events total counts, a count that
+// only grows and that its owner keeps anyway: counting an event costs
+// the meter nothing, and it ticks when its rate is read, the events since
+// the last tick spread evenly over the ticks passed. It is not marked.
+func NewMeterOf(window time.Duration, now func() time.Time, total func() int64) *Meter {
+	m := NewMeter(window, now)
+	m.total, m.seen = total, total()
 	return m
 }
 
@@ -213,13 +227,28 @@ func (m *Meter) tick(now time.Time) {
 		// Idle so long that the average has decayed to nothing.
 		m.rate, m.primed, m.last = 0, true, now
 		m.uncounted.Store(0)
+		if m.total != nil {
+			m.seen = m.total()
+		}
 	}
-	for ; now.Sub(m.last) >= meterTick; m.last = m.last.Add(meterTick) {
-		instant := float64(m.uncounted.Swap(0)) / meterTick.Seconds()
-		if m.primed {
-			m.rate += m.alpha * (instant - m.rate)
-		} else {
-			m.rate, m.primed = instant, true
+	if ticks := int64(now.Sub(m.last) / meterTick); ticks > 0 {
+		// Marked events all fall in the first tick passed, marks having
+		// ticked the meter at every tick they met; a total's are spread.
+		events, over := m.uncounted.Swap(0), int64(1)
+		if m.total != nil {
+			t := m.total()
+			events, over, m.seen = t-m.seen, ticks, t
+		}
+		for i := int64(0); i < ticks; i, m.last = i+1, m.last.Add(meterTick) {
+			instant := 0.0
+			if i < over {
+				instant = float64(events) / float64(over) / meterTick.Seconds()
+			}
+			if m.primed {
+				m.rate += m.alpha * (instant - m.rate)
+			} else {
+				m.rate, m.primed = instant, true
+			}
 		}
 	}
 	m.next.Store(m.last.Add(meterTick).UnixNano())

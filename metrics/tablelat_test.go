@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,6 +60,31 @@ func TestMeter(t *testing.T) {
 	if r := m.Rate(); r > 1 {
 		t.Errorf("rate %v after 15 idle minutes", r)
 	}
+	now = now.Add(2 * time.Hour)
+	if r := m.Rate(); r != 0 {
+		t.Errorf("rate %v after two idle hours", r)
+	}
+}
+
+// A meter of a total kept elsewhere rates what the total gained, read as
+// seldom as a scrape reads it.
+func TestMeterOf(t *testing.T) {
+	now := time.Unix(0, 0)
+	var total atomic.Int64
+	m := NewMeterOf(5*time.Minute, func() time.Time { return now }, total.Load)
+	// Ten events a second for ten minutes, the rate read at the end only.
+	for i := 0; i < 600; i++ {
+		total.Add(10)
+		now = now.Add(time.Second)
+	}
+	if r := m.Rate(); math.Abs(r-10) > 1 {
+		t.Errorf("rate %v, want about 10", r)
+	}
+	now = now.Add(15 * time.Minute)
+	if r := m.Rate(); r > 1 {
+		t.Errorf("rate %v after 15 idle minutes", r)
+	}
+	total.Add(1000)
 	now = now.Add(2 * time.Hour)
 	if r := m.Rate(); r != 0 {
 		t.Errorf("rate %v after two idle hours", r)

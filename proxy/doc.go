@@ -113,7 +113,8 @@
 // On a ring of one node with replication factor 1 every call is exactly
 // the one replica.Local call the coordinator made before the cluster, and
 // AllLocal tells the coordinator's inline path it may keep running on the
-// event loop. What it costs to find that out is paid once per keyspace
+// event loop, where its request then goes to this node's replica through
+// ApplyLocal or ReadLocal without that question asked again. What it costs to find that out is paid once per keyspace
 // and ring, not per partition: the topology knows each keyspace's sole
 // replica (SoleReplicaTopology), so a write, a read or AllLocal on a node
 // alone checks its level once per keyspace and places no token.

@@ -37,6 +37,20 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 	return p.readPartitionPlanned(ctx, cl, t, pk, o, fn)
 }
 
+// ReadLocal is ReadPartition on this node's replica alone, for a read
+// AllLocal found needs no other replica at cl (the coordinator's inline
+// path): it places nothing and asks no level again; it is measured as
+// ReadPartition is.
+func (p *Proxy) ReadLocal(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
+	start := p.started()
+	defer func() { p.measured("read", cl, start, err) }()
+	rep, err := p.replica(p.localID)
+	if err != nil {
+		return err
+	}
+	return rep.ReadPartition(ctx, t, pk, o, fn)
+}
+
 // readPartitionPlanned is ReadPartition of a partition whose replicas
 // planRead chooses. It is a function of its own so that each of the two
 // has one defer, which the compiler open-codes (several defers and many

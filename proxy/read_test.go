@@ -466,3 +466,29 @@ func TestSoleReplicaReadsAnswerAsPlaced(t *testing.T) {
 		}
 	}
 }
+
+// A read the coordinator runs inline on a node alone (ReadLocal) answers
+// this node's rows and is measured as one through ReadPartition.
+func TestReadLocalMeasured(t *testing.T) {
+	c := newCluster(t, []string{"dc1"}, rf("1"))
+	p := c.proxies[0]
+	if err := p.Apply(context.Background(), primitive.ConsistencyLevelOne, c.write(7, 0, "inline", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int { return testutil.CollectAndCount(c.metrics.Latency, "cqld_proxy_request_seconds") }
+	before := count()
+	got := map[int]string{}
+	err := p.ReadLocal(context.Background(), primitive.ConsistencyLevelOne, c.tbl, i32(7), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+		collect(got, r)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "inline" {
+		t.Fatalf("ReadLocal of row 7: %v", got)
+	}
+	if after := count(); after != before+1 {
+		t.Fatalf("%d latency series after the read, %d before", after, before)
+	}
+}

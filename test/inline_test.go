@@ -41,6 +41,7 @@ func TestInlineRequests(t *testing.T) {
 			}
 			inline := func() float64 { return metricValue(t, node.Registry, "cqld_native_inline_requests_total", nil) }
 			waits := func() float64 { return metricValue(t, node.Registry, "cqld_commitlog_wait_duration_seconds", nil) }
+			proxied := func() float64 { return metricValue(t, node.Registry, "cqld_proxy_request_seconds", nil) }
 			writeWaits := 1.0
 			if mode == "periodic" {
 				writeWaits = 0
@@ -106,7 +107,7 @@ func TestInlineRequests(t *testing.T) {
 				if err := st.run(); err != nil {
 					t.Fatalf("%s: %v", st.name, err)
 				}
-				before, waited := inline(), waits()
+				before, waited, measured := inline(), waits(), proxied()
 				if err := st.run(); err != nil {
 					t.Fatalf("%s: %v", st.name, err)
 				}
@@ -115,6 +116,11 @@ func TestInlineRequests(t *testing.T) {
 				}
 				if got := waits() - waited; st.waits >= 0 && got != st.waits {
 					t.Errorf("%s: %v appends waited for a sync before the answer, want %v", st.name, got, st.waits)
+				}
+				// A request taken inline is still the proxy's, measured as
+				// one read or one write.
+				if got := proxied() - measured; st.inline == 1 && got != 1 {
+					t.Errorf("%s: %v requests measured by the proxy, want 1", st.name, got)
 				}
 			}
 			var n int64

@@ -27,8 +27,8 @@ type Cache struct {
 	store *Store // nil: nothing is persisted
 	now   func() time.Time
 
-	// hits and requests count the Gets, and their meters rate them
-	// (system_views.caches).
+	// hits and requests count the Gets, and their meters rate the
+	// counts (system_views.caches).
 	hits, requests       atomic.Int64
 	hitRate, requestRate *metrics.Meter
 
@@ -56,8 +56,10 @@ func NewCache(o Options) *Cache {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Cache{max: o.MaxBytes, m: o.Metrics, store: o.Store, now: o.Now, byID: map[[16]byte]*list.Element{},
-		hitRate: metrics.NewMeter(15*time.Minute, o.Now), requestRate: metrics.NewMeter(15*time.Minute, o.Now)}
+	pc := &Cache{max: o.MaxBytes, m: o.Metrics, store: o.Store, now: o.Now, byID: map[[16]byte]*list.Element{}}
+	pc.hitRate = metrics.NewMeterOf(15*time.Minute, o.Now, pc.hits.Load)
+	pc.requestRate = metrics.NewMeterOf(15*time.Minute, o.Now, pc.requests.Load)
+	return pc
 }
 
 // Stats are a cache's figures, as Cassandra's CacheMetrics has them.
@@ -86,15 +88,12 @@ func (pc *Cache) Get(id [16]byte) *Statement {
 		pc.lru.MoveToFront(e)
 	}
 	pc.mu.Unlock()
-	pc.requests.Add(1)
-	now := pc.now() // both meters' clock
-	pc.requestRate.MarkAt(1, now)
+	pc.requests.Add(1) // the meters rate the counts, read when asked
 	if e == nil {
 		pc.m.Misses.Inc()
 		return nil
 	}
 	pc.hits.Add(1)
-	pc.hitRate.MarkAt(1, now)
 	pc.m.Hits.Inc()
 	return e.Value.(*Statement)
 }
