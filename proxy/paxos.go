@@ -568,9 +568,7 @@ func (r *paxosRun) contended(ctx context.Context) error {
 // timeout is the CAS write timeout of a round that got received of the
 // quorum's answers.
 func (r *paxosRun) timeout(received int) error {
-	if m := r.p.opts.CASMetrics; m != nil {
-		m.Timeouts.WithLabelValues(r.op).Inc()
-	}
+	r.p.timedOut(r.op)
 	return r.p.casTimeout(r.pl, received, r.contentions)
 }
 
@@ -578,15 +576,21 @@ func (r *paxosRun) timeout(received int) error {
 // accepted its proposal: counted with the timeouts, whose outcome is as
 // unknown.
 func (r *paxosRun) unknown(received int) error {
-	if m := r.p.opts.CASMetrics; m != nil {
-		m.Timeouts.WithLabelValues(r.op).Inc()
-	}
+	r.p.timedOut(r.op)
 	return &cqlerr.CasWriteUnknown{Consistency: r.pl.serial, Received: int32(received), BlockFor: int32(r.pl.required)}
 }
 
 func (p *Proxy) casTimeout(pl *paxosPlan, received, contentions int) error {
 	return &cqlerr.WriteTimeout{Consistency: pl.serial, Received: int32(received), BlockFor: int32(pl.required),
 		WriteType: primitive.WriteTypeCas, Contentions: int32(contentions)}
+}
+
+// timedOut counts a transaction of op answered with a timeout or an
+// unknown outcome.
+func (p *Proxy) timedOut(op string) {
+	if m := p.opts.CASMetrics; m != nil {
+		m.Timeouts.WithLabelValues(op).Inc()
+	}
 }
 
 // readError is a SERIAL read's error as Cassandra reports it: its write
