@@ -100,7 +100,7 @@ func (p *Proxy) Conditional(ctx context.Context, c *CAS) (err error) {
 	}
 	unlock, err := p.queue.lock(ctx, c.Table, c.Key)
 	if err != nil {
-		return p.casTimeout(pl, 0, 0)
+		return p.casTimeout(pl, "write", 0, 0)
 	}
 	defer unlock()
 	r := p.newPaxosRun(pl, c.Table, c.Key, "write")
@@ -568,8 +568,7 @@ func (r *paxosRun) contended(ctx context.Context) error {
 // timeout is the CAS write timeout of a round that got received of the
 // quorum's answers.
 func (r *paxosRun) timeout(received int) error {
-	r.p.timedOut(r.op)
-	return r.p.casTimeout(r.pl, received, r.contentions)
+	return r.p.casTimeout(r.pl, r.op, received, r.contentions)
 }
 
 // unknown is a transaction's error when received replicas, not a quorum,
@@ -580,7 +579,9 @@ func (r *paxosRun) unknown(received int) error {
 	return &cqlerr.CasWriteUnknown{Consistency: r.pl.serial, Received: int32(received), BlockFor: int32(r.pl.required)}
 }
 
-func (p *Proxy) casTimeout(pl *paxosPlan, received, contentions int) error {
+// casTimeout is the CAS write timeout of a transaction of op (counted).
+func (p *Proxy) casTimeout(pl *paxosPlan, op string, received, contentions int) error {
+	p.timedOut(op)
 	return &cqlerr.WriteTimeout{Consistency: pl.serial, Received: int32(received), BlockFor: int32(pl.required),
 		WriteType: primitive.WriteTypeCas, Contentions: int32(contentions)}
 }
