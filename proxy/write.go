@@ -188,7 +188,7 @@ type hostResult struct {
 // write sends w's Updates and waits for their levels. acked holds, by
 // Update, a reply received before (a counter leader's).
 func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, acked map[int]ring.HostID) error {
-	tallies := make([]*tally, len(w.updates))
+	tallies := make([]tally, len(w.updates))
 	for i := range w.needs {
 		tallies[i] = newTally(&w.needs[i])
 		if h, ok := acked[i]; ok {
@@ -357,18 +357,18 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 
 // writeTimeout is the WRITE_TIMEOUT of the first Update whose level is
 // not met.
-func (p *Proxy) writeTimeout(w *writePlan, tallies []*tally) error {
-	for _, t := range tallies {
-		if !t.met() {
+func (p *Proxy) writeTimeout(w *writePlan, tallies []tally) error {
+	for i := range tallies {
+		if t := &tallies[i]; !t.met() {
 			return &cqlerr.WriteTimeout{Consistency: w.cl, Received: int32(t.received()), BlockFor: int32(t.n.total()), WriteType: w.wt}
 		}
 	}
 	return nil
 }
 
-func allMet(ts []*tally) bool {
-	for _, t := range ts {
-		if !t.met() {
+func allMet(ts []tally) bool {
+	for i := range ts {
+		if !ts[i].met() {
 			return false
 		}
 	}
@@ -377,7 +377,7 @@ func allMet(ts []*tally) bool {
 
 // unreachable returns an Update whose level the replies still to come
 // can no longer meet.
-func (p *Proxy) unreachable(w *writePlan, tallies []*tally, outstanding []bool) (int, bool) {
+func (p *Proxy) unreachable(w *writePlan, tallies []tally, outstanding []bool) (int, bool) {
 	pendingDCs := make([][]string, len(w.updates))
 	for j, out := range outstanding {
 		if !out {
