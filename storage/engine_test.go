@@ -200,6 +200,16 @@ func TestEngineCrashKeepsAcknowledgedWrites(t *testing.T) {
 	}
 }
 
+// writeRow1 is a mutation of e writing v to row (1, 1) of tbl.
+func writeRow1(t testing.TB, e *Engine, tbl *Table, v string) *Mutation {
+	t.Helper()
+	m := e.NewMutation()
+	if err := m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live(1, v)); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestRefusedMutationIsReleased checks that a mutation ApplyIf or
 // ApplyAsync refuses (its check fails, or the commit log will not take it)
 // goes back to its pool, as an applied one does: its callers never discard
@@ -210,13 +220,7 @@ func TestRefusedMutationIsReleased(t *testing.T) {
 			e := openTestEngine(t, vfs.NewMem(), mode)
 			defer e.Close()
 			tbl := testTable(t, false)
-			write := func(v string) *Mutation {
-				m := e.NewMutation()
-				if err := m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live(1, v)); err != nil {
-					t.Fatal(err)
-				}
-				return m
-			}
+			write := func(v string) *Mutation { return writeRow1(t, e, tbl, v) }
 			refused := errors.New("stale")
 			check := func() error { return refused }
 			tooLarge := strings.Repeat("x", e.log.MaxPayload()+1)
@@ -256,13 +260,7 @@ func TestApplyIf(t *testing.T) {
 	e := openTestEngine(t, vfs.NewMem(), commitlog.SyncPeriodic)
 	defer e.Close()
 	tbl := testTable(t, false)
-	write := func(v string) *Mutation {
-		m := e.NewMutation()
-		if err := m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live(1, v)); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	write := func(v string) *Mutation { return writeRow1(t, e, tbl, v) }
 	refused := errors.New("stale")
 	if err := e.ApplyIf(write("no"), func() error { return refused }); err != refused {
 		t.Fatalf("ApplyIf with a failing check: %v", err)
