@@ -119,6 +119,9 @@ type writePlan struct {
 	updatesOf [][]int
 	// send, when set, replaces Replica.Apply: a Paxos commit.
 	send func(ctx context.Context, rep replica.Replica, m *mutation.Mutation, check func() error) error
+	// enc, when set, is the updates' encoding, made already (a logged
+	// batch's, which its batchlog entry holds too).
+	enc *encoded
 }
 
 // planWrite places updates, checking each level can be met. skip, when
@@ -197,9 +200,12 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 	}
 	// The writes may outlive the request, whose buffers m references:
 	// they take an encoding of their own, made once.
-	enc, err := encode(w.updates)
-	if err != nil {
-		return err
+	enc := w.enc
+	if enc == nil {
+		var err error
+		if enc, err = encode(w.updates); err != nil {
+			return err
+		}
 	}
 	bg, cancel := detach(ctx)
 	traced := tracing.FromContext(ctx) != nil
