@@ -139,6 +139,12 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 		if err != nil {
 			return nil, err
 		}
+		if w.hosts == nil {
+			// Most writes are of one partition, whose replicas are all
+			// the hosts.
+			n := len(natural) + len(pending)
+			w.hosts, w.updatesOf = make([]ring.HostID, 0, n), make([][]int, 0, n)
+		}
 		w.needs[i] = p.needFor(cl, st, pending, true)
 		live := liveBuf[:0]
 		for _, h := range natural {
