@@ -343,8 +343,11 @@ func (r *Remote) requestAsync(ctx context.Context, verb messaging.Verb, payload 
 	}
 }
 
-// ApplyEncodedAsync is ApplyEncoded with the result handed to done, which
-// must not block.
+// ApplyEncodedAsync is Apply of a mutation without counters given in its
+// encoding (AppendEncodedMutation, AppendHint), which the caller has
+// checked against its schema: done is handed nil once the write is
+// durable on the replica, or the error that failed it, and must not
+// block. It does not keep payload.
 func (r *Remote) ApplyEncodedAsync(ctx context.Context, payload []byte, done func(error)) {
 	r.requestAsync(ctx, messaging.VerbMutation, payload, func(_ []byte, err error) { done(err) })
 }
