@@ -21,16 +21,33 @@ var ErrBadBatch = errors.New("batchlog: malformed batch")
 
 // Encode is m's batch encoding. It does not keep m.
 func Encode(m *mutation.Mutation) ([]byte, error) {
-	dst := binary.AppendUvarint([]byte{codecV1}, uint64(len(m.Updates)))
-	var u []byte
-	for _, up := range m.Updates {
+	var buf []byte
+	ends := make([]int, len(m.Updates))
+	for i, up := range m.Updates {
 		var err error
-		if u, err = mutation.Append(u[:0], up); err != nil {
+		if buf, err = mutation.Append(buf, up); err != nil {
 			return nil, fmt.Errorf("batchlog: encoding a batch: %w", err)
 		}
-		dst = wire.AppendBytes(dst, u)
+		ends[i] = len(buf)
 	}
-	return dst, nil
+	return EncodeEach(len(ends), func(i int) []byte {
+		if i == 0 {
+			return buf[:ends[0]]
+		}
+		return buf[ends[i-1]:ends[i]]
+	}), nil
+}
+
+// EncodeEach is the batch encoding of n Updates already encoded by
+// mutation.Append, update(i) the bytes of the i-th: a coordinator that
+// sends its replicas that encoding logs the batch without encoding it
+// again. It does not keep the bytes.
+func EncodeEach(n int, update func(i int) []byte) []byte {
+	dst := binary.AppendUvarint([]byte{codecV1}, uint64(n))
+	for i := range n {
+		dst = wire.AppendBytes(dst, update(i))
+	}
+	return dst
 }
 
 // Decode reads a batch into a mutation, its Updates referencing b.

@@ -71,10 +71,10 @@ func (t *callTable) finish(id uint64, r result) bool {
 }
 
 // deliver hands r to the caller, once. REQUIRES: c taken out of its
-// table by the caller. NB: a call can be taken out of two tables: its
-// connection fails and delivers it while enqueue's push to that
-// connection is failing, and the retry on a new connection adds it again;
-// the second delivery is dropped.
+// table by the caller. NB: a failing connection may deliver a call while
+// enqueue is returning the error of its push to the caller of
+// RequestAsync, which then delivers it too; the second delivery is
+// dropped.
 func (c *call) deliver(r result) {
 	if c.delivered.Swap(true) {
 		return

@@ -72,9 +72,8 @@ func equal(got []string, want ...string) bool {
 	return true
 }
 
-// A call is delivered once, even when it is in two tables: its
-// connection failed it while a push to that connection was failing, and
-// the retry queued it on a new one, whose response then comes.
+// A call is delivered once, whoever takes it out of a table: here a
+// failing connection, then a response.
 func TestCallDeliveredOnce(t *testing.T) {
 	got := 0
 	cl := &call{id: 7, then: func(result) { got++ }}

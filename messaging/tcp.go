@@ -147,9 +147,13 @@ func (t *TCPTransport) enqueue(to netip.AddrPort, m *outMsg) error {
 		if c, err = t.conn(p, large); err != nil {
 			break
 		}
-		if err = c.push(m); err == nil {
-			return nil
+		var retry bool
+		if retry, err = c.push(m); err == nil || !retry {
+			break
 		}
+	}
+	if err == nil {
+		return nil
 	}
 	m.release()
 	return err
@@ -385,20 +389,20 @@ type outConn struct {
 	err error    // why it failed
 }
 
-// push registers m's call and queues m.
-func (c *outConn) push(m *outMsg) error {
+// push registers m's call and queues m. On an error, retry says m may go
+// on another connection: not when this one, failing, took its call first
+// and gave the caller its error (sent anyway, the request would run for
+// a caller told it failed, which may send it again).
+func (c *outConn) push(m *outMsg) (retry bool, err error) {
 	if m.call != nil {
 		if err := c.calls.add(m.call); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if err := c.q.push(m); err != nil {
-		if m.call != nil {
-			c.calls.take(m.call.id)
-		}
-		return err
+		return m.call == nil || c.calls.take(m.call.id) != nil, err
 	}
-	return nil
+	return false, nil
 }
 
 // fail closes the connection: queued messages are dropped and waiting

@@ -262,3 +262,69 @@ func TestTCPSilentConnection(t *testing.T) {
 		}
 	})
 }
+
+// A request whose connection fails while enqueue is pushing it, the
+// failure taking its call first (and giving the caller its error), is
+// not sent again on a new connection: the peer would run a request its
+// caller was told failed. The race is staged by holding the connection's
+// queue while the call is in its table.
+func TestTCPRequestFailedDuringPushIsNotResent(t *testing.T) {
+	a := listenTCP(t, "127.0.0.1:0", nil)
+	b := listenTCP(t, "127.0.0.2:0", nil)
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	b.Handle(VerbEcho, func(_ context.Context, m Inbound) ([]byte, error) {
+		mu.Lock()
+		seen = append(seen, string(m.Payload))
+		mu.Unlock()
+		return m.Payload, nil
+	})
+	if _, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	c := a.peers[b.Addr()].conns[0]
+	a.mu.Unlock()
+
+	c.q.mu.Lock() // the push waits here, its call in the table
+	results := make(chan error, 2)
+	go func() {
+		if err := a.RequestAsync(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, []byte("failed"), func(_ []byte, err error) { results <- err }); err != nil {
+			results <- err
+		}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.calls.mu.Lock()
+		n := len(c.calls.calls)
+		c.calls.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.q.mu.Unlock()
+			t.Fatal("the request never reached the connection's call table")
+		}
+	}
+	// The connection fails as fail does, its call table first.
+	lost := fmt.Errorf("%w: staged", ErrConnectionLost)
+	c.failed.Store(true)
+	c.calls.failAll(lost, false)
+	c.q.err = lost
+	c.q.mu.Unlock()
+	if err := <-results; !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("the request failed with %v", err)
+	}
+	c.fail(lost) // the rest of the failure: its goroutines end
+
+	if _, err := a.Request(ctxTimeout(t, 10*time.Second), b.Addr(), VerbEcho, []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	b.Close() // waits for its handlers
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(seen) != "[before after]" {
+		t.Fatalf("the peer ran %q", seen)
+	}
+}

@@ -70,10 +70,11 @@ func (p *Proxy) applyLogged(ctx context.Context, cl primitive.ConsistencyLevel, 
 	if err != nil {
 		return err
 	}
-	batch, err := batchlog.Encode(m)
-	if err != nil {
+	// One encoding serves the batchlog entry and the replicas' writes.
+	if w.enc, err = encode(w.updates); err != nil {
 		return err
 	}
+	batch := batchlog.EncodeEach(len(w.updates), w.enc.update)
 	id := batchlog.NewID(p.opts.Now(), p.opts.Random)
 	if err := p.storeBatch(ctx, hosts, id, batch); err != nil {
 		return err

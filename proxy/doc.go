@@ -36,7 +36,8 @@
 // A logged batch over several partitions (write type BATCH) is atomic
 // through the batchlog (batch.go, StorageProxy.mutateAtomically): stored
 // whole in the batchlog of up to two other live nodes of this data center
-// (ReplicaPlans.forBatchlogWrite), then written, then removed from them
+// (ReplicaPlans.forBatchlogWrite; the entry is made from the write's one
+// encoding), then written, then removed from them
 // once every partition has its level; a batchlog that does not answer is
 // WRITE_TIMEOUT of type BATCH_LOG. The nodes holding a batch that was not
 // removed replay it (batchlog.Manager, through Replay: every replica,

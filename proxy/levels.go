@@ -169,8 +169,8 @@ type tally struct {
 	perDC map[string]int
 }
 
-func newTally(n *need) *tally {
-	t := &tally{n: n}
+func newTally(n *need) tally {
+	t := tally{n: n}
 	if n.perDC != nil {
 		t.perDC = map[string]int{}
 	}

@@ -100,7 +100,7 @@ func (p *Proxy) Conditional(ctx context.Context, c *CAS) (err error) {
 	}
 	unlock, err := p.queue.lock(ctx, c.Table, c.Key)
 	if err != nil {
-		return p.casTimeout(pl, 0, 0)
+		return p.casTimeout(pl, "write", 0, 0)
 	}
 	defer unlock()
 	r := p.newPaxosRun(pl, c.Table, c.Key, "write")
@@ -568,25 +568,30 @@ func (r *paxosRun) contended(ctx context.Context) error {
 // timeout is the CAS write timeout of a round that got received of the
 // quorum's answers.
 func (r *paxosRun) timeout(received int) error {
-	if m := r.p.opts.CASMetrics; m != nil {
-		m.Timeouts.WithLabelValues(r.op).Inc()
-	}
-	return r.p.casTimeout(r.pl, received, r.contentions)
+	return r.p.casTimeout(r.pl, r.op, received, r.contentions)
 }
 
 // unknown is a transaction's error when received replicas, not a quorum,
 // accepted its proposal: counted with the timeouts, whose outcome is as
 // unknown.
 func (r *paxosRun) unknown(received int) error {
-	if m := r.p.opts.CASMetrics; m != nil {
-		m.Timeouts.WithLabelValues(r.op).Inc()
-	}
+	r.p.timedOut(r.op)
 	return &cqlerr.CasWriteUnknown{Consistency: r.pl.serial, Received: int32(received), BlockFor: int32(r.pl.required)}
 }
 
-func (p *Proxy) casTimeout(pl *paxosPlan, received, contentions int) error {
+// casTimeout is the CAS write timeout of a transaction of op (counted).
+func (p *Proxy) casTimeout(pl *paxosPlan, op string, received, contentions int) error {
+	p.timedOut(op)
 	return &cqlerr.WriteTimeout{Consistency: pl.serial, Received: int32(received), BlockFor: int32(pl.required),
 		WriteType: primitive.WriteTypeCas, Contentions: int32(contentions)}
+}
+
+// timedOut counts a transaction of op answered with a timeout or an
+// unknown outcome.
+func (p *Proxy) timedOut(op string) {
+	if m := p.opts.CASMetrics; m != nil {
+		m.Timeouts.WithLabelValues(op).Inc()
+	}
 }
 
 // readError is a SERIAL read's error as Cassandra reports it: its write

@@ -269,9 +269,7 @@ func (r *paxosRun) commit(ctx context.Context, prop replica.Proposal, cl primiti
 	}
 	err = p.write(ctx, w, check, nil)
 	if wt, ok := errors.AsType[*cqlerr.WriteTimeout](err); ok {
-		if m := p.opts.CASMetrics; m != nil {
-			m.Timeouts.WithLabelValues(r.op).Inc()
-		}
+		p.timedOut(r.op)
 		wt.Contentions = int32(r.contentions)
 	}
 	return err

@@ -692,3 +692,27 @@ func TestPaxosLocalSerial(t *testing.T) {
 		}
 	}
 }
+
+// A transaction that times out waiting for its turn behind another of
+// the same coordinator on its partition is counted with the timeouts, as
+// one that timed out in its rounds is.
+func TestPaxosQueueTimeoutIsCounted(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	const k = 4
+	p := c.proxies[0]
+	unlock, err := p.queue.lock(context.Background(), c.tbl, i32(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	var applied bool
+	err = p.Conditional(ctx, c.casSet(k, "", "a", primitive.ConsistencyLevelQuorum, &applied))
+	if wt, ok := errors.AsType[*cqlerr.WriteTimeout](err); !ok || wt.WriteType != primitive.WriteTypeCas {
+		t.Fatalf("a transaction behind another's turn: %v", err)
+	}
+	if n := testutil.ToFloat64(c.metrics.Timeouts.WithLabelValues("write")); n != 1 {
+		t.Fatalf("%v timeouts counted", n)
+	}
+}

@@ -272,11 +272,11 @@ type round struct {
 	extras []ring.HostID
 }
 
-// agree reports whether every reply digests as the data does.
+// agree reports whether every reply of a round of digests digests as the
+// data does: alike, since the data's own digest is among them.
 func (r *round) agree() bool {
-	d := storage.PartitionDigest(r.data)
-	for _, x := range r.digests {
-		if x != d {
+	for _, x := range r.digests[1:] {
+		if x != r.digests[0] {
 			return false
 		}
 	}

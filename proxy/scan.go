@@ -48,11 +48,8 @@ func (p *Proxy) scan(ctx context.Context, cl primitive.ConsistencyLevel, t *stor
 	}
 	// A range read at SERIAL reads what a quorum holds, as Cassandra 4.0
 	// runs it: there is no partition to run Paxos on.
-	switch cl {
-	case primitive.ConsistencyLevelSerial:
-		cl = primitive.ConsistencyLevelQuorum
-	case primitive.ConsistencyLevelLocalSerial:
-		cl = primitive.ConsistencyLevelLocalQuorum
+	if isSerial(cl) {
+		cl = quorumOf(cl)
 	}
 	ks, err := p.keyspace(t)
 	if err != nil {

@@ -119,6 +119,9 @@ type writePlan struct {
 	updatesOf [][]int
 	// send, when set, replaces Replica.Apply: a Paxos commit.
 	send func(ctx context.Context, rep replica.Replica, m *mutation.Mutation, check func() error) error
+	// enc, when set, is the updates' encoding, made already (a logged
+	// batch's, which its batchlog entry holds too).
+	enc *encoded
 }
 
 // planWrite places updates, checking each level can be met. skip, when
@@ -135,6 +138,12 @@ func (p *Proxy) planWrite(cl primitive.ConsistencyLevel, wt primitive.WriteType,
 		st, natural, pending, err := memo.replicas(p, u)
 		if err != nil {
 			return nil, err
+		}
+		if w.hosts == nil {
+			// Most writes are of one partition, whose replicas are all
+			// the hosts.
+			n := len(natural) + len(pending)
+			w.hosts, w.updatesOf = make([]ring.HostID, 0, n), make([][]int, 0, n)
 		}
 		w.needs[i] = p.needFor(cl, st, pending, true)
 		live := liveBuf[:0]
@@ -188,7 +197,7 @@ type hostResult struct {
 // write sends w's Updates and waits for their levels. acked holds, by
 // Update, a reply received before (a counter leader's).
 func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, acked map[int]ring.HostID) error {
-	tallies := make([]*tally, len(w.updates))
+	tallies := make([]tally, len(w.updates))
 	for i := range w.needs {
 		tallies[i] = newTally(&w.needs[i])
 		if h, ok := acked[i]; ok {
@@ -197,9 +206,12 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 	}
 	// The writes may outlive the request, whose buffers m references:
 	// they take an encoding of their own, made once.
-	enc, err := encode(w.updates)
-	if err != nil {
-		return err
+	enc := w.enc
+	if enc == nil {
+		var err error
+		if enc, err = encode(w.updates); err != nil {
+			return err
+		}
 	}
 	bg, cancel := detach(ctx)
 	traced := tracing.FromContext(ctx) != nil
@@ -357,18 +369,18 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 
 // writeTimeout is the WRITE_TIMEOUT of the first Update whose level is
 // not met.
-func (p *Proxy) writeTimeout(w *writePlan, tallies []*tally) error {
-	for _, t := range tallies {
-		if !t.met() {
+func (p *Proxy) writeTimeout(w *writePlan, tallies []tally) error {
+	for i := range tallies {
+		if t := &tallies[i]; !t.met() {
 			return &cqlerr.WriteTimeout{Consistency: w.cl, Received: int32(t.received()), BlockFor: int32(t.n.total()), WriteType: w.wt}
 		}
 	}
 	return nil
 }
 
-func allMet(ts []*tally) bool {
-	for _, t := range ts {
-		if !t.met() {
+func allMet(ts []tally) bool {
+	for i := range ts {
+		if !ts[i].met() {
 			return false
 		}
 	}
@@ -377,7 +389,7 @@ func allMet(ts []*tally) bool {
 
 // unreachable returns an Update whose level the replies still to come
 // can no longer meet.
-func (p *Proxy) unreachable(w *writePlan, tallies []*tally, outstanding []bool) (int, bool) {
+func (p *Proxy) unreachable(w *writePlan, tallies []tally, outstanding []bool) (int, bool) {
 	pendingDCs := make([][]string, len(w.updates))
 	for j, out := range outstanding {
 		if !out {

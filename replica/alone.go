@@ -36,7 +36,10 @@ type aloneState struct {
 const maxTouched = 1 << 16
 
 // touch marks partition pk of t: a coordinator's round changed its state.
-func (a *aloneState) touch(t *storage.Table, pk []byte) {
+func (a *aloneState) touch(t *storage.Table, pk []byte) { a.mark(keyOf(t, pk)) }
+
+// mark marks partition k as one whose state Alone must read.
+func (a *aloneState) mark(k fastKey) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.overflow {
@@ -49,7 +52,7 @@ func (a *aloneState) touch(t *storage.Table, pk []byte) {
 		a.overflow, a.touched = true, nil
 		return
 	}
-	a.touched[keyOf(t, pk)] = struct{}{}
+	a.touched[k] = struct{}{}
 }
 
 // mustRead reports whether Alone must read partition pk of t's state,
@@ -94,16 +97,7 @@ func (a *aloneState) scan(l *Local) error {
 		if !accepted.IsZero() && accepted.After(committed) {
 			var id [16]byte
 			copy(id[:], r.Clustering[0])
-			a.mu.Lock()
-			if a.touched == nil {
-				a.touched = map[fastKey]struct{}{}
-			}
-			if len(a.touched) >= maxTouched {
-				a.overflow = true
-			} else {
-				a.touched[fastKey{id, string(pk)}] = struct{}{}
-			}
-			a.mu.Unlock()
+			a.mark(fastKey{id, string(pk)})
 		}
 		return true
 	})

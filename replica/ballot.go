@@ -2,7 +2,8 @@ package replica
 
 import (
 	"encoding/binary"
-	"encoding/hex"
+
+	"github.com/cqld/cqld/ring"
 )
 
 // Ballot is a Paxos ballot as Cassandra makes one: a version 1 (time)
@@ -92,17 +93,5 @@ func (b Ballot) Max(o Ballot) Ballot {
 	return b
 }
 
-// String is b in the UUID text form.
-func (b Ballot) String() string {
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
-}
+// String is b in the UUID text form, which ring.HostID writes.
+func (b Ballot) String() string { return ring.HostID(b).String() }

@@ -25,15 +25,6 @@ func AppendEncodedMutation(dst []byte, n int, updates []byte) []byte {
 	return append(dst, updates...)
 }
 
-// ApplyEncoded is Apply of a mutation without counters given in its
-// encoding (AppendEncodedMutation, AppendHint), which the caller has
-// checked against its schema: it returns once the write is durable on
-// the replica. It does not keep payload.
-func (r *Remote) ApplyEncoded(ctx context.Context, payload []byte) error {
-	_, err := r.request(ctx, messaging.VerbMutation, payload)
-	return err
-}
-
 // hintHeaderLen is the length of the header a VerbHint message puts
 // before the hint (a mutation's encoding): the time the hint was written,
 // as unix microseconds, big-endian. Frozen.

@@ -269,12 +269,8 @@ func (l *Local) ApplyWaits() bool { return l.engine.ApplyWaits() }
 func (l *Local) batch(m *mutation.Mutation) (*storage.Mutation, error) {
 	sm := l.engine.NewMutation()
 	for _, u := range m.Updates {
-		for i := range u.Ops {
-			if err := apply(sm, u, &u.Ops[i]); err != nil {
-				// sm is dropped unapplied, as the engine drops a mutation
-				// whose check fails.
-				return nil, fmt.Errorf("replica: %s.%s: %w", u.Table.Def.Keyspace, u.Table.Def.Name, err)
-			}
+		if err := l.applyInto(sm, u); err != nil {
+			return nil, discard(sm, err)
 		}
 	}
 	return sm, nil

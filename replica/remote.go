@@ -60,16 +60,27 @@ func (r *Remote) Peer() netip.AddrPort { return r.peer }
 func (r *Remote) Close() { r.async.Wait() }
 
 func (r *Remote) request(ctx context.Context, verb messaging.Verb, payload []byte) ([]byte, error) {
-	if s := tracing.FromContext(ctx); s != nil {
-		ctx = messaging.WithTrace(ctx, s.ID())
-		s.Trace(fmt.Sprintf("Sending %s message to /%s", verb, r.peer))
-		defer s.Trace(fmt.Sprintf("Processing response from /%s", r.peer))
-	}
+	ctx, answered := r.trace(ctx, verb)
 	out, err := r.tr.Request(ctx, r.peer, verb, payload)
+	if answered != nil {
+		answered()
+	}
 	if err != nil {
 		return nil, fromRemote(r.peer, err)
 	}
 	return out, nil
+}
+
+// trace, for a traced request, records its sending and marks ctx for the
+// peer to trace its own steps; answered records the response, or is nil
+// when the request is not traced.
+func (r *Remote) trace(ctx context.Context, verb messaging.Verb) (_ context.Context, answered func()) {
+	s := tracing.FromContext(ctx)
+	if s == nil {
+		return ctx, nil
+	}
+	s.Trace(fmt.Sprintf("Sending %s message to /%s", verb, r.peer))
+	return messaging.WithTrace(ctx, s.ID()), func() { s.Trace(fmt.Sprintf("Processing response from /%s", r.peer)) }
 }
 
 // Apply implements Replica. check runs here, before the mutation is sent:
@@ -309,31 +320,34 @@ func (r *Remote) Truncate(ctx context.Context, t *storage.Table) error {
 // returns, the request then blocking its caller (no goroutine is left
 // that nobody waits for): done must not block.
 func (r *Remote) requestAsync(ctx context.Context, verb messaging.Verb, payload []byte, done func([]byte, error)) {
-	if s := tracing.FromContext(ctx); s != nil {
-		ctx = messaging.WithTrace(ctx, s.ID())
-		s.Trace(fmt.Sprintf("Sending %s message to /%s", verb, r.peer))
+	ar, ok := r.tr.(messaging.AsyncRequester)
+	if !ok {
+		done(r.request(ctx, verb, payload))
+		return
+	}
+	ctx, answered := r.trace(ctx, verb)
+	if answered != nil {
 		inner := done
 		done = func(out []byte, err error) {
-			s.Trace(fmt.Sprintf("Processing response from /%s", r.peer))
+			answered()
 			inner(out, err)
 		}
 	}
-	if ar, ok := r.tr.(messaging.AsyncRequester); ok {
-		if err := ar.RequestAsync(ctx, r.peer, verb, payload, func(out []byte, err error) {
-			if err != nil {
-				err = fromRemote(r.peer, err)
-			}
-			done(out, err)
-		}); err != nil {
-			done(nil, fromRemote(r.peer, err))
+	if err := ar.RequestAsync(ctx, r.peer, verb, payload, func(out []byte, err error) {
+		if err != nil {
+			err = fromRemote(r.peer, err)
 		}
-		return
+		done(out, err)
+	}); err != nil {
+		done(nil, fromRemote(r.peer, err))
 	}
-	done(r.request(ctx, verb, payload))
 }
 
-// ApplyEncodedAsync is ApplyEncoded with the result handed to done, which
-// must not block.
+// ApplyEncodedAsync is Apply of a mutation without counters given in its
+// encoding (AppendEncodedMutation, AppendHint), which the caller has
+// checked against its schema: done is handed nil once the write is
+// durable on the replica, or the error that failed it, and must not
+// block. It does not keep payload.
 func (r *Remote) ApplyEncodedAsync(ctx context.Context, payload []byte, done func(error)) {
 	r.requestAsync(ctx, messaging.VerbMutation, payload, func(_ []byte, err error) { done(err) })
 }

@@ -85,18 +85,8 @@ func (s *Server) mutationAsync(_ time.Time, in messaging.Inbound, reply func([]b
 		}
 		reply(out, err)
 	}
-	var missing *UnknownTableError
-	m, err := decodeMutation(in.Payload, func(id [16]byte) (*storage.Table, bool) {
-		t, ok := s.tables(id)
-		if !ok && missing == nil {
-			missing = &UnknownTableError{ID: id}
-		}
-		return t, ok
-	})
+	m, err := s.decode(in.Payload)
 	switch {
-	case missing != nil:
-		answer(nil, missing)
-		return true
 	case err != nil:
 		answer(nil, err)
 		return true

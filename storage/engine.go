@@ -396,7 +396,8 @@ func (e *Engine) Sync() error {
 }
 
 // Apply makes m durable under the commit log's sync mode, then visible.
-// On success m goes back to a pool: the caller must not use it again.
+// Whether it succeeds or fails, m goes back to a pool: the caller must not
+// use it again.
 func (e *Engine) Apply(m *Mutation) error { return e.ApplyIf(m, nil) }
 
 // ApplyIf is Apply with a precondition, checked where WaitApplies cannot
@@ -417,7 +418,7 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 	defer e.applyMu.RUnlock()
 	if check != nil {
 		if err := check(); err != nil {
-			return err
+			return m.fail(err)
 		}
 	}
 	if err := e.flushes.refusal(); err != nil {
@@ -425,7 +426,7 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 	}
 	pos, err := e.log.Append(m.b.Repr())
 	if err != nil {
-		return writeFailed(err)
+		return m.fail(writeFailed(err))
 	}
 	return e.applyAppended(m, pos)
 }
@@ -455,7 +456,7 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	if check != nil {
 		if err := check(); err != nil {
 			e.applyMu.RUnlock()
-			return false, err
+			return false, m.fail(err)
 		}
 	}
 	if err := e.flushes.refusal(); err != nil {
@@ -476,7 +477,7 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	})
 	if err != nil {
 		e.applyMu.RUnlock()
-		return false, writeFailed(err)
+		return false, m.fail(writeFailed(err))
 	}
 	if pending {
 		return true, nil
@@ -499,6 +500,15 @@ func (e *Engine) applyAppended(m *Mutation, pos commitlog.Position) error {
 
 // Discard drops m unapplied; m must not be used after.
 func (m *Mutation) Discard() { _ = m.discard() }
+
+// fail discards m, unapplied, and returns err as it is (callers compare a
+// check's error by identity) unless closing the batch failed too.
+func (m *Mutation) fail(err error) error {
+	if derr := m.discard(); derr != nil {
+		return errors.Join(err, derr)
+	}
+	return err
+}
 
 // discard closes m's batch and gives m back to its pool.
 func (m *Mutation) discard() error {

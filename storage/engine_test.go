@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,19 +200,67 @@ func TestEngineCrashKeepsAcknowledgedWrites(t *testing.T) {
 	}
 }
 
+// writeRow1 is a mutation of e writing v to row (1, 1) of tbl.
+func writeRow1(t testing.TB, e *Engine, tbl *Table, v string) *Mutation {
+	t.Helper()
+	m := e.NewMutation()
+	if err := m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live(1, v)); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRefusedMutationIsReleased checks that a mutation ApplyIf or
+// ApplyAsync refuses (its check fails, or the commit log will not take it)
+// goes back to its pool, as an applied one does: its callers never discard
+// it themselves.
+func TestRefusedMutationIsReleased(t *testing.T) {
+	for _, mode := range []string{commitlog.SyncPeriodic, commitlog.SyncBatch} {
+		t.Run(mode, func(t *testing.T) {
+			e := openTestEngine(t, vfs.NewMem(), mode)
+			defer e.Close()
+			tbl := testTable(t, false)
+			write := func(v string) *Mutation { return writeRow1(t, e, tbl, v) }
+			refused := errors.New("stale")
+			check := func() error { return refused }
+			tooLarge := strings.Repeat("x", e.log.MaxPayload()+1)
+			noThen := func(error) { t.Error("then called for a refused write") }
+			for _, c := range []struct {
+				name  string
+				v     string
+				apply func(*Mutation) error
+				want  error
+			}{
+				{"ApplyIf, check fails", "v", func(m *Mutation) error { return e.ApplyIf(m, check) }, refused},
+				{"ApplyIf, too large", tooLarge, func(m *Mutation) error { return e.ApplyIf(m, nil) }, commitlog.ErrTooLarge},
+				{"ApplyAsync, check fails", "v", func(m *Mutation) error {
+					_, err := e.ApplyAsync(m, check, noThen)
+					return err
+				}, refused},
+				{"ApplyAsync, too large", tooLarge, func(m *Mutation) error {
+					_, err := e.ApplyAsync(m, nil, noThen)
+					return err
+				}, commitlog.ErrTooLarge},
+			} {
+				m := write(c.v)
+				if err := c.apply(m); !errors.Is(err, c.want) {
+					t.Fatalf("%s: %v, want %v", c.name, err, c.want)
+				}
+				if m.b != nil {
+					t.Errorf("%s: the refused mutation kept its batch", c.name)
+				}
+			}
+		})
+	}
+}
+
 // TestApplyIf checks that a failed precondition applies nothing, and that
 // WaitApplies waits for an apply whose precondition passed before it began.
 func TestApplyIf(t *testing.T) {
 	e := openTestEngine(t, vfs.NewMem(), commitlog.SyncPeriodic)
 	defer e.Close()
 	tbl := testTable(t, false)
-	write := func(v string) *Mutation {
-		m := e.NewMutation()
-		if err := m.WriteCell(tbl, i32(1), CellTarget{Clustering: [][]byte{i32(1)}, Column: "v"}, live(1, v)); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	write := func(v string) *Mutation { return writeRow1(t, e, tbl, v) }
 	refused := errors.New("stale")
 	if err := e.ApplyIf(write("no"), func() error { return refused }); err != refused {
 		t.Fatalf("ApplyIf with a failing check: %v", err)
