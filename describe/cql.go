@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -251,13 +252,13 @@ func droppedOrder(t *storage.TableDef) []string {
 // alphabetical order. cqld has no change data capture: cdc is false.
 func tableOptions(b *builder, o *storage.TableOptions) {
 	b.str("additional_write_policy = ").quoted(o.AdditionalWritePolicy).nl().
-		str("AND bloom_filter_fp_chance = ").str(javaDouble(o.BloomFilterFPChance)).nl().
+		str("AND bloom_filter_fp_chance = ").str(types.JavaFloatString(o.BloomFilterFPChance, 64)).nl().
 		str("AND caching = ").textMap(o.Caching, true).nl().
 		str("AND cdc = false").nl().
 		str("AND comment = ").quoted(o.Comment).nl().
 		str("AND compaction = ").textMap(o.Compaction, true).nl().
 		str("AND compression = ").textMap(o.Compression, true).nl().
-		str("AND crc_check_chance = ").str(javaDouble(o.CRCCheckChance)).nl().
+		str("AND crc_check_chance = ").str(types.JavaFloatString(o.CRCCheckChance, 64)).nl().
 		str(fmt.Sprintf("AND default_time_to_live = %d", o.DefaultTimeToLive)).nl()
 	ext := make(map[string]string, len(o.Extensions))
 	for k, v := range o.Extensions {
