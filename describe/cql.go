@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
@@ -127,7 +129,8 @@ func tableCQL(t *storage.TableDef, virtual, internals bool) string {
 	}
 	b.out().str(")").str(" WITH ").in()
 	if internals {
-		b.str("ID = ").str(uuidString(t.ID)).nl().str("AND ")
+		id := primitive.UUID(t.ID)
+		b.str("ID = ").str(id.String()).nl().str("AND ")
 	}
 	if len(ck) > 0 {
 		b.str("CLUSTERING ORDER BY (")
@@ -293,12 +296,6 @@ func typeCQL(u *storage.TypeDef) string {
 	}
 	b.nl().out().str(");")
 	return b.String()
-}
-
-// uuidString is a UUID's canonical text.
-func uuidString(u [16]byte) string {
-	h := hex.EncodeToString(u[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // functionType is a function's argument or return type as Cassandra's
