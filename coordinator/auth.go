@@ -121,12 +121,13 @@ func (c *Coordinator) ensureWrite(role string, w *writePlan) error {
 }
 
 // ensureExecute checks EXECUTE on every user-defined function a plan
-// calls (an aggregate, then its state and final functions), as
-// Cassandra's statements check each of their getFunctions(); native
-// functions need none. Permissions on one function do not exist here, so
-// the check is on the function's keyspace's functions, which a grant on
-// them or on ALL FUNCTIONS gives; the refusal names the function as
-// Cassandra's FunctionResource does.
+// calls, as Cassandra's statements check each of their getFunctions();
+// native functions need none. Permissions on one function do not exist
+// here, so the check is on the function's keyspace's functions, which a
+// grant on them or on ALL FUNCTIONS gives; the refusal names the function
+// as Cassandra's FunctionResource does. An aggregate's state and final
+// functions are in its keyspace (functions.Users finds them there), so
+// the check on the aggregate is theirs too.
 func (c *Coordinator) ensureExecute(role string, fns *fnScope) error {
 	if fns == nil || len(fns.used) == 0 {
 		return nil
@@ -135,16 +136,6 @@ func (c *Coordinator) ensureExecute(role string, fns *fnScope) error {
 	for _, sig := range fns.used {
 		if err := ensureExecuteDef(st, role, sig.Def); err != nil {
 			return err
-		}
-		if sig.User != nil {
-			if err := ensureExecuteDef(st, role, sig.User.State.Def); err != nil {
-				return err
-			}
-			if sig.User.Final != nil {
-				if err := ensureExecuteDef(st, role, sig.User.Final.Def); err != nil {
-					return err
-				}
-			}
 		}
 	}
 	return nil
