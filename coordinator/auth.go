@@ -10,6 +10,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/auth"
+	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
@@ -121,12 +122,13 @@ func (c *Coordinator) ensureWrite(role string, w *writePlan) error {
 }
 
 // ensureExecute checks EXECUTE on every user-defined function a plan
-// calls (an aggregate, then its state and final functions), as
-// Cassandra's statements check each of their getFunctions(); native
-// functions need none. Permissions on one function do not exist here, so
-// the check is on the function's keyspace's functions, which a grant on
-// them or on ALL FUNCTIONS gives; the refusal names the function as
-// Cassandra's FunctionResource does.
+// calls, as Cassandra's statements check each of their getFunctions();
+// native functions need none. Permissions on one function do not exist
+// here, so the check is on the function's keyspace's functions, which a
+// grant on them or on ALL FUNCTIONS gives; the refusal names the function
+// as Cassandra's FunctionResource does. An aggregate's state and final
+// functions are in its keyspace (functions.Users finds them there), so
+// the check on the aggregate is theirs too.
 func (c *Coordinator) ensureExecute(role string, fns *fnScope) error {
 	if fns == nil || len(fns.used) == 0 {
 		return nil
@@ -135,16 +137,6 @@ func (c *Coordinator) ensureExecute(role string, fns *fnScope) error {
 	for _, sig := range fns.used {
 		if err := ensureExecuteDef(st, role, sig.Def); err != nil {
 			return err
-		}
-		if sig.User != nil {
-			if err := ensureExecuteDef(st, role, sig.User.State.Def); err != nil {
-				return err
-			}
-			if sig.User.Final != nil {
-				if err := ensureExecuteDef(st, role, sig.User.Final.Def); err != nil {
-					return err
-				}
-			}
 		}
 	}
 	return nil
@@ -233,29 +225,26 @@ func preventSystemChange(p auth.Permission, r auth.Resource) error {
 // is false for one that needs none (DROP INDEX of an index not found),
 // known false for a statement it has no rule for.
 func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.Resource, ok, known bool) {
-	ks := func(k string) string {
-		if k == "" {
-			return p.session
-		}
-		return k
-	}
+	// The keyspace as the change resolves it; "" when it names none in a
+	// session without one, which the change then refuses.
+	ks, _ := schema.KeyspaceOf(p.stmt, p.session)
 	switch s := p.stmt.(type) {
 	case *statements.CreateKeyspace:
 		return auth.Create, auth.AllKeyspaces(), true, true
 	case *statements.DropKeyspace:
-		return auth.Drop, auth.Keyspace(s.Keyspace), true, true
+		return auth.Drop, auth.Keyspace(ks), true, true
 	case *statements.AlterKeyspace:
-		return auth.Alter, auth.Keyspace(s.Keyspace), true, true
+		return auth.Alter, auth.Keyspace(ks), true, true
 	case *statements.CreateTable:
-		return auth.Create, auth.Keyspace(ks(s.Keyspace)), true, true
+		return auth.Create, auth.Keyspace(ks), true, true
 	case *statements.AlterTable:
-		return auth.Alter, auth.Table(ks(s.Keyspace), s.Table), true, true
+		return auth.Alter, auth.Table(ks, s.Table), true, true
 	case *statements.DropTable:
-		return auth.Drop, auth.Table(ks(s.Keyspace), s.Table), true, true
+		return auth.Drop, auth.Table(ks, s.Table), true, true
 	case *statements.CreateIndex:
-		return auth.Alter, auth.Table(ks(s.TableKeyspace), s.Table), true, true
+		return auth.Alter, auth.Table(ks, s.Table), true, true
 	case *statements.DropIndex:
-		k := c.catalog.Current().Keyspace(ks(s.Keyspace))
+		k := c.catalog.Current().Keyspace(ks)
 		if k == nil {
 			return 0, auth.Resource{}, false, true
 		}
@@ -268,25 +257,24 @@ func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.
 		}
 		return 0, auth.Resource{}, false, true
 	case *statements.CreateType:
-		return auth.Create, auth.Keyspace(ks(s.Keyspace)), true, true
+		return auth.Create, auth.Keyspace(ks), true, true
 	case *statements.AlterType:
-		return auth.Alter, auth.Keyspace(ks(s.Keyspace)), true, true
+		return auth.Alter, auth.Keyspace(ks), true, true
 	case *statements.DropType:
-		return auth.Drop, auth.Keyspace(ks(s.Keyspace)), true, true
+		return auth.Drop, auth.Keyspace(ks), true, true
 	case *statements.CreateFunction:
-		k := ks(s.Keyspace)
 		args := make([]string, len(s.Args))
 		for i, a := range s.Args {
 			args[i] = a.Type
 		}
-		return c.createFunctionPermission(k, s.OrReplace, func(d *storage.KeyspaceDef) bool { return d.Function(s.Name, args) != nil })
+		return c.createFunctionPermission(ks, s.OrReplace, func(d *storage.KeyspaceDef) bool { return d.Function(s.Name, args) != nil })
 	case *statements.CreateAggregate:
-		return c.createFunctionPermission(ks(s.Keyspace), s.OrReplace, func(d *storage.KeyspaceDef) bool { return d.Aggregate(s.Name, s.ArgTypes) != nil })
+		return c.createFunctionPermission(ks, s.OrReplace, func(d *storage.KeyspaceDef) bool { return d.Aggregate(s.Name, s.ArgTypes) != nil })
 	case *statements.DropFunction:
 		// Cassandra asks DROP on the one function; permissions on one
 		// function do not exist here, so on the keyspace's functions,
 		// which a grant on the function's parents gives.
-		return auth.Drop, auth.KeyspaceFunctions(ks(s.Keyspace)), true, true
+		return auth.Drop, auth.KeyspaceFunctions(ks), true, true
 	}
 	return 0, auth.Resource{}, false, false
 }

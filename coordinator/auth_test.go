@@ -234,3 +234,33 @@ func TestAuthorizeExecute(t *testing.T) {
 		}
 	}
 }
+
+// CREATE INDEX needs ALTER on the table it indexes, in the keyspace the
+// schema change resolves it to: the table's, else the index name's, else
+// the session's (CreateIndexStatement.Raw.prepare).
+func TestAuthorizeCreateIndexKeyspace(t *testing.T) {
+	c := authCoord(t)
+	unchecked(c, func() {
+		for _, ks := range []string{"a", "b"} {
+			runQuery(t, c, "CREATE KEYSPACE "+ks+" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+			runQuery(t, c, "CREATE TABLE "+ks+".t (k int PRIMARY KEY, v int)")
+		}
+	})
+	if err := c.opts.Roles.Submit(auth.Change{Op: auth.OpGrantPermissions, Grantee: "readers",
+		Resource: auth.Keyspace("a"), Permissions: auth.Of(auth.Alter)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		stmt *statements.CreateIndex
+		want string
+	}{
+		{&statements.CreateIndex{Keyspace: "b", Name: "i", Table: "t"}, "User reader has no ALTER permission on <table b.t> or any of its parents"},
+		{&statements.CreateIndex{Keyspace: "b", Name: "i", TableKeyspace: "a", Table: "t"}, ""},
+		{&statements.CreateIndex{Name: "i", Table: "t"}, ""},
+	} {
+		err := c.authorize("reader", &ddlPlan{stmt: tc.stmt, session: "a"})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("%+v in keyspace a: %v, want %q", *tc.stmt, err, tc.want)
+		}
+	}
+}

@@ -13,12 +13,14 @@ import (
 
 // Inline takes req when it is an EXECUTE that cannot block and costs about
 // as much as handing it to a worker would: a read of one row by its whole
-// primary key, or a blind write. A read, and a write while the commit log
+// primary key, or a blind write; or one of a statement not prepared,
+// answered UNPREPARED. A read, and a write while the commit log
 // waits for no fsync (periodic mode), are answered at once: resp. A write
 // that waits for a sync is started, and later gets its answer once the sync
 // and the memtable apply are done, from the commit log's completion
-// goroutine: resp is nil. taken is false, and nothing was done, for every
-// other request; the frontend then hands req to a worker and Handle.
+// goroutine: resp is nil. taken is false for every other request, which
+// the frontend then hands to a worker and Handle: nothing was done but
+// the statement's lookup, which Inline leaves to Handle (req.Prepared).
 //
 // The frontend calls Inline on its event loops: answering there saves the
 // hand-off to a worker and back, which on a busy node costs more than the
@@ -31,7 +33,11 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 		return nil, false // traced: Handle records the session
 	}
 	ps, err := c.lookupPrepared(m.QueryId)
-	if err != nil || !inlines(ps.plan, m.Options) || !c.inlinesHere(ps.plan, m.Options.Consistency) {
+	if err != nil {
+		return respond(nil, err, req.Version), true // UNPREPARED
+	}
+	if !inlines(ps.plan, m.Options) || !c.inlinesHere(ps.plan, m.Options.Consistency) {
+		req.Prepared = ps
 		return nil, false
 	}
 	x, err := c.bindExecute(ctx, req, m, ps)

@@ -138,6 +138,16 @@ func preparedResult(ps *preparedStmt, v primitive.ProtocolVersion) *message.Prep
 	return res
 }
 
+// preparedOf is the statement the EXECUTE req names: the one Inline or
+// beginTrace found, which it takes from req, else looked up now.
+func (c *Coordinator) preparedOf(req *protocol.Request, m *message.Execute) (*preparedStmt, error) {
+	if ps, ok := req.Prepared.(*preparedStmt); ok {
+		req.Prepared = nil
+		return ps, nil
+	}
+	return c.lookupPrepared(m.QueryId)
+}
+
 // lookupPrepared finds the statement an EXECUTE or a BATCH entry names.
 func (c *Coordinator) lookupPrepared(rawID []byte) (*preparedStmt, error) {
 	var id [16]byte
@@ -153,7 +163,7 @@ func (c *Coordinator) lookupPrepared(rawID []byte) (*preparedStmt, error) {
 }
 
 func (c *Coordinator) execute(ctx context.Context, req *protocol.Request, m *message.Execute) (message.Message, error) {
-	ps, err := c.lookupPrepared(m.QueryId)
+	ps, err := c.preparedOf(req, m)
 	if err != nil {
 		return nil, err
 	}

@@ -76,8 +76,10 @@ type selectRun struct {
 	ppl      int32 // -1: none
 	pageSize int32 // <= 0: no paging
 	// tombstones counts the tombstones the read meets (nil for system
-	// tables, whose rows are made on each read, or without limits).
+	// tables, whose rows are made on each read, or without limits); it
+	// points at tomb, which saves the read an allocation.
 	tombstones *storage.Tombstones
+	tomb       storage.Tombstones
 	// size is the bytes the rows take in the response so far, room what
 	// they may take (response.go): a page that would pass room ends
 	// before, an unpaged result that would is refused.
@@ -136,7 +138,8 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	}
 	r := &selectRun{p: p, x: x, now: x.nowInSeconds(), limit: -1, ppl: -1, pageSize: x.opts.PageSize}
 	if !p.t.system && c.opts.Tombstones != (TombstoneLimits{}) {
-		r.tombstones = &storage.Tombstones{Fail: c.opts.Tombstones.Fail}
+		r.tomb.Fail = c.opts.Tombstones.Fail
+		r.tombstones = &r.tomb
 	}
 	if p.orderAfter > 0 && r.pageSize > 0 {
 		return nil, errPagedOrderAfter

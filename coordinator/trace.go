@@ -28,8 +28,9 @@ func (c *Coordinator) beginTrace(req *protocol.Request) *tracing.Session {
 		r.Parameters["query"] = m.Query
 	case *message.Execute:
 		r.Command, r.Request, opts = "EXECUTE", "Execute CQL3 prepared query", m.Options
-		if ps, err := c.lookupPrepared(m.QueryId); err == nil {
+		if ps, err := c.preparedOf(req, m); err == nil {
 			r.Parameters["query"] = ps.st.Query
+			req.Prepared = ps // for execute
 		}
 	case *message.Batch:
 		r.Command, r.Request = "BATCH", "Execute batch of CQL3 queries"

@@ -129,8 +129,7 @@ func (c *Coordinator) checkTombstones(r *selectRun, err error) error {
 	if len(query) > 512 {
 		query = query[:512]
 	}
-	var over *storage.TombstoneOverwhelmError
-	if errors.As(err, &over) {
+	if over, ok := errors.AsType[*storage.TombstoneOverwhelmError](err); ok {
 		c.log.Error(fmt.Sprintf("Scanned over %d tombstones during query '%s' (last scanned row token was %d); query aborted",
 			c.opts.Tombstones.Fail, query, storage.Token(over.Key)))
 		addr := c.opts.ListenAddress

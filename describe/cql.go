@@ -6,7 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -126,7 +129,8 @@ func tableCQL(t *storage.TableDef, virtual, internals bool) string {
 	}
 	b.out().str(")").str(" WITH ").in()
 	if internals {
-		b.str("ID = ").str(uuidString(t.ID)).nl().str("AND ")
+		id := primitive.UUID(t.ID)
+		b.str("ID = ").str(id.String()).nl().str("AND ")
 	}
 	if len(ck) > 0 {
 		b.str("CLUSTERING ORDER BY (")
@@ -251,13 +255,13 @@ func droppedOrder(t *storage.TableDef) []string {
 // alphabetical order. cqld has no change data capture: cdc is false.
 func tableOptions(b *builder, o *storage.TableOptions) {
 	b.str("additional_write_policy = ").quoted(o.AdditionalWritePolicy).nl().
-		str("AND bloom_filter_fp_chance = ").str(javaDouble(o.BloomFilterFPChance)).nl().
+		str("AND bloom_filter_fp_chance = ").str(types.JavaFloatString(o.BloomFilterFPChance, 64)).nl().
 		str("AND caching = ").textMap(o.Caching, true).nl().
 		str("AND cdc = false").nl().
 		str("AND comment = ").quoted(o.Comment).nl().
 		str("AND compaction = ").textMap(o.Compaction, true).nl().
 		str("AND compression = ").textMap(o.Compression, true).nl().
-		str("AND crc_check_chance = ").str(javaDouble(o.CRCCheckChance)).nl().
+		str("AND crc_check_chance = ").str(types.JavaFloatString(o.CRCCheckChance, 64)).nl().
 		str(fmt.Sprintf("AND default_time_to_live = %d", o.DefaultTimeToLive)).nl()
 	ext := make(map[string]string, len(o.Extensions))
 	for k, v := range o.Extensions {
@@ -292,12 +296,6 @@ func typeCQL(u *storage.TypeDef) string {
 	}
 	b.nl().out().str(");")
 	return b.String()
-}
-
-// uuidString is a UUID's canonical text.
-func uuidString(u [16]byte) string {
-	h := hex.EncodeToString(u[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // functionType is a function's argument or return type as Cassandra's

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
 )
 
@@ -367,13 +368,15 @@ func asInvalid(err error, ce **cqlerr.Error) bool {
 	return ok && e.Code == primitive.ErrorCodeInvalid
 }
 
+// TestJavaDouble: DESCRIBE prints the double table options as Java's
+// Double.toString does.
 func TestJavaDouble(t *testing.T) {
 	for in, want := range map[float64]string{
 		0.01: "0.01", 1: "1.0", 0.1: "0.1", 0.001: "0.001", 0.0001: "1.0E-4", 1e7: "1.0E7", 1234567: "1234567.0",
 		0.5: "0.5", 12345678.9: "1.23456789E7", 0.00012: "1.2E-4", 100: "100.0", 0: "0.0",
 	} {
-		if got := javaDouble(in); got != want {
-			t.Errorf("javaDouble(%v) = %q, want %q", in, got, want)
+		if got := types.JavaFloatString(in, 64); got != want {
+			t.Errorf("JavaFloatString(%v, 64) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package describe
 
 import (
-	"math"
 	"math/bits"
 	"net/netip"
 	"sort"
@@ -10,56 +9,9 @@ import (
 	"unicode/utf16"
 )
 
-// What Cassandra's Java prints its way: doubles, and the iteration order
-// of the java.util.HashMaps some of DESCRIBE's maps are.
-
-// javaDouble is Double.toString(d): plain decimals with at least one
-// fractional digit between 10^-3 and 10^7, computerized scientific
-// notation ("1.0E-4") outside.
-func javaDouble(d float64) string {
-	switch {
-	case math.IsNaN(d):
-		return "NaN"
-	case math.IsInf(d, 1):
-		return "Infinity"
-	case math.IsInf(d, -1):
-		return "-Infinity"
-	case d == 0:
-		if math.Signbit(d) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	sign := ""
-	if d < 0 {
-		sign, d = "-", -d
-	}
-	// The shortest digits that read back as d, and their exponent.
-	e := strconv.FormatFloat(d, 'e', -1, 64)
-	mant, exp, _ := strings.Cut(e, "e")
-	digits := strings.Replace(mant, ".", "", 1)
-	x, _ := strconv.Atoi(exp)
-	if d >= 1e-3 && d < 1e7 {
-		var s string
-		if x >= 0 {
-			for len(digits) < x+1 {
-				digits += "0"
-			}
-			s = digits[:x+1] + "." + digits[x+1:]
-		} else {
-			s = "0." + strings.Repeat("0", -x-1) + digits
-		}
-		if strings.HasSuffix(s, ".") {
-			s += "0"
-		}
-		return sign + s
-	}
-	s := digits[:1] + "." + digits[1:]
-	if len(digits) == 1 {
-		s += "0"
-	}
-	return sign + s + "E" + strconv.Itoa(x)
-}
+// What Cassandra's Java prints its way: the iteration order of the
+// java.util.HashMaps some of DESCRIBE's maps are, and endpoints. Doubles
+// are types.JavaFloatString's.
 
 // javaStringHash is String.hashCode: over UTF-16 code units.
 func javaStringHash(s string) int32 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"math/bits"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -129,39 +128,17 @@ func vintBytes(b []byte) (v, rest []byte, ok bool) {
 	return rest[:n], rest[n:], true
 }
 
-// appendUnsignedVInt is Cassandra's VIntCoding.writeUnsignedVInt: as many
-// leading one bits in the first byte as bytes follow it, the value big
-// endian in the rest.
+// appendUnsignedVInt appends v as Cassandra's unsigned vint
+// (VIntCoding.writeUnsignedVInt), with the protocol library's codec.
 func appendUnsignedVInt(b []byte, v uint64) []byte {
-	size := (639 - bits.LeadingZeros64(v|1)*9) >> 6
-	if size == 1 {
-		return append(b, byte(v))
-	}
-	var buf [9]byte
-	extra := size - 1
-	for i := extra; i >= 0; i-- {
-		buf[i] = byte(v)
-		v >>= 8
-	}
-	buf[0] |= ^byte(0xff >> extra)
-	return append(b, buf[:size]...)
+	buf := bytes.NewBuffer(b)
+	_, _ = primitive.WriteUnsignedVint(v, buf) // a bytes.Buffer takes every write
+	return buf.Bytes()
 }
 
+// readUnsignedVInt reads an unsigned vint at the start of b.
 func readUnsignedVInt(b []byte) (uint64, []byte, bool) {
-	if len(b) == 0 {
-		return 0, nil, false
-	}
-	first := b[0]
-	if first < 0x80 {
-		return uint64(first), b[1:], true
-	}
-	extra := bits.LeadingZeros8(^first)
-	if len(b) < 1+extra {
-		return 0, nil, false
-	}
-	v := uint64(first & (0xff >> extra))
-	for _, c := range b[1 : 1+extra] {
-		v = v<<8 | uint64(c)
-	}
-	return v, b[1+extra:], true
+	r := bytes.NewReader(b)
+	v, _, err := primitive.ReadUnsignedVint(r)
+	return v, b[len(b)-r.Len():], err == nil
 }

@@ -16,8 +16,7 @@ import (
 // Observe takes no lock once a table's timer exists.
 type TableLatencies struct {
 	now    func() time.Time
-	mu     sync.Mutex
-	timers map[latencyKey]*Timer
+	timers sync.Map // latencyKey → *Timer
 }
 
 type latencyKey struct {
@@ -31,7 +30,7 @@ func NewTableLatencies(now func() time.Time) *TableLatencies {
 	if now == nil {
 		now = time.Now
 	}
-	return &TableLatencies{now: now, timers: map[latencyKey]*Timer{}}
+	return &TableLatencies{now: now}
 }
 
 // Now is the clock latencies are measured by.
@@ -43,16 +42,13 @@ func (t *TableLatencies) Observe(kind string, id [16]byte, start time.Time) {
 	if t == nil {
 		return
 	}
-	d := t.now().Sub(start)
+	now := t.now()
 	k := latencyKey{kind, id}
-	t.mu.Lock()
-	tm := t.timers[k]
-	if tm == nil {
-		tm = newTimer(t.now)
-		t.timers[k] = tm
+	tm, ok := t.timers.Load(k)
+	if !ok {
+		tm, _ = t.timers.LoadOrStore(k, newTimer(t.now))
 	}
-	t.mu.Unlock()
-	tm.observe(d)
+	tm.(*Timer).observe(now.Sub(start), now)
 }
 
 // TableLatency is one table's figures of a kind: milliseconds, and a rate
@@ -67,20 +63,20 @@ type TableLatency struct {
 // Snapshot returns the figures of kind, by keyspace and table, of the
 // tables names knows; the others' (dropped tables) are forgotten.
 func (t *TableLatencies) Snapshot(kind string, names func(id [16]byte) (keyspace, table string, ok bool)) []TableLatency {
-	t.mu.Lock()
 	var out []TableLatency
-	for k, tm := range t.timers {
+	t.timers.Range(func(key, tm any) bool {
+		k := key.(latencyKey)
 		ks, table, ok := names(k.id)
 		switch {
 		case !ok:
-			delete(t.timers, k)
+			t.timers.Delete(k)
 		case k.kind == kind:
-			l := tm.snapshot()
+			l := tm.(*Timer).snapshot()
 			l.Keyspace, l.Table = ks, table
 			out = append(out, l)
 		}
-	}
-	t.mu.Unlock()
+		return true
+	})
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Keyspace != out[j].Keyspace {
 			return out[i].Keyspace < out[j].Keyspace
@@ -120,13 +116,14 @@ func newTimer(now func() time.Time) *Timer {
 	return &Timer{buckets: make([]atomic.Int64, len(latencyOffsets)+1), rate: NewMeter(5*time.Minute, now)}
 }
 
-func (t *Timer) observe(d time.Duration) {
+// observe records d, which ended at now (a reading of the meter's clock).
+func (t *Timer) observe(d time.Duration, now time.Time) {
 	ns := max(int64(d), 0)
 	t.buckets[sort.Search(len(latencyOffsets), func(i int) bool { return latencyOffsets[i] >= ns })].Add(1)
 	t.count.Add(1)
 	for m := t.max.Load(); ns > m && !t.max.CompareAndSwap(m, ns); m = t.max.Load() {
 	}
-	t.rate.Mark(1)
+	t.rate.MarkAt(1, now)
 }
 
 func (t *Timer) snapshot() TableLatency {

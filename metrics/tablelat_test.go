@@ -90,3 +90,19 @@ func TestMeterOf(t *testing.T) {
 		t.Errorf("rate %v after two idle hours", r)
 	}
 }
+
+// BenchmarkTableLatenciesObserve is what each read and write of a user
+// table pays for system_views' latency tables, twice (coordinator and
+// replica), from every event loop and worker at once.
+func BenchmarkTableLatenciesObserve(b *testing.B) {
+	l := NewTableLatencies(nil)
+	ids := [][16]byte{{1}, {2}, {3}, {4}}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			l.Observe("write", ids[i&3], l.Now())
+		}
+	})
+}

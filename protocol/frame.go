@@ -119,6 +119,11 @@ type Request struct {
 	// Received is when the frontend read the whole frame, for its latency
 	// metric.
 	Received time.Time
+	// Prepared is the handler's own: the prepared statement an EXECUTE
+	// names, once the handler has looked it up (Inline, which then left
+	// the request to Handle), so that it is looked up, and counted in the
+	// cache's figures, once. The frontend leaves it alone.
+	Prepared any
 }
 
 // Later takes the answer to a request that is answered after the call that

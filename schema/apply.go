@@ -26,12 +26,12 @@ func (sc *Schema) Check(stmt statements.Statement, session string, dataCenters [
 		_, err := sc.analyzeCreateTable(sc.catalog.Current(), st, session, [16]byte{})
 		return err
 	case *statements.CreateIndex:
-		if _, err := keyspaceOf(stmt, session); err != nil {
+		if _, err := KeyspaceOf(stmt, session); err != nil {
 			return err
 		}
 		return checkIndexKeyspace(st)
 	}
-	_, err := keyspaceOf(stmt, session)
+	_, err := KeyspaceOf(stmt, session)
 	return err
 }
 
@@ -123,7 +123,7 @@ func (sc *Schema) decide(ch *Change) (*edit, error) {
 		}
 		return sc.createTable(cur, def, st.IfNotExists)
 	}
-	ks, err := keyspaceOf(stmt, ch.Keyspace)
+	ks, err := KeyspaceOf(stmt, ch.Keyspace)
 	if err != nil {
 		return nil, err
 	}

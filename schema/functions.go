@@ -11,6 +11,7 @@ import (
 
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements"
+	"github.com/cqld/cqld/statements/functions"
 	"github.com/cqld/cqld/statements/functions/jsudf"
 	"github.com/cqld/cqld/statements/types"
 	"github.com/cqld/cqld/storage"
@@ -282,7 +283,7 @@ func (sc *Schema) createAggregate(ks string, k *storage.KeyspaceDef, st *stateme
 			if err := types.ValidateValue(stateDT, v, "initcond"); err != nil {
 				return nil, cqlerr.Invalidf("Invalid value for INITCOND of type %s", stateType)
 			}
-			if len(v) == 0 && !emptyAllowed(stateDT) {
+			if len(v) == 0 && !functions.EmptyIsValue(stateDT) {
 				return nil, cqlerr.Invalidf("INITCOND must not be empty for all types except TEXT, ASCII, BLOB")
 			}
 			lit := types.CQLLiteral(stateDT, v)
@@ -315,16 +316,6 @@ func (sc *Schema) createAggregate(ks string, k *storage.KeyspaceDef, st *stateme
 		}
 		return nil
 	}), nil
-}
-
-// emptyAllowed reports the types whose empty value is a value, not a null
-// (UDHelper.isNullOrEmpty).
-func emptyAllowed(t datatype.DataType) bool {
-	switch t.Code() {
-	case primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar, primitive.DataTypeCodeText, primitive.DataTypeCodeBlob:
-		return true
-	}
-	return false
 }
 
 // functionsUsingType are the functions and aggregates of k whose argument,

@@ -98,8 +98,10 @@ func ResolveKeyspace(ks, session string) (string, error) {
 	return session, nil
 }
 
-// keyspaceOf is the keyspace a schema statement changes.
-func keyspaceOf(stmt statements.Statement, session string) (string, error) {
+// KeyspaceOf is the keyspace a schema statement changes, its own or the
+// session's (an index's: its table's, else its name's); the error of a
+// statement that names none in a session without one.
+func KeyspaceOf(stmt statements.Statement, session string) (string, error) {
 	var ks string
 	switch s := stmt.(type) {
 	case *statements.CreateKeyspace:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/statements/functions/jsudf"
@@ -190,7 +191,7 @@ func (s *Sig) failure(detail string, err error) error {
 // value of a type whose empty value means nothing (UDHelper.isNullOrEmpty).
 func hasNull(params []datatype.DataType, args [][]byte) bool {
 	for i, a := range args {
-		if a == nil || (len(a) == 0 && !emptyIsValue(params[i])) {
+		if a == nil || (len(a) == 0 && !EmptyIsValue(params[i])) {
 			return true
 		}
 	}
@@ -201,10 +202,10 @@ func hasNull(params []datatype.DataType, args [][]byte) bool {
 // Cassandra hands a function (UDFunction.makeEmptyParametersNull).
 func nullEmpty(params []datatype.DataType, args [][]byte) [][]byte {
 	for i, a := range args {
-		if a != nil && len(a) == 0 && !emptyIsValue(params[i]) {
+		if a != nil && len(a) == 0 && !EmptyIsValue(params[i]) {
 			out := append([][]byte(nil), args...)
 			for j := i; j < len(out); j++ {
-				if out[j] != nil && len(out[j]) == 0 && !emptyIsValue(params[j]) {
+				if out[j] != nil && len(out[j]) == 0 && !EmptyIsValue(params[j]) {
 					out[j] = nil
 				}
 			}
@@ -214,9 +215,12 @@ func nullEmpty(params []datatype.DataType, args [][]byte) [][]byte {
 	return args
 }
 
-func emptyIsValue(t datatype.DataType) bool {
-	switch typeName(t) {
-	case "text", "ascii", "blob":
+// EmptyIsValue reports whether an empty value of type t is a value, not
+// a null, as a function's argument or an aggregate's INITCOND: text,
+// ascii and blob (UDHelper.isNullOrEmpty).
+func EmptyIsValue(t datatype.DataType) bool {
+	switch t.Code() {
+	case primitive.DataTypeCodeAscii, primitive.DataTypeCodeVarchar, primitive.DataTypeCodeText, primitive.DataTypeCodeBlob:
 		return true
 	}
 	return false
