@@ -51,13 +51,15 @@ func Login(r *http.Request) (remote netip.Addr, token []byte, ok bool) {
 	}
 	token = make([]byte, 0, 2+len(user)+len(password))
 	token = append(append(append(append(token, 0), user...), 0), password...)
-	return remoteIP(r), token, true
+	return addrOf(r.RemoteAddr), token, true
 }
 
-func remoteIP(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// addrOf is the address of a request's remote host:port (a bare address
+// too), the zero Addr when it is neither.
+func addrOf(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remote
 	}
 	a, _ := netip.ParseAddr(host)
 	return a.Unmap()
