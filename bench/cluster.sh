@@ -36,10 +36,9 @@ net=${NET:-127.0.0}
 configs=${CONFIGS:-single rf3}
 rounds=${ROUNDS:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cqld-cluster-bench.XXXXXX")
-pids=()
+. bench/nodes.sh
 cleanup() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	stop_nodes
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,40 +61,16 @@ cpu() {
 
 # start_node BIN I [DC]: node I on $net.I, its files under $work/nI.
 start_node() {
-	local bin=$1 i=$2 dc=${3:-dc1} dir="$work/n$2"
-	mkdir -p "$dir"
-	cat > "$dir/cassandra.yaml" <<YAML
-cluster_name: bench
-listen_address: $net.$i
-rpc_address: $net.$i
-native_transport_port: 19042
-storage_port: 17000
-prometheus_address: $net.$i
+	local bin=$1 i=$2 dc=${3:-dc1}
+	start_cqld "$bin" "$work/n$i" bench "$net.$i" 19042 17000 "$net.1:17000" "prometheus_address: $net.$i
 prometheus_port: 19180
 internode_injected_delay: $delay
-data_center: $dc
-data_file_directories: [$dir/data]
-commitlog_directory: $dir/commitlog
-saved_caches_directory: $dir/saved_caches
-hints_directory: $dir/hints
-seed_provider:
-  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
-    parameters:
-      - seeds: "$net.1:17000"
-YAML
-	"$bin" -config "$dir/cassandra.yaml" 2> "$dir/log" &
-	pids+=($!)
-	for _ in $(seq 600); do
-		(echo > "/dev/tcp/$net.$i/19042") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "node $i did not start:" >&2; cat "$dir/log" >&2; exit 1
+data_center: $dc"
+	wait_cql "$net.$i" 19042 "$work/n$i"
 }
 
 stop_all() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	pids=()
+	stop_nodes
 	rm -rf "$work"/n*
 }
 

@@ -21,10 +21,9 @@ cd "$(dirname "$0")/.."
 base=${BASE:-127.0.0}
 gb=${GB:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cqld-join-bench.XXXXXX")
-pids=()
+. bench/nodes.sh
 cleanup() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	stop_nodes
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -42,27 +41,8 @@ cpu() {
 
 # start_node I: node I on $base.I, its files under $work/nI.
 start_node() {
-	local i=$1 dir="$work/n$1"
-	mkdir -p "$dir"
-	cat > "$dir/cassandra.yaml" <<YAML
-cluster_name: join-bench
-listen_address: $base.$i
-rpc_address: $base.$i
-native_transport_port: 19042
-storage_port: 17000
-prometheus_address: $base.$i
-prometheus_port: 19180
-data_file_directories: [$dir/data]
-commitlog_directory: $dir/commitlog
-saved_caches_directory: $dir/saved_caches
-hints_directory: $dir/hints
-seed_provider:
-  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
-    parameters:
-      - seeds: "$base.1:17000"
-YAML
-	"$work/cqld" -config "$dir/cassandra.yaml" 2> "$dir/log" &
-	pids+=($!)
+	start_cqld "$work/cqld" "$work/n$1" join-bench "$base.$1" 19042 17000 "$base.1:17000" "prometheus_address: $base.$1
+prometheus_port: 19180"
 }
 
 # netstats I prints node I's /nodetool/netstats.

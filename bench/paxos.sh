@@ -17,60 +17,33 @@
 # configuration lines of the other protocols, separated by ';' (default:
 # paxos_variant v2_no_repeat, without the repeat proposer's one round
 # trip, and v1, Cassandra 3.0's four round trips; empty: none). Nodes
-# listen on 127.0.12.1-3 only, on ports 19242 (CQL) and 17200
-# (internode), and are stopped by their PIDs at the end. The raw output is
-# the table printed.
+# listen on NET.1-3 only (NET defaults to 127.0.12), on ports 19242 (CQL)
+# and 17200 (internode), and are stopped by their PIDs at the end. The raw
+# output is the table printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10000}
 delay=${2:-10ms}
 variants=${VARIANTS-paxos_variant: v2_no_repeat;paxos_variant: v1}
+net=${NET:-127.0.12}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cqld-paxos-bench.XXXXXX")
-pids=()
-stop_all() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	pids=()
-}
+. bench/nodes.sh
 cleanup() {
-	stop_all
+	stop_nodes
 	rm -rf "$work"
 }
 trap cleanup EXIT
 go build -o "$work/cqld" ./cmd/cqld
 go build -o "$work/cqlstress" ./cmd/cqlstress
-nodes=127.0.12.1:19242,127.0.12.2:19242,127.0.12.3:19242
+nodes=$net.1:19242,$net.2:19242,$net.3:19242
 
-# start_node I EXTRA: node I on 127.0.12.I, its files under $work/nI, with
+# start_node I EXTRA: node I on $net.I, its files under $work/nI, with
 # the configuration line EXTRA.
 start_node() {
-	local i=$1 extra=$2 dir="$work/n$1"
-	mkdir -p "$dir"
-	cat > "$dir/cassandra.yaml" <<YAML
-cluster_name: paxos-bench
-listen_address: 127.0.12.$i
-rpc_address: 127.0.12.$i
-native_transport_port: 19242
-storage_port: 17200
-prometheus_port: 0
+	start_cqld "$work/cqld" "$work/n$1" paxos-bench "$net.$1" 19242 17200 "$net.1:17200" "prometheus_port: 0
 internode_injected_delay: $delay
-data_file_directories: [$dir/data]
-commitlog_directory: $dir/commitlog
-saved_caches_directory: $dir/saved_caches
-hints_directory: $dir/hints
-seed_provider:
-  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
-    parameters:
-      - seeds: "127.0.12.1:17200"
-$extra
-YAML
-	"$work/cqld" -config "$dir/cassandra.yaml" 2> "$dir/log" &
-	pids+=($!)
-	for _ in $(seq 600); do
-		(echo > "/dev/tcp/127.0.12.$i/19242") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "node $i did not start:" >&2; cat "$dir/log" >&2; exit 1
+$2"
+	wait_cql "$net.$1" 19242 "$work/n$1"
 }
 
 # start_cluster EXTRA: three fresh nodes, every one seeing the others up.
@@ -123,7 +96,7 @@ table() {
 			serial_read "n=$n" -serial-cl SERIAL -rate "threads=$threads" -pop "seq=$((base + 1))..$((base + 1000))" -populate n=1000
 		base=$((base + 1000))
 	done
-	stop_all
+	stop_nodes
 }
 
 echo "# bench/paxos.sh n=$n internode_injected_delay=$delay, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F), $(git rev-parse --short HEAD)"

@@ -78,15 +78,33 @@ func (l *Log) completeLoop() {
 			batch[i] = completion{}
 		}
 		if len(batch) > 0 {
-			l.mu.Lock()
-			l.delivering = false
-			l.cond.Broadcast()
-			l.mu.Unlock()
+			l.endDelivering()
 		}
 		if stopping {
 			return
 		}
 	}
+}
+
+// takeDelivering gives the caller the turn to run a callback itself,
+// once it has released l.mu (deliver, then endDelivering), if no other
+// callback is queued or running: callbacks keep their order. Otherwise
+// the caller completes its waiter as any other (completeLocked).
+// REQUIRES: l.mu held.
+func (l *Log) takeDelivering() bool {
+	if len(l.thens) > 0 || l.delivering {
+		return false
+	}
+	l.delivering = true
+	return true
+}
+
+// endDelivering ends a run of callbacks and lets the next one start.
+func (l *Log) endDelivering() {
+	l.mu.Lock()
+	l.delivering = false
+	l.cond.Broadcast()
+	l.mu.Unlock()
 }
 
 // deliver calls an AppendAsync waiter's callback with its result.
@@ -401,17 +419,15 @@ func (l *Log) syncOnce(full bool) {
 			m.Syncs.Inc()
 			m.RecordsPerSync.Observe(float64(n))
 		}
-		if l.opts.Sync == SyncAdaptive && n == 1 && len(l.queue) == 1 && l.active <= 1 && l.queue[0].then != nil && len(l.thens) == 0 && !l.delivering {
+		if l.opts.Sync == SyncAdaptive && n == 1 && len(l.queue) == 1 && l.active <= 1 && l.queue[0].then != nil && l.takeDelivering() {
 			// Adaptive mode, a lone writer (the last sync saw no other
-			// either), nobody else waiting, no callback running: the
-			// flusher calls its callback itself, saving the hand-off to
-			// the completion goroutine (doc.go, "Sync modes and the
-			// flusher"). Where writers are several, a callback on the
-			// flusher would delay the sync of the next one to come;
-			// batch mode, which syncs the moment anyone waits, lost by
-			// it at 8 writers.
+			// either), nobody else waiting: the flusher calls its
+			// callback itself, saving the hand-off to the completion
+			// goroutine (doc.go, "Sync modes and the flusher"). Where
+			// writers are several, a callback on the flusher would delay
+			// the sync of the next one to come; batch mode, which syncs
+			// the moment anyone waits, lost by it at 8 writers.
 			lone = l.queue[0]
-			l.delivering = true
 		} else {
 			for _, w := range l.queue[:n] {
 				l.completeLocked(w, nil)
@@ -427,10 +443,7 @@ func (l *Log) syncOnce(full bool) {
 
 	if lone != nil {
 		l.deliver(completion{w: lone})
-		l.mu.Lock()
-		l.delivering = false
-		l.cond.Broadcast()
-		l.mu.Unlock()
+		l.endDelivering()
 	}
 	for _, s := range sealing {
 		l.sealSegment(s)

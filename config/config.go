@@ -752,24 +752,19 @@ func setKey(c *Config, k key, n *yaml.Node) error {
 // is a bare number.
 func setLegacy(c *Config, k key, n *yaml.Node) error {
 	switch k.legacy {
-	case legacyMillis:
+	case legacyMillis, legacySeconds:
+		unit, name := time.Millisecond, "milliseconds"
+		if k.legacy == legacySeconds {
+			unit, name = time.Second, "seconds"
+		}
 		v, err := parseInt(n)
 		if err != nil {
 			return err
 		}
-		if v < 0 || int64(v) > math.MaxInt64/int64(time.Millisecond) {
-			return fmt.Errorf("%d milliseconds is out of range", v)
+		if v < 0 || int64(v) > math.MaxInt64/int64(unit) {
+			return fmt.Errorf("%d %s is out of range", v, name)
 		}
-		*k.field(c).(*Duration) = Duration{time.Duration(v) * time.Millisecond}
-	case legacySeconds:
-		v, err := parseInt(n)
-		if err != nil {
-			return err
-		}
-		if v < 0 || int64(v) > math.MaxInt64/int64(time.Second) {
-			return fmt.Errorf("%d seconds is out of range", v)
-		}
-		*k.field(c).(*Duration) = Duration{time.Duration(v) * time.Second}
+		*k.field(c).(*Duration) = Duration{time.Duration(v) * unit}
 	case legacyMillisFloat:
 		f, err := parseFloat(n)
 		if err != nil {

@@ -114,7 +114,7 @@ func TestPausedConnectionThatKeepsSending(t *testing.T) {
 	// per worker, 1MB each) answered more than the sockets' kernel
 	// buffers take, and the rest wait.
 	eventually(t, "paused, its requests waiting", func() bool {
-		return s.pausedConns.Load() == 1 && s.pool.held.Load() == 1 &&
+		return s.pausedConns.Load() == 1 && heldConns(s.Server) == 1 &&
 			s.inflight.Load() == int64(testutil.ToFloat64(s.m.QueueDepth))
 	})
 	filler := c.frame(200, &message.Query{Query: "echo " + strings.Repeat("x", 8<<10), Options: &message.QueryOptions{}})

@@ -64,7 +64,11 @@ func (s *Server) sweep(now time.Time, conns []*conn) []*conn {
 	sweep := s.sweeps.Add(1)
 	at := now.UnixNano()
 	past := func(since int64, d time.Duration) bool { return d > 0 && since != 0 && at-since > int64(d) }
+	held := 0
 	for _, cn := range conns {
+		if cn.run.held.Load() {
+			held++
+		}
 		switch {
 		case !cn.ready.Load() && past(cn.openedAt, s.opts.HandshakeTimeout):
 			s.expire(cn, reasonHandshake, s.opts.HandshakeTimeout)
@@ -81,7 +85,7 @@ func (s *Server) sweep(now time.Time, conns []*conn) []*conn {
 	s.m.RequestData.Set(float64(s.data.used.Load()))
 	s.m.ResponseData.Set(float64(s.outBytes.Load()))
 	s.m.Paused.Set(float64(s.pausedConns.Load()))
-	s.m.Held.Set(float64(s.pool.held.Load()))
+	s.m.Held.Set(float64(held))
 	clear(conns)
 	return conns
 }

@@ -49,11 +49,9 @@ type pool struct {
 	closed bool
 	// perConn is how many requests of one connection may run at once.
 	perConn int
-	// held counts the queues held (runq.held), for the metrics;
-	// heldTasks the requests waiting in them, which count against
-	// neither limit nor the node's requests in flight. Both change under
-	// mu; heldTasks is read without.
-	held      atomic.Int64
+	// heldTasks are the requests waiting in held queues (runq.held),
+	// which count against neither limit nor the node's requests in
+	// flight. It changes under mu and is read without.
 	heldTasks atomic.Int64
 
 	workers int
@@ -176,7 +174,6 @@ func (p *pool) next() (task, *runq, bool) {
 			q.held.Store(true)
 			if q.cn.answersBacked() {
 				q.turn = false // resume gives it back
-				p.held.Add(1)
 				p.heldTasks.Add(int64(q.tasks.len()))
 				continue
 			}
@@ -234,7 +231,6 @@ func (p *pool) resume(q *runq) {
 		return
 	}
 	q.held.Store(false)
-	p.held.Add(-1)
 	p.heldTasks.Add(-int64(q.tasks.len()))
 	if !q.capped {
 		p.giveTurn(q)
@@ -247,7 +243,6 @@ func (p *pool) drop(q *runq) {
 	p.mu.Lock()
 	q.gone = true
 	if q.held.Swap(false) {
-		p.held.Add(-1)
 		p.heldTasks.Add(-int64(q.tasks.len()))
 	}
 	dropped := q.tasks

@@ -58,7 +58,13 @@ func openStore(dir string, lg *slog.Logger, fs vfs.FS, onFailure func(error)) (*
 		fs = vfs.Default
 	}
 	s := &store{onFailure: onFailure}
-	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: pebbleLogger{l: lg, failed: s.fail}})
+	logger := pebblefatal.Logger{Log: lg,
+		Handles: func(msg string) bool { return pebblefatal.IsCommitWrite(msg) || pebblefatal.IsManifestWrite(msg) },
+		Failed: func(msg string) {
+			lg.Error("pebble: the log store could not write: " + msg)
+			s.fail(msg)
+		}}
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("metalog: open log store %s: %w", dir, err)
 	}
@@ -265,28 +271,4 @@ func (s *store) GetUint64(key []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: %q holds %d bytes, want 8", ErrBadMessage, key, len(v))
 	}
 	return binary.BigEndian.Uint64(v), nil
-}
-
-// pebbleLogger sends pebble's log lines to slog. A fatal message about a
-// write that failed goes to failed instead of ending the process (store).
-type pebbleLogger struct {
-	l      *slog.Logger
-	failed func(msg string)
-}
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
-}
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if p.failed != nil && (pebblefatal.IsCommitWrite(msg) || pebblefatal.IsManifestWrite(msg)) {
-		p.l.Error("pebble: the log store could not write: " + msg)
-		p.failed(msg)
-		return
-	}
-	p.l.Error("pebble: fatal: " + msg)
-	panic(msg)
 }

@@ -26,15 +26,13 @@ func RequireLogin(a Authenticator, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, password, ok := r.BasicAuth()
+		remote, token, ok := Login(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="cqld", charset="UTF-8"`)
 			http.Error(w, "authentication required: this endpoint changes state and the node runs PasswordAuthenticator", http.StatusUnauthorized)
 			return
 		}
-		token := make([]byte, 0, 2+len(user)+len(password))
-		token = append(append(append(append(token, 0), user...), 0), password...)
-		if _, err := a.Authenticate(remoteIP(r), token); err != nil {
+		if _, err := a.Authenticate(remote, token); err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="cqld", charset="UTF-8"`)
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
@@ -43,10 +41,25 @@ func RequireLogin(a Authenticator, next http.Handler) http.Handler {
 	})
 }
 
-func remoteIP(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// Login is r's HTTP basic credentials as the SASL PLAIN token an
+// Authenticator checks, and the client address they count against; ok is
+// false when r carries none.
+func Login(r *http.Request) (remote netip.Addr, token []byte, ok bool) {
+	user, password, ok := r.BasicAuth()
+	if !ok {
+		return netip.Addr{}, nil, false
+	}
+	token = make([]byte, 0, 2+len(user)+len(password))
+	token = append(append(append(append(token, 0), user...), 0), password...)
+	return addrOf(r.RemoteAddr), token, true
+}
+
+// addrOf is the address of a request's remote host:port (a bare address
+// too), the zero Addr when it is neither.
+func addrOf(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remote
 	}
 	a, _ := netip.ParseAddr(host)
 	return a.Unmap()

@@ -1,10 +1,8 @@
 package metrics
 
 import (
-	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/netip"
 )
 
 // pprofHandler serves Go's runtime profiles (net/http/pprof) under
@@ -29,11 +27,4 @@ func pprofHandler() http.Handler {
 
 // loopback reports whether a request's remote address (host:port) is a
 // loopback one (127.0.0.0/8, ::1).
-func loopback(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return false
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
-}
+func loopback(remote string) bool { return addrOf(remote).IsLoopback() }

@@ -120,20 +120,13 @@ func (n *Node) adminAuthorized(r *http.Request) error {
 	if n.authn == nil {
 		return nil
 	}
-	user, password, ok := r.BasicAuth()
+	remote, token, ok := metrics.Login(r)
 	if !ok {
 		return errors.New("Required key 'username' is missing: this node requires authentication (nodetool -u USER -pw PASSWORD)")
 	}
-	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
-	token := append(append(append([]byte{0}, user...), 0), password...)
-	role, err := n.authn.Authenticate(remote.Addr(), token)
-	if err != nil {
-		return err
-	}
-	if !n.Auth.State().IsSuper(role) {
-		return errors.New("Only superusers may change the topology; " + role + " is not one")
-	}
-	return nil
+	s := superusers{authn: n.authn, roles: n.Auth, refusal: "Only superusers may change the topology; %s is not one"}
+	_, err := s.Authenticate(remote, token)
+	return err
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -143,10 +136,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // superusers logs in as authn does and refuses a role that is not a
-// superuser.
+// superuser, with refusal (the role for its %s), or by default as under
+// CassandraAuthorizer.
 type superusers struct {
-	authn frontend.Authenticator
-	roles *auth.Store
+	authn   frontend.Authenticator
+	roles   *auth.Store
+	refusal string
 }
 
 var _ metrics.Authenticator = superusers{}
@@ -157,7 +152,11 @@ func (s superusers) Authenticate(remote netip.Addr, token []byte) (string, error
 		return "", err
 	}
 	if !s.roles.State().IsSuper(role) {
-		return "", fmt.Errorf("Access Denied: %s is not a superuser, which this endpoint requires under CassandraAuthorizer", role)
+		refusal := s.refusal
+		if refusal == "" {
+			refusal = "Access Denied: %s is not a superuser, which this endpoint requires under CassandraAuthorizer"
+		}
+		return "", fmt.Errorf(refusal, role)
 	}
 	return role, nil
 }

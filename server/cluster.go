@@ -327,12 +327,10 @@ func (m *members) onTopology(before, after *cluster.Topology) {
 // joinCluster starts this node's membership of its cluster (transport,
 // metadata log, gossip), through which schema changes and topology come,
 // and the data path over it: the proxy, the hints store and the replicas.
+// REQUIRES: o.Context set (StartWith).
 func (n *Node) joinCluster(o Options, catalog *storage.Catalog, publish func(message.Message)) error {
 	cfg := n.cfg
 	ctx := o.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	seeds, err := cfg.Seeds()
 	if err != nil {
 		return err

@@ -155,6 +155,9 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
 	// Key material first: a keystore that does not load stops the node
 	// before it touches its data.
 	ctls, err := startClientTLS(cfg, log)
@@ -337,11 +340,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	// serves clients; it becomes NORMAL once it does.
 	bootstrapped := false
 	if n.cluster.Bootstrapping() {
-		ctx := o.Context
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		if err := n.changes.bootstrap(ctx); err != nil {
+		if err := n.changes.bootstrap(o.Context); err != nil {
 			return fail(fmt.Errorf("server: bootstrap failed; this node stays JOINING until it is started again, "+
 				"or removed with nodetool removenode: %w", err))
 		}
@@ -386,11 +385,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if bootstrapped {
 		// Serving first, then NORMAL: the NEW_NODE event drivers get
 		// then finds the node serving.
-		ctx := o.Context
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		if _, err := n.cluster.SetStatus(ctx, ring.HostID(info.HostID), cluster.StatusNormal); err != nil {
+		if _, err := n.cluster.SetStatus(o.Context, ring.HostID(info.HostID), cluster.StatusNormal); err != nil {
 			_ = fe.Shutdown(context.Background())
 			return fail(fmt.Errorf("server: bootstrap streamed, but the node could not become NORMAL: %w", err))
 		}

@@ -129,7 +129,7 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	e.fs = newBackoffFS(o.FS, o.After, e.stop, e.flushes)
 	po.FS = e.fs
 	po.Cache = cache
-	po.Logger = pebbleLogger{l: o.Logger, manifestFailed: e.lsmFailed}
+	po.Logger = pebblefatal.Logger{Log: o.Logger, Handles: pebblefatal.IsManifestWrite, Failed: e.lsmFailed}
 	po.EventListener = listener
 	db, err := pebble.Open(o.Dir, po)
 	if err != nil {
@@ -666,30 +666,6 @@ func (e *Engine) Close() error {
 		}
 	}
 	return nil
-}
-
-// pebbleLogger sends pebble's log lines to slog. A fatal message about
-// the MANIFEST goes to manifestFailed instead of ending the process
-// (lsmfailure.go).
-type pebbleLogger struct {
-	l              *slog.Logger
-	manifestFailed func(msg string)
-}
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
-}
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if p.manifestFailed != nil && pebblefatal.IsManifestWrite(msg) {
-		p.manifestFailed(msg)
-		return
-	}
-	p.l.Error("pebble: fatal: " + msg)
-	panic(msg)
 }
 
 // flushedKey holds the commit log position that the LSM's last flush

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -296,5 +297,31 @@ func TestApplyIf(t *testing.T) {
 	<-waited
 	if got := readAll(t, e, tbl, 1, ReadOptions{}); fmt.Sprint(got) != "[1=yes]" {
 		t.Fatalf("after the apply: %v", got)
+	}
+}
+
+// A read stopped by tombstone_failure_threshold says which partition it
+// was in: its key, whose token the coordinator logs.
+func TestTombstoneOverwhelmNamesThePartition(t *testing.T) {
+	e := openTestEngine(t, vfs.NewMem(), commitlog.SyncPeriodic)
+	defer e.Close()
+	tbl := testTable(t, false)
+	m := e.NewMutation()
+	for c := range 3 {
+		if err := m.WriteCell(tbl, i32(7), CellTarget{Clustering: [][]byte{i32(c)}, Column: "v"},
+			Cell{Timestamp: 1, Tombstone: true, LocalDeletionTime: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Apply(m); err != nil {
+		t.Fatal(err)
+	}
+	err := e.ReadPartition(tbl, i32(7), ReadOptions{Now: 2, Tombstones: &Tombstones{Fail: 2}}, func(*Row) bool { return true })
+	var over *TombstoneOverwhelmError
+	if !errors.As(err, &over) {
+		t.Fatalf("read past the threshold: %v", err)
+	}
+	if !bytes.Equal(over.Key, i32(7)) || over.Count != 3 {
+		t.Errorf("stopped at %d tombstones in partition %x, want 3 in %x", over.Count, over.Key, i32(7))
 	}
 }

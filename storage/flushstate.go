@@ -55,10 +55,16 @@ type flushState struct {
 	ended   error         // the error of the last FlushEnd, until its BackgroundError
 }
 
+// setFailingLocked sets failing from err, stalled and fatal.
+// REQUIRES: s.mu held.
+func (s *flushState) setFailingLocked() {
+	s.failing.Store(s.err != nil || s.stalled != nil || s.fatal != nil)
+}
+
 // signalLocked wakes the flushes waiting for a failure and sets failing.
 // REQUIRES: s.mu held.
 func (s *flushState) signalLocked() {
-	s.failing.Store(s.err != nil || s.stalled != nil || s.fatal != nil)
+	s.setFailingLocked()
 	close(s.failedC)
 	s.failedC = make(chan struct{})
 }
@@ -82,7 +88,7 @@ func (s *flushState) unstall() {
 	}
 	s.lg.Info("storage: the LSM records its changes again", "after", s.stalled.Error())
 	s.stalled = nil
-	s.failing.Store(s.err != nil || s.fatal != nil)
+	s.setFailingLocked()
 }
 
 // fail records that the MANIFEST failed for good; it reports whether this
@@ -126,7 +132,7 @@ func (s *flushState) flushEnd(info pebble.FlushInfo) {
 	if s.err != nil {
 		s.lg.Info("storage: a flush succeeded again", "after", s.err.Error())
 		s.err = nil
-		s.failing.Store(s.stalled != nil || s.fatal != nil)
+		s.setFailingLocked()
 	}
 }
 

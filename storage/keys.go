@@ -71,6 +71,20 @@ func (t *Table) partitionPrefix(dst []byte, pk []byte) ([]byte, error) {
 	return AppendKey(dst, datatype.Blob, pk, false)
 }
 
+// partitionKeyOf is a copy of the partition key in a partition's key
+// prefix (partitionPrefix), nil if it does not decode.
+func partitionKeyOf(prefix []byte) []byte {
+	const head = len([16]byte{}) + 8 // table id, token
+	if len(prefix) < head {
+		return nil
+	}
+	pk, _, err := DecodeKey(prefix[head:], datatype.Blob, false)
+	if err != nil {
+		return nil
+	}
+	return append([]byte(nil), pk...)
+}
+
 // appendClustering appends a full or prefix clustering.
 func (t *Table) appendClustering(dst []byte, ck [][]byte) ([]byte, error) {
 	if len(ck) > len(t.ClusteringTypes) {

@@ -331,7 +331,7 @@ type rowBlock struct {
 // assembleRow builds a live row from its keys, or returns nil when nothing
 // of it is live. parts may alias memory the caller reuses: the row owns
 // copies of everything it holds.
-func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32, ts *Tombstones, key []byte) (*Row, error) {
+func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32, ts *Tombstones, prefix []byte) (*Row, error) {
 	blk := &rowBlock{}
 	row := &blk.row
 	row.Cells = blk.cells[:0]
@@ -388,7 +388,7 @@ func (t *Table) assembleRow(ck []byte, parts []kv, shadow int64, now int32, ts *
 		if dead == 0 && deleted && row.Marker == nil && len(row.Cells) == 0 {
 			dead = 1 // the row's deletion
 		}
-		if err := ts.add(dead, key); err != nil {
+		if err := ts.add(dead, prefix); err != nil {
 			return nil, err
 		}
 	}

@@ -19,7 +19,7 @@ type Tombstones struct {
 // TombstoneOverwhelmError is a read stopped for its tombstones.
 type TombstoneOverwhelmError struct {
 	Count int
-	// Key is the partition and Clustering the row the read was at.
+	// Key is the key of the partition the read was in.
 	Key []byte
 }
 
@@ -27,14 +27,15 @@ func (e *TombstoneOverwhelmError) Error() string {
 	return fmt.Sprintf("storage: scanned over %d tombstones; query aborted (see tombstone_failure_threshold)", e.Count)
 }
 
-// add counts n tombstones in partition key.
-func (ts *Tombstones) add(n int, key []byte) error {
+// add counts n tombstones in the partition whose key prefix (keys.go) is
+// prefix.
+func (ts *Tombstones) add(n int, prefix []byte) error {
 	if ts == nil || n == 0 {
 		return nil
 	}
 	ts.Count += n
 	if ts.Fail > 0 && ts.Count > ts.Fail {
-		return &TombstoneOverwhelmError{Count: ts.Count, Key: append([]byte(nil), key...)}
+		return &TombstoneOverwhelmError{Count: ts.Count, Key: partitionKeyOf(prefix)}
 	}
 	return nil
 }

@@ -62,19 +62,15 @@ func notPEM(path string, data []byte) error {
 // parseKeystore reads a PEM keystore: one private key, decrypted with
 // password if it is encrypted, and the certificate chain, leaf first.
 func parseKeystore(path string, data []byte, password string) (tls.Certificate, error) {
+	blocks, err := pemBlocks(path, data)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
 	var (
-		key    crypto.PrivateKey
-		chain  [][]byte
-		blocks int
+		key   crypto.PrivateKey
+		chain [][]byte
 	)
-	rest := data
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		blocks++
+	for _, b := range blocks {
 		switch b.Type {
 		case "CERTIFICATE":
 			chain = append(chain, b.Bytes)
@@ -88,9 +84,6 @@ func parseKeystore(path string, data []byte, password string) (tls.Certificate, 
 			}
 			key = k
 		}
-	}
-	if blocks == 0 {
-		return tls.Certificate{}, notPEM(path, data)
 	}
 	if key == nil {
 		return tls.Certificate{}, fmt.Errorf("tlsconf: keystore %s holds no private key (PEM: the key, then its certificate chain)", path)
@@ -106,6 +99,19 @@ func parseKeystore(path string, data []byte, password string) (tls.Certificate, 
 		return tls.Certificate{}, fmt.Errorf("tlsconf: keystore %s: the private key does not match the first certificate (%s)", path, leaf.Subject)
 	}
 	return tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// pemBlocks decodes the PEM blocks of data, the file at path; a file
+// without any is an error.
+func pemBlocks(path string, data []byte) ([]*pem.Block, error) {
+	var out []*pem.Block
+	for b, rest := pem.Decode(data); b != nil; b, rest = pem.Decode(rest) {
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		return nil, notPEM(path, data)
+	}
+	return out, nil
 }
 
 // parseKey decodes one private key block. Errors never carry the
@@ -168,16 +174,13 @@ func publicKeyMatches(pub crypto.PublicKey, key crypto.PrivateKey) bool {
 
 // parseTruststore reads a PEM bundle of CA certificates.
 func parseTruststore(path string, data []byte) (*x509.CertPool, error) {
+	blocks, err := pemBlocks(path, data)
+	if err != nil {
+		return nil, err
+	}
 	pool := x509.NewCertPool()
-	n, blocks := 0, 0
-	rest := data
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		blocks++
+	n := 0
+	for _, b := range blocks {
 		if b.Type != "CERTIFICATE" {
 			continue
 		}
@@ -187,9 +190,6 @@ func parseTruststore(path string, data []byte) (*x509.CertPool, error) {
 		}
 		pool.AddCert(c)
 		n++
-	}
-	if blocks == 0 {
-		return nil, notPEM(path, data)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("tlsconf: truststore %s holds no certificate", path)

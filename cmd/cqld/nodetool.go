@@ -126,18 +126,39 @@ func (t *nodetool) usage() int {
 	return 2
 }
 
-// get reads path's JSON into v, within 10 s.
-func (t *nodetool) get(ctx context.Context, path string, v any) int {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.base+path, nil)
+// do sends method path to the node, form (when not nil) as its body, and
+// returns the answer, or nil once it printed why there is none. A POST
+// changes state and carries the credentials.
+func (t *nodetool) do(ctx context.Context, method, path string, form url.Values) *http.Response {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.base+path, body)
 	if err != nil {
 		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
-		return 1
+		return nil
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if method == http.MethodPost && t.user != "" {
+		req.SetBasicAuth(t.user, t.password)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+		return nil
+	}
+	return resp
+}
+
+// get reads path's JSON into v, within 10 s.
+func (t *nodetool) get(ctx context.Context, path string, v any) int {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp := t.do(ctx, http.MethodGet, path, nil)
+	if resp == nil {
 		return 1
 	}
 	defer resp.Body.Close()
@@ -155,18 +176,8 @@ func (t *nodetool) get(ctx context.Context, path string, v any) int {
 // post runs a topology change and waits, as long as it takes, for its
 // outcome, printed as Cassandra's nodetool prints a refusal.
 func (t *nodetool) post(ctx context.Context, path string, form url.Values) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
-		return 1
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if t.user != "" {
-		req.SetBasicAuth(t.user, t.password)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+	resp := t.do(ctx, http.MethodPost, path, form)
+	if resp == nil {
 		return 1
 	}
 	defer resp.Body.Close()
@@ -195,17 +206,8 @@ func (t *nodetool) post(ctx context.Context, path string, form url.Values) int {
 func (t *nodetool) reloadSSL(ctx context.Context) int {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base+"/nodetool/reloadssl", nil)
-	if err != nil {
-		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
-		return 1
-	}
-	if t.user != "" {
-		req.SetBasicAuth(t.user, t.password)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		fmt.Fprintln(t.stderr, "cqld nodetool:", err)
+	resp := t.do(ctx, http.MethodPost, "/nodetool/reloadssl", nil)
+	if resp == nil {
 		return 1
 	}
 	defer resp.Body.Close()

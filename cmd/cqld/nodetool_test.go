@@ -2,6 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -35,5 +41,46 @@ func TestPrintNetstats(t *testing.T) {
 	printNetstats(&b, server.Netstats{Mode: "LEAVING", Progress: server.Progress{Operation: "decommission", Running: true, Streams: 8, Done: 3, Partitions: 1200, Bytes: 3 << 20}})
 	if got := b.String(); got != "Mode: LEAVING\ndecommission (running): 3 of 8 streams done, 1200 partitions, 3.00 MiB streamed\n" {
 		t.Errorf("running: %q", got)
+	}
+}
+
+// Every command reaches its endpoint: the state changes as POSTs with the
+// credentials (decommission's form in the body), the reads as GETs
+// without them.
+func TestNodetoolRequests(t *testing.T) {
+	type seen struct{ method, path, user, form string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, _, _ := r.BasicAuth()
+		_ = r.ParseForm()
+		got = append(got, seen{r.Method, r.URL.Path, user, r.PostForm.Encode()})
+		switch r.URL.Path {
+		case "/nodetool/reloadssl":
+			_, _ = io.WriteString(w, `{"client_encryption_options":"reloaded","server_encryption_options":"off"}`)
+		case "/nodetool/netstats":
+			_, _ = io.WriteString(w, `{"mode":"NORMAL"}`)
+		default:
+			_, _ = io.WriteString(w, `{}`)
+		}
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	var stdout, stderr bytes.Buffer
+	for _, cmd := range [][]string{{"reloadssl"}, {"decommission", "--force"}, {"netstats"}} {
+		args := append([]string{"-h", host, "-p", port, "-u", "admin", "-pw", "pw"}, cmd...)
+		if code := runNodetool(context.Background(), args, &stdout, &stderr); code != 0 {
+			t.Fatalf("nodetool %v: exit %d, stderr %q", cmd, code, stderr.String())
+		}
+	}
+	want := []seen{
+		{"POST", "/nodetool/reloadssl", "admin", ""},
+		{"POST", "/nodetool/decommission", "admin", "force=true"},
+		{"GET", "/nodetool/netstats", "", ""},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests %v, want %v", got, want)
+	}
+	if out := stdout.String(); !strings.Contains(out, "client_encryption_options: reloaded") || !strings.Contains(out, "Mode: NORMAL") {
+		t.Errorf("output %q", out)
 	}
 }
