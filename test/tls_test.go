@@ -255,6 +255,34 @@ func TestCertificateReload(t *testing.T) {
 	}
 }
 
+// `nodetool reloadssl` reloads at once: on a node that looks at its
+// keystore file only hourly, a new keystore is served as soon as
+// reloadssl answers "reloaded" (TestCertificateReload's node polls every
+// 20 ms, so there reloadssl finds nothing left to reload).
+func TestReloadSSLAtOnce(t *testing.T) {
+	f := newTLSFiles(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.ClientEncryptionOptions = f.clientEncryption(false)
+	node := startNodeWith(t, cfg, server.Options{CertReloadInterval: time.Hour})
+	first := presented(t, node.Addr(), f)
+	next, err := f.CA.Issue("cqld node", testpki.LeafOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace(t, f.NodeFiles.Keystore, next.KeystorePEM())
+	if got := presented(t, node.Addr(), f); got != first {
+		t.Fatalf("the new certificate %s is served before reloadssl: the test proves nothing", got)
+	}
+	code, body := postReloadSSL(t, node, "", "")
+	var res server.ReloadSSLResult
+	if err := json.Unmarshal(body, &res); err != nil || code != http.StatusOK || res["client_encryption_options"] != "reloaded" {
+		t.Fatalf("reloadssl: %d %s", code, body)
+	}
+	if got := presented(t, node.Addr(), f); got != next.Cert.SerialNumber.String() {
+		t.Fatalf("after reloadssl the node serves %s, want the new %s (first %s)", got, next.Cert.SerialNumber, first)
+	}
+}
+
 // postReloadSSL posts `nodetool reloadssl` to node's admin endpoint, with
 // a role's credentials unless user is "", and returns the answer's status
 // and body.
