@@ -387,10 +387,28 @@ func TestClusterJoinStreams(t *testing.T) {
 	load := startWriteLoad(t, s, "j.t", 1_000_000)
 	load.progress("writes before the join", 100)
 
-	joined := make(chan struct{})
+	// NEW_NODE comes once node3 serves: it answers a connection made the
+	// moment the event arrives (tc.add returns only once node3 serves,
+	// so a check after it would pass whenever the event came).
+	announced := make(chan error, 1)
 	go func() {
-		defer close(joined)
-		waitEvent(t, events, "NEW_NODE 127.0.0.3", 60*time.Second)
+		deadline := time.After(120 * time.Second)
+		for {
+			select {
+			case ev := <-events:
+				if ev != "NEW_NODE 127.0.0.3" {
+					continue
+				}
+				c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.3", strconv.Itoa(tc.native)))
+				if err == nil {
+					c.Close()
+				}
+				announced <- err
+			case <-deadline:
+				announced <- errors.New("no NEW_NODE event for node3")
+			}
+			return
+		}
 	}()
 	// node3 is JOINING for at least write_request_timeout (2 s) before
 	// it streams: node1's status shows it UJ meanwhile.
@@ -399,16 +417,8 @@ func TestClusterJoinStreams(t *testing.T) {
 	if !sawJoining() {
 		t.Error("node1's status never showed node3 JOINING")
 	}
-	select {
-	case <-joined:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no NEW_NODE event for node3")
-	}
-	// NEW_NODE came once node3 served: it answers at once.
-	if c, err := net.Dial("tcp", net.JoinHostPort(nd.addr, strconv.Itoa(tc.native))); err != nil {
+	if err := <-announced; err != nil {
 		t.Fatalf("node3 announced but not serving: %v", err)
-	} else {
-		c.Close()
 	}
 	eventually(t, 30*time.Second, "node3 UN in node1's status", func() error {
 		if out := tc.nodetool(0); !strings.Contains(out, "UN  127.0.0.3") {
