@@ -26,18 +26,20 @@ import (
 	"github.com/cqld/cqld/ring"
 )
 
-// writeLoad writes k = v for growing keys at QUORUM through one session
-// from a few goroutines and remembers every write acknowledged.
+// writeLoad writes k = v for growing keys through one session from four
+// goroutines, each waiting pace between its writes (0: none), and
+// remembers every write acknowledged.
 type writeLoad struct {
-	t     *testing.T
-	mu    sync.Mutex
-	acked []int
-	next  atomic.Int64
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	t      *testing.T
+	mu     sync.Mutex
+	acked  []int
+	next   atomic.Int64 // the last key tried
+	failed atomic.Int64 // writes not acknowledged
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
-func startWriteLoad(t *testing.T, s *gocql.Session, table string, from int) *writeLoad {
+func startWriteLoad(t *testing.T, s *gocql.Session, table string, from int, pace time.Duration) *writeLoad {
 	w := &writeLoad{t: t, stop: make(chan struct{})}
 	w.next.Store(int64(from))
 	for range 4 {
@@ -50,15 +52,15 @@ func startWriteLoad(t *testing.T, s *gocql.Session, table string, from int) *wri
 					return
 				default:
 				}
-				// A steady load, not a flood: the test reads every
-				// acknowledged key back.
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(pace)
 				k := int(w.next.Add(1))
-				if err := s.Query(`INSERT INTO `+table+` (k, v) VALUES (?, ?)`, k, k).Exec(); err == nil {
-					w.mu.Lock()
-					w.acked = append(w.acked, k)
-					w.mu.Unlock()
+				if err := s.Query(`INSERT INTO `+table+` (k, v) VALUES (?, ?)`, k, k).Exec(); err != nil {
+					w.failed.Add(1)
+					continue
 				}
+				w.mu.Lock()
+				w.acked = append(w.acked, k)
+				w.mu.Unlock()
 			}
 		}()
 	}
@@ -384,7 +386,9 @@ func TestClusterJoinStreams(t *testing.T) {
 	const before = 3000
 	preload(t, s, "j.t", before)
 	events := tc.topologyEvents(t, 0)
-	load := startWriteLoad(t, s, "j.t", 1_000_000)
+	// A steady load, not a flood: the test reads every
+	// acknowledged key back.
+	load := startWriteLoad(t, s, "j.t", 1_000_000, 5*time.Millisecond)
 	load.progress("writes before the join", 100)
 
 	// NEW_NODE comes once node3 serves: it answers a connection made the
@@ -484,7 +488,9 @@ func TestClusterDecommission(t *testing.T) {
 	const before = 2000
 	preload(t, s, "d.t", before)
 	events := tc.topologyEvents(t, 0)
-	load := startWriteLoad(t, s, "d.t", 1_000_000)
+	// A steady load, not a flood: the test reads every
+	// acknowledged key back.
+	load := startWriteLoad(t, s, "d.t", 1_000_000, 5*time.Millisecond)
 	load.progress("writes before the decommission", 100)
 
 	sawLeaving := tc.watchState(0, "127.0.0.3", "LEAVING")
