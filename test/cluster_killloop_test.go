@@ -3,8 +3,6 @@ package test
 import (
 	"flag"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -50,74 +48,25 @@ func TestClusterKillLoop(t *testing.T) {
 	}
 	tc.allSeeingAllUp(t, "kl.t")
 
-	var (
-		mu      sync.Mutex
-		acked   []int
-		next    atomic.Int64
-		failed  atomic.Int64
-		stop    = make(chan struct{})
-		writers sync.WaitGroup
-	)
-	for range 4 {
-		writers.Add(1)
-		go func() {
-			defer writers.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k := int(next.Add(1))
-				if err := s.Query(`INSERT INTO kl.t (k, v) VALUES (?, ?)`, k, 3*k).Exec(); err != nil {
-					failed.Add(1)
-					continue
-				}
-				mu.Lock()
-				acked = append(acked, k)
-				mu.Unlock()
-			}
-		}()
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	progress := func(what string, n int) {
-		t.Helper()
-		base := count()
-		eventually(t, 60*time.Second, what, func() error {
-			if got := count() - base; got < n {
-				return fmt.Errorf("%d writes acknowledged", got)
-			}
-			return nil
-		})
-	}
-
-	progress("writes before the kills", 100)
+	load := startWriteLoad(t, s, "kl.t", 0, 0)
+	load.progress("writes before the kills", 100)
 	for cycle := range *clusterKillsFlag {
 		nd := tc.nodes[1+cycle%2]
 		tc.stop(nd, syscall.SIGKILL)
-		progress(fmt.Sprintf("cycle %d: writes with node%d killed", cycle+1, nd.index), 150)
+		load.progress(fmt.Sprintf("cycle %d: writes with node%d killed", cycle+1, nd.index), 150)
 		tc.start(nd)
 		// Its peers hold it up again before the next kill, else QUORUM
 		// would have one replica alive.
 		eventually(t, 60*time.Second, fmt.Sprintf("cycle %d: node1 seeing node%d up", cycle+1, nd.index), func() error {
 			return s.Query(`INSERT INTO kl.t (k) VALUES (-1)`).Consistency(gocql.All).Exec()
 		})
-		progress(fmt.Sprintf("cycle %d: writes with node%d back", cycle+1, nd.index), 100)
+		load.progress(fmt.Sprintf("cycle %d: writes with node%d back", cycle+1, nd.index), 100)
 	}
-	close(stop)
-	writers.Wait()
-
-	mu.Lock()
-	keys := append([]int(nil), acked...)
-	mu.Unlock()
-	t.Logf("%d kill cycles: %d writes acknowledged at QUORUM, %d failed", *clusterKillsFlag, len(keys), failed.Load())
+	keys := load.finish()
+	t.Logf("%d kill cycles: %d writes acknowledged at QUORUM, %d failed", *clusterKillsFlag, len(keys), load.failed.Load())
 	for _, k := range keys {
 		var v int
-		if err := s.Query(`SELECT v FROM kl.t WHERE k = ?`, k).Scan(&v); err != nil || v != 3*k {
+		if err := s.Query(`SELECT v FROM kl.t WHERE k = ?`, k).Scan(&v); err != nil || v != k {
 			t.Fatalf("acknowledged write %d reads back %d at QUORUM, %v", k, v, err)
 		}
 	}
@@ -129,7 +78,7 @@ func TestClusterKillLoop(t *testing.T) {
 			missing := 0
 			for _, k := range keys {
 				var v int
-				if err := si.Query(`SELECT v FROM kl.t WHERE k = ?`, k).Scan(&v); err != nil || v != 3*k {
+				if err := si.Query(`SELECT v FROM kl.t WHERE k = ?`, k).Scan(&v); err != nil || v != k {
 					missing++
 				}
 			}

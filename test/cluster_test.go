@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -594,67 +592,21 @@ func TestClusterFaults(t *testing.T) {
 		})
 	}
 
-	var (
-		mu    sync.Mutex
-		acked []int
-		next  atomic.Int64
-		stop  = make(chan struct{})
-		wg    sync.WaitGroup
-	)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k := int(next.Add(1))
-				if err := s.Query(`INSERT INTO f.t (k, v) VALUES (?, ?)`, k, k).Exec(); err == nil {
-					mu.Lock()
-					acked = append(acked, k)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	// progress waits until n more writes have been acknowledged.
-	progress := func(what string, n int) {
-		t.Helper()
-		base := count()
-		eventually(t, 60*time.Second, what, func() error {
-			if got := count() - base; got < n {
-				return fmt.Errorf("%d writes acknowledged", got)
-			}
-			return nil
-		})
-	}
-	progress("writes before the faults", 200)
+	load := startWriteLoad(t, s, "f.t", 0, 0)
+	load.progress("writes before the faults", 200)
 	tc.stop(tc.nodes[2], syscall.SIGKILL)
-	progress("writes with node3 killed", 200)
+	load.progress("writes with node3 killed", 200)
 	tc.start(tc.nodes[2])
-	progress("writes with node3 back", 200)
+	load.progress("writes with node3 back", 200)
 	if err := tc.nodes[1].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	progress("writes with node2 paused", 100)
+	load.progress("writes with node2 paused", 100)
 	if err := tc.nodes[1].cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	progress("writes with node2 resumed", 200)
-	close(stop)
-	wg.Wait()
-
-	mu.Lock()
-	keys := append([]int(nil), acked...)
-	mu.Unlock()
+	load.progress("writes with node2 resumed", 200)
+	keys := load.finish()
 	r := tc.single(0, gocql.Quorum)
 	for _, k := range keys {
 		// A read that fails (a connection closed on a loaded machine) is
@@ -671,5 +623,5 @@ func TestClusterFaults(t *testing.T) {
 			t.Fatalf("acknowledged write %d reads back %d, %v (of %d acknowledged)", k, v, err, len(keys))
 		}
 	}
-	t.Logf("%d acknowledged writes of %d attempted all read back at QUORUM", len(keys), next.Load())
+	t.Logf("%d acknowledged writes of %d attempted all read back at QUORUM", len(keys), load.next.Load())
 }

@@ -17,16 +17,30 @@ import (
 
 // A greedy connection with a thousand requests queued does not make a
 // well-behaved client wait for them: the workers take the connections in
-// turn. Checked on counts: how many of the greedy connection's answers
-// arrive while the good client's one request is served, and how many
-// requests run at once.
+// turn, and the greedy connection runs at most
+// native_transport_max_running_requests_per_connection of its requests at
+// once. Each is checked alone: with that cap under the worker count,
+// workers stay free for the good request whatever the order; with the cap
+// at the worker count, every worker runs the greedy connection's requests
+// and only the turns let the good one in before those queued. Checked on
+// counts: how many of the greedy connection's answers arrive while the
+// good client's one request is served, and how many requests run at once.
 func TestFairSchedulingGreedyConnection(t *testing.T) {
+	const workers = 8
+	for _, running := range []int{3, workers} {
+		t.Run(fmt.Sprintf("running=%d", running), func(t *testing.T) {
+			greedyConnection(t, workers, running)
+		})
+	}
+}
+
+// greedyConnection is TestFairSchedulingGreedyConnection on a node of
+// workers workers running at most running requests of one connection.
+func greedyConnection(t *testing.T, workers, running int) {
 	const (
-		greedy  = 1000
-		rows    = 300
-		queued  = 800
-		workers = 8
-		running = 3
+		greedy = 1000
+		rows   = 300
+		queued = 800
 	)
 	cfg := testConfig(t, t.TempDir())
 	cfg.NativeTransportMaxThreads = workers

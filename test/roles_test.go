@@ -3,7 +3,6 @@ package test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -407,15 +406,8 @@ func TestAdminEndpointNeedsSuperuser(t *testing.T) {
 	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
 	mustExec(t, admin, "CREATE ROLE alice WITH PASSWORD = 'a' AND LOGIN = true")
 	reload := func(user, password string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+node.MetricsAddr()+"/nodetool/reloadssl", nil)
-		req.SetBasicAuth(user, password)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		code, body := postReloadSSL(t, node, user, password)
+		return code, string(body)
 	}
 	if code, body := reload("alice", "a"); code != http.StatusUnauthorized || !strings.Contains(body, "alice is not a superuser") {
 		t.Fatalf("reloadssl as alice: %d %s", code, body)

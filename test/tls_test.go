@@ -230,19 +230,10 @@ func TestCertificateReload(t *testing.T) {
 	}
 
 	reload := func(user, password string) (int, server.ReloadSSLResult) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+node.MetricsAddr()+"/nodetool/reloadssl", nil)
-		if user != "" {
-			req.SetBasicAuth(user, password)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		code, body := postReloadSSL(t, node, user, password)
 		var res server.ReloadSSLResult
-		body, _ := io.ReadAll(resp.Body)
 		_ = json.Unmarshal(body, &res)
-		return resp.StatusCode, res
+		return code, res
 	}
 	if code, _ := reload("", ""); code != http.StatusUnauthorized {
 		t.Fatalf("reloadssl without credentials: %d", code)
@@ -262,6 +253,55 @@ func TestCertificateReload(t *testing.T) {
 	if got := presented(t, node.Addr(), f); got != next.Cert.SerialNumber.String() {
 		t.Fatalf("after a bad keystore the node serves %s, want the last good %s", got, next.Cert.SerialNumber)
 	}
+}
+
+// `nodetool reloadssl` reloads at once: on a node that looks at its
+// keystore file only hourly, a new keystore is served as soon as
+// reloadssl answers "reloaded" (TestCertificateReload's node polls every
+// 20 ms, so there reloadssl finds nothing left to reload).
+func TestReloadSSLAtOnce(t *testing.T) {
+	f := newTLSFiles(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.ClientEncryptionOptions = f.clientEncryption(false)
+	node := startNodeWith(t, cfg, server.Options{CertReloadInterval: time.Hour})
+	first := presented(t, node.Addr(), f)
+	next, err := f.CA.Issue("cqld node", testpki.LeafOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace(t, f.NodeFiles.Keystore, next.KeystorePEM())
+	if got := presented(t, node.Addr(), f); got != first {
+		t.Fatalf("the new certificate %s is served before reloadssl: the test proves nothing", got)
+	}
+	code, body := postReloadSSL(t, node, "", "")
+	var res server.ReloadSSLResult
+	if err := json.Unmarshal(body, &res); err != nil || code != http.StatusOK || res["client_encryption_options"] != "reloaded" {
+		t.Fatalf("reloadssl: %d %s", code, body)
+	}
+	if got := presented(t, node.Addr(), f); got != next.Cert.SerialNumber.String() {
+		t.Fatalf("after reloadssl the node serves %s, want the new %s (first %s)", got, next.Cert.SerialNumber, first)
+	}
+}
+
+// postReloadSSL posts `nodetool reloadssl` to node's admin endpoint, with
+// a role's credentials unless user is "", and returns the answer's status
+// and body.
+func postReloadSSL(t *testing.T, node *server.Node, user, password string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+node.MetricsAddr()+"/nodetool/reloadssl", nil)
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
 }
 
 // replace rewrites a file through a rename, as certificate tools do, with

@@ -26,18 +26,20 @@ import (
 	"github.com/cqld/cqld/ring"
 )
 
-// writeLoad writes k = v for growing keys at QUORUM through one session
-// from a few goroutines and remembers every write acknowledged.
+// writeLoad writes k = v for growing keys through one session from four
+// goroutines, each waiting pace between its writes (0: none), and
+// remembers every write acknowledged.
 type writeLoad struct {
-	t     *testing.T
-	mu    sync.Mutex
-	acked []int
-	next  atomic.Int64
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	t      *testing.T
+	mu     sync.Mutex
+	acked  []int
+	next   atomic.Int64 // the last key tried
+	failed atomic.Int64 // writes not acknowledged
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
-func startWriteLoad(t *testing.T, s *gocql.Session, table string, from int) *writeLoad {
+func startWriteLoad(t *testing.T, s *gocql.Session, table string, from int, pace time.Duration) *writeLoad {
 	w := &writeLoad{t: t, stop: make(chan struct{})}
 	w.next.Store(int64(from))
 	for range 4 {
@@ -50,15 +52,15 @@ func startWriteLoad(t *testing.T, s *gocql.Session, table string, from int) *wri
 					return
 				default:
 				}
-				// A steady load, not a flood: the test reads every
-				// acknowledged key back.
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(pace)
 				k := int(w.next.Add(1))
-				if err := s.Query(`INSERT INTO `+table+` (k, v) VALUES (?, ?)`, k, k).Exec(); err == nil {
-					w.mu.Lock()
-					w.acked = append(w.acked, k)
-					w.mu.Unlock()
+				if err := s.Query(`INSERT INTO `+table+` (k, v) VALUES (?, ?)`, k, k).Exec(); err != nil {
+					w.failed.Add(1)
+					continue
 				}
+				w.mu.Lock()
+				w.acked = append(w.acked, k)
+				w.mu.Unlock()
 			}
 		}()
 	}
@@ -384,13 +386,33 @@ func TestClusterJoinStreams(t *testing.T) {
 	const before = 3000
 	preload(t, s, "j.t", before)
 	events := tc.topologyEvents(t, 0)
-	load := startWriteLoad(t, s, "j.t", 1_000_000)
+	// A steady load, not a flood: the test reads every
+	// acknowledged key back.
+	load := startWriteLoad(t, s, "j.t", 1_000_000, 5*time.Millisecond)
 	load.progress("writes before the join", 100)
 
-	joined := make(chan struct{})
+	// NEW_NODE comes once node3 serves: it answers a connection made the
+	// moment the event arrives (tc.add returns only once node3 serves,
+	// so a check after it would pass whenever the event came).
+	announced := make(chan error, 1)
 	go func() {
-		defer close(joined)
-		waitEvent(t, events, "NEW_NODE 127.0.0.3", 60*time.Second)
+		deadline := time.After(120 * time.Second)
+		for {
+			select {
+			case ev := <-events:
+				if ev != "NEW_NODE 127.0.0.3" {
+					continue
+				}
+				c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.3", strconv.Itoa(tc.native)))
+				if err == nil {
+					c.Close()
+				}
+				announced <- err
+			case <-deadline:
+				announced <- errors.New("no NEW_NODE event for node3")
+			}
+			return
+		}
 	}()
 	// node3 is JOINING for at least write_request_timeout (2 s) before
 	// it streams: node1's status shows it UJ meanwhile.
@@ -399,16 +421,8 @@ func TestClusterJoinStreams(t *testing.T) {
 	if !sawJoining() {
 		t.Error("node1's status never showed node3 JOINING")
 	}
-	select {
-	case <-joined:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no NEW_NODE event for node3")
-	}
-	// NEW_NODE came once node3 served: it answers at once.
-	if c, err := net.Dial("tcp", net.JoinHostPort(nd.addr, strconv.Itoa(tc.native))); err != nil {
+	if err := <-announced; err != nil {
 		t.Fatalf("node3 announced but not serving: %v", err)
-	} else {
-		c.Close()
 	}
 	eventually(t, 30*time.Second, "node3 UN in node1's status", func() error {
 		if out := tc.nodetool(0); !strings.Contains(out, "UN  127.0.0.3") {
@@ -474,7 +488,9 @@ func TestClusterDecommission(t *testing.T) {
 	const before = 2000
 	preload(t, s, "d.t", before)
 	events := tc.topologyEvents(t, 0)
-	load := startWriteLoad(t, s, "d.t", 1_000_000)
+	// A steady load, not a flood: the test reads every
+	// acknowledged key back.
+	load := startWriteLoad(t, s, "d.t", 1_000_000, 5*time.Millisecond)
 	load.progress("writes before the decommission", 100)
 
 	sawLeaving := tc.watchState(0, "127.0.0.3", "LEAVING")
