@@ -174,3 +174,34 @@ func TestBackpressureDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// As in Cassandra, only THROW_ON_OVERLOAD "1" asks for OVERLOADED; any
+// other value, or none, gets backpressure.
+func TestThrowOnOverloadOption(t *testing.T) {
+	h := newFakeHandler()
+	s := startServer(t, h, func(o *Options) { o.MaxRequestsPerConn = 1 })
+	var waiting []*client
+	for i, v := range []string{"", "0", "true", "1"} {
+		c := dialClient(t, s.Addr())
+		opts := map[string]string{}
+		if v != "" {
+			opts["THROW_ON_OVERLOAD"] = v
+		}
+		c.startup(primitive.ProtocolVersion4, opts)
+		c.write(append(c.frame(1, &message.Query{Query: "block", Options: &message.QueryOptions{}}),
+			c.frame(2, &message.Query{Query: "void", Options: &message.QueryOptions{}})...))
+		h.waitBlocked(t, 1)
+		if v == "1" {
+			expect[*message.Overloaded](c, 2)
+			waiting = append(waiting, c)
+			continue
+		}
+		eventually(t, "paused", func() bool { return counter(t, s.m.Backpressure, limitConnection) == float64(i+1) })
+		waiting = append(waiting, c)
+	}
+	h.unblock()
+	for _, c := range waiting[:3] {
+		expectAll[*message.VoidResult](c, 1, 2)
+	}
+	expect[*message.VoidResult](waiting[3], 1)
+}
