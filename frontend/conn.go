@@ -334,19 +334,20 @@ func (cn *conn) readSegments() gnet.Action {
 			h, ok := protocol.ParseHeader(env)
 			err := h.Check(cn.version, cn.s.opts.MaxFrameSize)
 			var tb *protocol.TooBigError
-			if ok && protocol.Oversized(env) && errors.As(err, &tb) {
+			switch {
+			case !ok:
+				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
+			case protocol.Oversized(env) && errors.As(err, &tb):
 				// The decoder skipped it (SkipOversized).
 				cn.envs[0] = nil
 				cn.envs = cn.envs[1:]
 				cn.tooBig(h, protocol.EnvelopeTooBig(tb.Length, tb.Max))
 				cn.frameDone()
 				continue
-			}
-			if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
-				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
-			}
-			if err != nil {
+			case err != nil:
 				return cn.fatal(h, err)
+			case len(env) != protocol.HeaderLen+h.BodyLen:
+				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
 			}
 			if cn.mustWait(h.OpCode) {
 				return gnet.None // it stays in cn.envs, held
