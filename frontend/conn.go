@@ -97,8 +97,11 @@ type conn struct {
 	// its header is in; 0 between frames.
 	reading int64
 	// skip is how many bytes of a refused frame's body are still to be
-	// discarded as they arrive.
-	skip int64
+	// discarded as they arrive; skipped, when not nil, is the frame over
+	// MaxFrameSize being discarded, answered once all of it is gone.
+	skip    int64
+	skipped *protocol.TooBigError
+	skipHdr protocol.Header
 	// outQueued is what gnet held of our answers when last looked at;
 	// with the workers' pending answers it makes answers.
 	outQueued int64
@@ -223,7 +226,15 @@ func (cn *conn) cut() gnet.Action {
 		}
 		h, _ := protocol.ParseHeader(head)
 		if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
-			return cn.fatal(h, err)
+			var tb *protocol.TooBigError
+			if !errors.As(err, &tb) {
+				return cn.fatal(h, err)
+			}
+			// As Cassandra: the body is skipped as it comes, never held
+			// nor counted, then answered INVALID on its stream; closing
+			// now would reset the connection under the client's answer.
+			cn.skip, cn.skipped, cn.skipHdr = tb.Length, tb, h
+			continue
 		}
 		n := int64(protocol.HeaderLen + h.BodyLen)
 		if !cn.reserve(n) {
@@ -270,8 +281,18 @@ func (cn *conn) discard() bool {
 	if cn.skip > 0 {
 		return false
 	}
+	if tb := cn.skipped; tb != nil {
+		cn.skipped = nil
+		cn.tooBig(cn.skipHdr, tb.Error())
+	}
 	cn.frameDone()
 	return true
+}
+
+// tooBig answers a request over MaxFrameSize, its body skipped.
+func (cn *conn) tooBig(h protocol.Header, msg string) {
+	cn.s.m.Requests.WithLabelValues(opName(h.OpCode), outcome(&message.Invalid{})).Inc()
+	cn.reply(h, &message.Invalid{ErrorMessage: msg})
 }
 
 // frameDone restarts the frame deadline (the next frame starts when its
@@ -311,11 +332,22 @@ func (cn *conn) readSegments() gnet.Action {
 			}
 			env := cn.envs[0]
 			h, ok := protocol.ParseHeader(env)
-			if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
+			err := h.Check(cn.version, cn.s.opts.MaxFrameSize)
+			var tb *protocol.TooBigError
+			switch {
+			case !ok:
 				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
-			}
-			if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
+			case protocol.Oversized(env) && errors.As(err, &tb):
+				// The decoder skipped it (SkipOversized).
+				cn.envs[0] = nil
+				cn.envs = cn.envs[1:]
+				cn.tooBig(h, protocol.EnvelopeTooBig(tb.Length, tb.Max))
+				cn.frameDone()
+				continue
+			case err != nil:
 				return cn.fatal(h, err)
+			case len(env) != protocol.HeaderLen+h.BodyLen:
+				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
 			}
 			if cn.mustWait(h.OpCode) {
 				return gnet.None // it stays in cn.envs, held
@@ -401,7 +433,8 @@ func (cn *conn) settle() gnet.Action {
 		s.giveData(cn.peer, cn.held-need)
 	}
 	cn.held = need
-	if (buffered > 0 || cn.skip > 0) && !paused && cn.frameStart.Load() == 0 {
+	begun := buffered > 0 || cn.skip > 0 || cn.framed && cn.segDec.Mid()
+	if begun && !paused && cn.frameStart.Load() == 0 {
 		cn.frameStart.Store(s.opts.Now().UnixNano())
 	}
 	return gnet.None

@@ -64,10 +64,21 @@
 // connection closes, so a request whose client is gone stops at the next
 // point its handler looks (the coordinator's reads look every few rows).
 //
-// Limits. A frame longer than MaxFrameSize breaks the connection (the body
-// would have to be read and thrown away); an answer longer than that is
-// replaced by INVALID "Response is too big" on its stream (write.go: the
-// coordinator keeps its reads within the limit, this catches the rest).
+// Limits. A request whose body is longer than MaxFrameSize is skipped as
+// it arrives, as Cassandra does: a legacy frame's body is dropped from the
+// inbound buffer as it comes (conn.skip), a v5 envelope's segments are
+// checked and dropped by the segment decoder (SkipOversized); neither is
+// kept nor counted against the request data budgets, and once the last
+// byte is in, the request is answered INVALID on its stream with
+// Cassandra's message ("Request is too big: ..." on v3/v4, "CQL Message of
+// size N bytes exceeds allowed maximum of M bytes" on v5) and the
+// connection goes on. Closing instead would make the kernel reset the
+// connection over the body still coming, and the client would lose the
+// answer. The frame deadline bounds a skip as it bounds any frame; a
+// header over the limit that names no request is a broken stream. An
+// answer longer than MaxFrameSize is replaced by INVALID "Response is too
+// big" on its stream (write.go: the coordinator keeps its reads within the
+// limit, this catches the rest).
 // Every input is bounded
 // (budget.go, write.go, admit.go, housekeep.go):
 //
@@ -108,7 +119,7 @@
 //     IdleTimeout is closed.
 //
 // Errors follow Cassandra: a broken byte stream (garbage, unsupported
-// version, bad v5 CRC, oversized frame) gets a PROTOCOL_ERROR (or, for the
+// version, bad v5 CRC) gets a PROTOCOL_ERROR (or, for the
 // version, the error drivers parse to downgrade) and the connection is
 // closed; a bad request gets an ERROR on its own stream and the connection
 // stays open. An answer that cannot be encoded is answered SERVER_ERROR on

@@ -94,6 +94,7 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 		cn.framed = true
 		cn.segLZ4 = lz4Segments
 		cn.segDec = protocol.NewSegmentDecoder(lz4Segments, protocol.HeaderLen+cn.s.opts.MaxFrameSize)
+		cn.segDec.SkipOversized()
 	}
 	return gnet.None
 }

@@ -10,7 +10,8 @@
 //   - ParseHeader reads a 9-byte legacy header out of a peeked buffer without
 //     consuming it, so the event loop can wait for a whole frame;
 //     Header.Check refuses an unsupported version (VersionError) or a body
-//     over the frame limit (TooBigError) before the body is read.
+//     over the frame limit (TooBigError, whose body the frontend skips)
+//     before the body is read.
 //   - DecodeRequest turns one whole frame into a Request, decompressing the
 //     body with a bounded Compressor (NewCompressor: lz4, snappy) first. It
 //     walks every length the body declares before the library's codec reads
@@ -20,7 +21,9 @@
 //   - AppendResponse encodes a Response into a frame, compressing the body
 //     when the connection negotiated compression.
 //   - SegmentDecoder and AppendSegments carry envelopes inside v5 segments
-//     once a v5 connection has sent READY or AUTHENTICATE.
+//     once a v5 connection has sent READY or AUTHENTICATE. A server's
+//     decoder skips an envelope over the limit (SkipOversized) and gives
+//     its header alone in its place (Oversized), without keeping it.
 //   - PrepareBatchCodec and PreparedBatchCodec add the CQLD_PREPARE_BATCH
 //     extension's two messages (docs/prepare_batch.spec) to the library's
 //     frame codec; a RawResult (EncodeResult) is a result encoded once and

@@ -26,8 +26,9 @@ const (
 // and in version errors.
 var SupportedVersions = []string{"3/v3", "4/v4", "5/v5"}
 
-// Errors for a broken byte stream. After any of them the connection is
-// unusable: the frontend answers PROTOCOL_ERROR and closes.
+// Errors for a broken byte stream. After any of them, but for a TooBigError
+// (whose body the frontend skips), the connection is unusable: the
+// frontend answers PROTOCOL_ERROR and closes.
 var (
 	ErrUnsupportedVersion = errors.New("protocol: unsupported version")
 	ErrFrameTooBig        = errors.New("protocol: frame too big")
@@ -74,7 +75,12 @@ func (h Header) Check(want primitive.ProtocolVersion, maxBody int) error {
 		return fmt.Errorf("%w: connection is on version %d, frame says %d", ErrUnsupportedVersion, want, v)
 	}
 	if h.BodyLen < 0 || h.BodyLen > maxBody {
-		return &TooBigError{Length: int64(uint32(h.BodyLen)), Max: int64(maxBody)}
+		length := int64(HeaderLen) + int64(uint32(h.BodyLen))
+		if !isRequestOpCode(h.OpCode) {
+			// Not a request at all: nothing says its length is one either.
+			return fmt.Errorf("%w: unknown opcode %d in a frame of %d bytes", ErrFrameTooBig, byte(h.OpCode), length)
+		}
+		return &TooBigError{Length: length, Max: int64(maxBody)}
 	}
 	return nil
 }
@@ -90,11 +96,21 @@ func (e *VersionError) Error() string {
 
 func (e *VersionError) Unwrap() error { return ErrUnsupportedVersion }
 
-// TooBigError is a frame whose declared body is longer than the limit.
+// TooBigError is a request frame whose declared body is longer than the
+// limit: Length is the whole frame's, header included, Max the body's
+// limit. The stream is sound, so the frontend skips the body as it
+// arrives and answers INVALID with Error() on the frame's stream, as
+// Cassandra's v4 frame decoder does (its message).
 type TooBigError struct{ Length, Max int64 }
 
 func (e *TooBigError) Error() string {
-	return fmt.Sprintf("Request is too big: length %d exceeds maximum allowed length %d", e.Length, e.Max)
+	return fmt.Sprintf("Request is too big: length %d exceeds maximum allowed length %d.", e.Length, e.Max)
+}
+
+// EnvelopeTooBig is the INVALID message Cassandra answers, on its stream,
+// to a v5 envelope (size bytes, header included) over the limit max.
+func EnvelopeTooBig(size, max int64) string {
+	return fmt.Sprintf("CQL Message of size %d bytes exceeds allowed maximum of %d bytes", size, max)
 }
 
 func (e *TooBigError) Unwrap() error { return ErrFrameTooBig }

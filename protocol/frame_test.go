@@ -135,8 +135,19 @@ func TestHeaderCheck(t *testing.T) {
 	if _, ok := ParseHeader([]byte{4, 0, 0}); ok {
 		t.Error("a 3-byte header parsed")
 	}
+	// Over the limit, a request's header is sound (its body is skipped
+	// and answered); a header that names no request is not.
+	var tb *TooBigError
+	h, _ := ParseHeader([]byte{4, 0, 0, 1, 7, 0, 0x10, 0, 1})
+	if err := h.Check(0, 1<<20); !errors.As(err, &tb) || err.Error() != "Request is too big: length 1048586 exceeds maximum allowed length 1048576." {
+		t.Errorf("QUERY over the limit: %v", err)
+	}
+	h, _ = ParseHeader([]byte{4, 0, 0, 1, 0x30, 0, 0x10, 0, 1})
+	if err := h.Check(0, 1<<20); errors.As(err, &tb) || !errors.Is(err, ErrFrameTooBig) {
+		t.Errorf("unknown opcode over the limit: %v, want a fatal ErrFrameTooBig", err)
+	}
 	var ve *VersionError
-	h, _ := ParseHeader([]byte{0x42, 0, 0, 0, 1, 0, 0, 0, 0})
+	h, _ = ParseHeader([]byte{0x42, 0, 0, 0, 1, 0, 0, 0, 0})
 	if err := h.Check(0, 100); !errors.As(err, &ve) || ve.Error() != "Invalid or unsupported protocol version (66); supported versions are (3/v3, 4/v4, 5/v5)" {
 		t.Errorf("version error: %v", err)
 	}

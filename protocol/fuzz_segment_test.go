@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,10 @@ func FuzzSegmentDecode(f *testing.F) {
 		if n, err := checkDecode(t, fixed, lz4); err == nil && n != len(fixed) {
 			t.Fatalf("consumed %d of %d whole segments", n, len(fixed))
 		}
+		// A decoder that skips envelopes over a limit most seeds pass
+		// (their multi-segment one included) never keeps one.
+		checkDecodeSkip(t, data, lz4)
+		checkDecodeSkip(t, fixed, lz4)
 		// And data as envelope bodies round-trips.
 		if len(data) <= fuzzMaxEnvelope-segEnvHeaderLen {
 			roundTrip(t, lz4, fuzzEnvelopes(data))
@@ -171,6 +176,58 @@ func checkDecode(t *testing.T, data []byte, lz4 bool) (int, error) {
 		roundTrip(t, lz4, envs)
 	}
 	return n, err
+}
+
+// fuzzSkipMax is the envelope limit of checkDecodeSkip: below the seeds'
+// multi-segment envelope and most of their self-contained ones.
+const fuzzSkipMax = 64
+
+// checkDecodeSkip decodes data with SkipOversized, whole and fed in
+// pieces of 7 bytes: the outcomes agree, every envelope is within the
+// limit or is an oversized one's header, and what is pending never
+// passes the limit.
+func checkDecodeSkip(t *testing.T, data []byte, lz4 bool) {
+	t.Helper()
+	decoder := func() *SegmentDecoder {
+		d := NewSegmentDecoder(lz4, fuzzSkipMax)
+		d.SkipOversized()
+		return d
+	}
+	n, envs, err := decoder().Decode(data)
+	d := decoder()
+	var buf []byte
+	var n1 int
+	var envs1 [][]byte
+	var err1 error
+	for i := 0; i < len(data) && err1 == nil; i += 7 {
+		buf = append(buf, data[i:min(i+7, len(data))]...)
+		var k int
+		var got [][]byte
+		k, got, err1 = d.Decode(buf)
+		buf = buf[k:]
+		n1 += k
+		envs1 = append(envs1, got...)
+		if have, want := d.Pending(); have > fuzzSkipMax || want > fuzzSkipMax {
+			t.Fatalf("pending %d of %d, limit %d", have, want, fuzzSkipMax)
+		}
+	}
+	if (err == nil) != (err1 == nil) || n1 != n || len(envs1) != len(envs) {
+		t.Fatalf("whole: %d, %d envelopes, %v; in pieces: %d, %d envelopes, %v", n, len(envs), err, n1, len(envs1), err1)
+	}
+	for i, e := range envs {
+		if !bytes.Equal(e, envs1[i]) {
+			t.Fatalf("envelope %d differs when fed in pieces", i)
+		}
+		body := uint64(binary.BigEndian.Uint32(e[segEnvLenOffset:]))
+		switch {
+		case Oversized(e):
+			if body+segEnvHeaderLen <= fuzzSkipMax || body > math.MaxInt32 {
+				t.Fatalf("envelope %d: a header alone, of a %d-byte body", i, body)
+			}
+		case len(e) > fuzzSkipMax || uint64(len(e)-segEnvHeaderLen) != body:
+			t.Fatalf("envelope %d malformed (%d bytes)", i, len(e))
+		}
+	}
 }
 
 func checkEnvelopes(t *testing.T, envs [][]byte) {

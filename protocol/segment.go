@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/datastax/go-cassandra-native-protocol/crc"
 	"github.com/datastax/go-cassandra-native-protocol/segment"
@@ -74,6 +76,13 @@ type SegmentDecoder struct {
 	// once its header has arrived (0 before).
 	partial []byte
 	want    int
+	// skipOversized: an envelope over maxEnvelope is dropped, not an
+	// error (SkipOversized). skipping: the multi-segment envelope being
+	// received is such a one; partial then holds its header alone and
+	// got counts its bytes received.
+	skipOversized bool
+	skipping      bool
+	got           int
 	// err is sticky: once the stream is broken every later call returns it.
 	err error
 }
@@ -86,6 +95,21 @@ func NewSegmentDecoder(lz4 bool, maxEnvelope int) *SegmentDecoder {
 		maxEnvelope = segDefaultMaxEnvelope
 	}
 	return &SegmentDecoder{lz4: lz4, maxEnvelope: maxEnvelope}
+}
+
+// SkipOversized makes an envelope over maxEnvelope whose header is
+// otherwise sound (its length fits a signed 32-bit integer) no longer
+// break the stream, as Cassandra does for v5 requests: its segments are
+// checked and dropped as they arrive, never kept, and once the last of
+// them is in, Decode returns in its place the envelope's header alone
+// (Oversized reports such an envelope), so the caller can answer it. The
+// bytes it is dropping are not Pending. Call it before the first Decode.
+func (d *SegmentDecoder) SkipOversized() { d.skipOversized = true }
+
+// Oversized reports whether env, returned by Decode, stands for an
+// envelope that was over the limit and skipped: its header alone.
+func Oversized(env []byte) bool {
+	return len(env) == segEnvHeaderLen && binary.BigEndian.Uint32(env[segEnvLenOffset:]) != 0
 }
 
 // Decode consumes as many whole segments as buf holds and returns how many
@@ -118,7 +142,16 @@ func (d *SegmentDecoder) Decode(buf []byte) (consumed int, envelopes [][]byte, e
 // Pending reports the multi-segment envelope being reassembled: how many of
 // its bytes have arrived, and its whole size once its header has (0
 // before). The frontend counts them against its memory budgets.
-func (d *SegmentDecoder) Pending() (have, want int) { return len(d.partial), d.want }
+func (d *SegmentDecoder) Pending() (have, want int) {
+	if d.skipping {
+		return 0, 0
+	}
+	return len(d.partial), d.want
+}
+
+// Mid reports whether an envelope has begun and not ended, kept or being
+// skipped: the frontend's frame deadline runs meanwhile.
+func (d *SegmentDecoder) Mid() bool { return d.want != 0 || len(d.partial) != 0 }
 
 // decodeOne decodes the segment at the start of b, if b holds all of it, and
 // appends the envelopes it completes to envs. It returns n == 0 when b holds
@@ -182,6 +215,15 @@ func (d *SegmentDecoder) decodeOne(b []byte, envs [][]byte) (n int, _ [][]byte, 
 		return total, envs, nil
 	}
 
+	if d.skipping {
+		// The payload's CRC is checked; it need not be decompressed.
+		if d.got+payloadLen > d.want {
+			return 0, envs, fmt.Errorf("%w: multi-segment envelope of %d bytes given %d",
+				ErrSegmentEnvelopeBoundary, d.want, d.got+payloadLen)
+		}
+		d.got += payloadLen
+		return total, d.skipped(envs), nil
+	}
 	if d.want != 0 && len(d.partial)+payloadLen > d.want {
 		return 0, envs, fmt.Errorf("%w: multi-segment envelope of %d bytes given %d",
 			ErrSegmentEnvelopeBoundary, d.want, len(d.partial)+payloadLen)
@@ -195,7 +237,7 @@ func (d *SegmentDecoder) decodeOne(b []byte, envs [][]byte) (n int, _ [][]byte, 
 	}
 	d.partial = partial
 	if d.want == 0 && len(d.partial) >= segEnvHeaderLen {
-		size, err := d.envelopeSize(d.partial)
+		size, skip, err := d.envelopeSize(d.partial)
 		if err != nil {
 			return 0, envs, err
 		}
@@ -204,12 +246,29 @@ func (d *SegmentDecoder) decodeOne(b []byte, envs [][]byte) (n int, _ [][]byte, 
 				ErrSegmentEnvelopeBoundary, size, len(d.partial))
 		}
 		d.want = size
+		if skip {
+			d.skipping, d.got = true, len(d.partial)
+			d.partial = bytes.Clone(d.partial[:segEnvHeaderLen])
+		}
+	}
+	if d.skipping {
+		return total, d.skipped(envs), nil
 	}
 	if d.want != 0 && len(d.partial) == d.want {
 		envs = append(envs, d.partial)
 		d.partial, d.want = nil, 0
 	}
 	return total, envs, nil
+}
+
+// skipped ends the envelope being skipped once all of it is in, giving
+// its header in its place.
+func (d *SegmentDecoder) skipped(envs [][]byte) [][]byte {
+	if d.got == d.want {
+		envs = append(envs, d.partial)
+		d.partial, d.want, d.got, d.skipping = nil, 0, 0, false
+	}
+	return envs
 }
 
 func segCheckHeaderCRC(h uint64, n int, wire []byte) error {
@@ -233,13 +292,20 @@ func segAppendPayload(dst, wire []byte, rawLen int) ([]byte, error) {
 	return out, nil
 }
 
-// envelopeSize returns the total size of the envelope whose header starts b.
-func (d *SegmentDecoder) envelopeSize(b []byte) (int, error) {
-	size := segEnvHeaderLen + uint64(binary.BigEndian.Uint32(b[segEnvLenOffset:]))
-	if size > uint64(d.maxEnvelope) {
-		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrSegmentEnvelopeTooLarge, size, d.maxEnvelope)
+// envelopeSize returns the total size of the envelope whose header starts
+// b, and whether it is over the limit and to be skipped.
+func (d *SegmentDecoder) envelopeSize(b []byte) (size int, skip bool, _ error) {
+	body := binary.BigEndian.Uint32(b[segEnvLenOffset:])
+	n := segEnvHeaderLen + uint64(body)
+	if n <= uint64(d.maxEnvelope) {
+		return int(n), false, nil
 	}
-	return int(size), nil
+	// Cassandra reads the length as a signed int and fails the stream
+	// when it is negative.
+	if d.skipOversized && body <= math.MaxInt32 {
+		return int(n), true, nil
+	}
+	return 0, false, fmt.Errorf("%w: %d bytes, limit %d", ErrSegmentEnvelopeTooLarge, n, d.maxEnvelope)
 }
 
 func (d *SegmentDecoder) splitSelfContained(p []byte, envs [][]byte) ([][]byte, error) {
@@ -247,14 +313,18 @@ func (d *SegmentDecoder) splitSelfContained(p []byte, envs [][]byte) ([][]byte, 
 		if len(p) < segEnvHeaderLen {
 			return envs, fmt.Errorf("%w: %d trailing bytes", ErrSegmentEnvelopeBoundary, len(p))
 		}
-		size, err := d.envelopeSize(p)
+		size, skip, err := d.envelopeSize(p)
 		if err != nil {
 			return envs, err
 		}
 		if size > len(p) {
 			return envs, fmt.Errorf("%w: envelope of %d bytes, %d left in payload", ErrSegmentEnvelopeBoundary, size, len(p))
 		}
-		envs = append(envs, p[:size:size])
+		if skip {
+			envs = append(envs, p[:segEnvHeaderLen:segEnvHeaderLen]) // Oversized: its header alone
+		} else {
+			envs = append(envs, p[:size:size])
+		}
 		p = p[size:]
 	}
 	return envs, nil

@@ -688,3 +688,68 @@ func TestSegmentCRCMatchesSpec(t *testing.T) {
 func crcIEEE(b []byte) uint32 { return crc.ChecksumIEEE(b) }
 
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
+
+// An envelope over the limit is skipped, with SkipOversized: its segments
+// are dropped as they come, nothing of it is pending, and its header
+// stands in its place among the envelopes around it.
+func TestSegmentSkipOversized(t *testing.T) {
+	const max = 1000
+	for _, lz4 := range []bool{false, true} {
+		small1, small2 := testEnvelope(1, []byte("before")), testEnvelope(3, []byte("after"))
+		big := testEnvelope(2, randomBody(7, 3*MaxSegmentPayload)) // several segments
+		mid := testEnvelope(4, randomBody(8, 2*max))               // one self-contained segment
+		var wire []byte
+		for _, env := range [][]byte{small1, big, mid, small2} {
+			b, err := AppendSegments(nil, lz4, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire = append(wire, b...)
+		}
+		d := NewSegmentDecoder(lz4, max)
+		d.SkipOversized()
+		// Fed a segment's worth at a time, the decoder keeps nothing of big.
+		var envs [][]byte
+		for off := 0; off < len(wire); {
+			end := min(off+MaxSegmentPayload/2, len(wire))
+			n, got, err := d.Decode(wire[off:end])
+			if err != nil {
+				t.Fatalf("lz4=%v: %v", lz4, err)
+			}
+			if n == 0 {
+				end = min(off+2*MaxSegmentPayload, len(wire))
+				n, got, err = d.Decode(wire[off:end])
+				if err != nil || n == 0 {
+					t.Fatalf("lz4=%v: no progress at %d: %v", lz4, off, err)
+				}
+			}
+			off += n
+			envs = append(envs, got...)
+			if have, want := d.Pending(); have > max || want > max {
+				t.Fatalf("lz4=%v: pending %d of %d while skipping", lz4, have, want)
+			}
+		}
+		if d.Mid() {
+			t.Fatalf("lz4=%v: still mid-envelope at the end", lz4)
+		}
+		equalEnvelopes(t, envs, [][]byte{small1, big[:HeaderLen], mid[:HeaderLen], small2})
+		if !Oversized(envs[1]) || !Oversized(envs[2]) || Oversized(envs[0]) {
+			t.Fatalf("lz4=%v: Oversized misreports", lz4)
+		}
+	}
+
+	// Without SkipOversized the same envelope breaks the stream; with it,
+	// a length Cassandra reads as negative still does.
+	b, _ := AppendSegments(nil, false, testEnvelope(1, make([]byte, 2*max)))
+	if _, _, err := NewSegmentDecoder(false, max).Decode(b); !errors.Is(err, ErrSegmentEnvelopeTooLarge) {
+		t.Fatalf("without SkipOversized: %v", err)
+	}
+	neg := testEnvelope(1, make([]byte, 100))
+	binary.BigEndian.PutUint32(neg[5:], 0x80000000)
+	b, _ = appendSegment(nil, neg, false, false)
+	d := NewSegmentDecoder(false, max)
+	d.SkipOversized()
+	if _, _, err := d.Decode(b); !errors.Is(err, ErrSegmentEnvelopeTooLarge) {
+		t.Fatalf("a negative length: %v", err)
+	}
+}

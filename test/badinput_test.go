@@ -56,14 +56,31 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("body length past the maximum", func(t *testing.T) {
+		// A request: its body is read and thrown away, then it is
+		// answered INVALID on its stream and the connection stays open,
+		// as Cassandra does.
 		w := dial(t, addr)
 		w.handshake()
 		h := frameBytes(4, 0, 9, primitive.OpCodeQuery, nil)
 		h[5], h[6], h[7], h[8] = byte((maxFrame+1)>>24), byte((maxFrame+1)>>16), byte((maxFrame+1)>>8), byte(maxFrame+1)
 		w.write(h)
+		w.write(make([]byte, maxFrame+1))
 		r := w.mustRead()
 		code, msg := r.errorCode()
-		if code != primitive.ErrorCodeProtocolError || r.stream != 9 || !strings.Contains(msg, "Request is too big") {
+		if code != primitive.ErrorCodeInvalid || r.stream != 9 || !strings.Contains(msg, "Request is too big") {
+			t.Fatalf("got %s", fmtReply(r))
+		}
+		w.send(4, 10, primitive.OpCodeOptions, nil) // still open
+		if r := w.mustRead(); r.op != primitive.OpCodeSupported || r.stream != 10 {
+			t.Fatalf("after the oversized request: %s", fmtReply(r))
+		}
+		// Not a request: the stream is broken.
+		w = dial(t, addr)
+		w.handshake()
+		h[4] = 0x42
+		w.write(h)
+		r = w.mustRead()
+		if code, msg := r.errorCode(); code != primitive.ErrorCodeProtocolError || !strings.Contains(msg, "unknown opcode 66") {
 			t.Fatalf("got %s", fmtReply(r))
 		}
 		w.expectClosed()
