@@ -41,6 +41,15 @@ func (h *hclogger) Log(level hclog.Level, msg string, args ...any) {
 		msg = h.name + ": " + msg
 	}
 	args = append(h.args[:len(h.args):len(h.args)], args...)
+	for i, a := range args {
+		// hclog.Fmt's values are a format and its arguments, which
+		// hclog renders and slog would print as a slice.
+		if f, ok := a.(hclog.Format); ok && len(f) > 0 {
+			if format, ok := f[0].(string); ok {
+				args[i] = fmt.Sprintf(format, f[1:]...)
+			}
+		}
+	}
 	if lv >= slog.LevelWarn {
 		n, ok := h.repeats.admit(repeatKey(lv, msg, args))
 		if !ok {

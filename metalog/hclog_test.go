@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Raft's error about a down peer, repeated every 200 ms, is logged once
@@ -45,5 +47,15 @@ func TestHcloggerRepeats(t *testing.T) {
 	}
 	if n := count("suppressed=49"); n != 1 {
 		t.Errorf("the line after the window does not count the 49 left out:\n%s", out.String())
+	}
+}
+
+// A value given as hclog.Fmt is rendered, as hclog renders it.
+func TestHcloggerFmt(t *testing.T) {
+	var out strings.Builder
+	h := newHclogger(slog.New(slog.NewTextHandler(&out, nil)))
+	h.Info("initial configuration", "servers", hclog.Fmt("%+v", []struct{ ID string }{{"a"}}))
+	if got := out.String(); !strings.Contains(got, `servers=[{ID:a}]`) {
+		t.Errorf("logged %q, want servers=[{ID:a}]", got)
 	}
 }
