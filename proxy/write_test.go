@@ -398,3 +398,52 @@ func TestApplyLocalMeasured(t *testing.T) {
 		t.Fatalf("%d latency series after the write, %d before", after, before)
 	}
 }
+
+// What a node alone meets by itself is worked out once per keyspace
+// definition and ring (LocalAlone), and the next request sees a ring
+// published or a keyspace altered after it: a write that the ring of two
+// places on the other node goes there, a keyspace altered to RF 3 is
+// UNAVAILABLE at QUORUM.
+func TestLocalAloneFollowsRingAndSchema(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1"}, rf("1"))
+	p, topo, two := c.proxies[0], c.topos[0], c.ring
+	one, _ := two.Without(c.hosts[1])
+	st, _ := ring.ParseStrategy("ks", c.ks.Replication)
+	k := 0
+	for ; st.Replicas(two, storage.Token(i32(k)))[0] != c.hosts[1]; k++ {
+	}
+	tok := storage.Token(i32(k))
+	quorum, ctx := primitive.ConsistencyLevelQuorum, context.Background()
+
+	topo.Publish(RingState{Ring: one})
+	if !p.AllLocal(c.ks, tok, quorum) {
+		t.Fatal("a ring of one: not AllLocal")
+	}
+	if err := p.Apply(ctx, quorum, c.write(k, 0, "alone", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	topo.Publish(RingState{Ring: two})
+	if p.AllLocal(c.ks, tok, quorum) {
+		t.Fatal("the ring of two published after: still AllLocal")
+	}
+	if err := p.Apply(ctx, quorum, c.write(k, 0, "placed", 11), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if a, b := c.rowsOf(0, k)[0], c.rowsOf(1, k)[0]; a != "alone" || b != "placed" {
+		t.Fatalf("this node holds %q, its replica on the ring of two %q", a, b)
+	}
+
+	topo.Publish(RingState{Ring: one})
+	if err := p.Apply(ctx, quorum, c.write(k, 0, "alone", 12), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.ks = &storage.KeyspaceDef{Name: "ks", Replication: rf("3")}
+	err := p.Apply(ctx, quorum, c.write(k, 0, "rf3", 13), primitive.WriteTypeSimple, nil)
+	if u, ok := errors.AsType[*cqlerr.Unavailable](err); !ok || u.Required != 2 || u.Alive != 1 {
+		t.Fatalf("RF 3 at QUORUM on a node alone: %v", err)
+	}
+	if p.AllLocal(c.ks, tok, quorum) {
+		t.Fatal("RF 3 at QUORUM: AllLocal")
+	}
+}
