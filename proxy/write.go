@@ -35,8 +35,16 @@ import (
 // (counter.go). m is not kept after Apply returns; with counters it holds
 // the totals written, as Replica.Apply leaves it.
 func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) (err error) {
-	start := p.started()
-	defer func() { p.measured("write", cl, start, err) }()
+	if p.opts.Metrics == nil {
+		return p.apply(ctx, cl, m, wt, check)
+	}
+	start := p.opts.Now()
+	defer func() { p.observe("write", cl, start, err) }()
+	return p.apply(ctx, cl, m, wt, check)
+}
+
+// apply is Apply unmeasured.
+func (p *Proxy) apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) error {
 	if m.HasCounters() {
 		return p.applyCounters(ctx, cl, m, wt, check)
 	}
