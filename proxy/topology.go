@@ -121,6 +121,10 @@ type RingTopology struct {
 	local   ring.HostID
 	localDC string
 	view    atomic.Pointer[ringView]
+	// last is the placement found last: requests mostly follow others
+	// of their keyspace, and then find it without hashing into the view's
+	// map.
+	last atomic.Pointer[keyspacePlacement]
 }
 
 var _ Topology = (*RingTopology)(nil)
@@ -173,6 +177,9 @@ type nodeInfo struct {
 
 // keyspacePlacement is a keyspace's replicas on one ring.
 type keyspacePlacement struct {
+	// ks and view are what it is the placement of.
+	ks        *storage.KeyspaceDef
+	view      *ringView
 	strategy  ring.Strategy
 	placement *ring.Placement
 	pending   *ring.Pending
@@ -193,12 +200,16 @@ const maxCached = 1024
 
 func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *ringView, error) {
 	v := t.view.Load()
+	if kp := t.last.Load(); kp != nil && kp.ks == ks && kp.view == v {
+		return kp, v, nil
+	}
 	if m := v.byKeyspace.Load(); m != nil {
 		if kp, ok := (*m)[ks]; ok {
+			t.last.Store(kp)
 			return kp, v, nil
 		}
 	}
-	kp := &keyspacePlacement{}
+	kp := &keyspacePlacement{ks: ks, view: v}
 	if strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
 		kp.localOnly = true
 		kp.strategy = ring.SimpleStrategy{RF: 1}
