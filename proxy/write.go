@@ -45,20 +45,26 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 
 // apply is Apply unmeasured.
 func (p *Proxy) apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) error {
-	if m.HasCounters() {
-		return p.applyCounters(ctx, cl, m, wt, check)
+	if cl == primitive.ConsistencyLevelAny && m.HasCounters() {
+		return p.applyCounters(ctx, cl, m, wt, check) // refused
 	}
 	if local, err := p.localOnly(cl, m.Updates); err != nil || local {
 		if err != nil {
 			return err
 		}
 		// One replica, this node's: the write is the local one alone,
-		// atomic across its partitions without a batchlog.
+		// atomic across its partitions without a batchlog. Counters are
+		// added there, their leader, as applyCounters would have them:
+		// it answers as localOnly for a node alone, and its write is
+		// this one.
 		rep, err := p.replica(p.local())
 		if err != nil {
 			return err
 		}
 		return rep.Apply(ctx, m, check)
+	}
+	if m.HasCounters() {
+		return p.applyCounters(ctx, cl, m, wt, check)
 	}
 	if wt == primitive.WriteTypeBatch && p.opts.Batchlog != nil && len(m.Updates) > 1 && spansPartitions(m) {
 		return p.applyLogged(ctx, cl, m, check)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -445,5 +446,38 @@ func TestLocalAloneFollowsRingAndSchema(t *testing.T) {
 	}
 	if p.AllLocal(c.ks, tok, quorum) {
 		t.Fatal("RF 3 at QUORUM: AllLocal")
+	}
+}
+
+// On a node alone a counter write goes to this node's replica, which adds
+// the deltas (Replica.Apply), and answers at every level as the leader's
+// path (applyCounters) does: the same errors, the same totals.
+func TestSoleReplicaCountersAnswerAsLeader(t *testing.T) {
+	for _, repl := range soleReplications {
+		c, sole, placed := soleAndPlaced(t, repl)
+		for i, cl := range writeLevels {
+			add := func() *mutation.Mutation {
+				m := &mutation.Mutation{}
+				m.AddCounter(c.ctr, i32(i), storage.CellTarget{Column: "n"}, 1, int64(10+i))
+				return m
+			}
+			err1 := sole.Apply(context.Background(), cl, add(), primitive.WriteTypeCounter, nil)
+			err2 := placed.applyCounters(context.Background(), cl, add(), primitive.WriteTypeCounter, nil)
+			if fmt.Sprint(err1) != fmt.Sprint(err2) {
+				t.Fatalf("%v at %v: %v with the sole replica, %v by the leader's path", repl, cl, err1, err2)
+			}
+			if err1 != nil {
+				continue
+			}
+			var total int64
+			if err := c.nodes[0].Local.ReadPartition(context.Background(), c.ctr, i32(i), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+				for _, cc := range r.Cells {
+					total = int64(binary.BigEndian.Uint64(cc.Cell.Value))
+				}
+				return true
+			}); err != nil || total != 2 {
+				t.Fatalf("%v at %v: counter %d, %v", repl, cl, total, err)
+			}
+		}
 	}
 }
