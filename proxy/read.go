@@ -23,16 +23,10 @@ import (
 // replica's read; several replicas' answers are reconciled (Read) and
 // resolved here. Errors are Read's.
 func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
-	if p.opts.Metrics == nil {
-		return p.readPartition(ctx, cl, t, pk, o, fn)
+	if p.opts.Metrics != nil {
+		start := p.opts.Now()
+		defer func() { p.observe("read", cl, start, err) }()
 	}
-	start := p.opts.Now()
-	defer func() { p.observe("read", cl, start, err) }()
-	return p.readPartition(ctx, cl, t, pk, o, fn)
-}
-
-// readPartition is ReadPartition unmeasured.
-func (p *Proxy) readPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	if isSerial(cl) {
 		return p.readPartitionSerial(ctx, cl, t, pk, o, fn)
 	}
@@ -50,15 +44,10 @@ func (p *Proxy) readPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // path): it places nothing and asks no level again; it is measured as
 // ReadPartition is.
 func (p *Proxy) ReadLocal(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
-	if p.opts.Metrics == nil {
-		return p.readLocal(ctx, t, pk, o, fn)
+	if p.opts.Metrics != nil {
+		start := p.opts.Now()
+		defer func() { p.observe("read", cl, start, err) }()
 	}
-	start := p.opts.Now()
-	defer func() { p.observe("read", cl, start, err) }()
-	return p.readLocal(ctx, t, pk, o, fn)
-}
-
-func (p *Proxy) readLocal(ctx context.Context, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) error {
 	rep, err := p.replica(p.localID)
 	if err != nil {
 		return err

@@ -35,16 +35,10 @@ import (
 // (counter.go). m is not kept after Apply returns; with counters it holds
 // the totals written, as Replica.Apply leaves it.
 func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) (err error) {
-	if p.opts.Metrics == nil {
-		return p.apply(ctx, cl, m, wt, check)
+	if p.opts.Metrics != nil {
+		start := p.opts.Now()
+		defer func() { p.observe("write", cl, start, err) }()
 	}
-	start := p.opts.Now()
-	defer func() { p.observe("write", cl, start, err) }()
-	return p.apply(ctx, cl, m, wt, check)
-}
-
-// apply is Apply unmeasured.
-func (p *Proxy) apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) error {
 	if cl == primitive.ConsistencyLevelAny && m.HasCounters() {
 		return p.applyCounters(ctx, cl, m, wt, check) // refused
 	}
