@@ -81,7 +81,14 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 // whose sole replica this node is (SoleReplicaTopology) is checked once,
 // without placing each partition.
 func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Update) (bool, error) {
-	local := p.local()
+	if len(updates) == 1 {
+		// Most writes are of one partition: one question on a node alone.
+		if here, err := p.soleHere(cl, updates[0].Table, true); err != nil || here {
+			return here, err
+		}
+		var memo keyspaceMemo
+		return p.placedHere(cl, &memo, updates[0])
+	}
 	var (
 		memo keyspaceMemo
 		sole *storage.Table // a table whose keyspace has this node as its sole replica
@@ -100,17 +107,27 @@ func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Upd
 				continue
 			}
 		}
-		st, natural, pending, err := memo.replicas(p, u)
-		if err != nil {
+		if here, err := p.placedHere(cl, &memo, u); err != nil || !here {
 			return false, err
 		}
-		if len(natural) != 1 || natural[0] != local || len(pending) != 0 {
-			return false, nil
-		}
-		n := p.needFor(cl, st, nil, true)
-		if err := p.available(&n, natural); err != nil {
-			return false, err
-		}
+	}
+	return true, nil
+}
+
+// placedHere reports whether this node is the one replica, natural or
+// pending, of u's partition as the topology places it, checking its level
+// can be met.
+func (p *Proxy) placedHere(cl primitive.ConsistencyLevel, memo *keyspaceMemo, u *mutation.Update) (bool, error) {
+	st, natural, pending, err := memo.replicas(p, u)
+	if err != nil {
+		return false, err
+	}
+	if len(natural) != 1 || natural[0] != p.local() || len(pending) != 0 {
+		return false, nil
+	}
+	n := p.needFor(cl, st, nil, true)
+	if err := p.available(&n, natural); err != nil {
+		return false, err
 	}
 	return true, nil
 }
