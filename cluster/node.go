@@ -220,10 +220,17 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 // when NodeOptions.DeferGossip is set. Call it once.
 func (n *Node) StartGossip() error {
 	o := n.opts
+	var known []netip.AddrPort
+	for _, m := range n.Topology().Members() {
+		if m.HostID != o.HostID {
+			known = append(known, m.Addr)
+		}
+	}
 	g, err := gossip.Start(gossip.Options{
 		Transport: n.transport,
 		HostID:    o.HostID,
 		Seeds:     o.Seeds,
+		Known:     known,
 		Meta:      o.Meta,
 		OnEvent:   o.OnGossip,
 		Logger:    o.Logger,

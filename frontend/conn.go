@@ -80,6 +80,12 @@ type conn struct {
 	broken error
 	// prepareBatch: the client turned on PREPARE_BATCH in STARTUP.
 	prepareBatch bool
+	// throwOnOverload: the client's STARTUP set THROW_ON_OVERLOAD to "1",
+	// so a request over a limit is answered OVERLOADED instead of waiting
+	// unread (admit.go).
+	throwOnOverload bool
+	// inWaitQ: the connection is in Server.waitQ; guarded by its waitMu.
+	inWaitQ bool
 
 	// held is the request data taken from the budgets for bytes not yet
 	// dispatched: the frame being read (its whole declared length, taken
@@ -134,13 +140,18 @@ type conn struct {
 	// openedAt and ready for the handshake deadline, frameStart for the
 	// frame deadline, lastActive (a whole frame in, or answers out) for
 	// the idle timeout; wakeAt is the sweep (not a time) of the next look
-	// at a backed-up outbound. paused stops the loop cutting frames.
+	// at a backed-up outbound. paused (for its answers) and stalled (for
+	// a request over a limit, admit.go) stop the loop cutting frames;
+	// wakeMe is armed while stalled, for the first request that ends to
+	// wake it.
 	openedAt   int64
 	ready      atomic.Bool
 	frameStart atomic.Int64
 	lastActive atomic.Int64
 	wakeAt     atomic.Int64
 	paused     atomic.Bool
+	stalled    atomic.Bool
+	wakeMe     atomic.Bool
 	// closing makes the housekeeper count a connection it closes once.
 	closing atomic.Bool
 }
@@ -227,6 +238,9 @@ func (cn *conn) cut() gnet.Action {
 		if err != nil {
 			return gnet.None // wait for the rest of the body
 		}
+		if cn.mustWait(h.OpCode) {
+			return gnet.None // it stays in the inbound buffer, held
+		}
 		// NB: Peek's bytes die at Discard and must not reach a worker.
 		body := make([]byte, h.BodyLen)
 		copy(body, whole[protocol.HeaderLen:])
@@ -296,8 +310,6 @@ func (cn *conn) readSegments() gnet.Action {
 				return gnet.None
 			}
 			env := cn.envs[0]
-			cn.envs[0] = nil
-			cn.envs = cn.envs[1:]
 			h, ok := protocol.ParseHeader(env)
 			if !ok || len(env) != protocol.HeaderLen+h.BodyLen {
 				return cn.fatal(h, fmt.Errorf("malformed envelope in segment"))
@@ -305,6 +317,11 @@ func (cn *conn) readSegments() gnet.Action {
 			if err := h.Check(cn.version, cn.s.opts.MaxFrameSize); err != nil {
 				return cn.fatal(h, err)
 			}
+			if cn.mustWait(h.OpCode) {
+				return gnet.None // it stays in cn.envs, held
+			}
+			cn.envs[0] = nil
+			cn.envs = cn.envs[1:]
 			n := int64(len(env))
 			if !cn.claim(n) {
 				cn.overloadedData(h, n)
@@ -369,7 +386,7 @@ func (cn *conn) settle() gnet.Action {
 		}
 		frame = int64(want)
 	}
-	paused := cn.paused.Load()
+	paused := cn.paused.Load() || cn.stalled.Load()
 	if limit := int64(s.opts.ReceiveQueueCapacity); paused && buffered-frame > limit {
 		s.closing(cn, reasonReceive, fmt.Errorf("paused with %d bytes received and not dispatched, past native_transport_receive_queue_capacity %d", buffered, limit))
 		return gnet.Close
@@ -390,26 +407,35 @@ func (cn *conn) settle() gnet.Action {
 	return gnet.None
 }
 
+// admitted reports whether a request with opcode op goes through
+// admission to a worker or an Inliner (submit, submitAuth) rather than
+// being answered by the event loop.
+func (cn *conn) admitted(op primitive.OpCode) bool {
+	if cn.state == stateAuth && cn.role.Load() != nil {
+		cn.state = stateReady // the worker that checked the login set the role
+	}
+	switch op {
+	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch:
+		return cn.state == stateReady
+	case protocol.OpCodePrepareBatch:
+		// Unknown to connections that did not opt in.
+		return cn.state == stateReady && cn.prepareBatch
+	case primitive.OpCodeAuthResponse:
+		return cn.state == stateAuth
+	}
+	return false
+}
+
 // dispatch answers a handshake frame at once or hands a request to the
 // pool; n is the request data the frame holds, given back once answered.
 func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
-	if cn.state == stateAuth && cn.role.Load() != nil {
-		cn.state = stateReady
-	}
-	switch h.OpCode {
-	case primitive.OpCodeQuery, primitive.OpCodePrepare, primitive.OpCodeExecute, primitive.OpCodeBatch, protocol.OpCodePrepareBatch:
-		if h.OpCode == protocol.OpCodePrepareBatch && !cn.prepareBatch {
-			break // unknown to connections that did not opt in
-		}
-		if cn.state == stateReady {
-			cn.submit(h, body, n)
-			return gnet.None
-		}
-	case primitive.OpCodeAuthResponse:
-		if cn.state == stateAuth {
+	if cn.admitted(h.OpCode) {
+		if h.OpCode == primitive.OpCodeAuthResponse {
 			cn.submitAuth(h, body, n)
-			return gnet.None
+		} else {
+			cn.submit(h, body, n)
 		}
+		return gnet.None
 	}
 	defer cn.s.giveData(cn.peer, n)
 	switch h.OpCode {
@@ -443,7 +469,8 @@ func (cn *conn) dispatch(h protocol.Header, body []byte, n int64) gnet.Action {
 }
 
 // submit hands a request to the worker pool, or answers OVERLOADED when a
-// limit is reached or the server is draining. n is the request data the
+// limit is reached (the client set THROW_ON_OVERLOAD, or it is a bound
+// of request data or of the queue) or the server is draining. n is the request data the
 // request holds until it is answered.
 func (cn *conn) submit(h protocol.Header, body []byte, n int64) {
 	s := cn.s

@@ -88,10 +88,16 @@
 //     past ReceiveQueueCapacity is closed.
 //   - Requests in flight: past MaxRequestsPerConn on one connection,
 //     MaxQueued in the server, or a connection's fair share of MaxQueued
-//     once half of it is used, a request gets OVERLOADED on its stream.
-//     The requests waiting on a connection whose answers are backed up
-//     count against its MaxRequestsPerConn only, not the server's, so
-//     clients that never read cannot get another's request OVERLOADED;
+//     once half of it is used, a request waits, as in Cassandra: it is
+//     left in the inbound buffer and the connection stalls (is not read,
+//     like a paused one, within the same receive queue) until a request
+//     ends and leaves room, then it is decoded and admitted (admit.go).
+//     A client whose STARTUP set THROW_ON_OVERLOAD to "1" gets
+//     OVERLOADED on the request's stream instead; a draining server
+//     answers OVERLOADED to both. The requests waiting on a connection
+//     whose answers are backed up count against its MaxRequestsPerConn
+//     only, not the server's, so clients that never read cannot make
+//     another's request wait (or get OVERLOADED);
 //     their bytes stay within the request data bounds, each request
 //     handed to the workers counted queuedCost more than its frame. The workers run at
 //     most MaxRunningPerConn of one connection's requests at once. The

@@ -121,7 +121,8 @@ func (h *fakeInliner) Inline(ctx context.Context, req *protocol.Request, later p
 // testServer is a started Server with its metrics registry.
 type testServer struct {
 	*Server
-	reg *prometheus.Registry
+	reg  *prometheus.Registry
+	stop func() error // Shutdown, once: a test may stop it before its end
 }
 
 // startServer starts a server for h on a free 127.0.0.1 port; edit, when
@@ -146,17 +147,20 @@ func startServer(t testing.TB, h Handler, edit func(*Options), before ...func(*S
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	stop := sync.OnceValue(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		return s.Shutdown(ctx)
+	})
+	t.Cleanup(func() {
 		if u, ok := h.(interface{ unblock() }); ok {
 			u.unblock()
 		}
-		if err := s.Shutdown(ctx); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
-	return &testServer{Server: s, reg: reg}
+	return &testServer{Server: s, reg: reg, stop: stop}
 }
 
 // waitBlocked waits for n "block" queries to start waiting.
@@ -200,6 +204,16 @@ func (s *testServer) ready(t testing.TB) *client {
 	t.Helper()
 	c := dialClient(t, s.Addr())
 	c.startup(primitive.ProtocolVersion4, nil)
+	return c
+}
+
+// throwing connects and completes the v4 handshake with
+// THROW_ON_OVERLOAD set: requests over a limit get OVERLOADED rather than
+// wait.
+func (s *testServer) throwing(t testing.TB) *client {
+	t.Helper()
+	c := dialClient(t, s.Addr())
+	c.startup(primitive.ProtocolVersion4, map[string]string{"THROW_ON_OVERLOAD": "1"})
 	return c
 }
 

@@ -71,6 +71,8 @@ func (cn *conn) startup(h protocol.Header, body []byte) gnet.Action {
 		return gnet.None
 	}
 	cn.version = h.Version
+	// As Cassandra: "1" and nothing else asks for OVERLOADED.
+	cn.throwOnOverload = opts["THROW_ON_OVERLOAD"] == "1"
 	cn.hello.Store(&startupInfo{version: int(h.Version), driverName: opts["DRIVER_NAME"], driverVersion: opts["DRIVER_VERSION"]})
 	if a := cn.s.opts.Authenticator; a != nil {
 		cn.reply(h, &message.Authenticate{Authenticator: a.ClassName()})

@@ -7,16 +7,18 @@ import (
 
 // The housekeeper is one goroutine that, every sweep, closes connections
 // past their deadlines, wakes connections whose outbound must be looked at
-// again (write.go), and samples the byte gauges. Deadlines are read from
+// again (write.go) and the first connection waiting for the node's
+// capacity (admit.go), and samples the byte gauges. Deadlines are read from
 // Options.Now, so tests move a fake clock instead of sleeping.
 //
 // The deadlines, each off when its option is 0:
 //   - HandshakeTimeout: STARTUP must have been answered this long after
 //     the connection opened.
 //   - FrameTimeout: a frame whose first byte has arrived must be whole
-//     this long after; a paused connection, whose frames wait for the
-//     server, is exempt.
-//   - IdleTimeout: a connection with nothing in flight must have sent a
+//     this long after; a paused or stalled connection, whose frames wait
+//     for the server, is exempt.
+//   - IdleTimeout: a connection with nothing in flight (and no request
+//     waiting for the server's capacity) must have sent a
 //     whole frame, or been sent an answer, this recently. Single bytes do
 //     not count, so trickling a frame a byte at a time keeps nothing open.
 
@@ -72,9 +74,9 @@ func (s *Server) sweep(now time.Time, conns []*conn) []*conn {
 		switch {
 		case !cn.ready.Load() && past(cn.openedAt, s.opts.HandshakeTimeout):
 			s.expire(cn, reasonHandshake, s.opts.HandshakeTimeout)
-		case !cn.paused.Load() && past(cn.frameStart.Load(), s.opts.FrameTimeout):
+		case !cn.paused.Load() && !cn.stalled.Load() && past(cn.frameStart.Load(), s.opts.FrameTimeout):
 			s.expire(cn, reasonFrame, s.opts.FrameTimeout)
-		case cn.inflight.Load() == 0 && past(cn.lastActive.Load(), s.opts.IdleTimeout):
+		case cn.inflight.Load() == 0 && !cn.stalled.Load() && past(cn.lastActive.Load(), s.opts.IdleTimeout):
 			s.expire(cn, reasonIdle, s.opts.IdleTimeout)
 		default:
 			if w := cn.wakeAt.Load(); w != 0 && sweep >= w {
@@ -82,6 +84,9 @@ func (s *Server) sweep(now time.Time, conns []*conn) []*conn {
 			}
 		}
 	}
+	// A wake lost to a connection that closed or was paused for its
+	// answers would leave the next in line stalled with room free.
+	s.wakeWaiter()
 	s.m.RequestData.Set(float64(s.data.used.Load()))
 	s.m.ResponseData.Set(float64(s.outBytes.Load()))
 	s.m.Paused.Set(float64(s.pausedConns.Load()))

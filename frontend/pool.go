@@ -175,6 +175,9 @@ func (p *pool) next() (task, *runq, bool) {
 			if q.cn.answersBacked() {
 				q.turn = false // resume gives it back
 				p.heldTasks.Add(int64(q.tasks.len()))
+				// Held requests leave the node's count: room for
+				// a connection waiting for it (admit.go).
+				q.cn.s.wakeWaiter()
 				continue
 			}
 			q.held.Store(false)

@@ -35,7 +35,9 @@ type Options struct {
 	// half the workers, at most Workers.
 	MaxRunningPerConn int
 	// MaxRequestsPerConn and MaxQueued bound requests in flight on one
-	// connection and in the whole server; past them requests get OVERLOADED.
+	// connection and in the whole server; past them a request waits
+	// unread, or gets OVERLOADED when its client set THROW_ON_OVERLOAD
+	// (admit.go).
 	MaxRequestsPerConn int
 	MaxQueued          int
 	// EventLoops is the number of gnet event loops; 0 means half the CPUs
@@ -202,6 +204,11 @@ type Server struct {
 	pausedConns atomic.Int64
 	waiting     atomic.Int64
 	sweeps      atomic.Int64 // the housekeeper's, counted
+	// waitQ is the line of connections stalled for node capacity,
+	// waiters its length (admit.go).
+	waitMu  sync.Mutex
+	waitQ   fifo[*conn]
+	waiters atomic.Int64
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
@@ -423,10 +430,11 @@ func (s *Server) Publish(ev message.Message) {
 }
 
 // Shutdown stops taking new connections and new requests (they get
-// OVERLOADED), waits for requests in flight to finish or ctx to end, then
+// OVERLOADED, those waiting unread included), waits for requests in flight to finish or ctx to end, then
 // closes every connection and stops the event loops and the workers.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	s.wakeAll()
 	s.stopAccepting()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()

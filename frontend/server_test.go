@@ -190,7 +190,7 @@ func TestBadRequestKeepsConnection(t *testing.T) {
 func TestOverloadedOnTheStream(t *testing.T) {
 	h := newFakeHandler()
 	s := startServer(t, h, func(o *Options) { o.MaxRequestsPerConn = 2; o.MaxQueued = 4 })
-	a := s.ready(t)
+	a := s.throwing(t)
 	a.query(1, "block")
 	a.query(2, "block")
 	h.waitBlocked(t, 2)
@@ -199,7 +199,7 @@ func TestOverloadedOnTheStream(t *testing.T) {
 		t.Errorf("per-connection limit: %q", e.ErrorMessage)
 	}
 	// Two more connections fill the node's four; a fourth is refused.
-	b, c, d := s.ready(t), s.ready(t), s.ready(t)
+	b, c, d := s.ready(t), s.ready(t), s.throwing(t)
 	b.query(1, "block")
 	c.query(1, "block")
 	h.waitBlocked(t, 2)

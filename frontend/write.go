@@ -283,4 +283,8 @@ func (cn *conn) release() {
 		s.pausedConns.Add(-1)
 	}
 	cn.setWake(0)
+	cn.wakeMe.Store(false)
+	if cn.stalled.Swap(false) {
+		s.wakeWaiter() // it may have been woken: the next in line gets the wake
+	}
 }

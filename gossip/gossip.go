@@ -29,6 +29,13 @@ type Options struct {
 	// Seeds are the internode addresses of the seed nodes. A node that is
 	// a seed itself and finds no other seed up starts alone.
 	Seeds []netip.AddrPort
+	// Known are the internode addresses of the cluster's other members
+	// as this node last knew them (its metadata log's topology): a node
+	// restarting tries them once, beside the seeds, so that it hears from
+	// its peers at once, where they would reach it only when they next
+	// try the nodes they hold down (a restarted seed has no other seed
+	// to ask).
+	Known []netip.AddrPort
 	// Meta returns this node's current metadata. It is called at Start
 	// and by UpdateMeta, never concurrently with itself.
 	Meta func() Meta

@@ -93,9 +93,14 @@ func testPartitionedNodeDownThenUp(t *testing.T, cut string) {
 	net.Heal()
 	waitAllSee(t, nodes)
 	for _, n := range []*node{a, b} {
-		kinds := n.kindsFor(c.id)
-		down := slices.Index(kinds, Down)
-		if kinds[0] != Joined || down < 0 || !slices.Contains(kinds[down:], Up) {
+		// Events are delivered after the member's state changes: wait
+		// for the Up that follows the Down.
+		sawUp := func(kinds []EventKind) bool {
+			down := slices.Index(kinds, Down)
+			return down >= 0 && slices.Contains(kinds[down:], Up)
+		}
+		waitFor(t, n.tr.Addr().String()+" delivering Up after Down", func() bool { return sawUp(n.kindsFor(c.id)) })
+		if kinds := n.kindsFor(c.id); kinds[0] != Joined || !sawUp(kinds) {
 			t.Errorf("%s saw %v about the partitioned node, want joined, …, down, …, up", n.tr.Addr(), kinds)
 		}
 	}

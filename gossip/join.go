@@ -14,6 +14,13 @@ import (
 func (g *Gossip) joinLoop() {
 	seeds, isSeed := g.otherSeeds()
 	backoff := g.timing.JoinBackoff
+	if known := g.otherKnown(); len(known) > 0 {
+		if n, err := g.ml.Join(addrStrings(known)); n > 0 {
+			g.log.Info("gossip: reached the members known from before", "answering", n, "of", len(known), "members", g.ml.NumMembers())
+		} else {
+			g.log.Debug("gossip: no member known from before answered", "err", flatten(err))
+		}
+	}
 	for len(seeds) > 0 && !g.hasPeers() {
 		n, err := g.ml.Join(addrStrings(seeds))
 		if n > 0 {
@@ -65,6 +72,17 @@ func (g *Gossip) reconnect() {
 		default:
 		}
 	}
+}
+
+// otherKnown returns Options.Known but this node.
+func (g *Gossip) otherKnown() []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, a := range g.opts.Known {
+		if a = netip.AddrPortFrom(a.Addr().Unmap(), a.Port()); a != g.self {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // otherSeeds returns the seeds but this node, and whether it is one.

@@ -102,6 +102,43 @@ func TestWipedNodeAtAMembersAddress(t *testing.T) {
 	}
 }
 
+// TestSecondNodeOnAMembersIP: a node on a member's IP with another
+// storage port (a second cqld on one machine) is refused when it joins,
+// naming the member; the cluster's configuration is unchanged and it goes
+// on committing.
+func TestSecondNodeOnAMembersIP(t *testing.T) {
+	c := newCluster(t, 2, testTiming)
+	c.start()
+	propose(t, c.nodes[0].log, "a")
+
+	addr := netip.AddrPortFrom(c.nodes[0].addr.Addr(), 7001)
+	tr, err := c.net.NewTransport(messaging.Options{ClusterName: "test", HostID: testNodeHost(9), Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	l, err := Open(Options{Dir: t.TempDir(), Transport: tr, HostID: testNodeHost(9), FSM: newTestFSM(),
+		Metrics: prometheus.NewRegistry(), Timing: c.timing, Seeds: c.addrs(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	err = join(l)
+	if !errors.Is(err, ErrAddressTaken) || !strings.Contains(err.Error(), "one node per IP address") ||
+		!strings.Contains(err.Error(), c.nodes[0].host.String()) {
+		t.Fatalf("join on node 1's IP: %v, want ErrAddressTaken naming node 1", err)
+	}
+	f := c.nodes[0].log.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Configuration().Servers); n != 2 {
+		t.Fatalf("%d servers after the refused join, want 2: %+v", n, f.Configuration().Servers)
+	}
+	propose(t, c.nodes[1].log, "b")
+	c.waitConverged([]string{"a", "b"})
+}
+
 // TestWipedFirstSeedJoinsRatherThanBootstraps: the first seed restarted
 // without its data asks the other seeds before it bootstraps; one is a
 // member of the running cluster, so it joins instead, and is refused

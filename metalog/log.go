@@ -724,18 +724,40 @@ func (l *Log) Bootstrapped() bool { return l.bootstrapped }
 // (so with a new host id) where a member was. Raft would otherwise add
 // a second server at one address, and the member's RPCs would reach the
 // new node. As in Cassandra, the old node must be removed first.
+//
+// The ring knows a node by its IP address alone, so a second node on a
+// member's IP with another storage port is refused too: admitted, it
+// would be a member whose ring no node can build, and every read and
+// write of the cluster would fail until it was removed.
 func (l *Log) addressFree(id raft.ServerID, addr raft.ServerAddress) error {
 	f := l.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return fmt.Errorf("metalog: configuration: %w", err)
 	}
+	ip := addrIP(addr)
 	for _, s := range f.Configuration().Servers {
-		if s.Address == addr && s.ID != id {
+		if s.ID == id {
+			continue
+		}
+		switch {
+		case s.Address == addr:
 			return fmt.Errorf("%w: A node with address %s already exists (host id %s), cancelling join. "+
 				"Remove it from the cluster (removenode %s) if you want this node to replace it", ErrAddressTaken, addr, s.ID, s.ID)
+		case ip.IsValid() && addrIP(s.Address) == ip:
+			return fmt.Errorf("%w: A node with IP address %s already exists (host id %s, at %s), cancelling join of %s. "+
+				"A cluster has one node per IP address: give this node a listen_address of its own", ErrAddressTaken, ip, s.ID, s.Address, addr)
 		}
 	}
 	return nil
+}
+
+// addrIP is the IP of a server's host:port address, or the zero Addr.
+func addrIP(a raft.ServerAddress) netip.Addr {
+	ap, err := netip.ParseAddrPort(string(a))
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr()
 }
 
 // serveProbe answers a probe with the latest configuration this node

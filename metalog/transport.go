@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -195,9 +196,19 @@ func (t *raftTransport) request(target raft.ServerAddress, m any, timeout time.D
 	defer cancel()
 	b, err := t.msg.Request(ctx, to, messaging.VerbMetadata, payload)
 	if err != nil {
-		return nil, fmt.Errorf("metalog: %T to %s: %w", m, target, err)
+		return nil, fmt.Errorf("metalog: %s to %s: %w", rpcName(m), target, err)
 	}
 	return b, nil
+}
+
+// rpcName names a request in an error: its raft type's name
+// (AppendEntriesRequest), not the envelope that addresses it.
+func rpcName(m any) string {
+	if a, ok := m.(*addressed); ok {
+		m = a.rpc
+	}
+	n := fmt.Sprintf("%T", m)
+	return n[strings.LastIndexByte(n, '.')+1:]
 }
 
 // handle serves one request on VerbMetadata. Bytes that do not decode are

@@ -102,3 +102,15 @@ func raftTransportPair(t *testing.T) (a, b netip.AddrPort, ta *messaging.InmemTr
 	tb.Handle(messaging.VerbMetadata, rb.handle)
 	return a, b, ta, ra, rb
 }
+
+func TestRPCName(t *testing.T) {
+	for m, want := range map[any]string{
+		&addressed{rpc: &raft.AppendEntriesRequest{}}: "AppendEntriesRequest",
+		&raft.RequestVoteRequest{}:                    "RequestVoteRequest",
+		&probe{}:                                      "probe",
+	} {
+		if got := rpcName(m); got != want {
+			t.Errorf("rpcName(%T) = %q, want %q", m, got, want)
+		}
+	}
+}

@@ -22,6 +22,11 @@ type Native struct {
 	BytesOut prometheus.Counter
 	// Overloaded counts requests refused with OVERLOADED, by the limit hit.
 	Overloaded *prometheus.CounterVec
+	// Backpressure counts the times a connection stopped being read
+	// because its next request was over a limit ("connection", "server",
+	// "fair_share") and its client had not asked for OVERLOADED
+	// (THROW_ON_OVERLOAD): the request waits unread until it may start.
+	Backpressure *prometheus.CounterVec
 	// ProtocolErrors counts connections closed for a broken byte stream.
 	ProtocolErrors prometheus.Counter
 	// Closed counts connections the server closed, by reason
@@ -94,6 +99,10 @@ func NewNative(reg prometheus.Registerer) *Native {
 			Namespace: ns, Subsystem: sub, Name: "overloaded_total",
 			Help: "Requests refused with OVERLOADED, by the limit that was reached.",
 		}, []string{"limit"}),
+		Backpressure: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "backpressure_pauses_total",
+			Help: "Times a connection stopped being read because its next request was over a limit and its client had not asked for OVERLOADED (THROW_ON_OVERLOAD), by the limit.",
+		}, []string{"limit"}),
 		ProtocolErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "protocol_errors_total",
 			Help: "Connections closed because their byte stream was not valid CQL protocol.",
@@ -132,7 +141,7 @@ func NewNative(reg prometheus.Registerer) *Native {
 		}, []string{"version", "compression"}),
 	}
 	reg.MustRegister(m.Startups, m.ConnectionsOpen, m.ConnectionsTotal, m.Requests, m.Latency,
-		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.ProtocolErrors, m.Closed, m.Refused, m.AcceptErrors,
+		m.InFlight, m.QueueDepth, m.Inline, m.BytesIn, m.BytesOut, m.Overloaded, m.Backpressure, m.ProtocolErrors, m.Closed, m.Refused, m.AcceptErrors,
 		m.RequestData, m.ResponseData, m.Paused, m.Held)
 	return m
 }

@@ -90,7 +90,11 @@ func newPaxosClusterIn(t *testing.T, dcs []string, replication map[string]string
 		}
 		t.Cleanup(func() { _ = e.Close() })
 		l := replica.NewLocal(e)
-		tr, err := c.net.NewTransport(messaging.Options{ClusterName: "test", HostID: h, Addr: addr, RequestTimeout: time.Second})
+		// Requests across a partition end at the timeout, which the tests
+		// with one wait out when their proxies close; long enough that a
+		// request answered on a loaded machine (-race, other tests) does
+		// not time out.
+		tr, err := c.net.NewTransport(messaging.Options{ClusterName: "test", HostID: h, Addr: addr, RequestTimeout: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package ring
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -204,13 +205,19 @@ func randomTokens(t testing.TB, rnd *rand.Rand, n, numTokens int) *Ring {
 	return mustRing(t, nodes...)
 }
 
+var spreadFlag = flag.Bool("ring.spread", false, "run TestOwnershipSpread, a measurement (docs/benchmarks/ring-ownership.txt)")
+
 // TestOwnershipSpread prints (with -v) the effective ownership of the
 // lowest and highest node, in % of the ring and as a ratio to the mean
 // share, at RF 2 and RF 3 (SimpleStrategy), for tokens allocated with
 // allocate_tokens_for_local_replication_factor 3 (16 and 8 a node) and
 // for 16 random tokens a node, at 3, 4, 6 and 8 nodes, over 20 seeds:
-// docs/benchmarks/ring-ownership.txt.
+// docs/benchmarks/ring-ownership.txt. It decides nothing (the bound is
+// TestAllocateBalance's), so it runs only with -ring.spread.
 func TestOwnershipSpread(t *testing.T) {
+	if !*spreadFlag {
+		t.Skip("a measurement: run with -ring.spread -v")
+	}
 	const seeds = 20
 	t.Logf("%-12s %2s %5s %8s %8s %9s %9s", "tokens", "rf", "nodes", "min %", "max %", "min/mean", "max/mean")
 	for _, kind := range []string{"allocated16", "allocated8", "random16"} {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -346,6 +347,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		}
 		bootstrapped = true
 	}
+	n.waitForPeers(o.Context, gossipSettle)
 	fe := frontend.New(coord, frontend.Options{
 		Addr:                 cfg.NativeAddr(),
 		MaxFrameSize:         int(cfg.NativeTransportMaxFrameSize),
@@ -544,4 +546,41 @@ func resolveIP(host string) net.IP {
 		return ips[0]
 	}
 	return nil
+}
+
+// gossipSettle bounds how long a starting node waits, before it serves
+// clients, to hear by gossip from the ring's other members.
+const gossipSettle = 5 * time.Second
+
+// waitForPeers waits until gossip holds every other member of the ring up,
+// for at most bound, as Cassandra waits for gossip to settle before it
+// opens its native transport: a seed restarted with no other seed hears
+// from its peers only when they next try it, and meanwhile answered its
+// clients Unavailable for peers that were up. A peer really down costs a
+// start the bound.
+func (n *Node) waitForPeers(ctx context.Context, bound time.Duration) {
+	if n.cluster == nil {
+		return
+	}
+	deadline := time.Now().Add(bound)
+	for {
+		var missing []string
+		for _, m := range n.cluster.Topology().Members() {
+			if !n.cluster.Alive(m.HostID) {
+				missing = append(missing, m.Addr.Addr().String())
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if !time.Now().Before(deadline) {
+			n.log.Warn("serving clients before hearing from every member of the ring", "waited", bound, "not_heard_from", strings.Join(missing, ","))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

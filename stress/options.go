@@ -115,6 +115,9 @@ var single = map[string]bool{
 	"max-errors": true, "title": true, "seed": true,
 }
 
+// defaultTimeout is the default of -mode timeout=.
+const defaultTimeout = 12 * time.Second
+
 // Parse reads a command line in cassandra-stress's shape:
 //
 //	write n=100000 cl=ONE -rate threads=16 -pop seq=1..100000 -col size=fixed(34)
@@ -125,7 +128,7 @@ func Parse(args []string) (*Config, error) {
 		Threads: 8, ColSize: Fixed(34), Keyspace: "keyspace1",
 		Replication: "{'class': 'SimpleStrategy', 'replication_factor': 1}",
 		CL:          gocql.LocalOne, SerialCL: gocql.Serial, Prepared: true, PrepareBatch: true,
-		ProtoVersion: 4, Connections: 2, PageSize: 5000, Timeout: 12 * time.Second,
+		ProtoVersion: 4, Connections: 2, PageSize: 5000, Timeout: defaultTimeout,
 		Coalesce: 200 * time.Microsecond, Nodes: []string{"127.0.0.1"},
 		Interval: time.Second, Seed: 1,
 	}

@@ -27,7 +27,13 @@ func Cluster(c *Config, logTo io.Writer) *gocql.ClusterConfig {
 	cl.SerialConsistency = c.SerialCL
 	cl.PageSize = c.PageSize
 	cl.Timeout = c.Timeout
-	cl.ConnectTimeout = min(c.Timeout, 10e9)
+	if c.Lean {
+		// The lean mode's timeout= is its own connections'; the schema
+		// waits for its syncs, and a short timeout meant for the load
+		// would fail the run before it starts.
+		cl.Timeout = max(c.Timeout, defaultTimeout)
+	}
+	cl.ConnectTimeout = min(cl.Timeout, 10e9)
 	cl.WriteCoalesceWaitTime = c.Coalesce
 	cl.RetryPolicy = nil
 	if c.Retries > 0 {

@@ -624,4 +624,14 @@ func TestClusterFaults(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged writes of %d attempted all read back at QUORUM", len(keys), load.next.Load())
+
+	// The seed, restarted, serves clients once it has heard from its
+	// peers: a write at ALL through it alone, the moment it serves,
+	// finds every replica up. (No other seed names the peers to it: they
+	// reach it when they next try the node they held down.)
+	tc.stop(tc.nodes[0], syscall.SIGKILL)
+	tc.start(tc.nodes[0])
+	if err := tc.single(0, gocql.All).Query(`INSERT INTO f.t (k, v) VALUES (-2, -2)`).Exec(); err != nil {
+		t.Fatalf("a write at ALL through the restarted seed as it starts serving: %v", err)
+	}
 }

@@ -232,6 +232,8 @@ func liveHeap() int64 {
 // not native_transport_max_queued_requests. A well-behaved client, a
 // driver or one pipelining its fair share of the node's budget, gets no
 // OVERLOADED although the attackers hold more requests than the budget.
+// The raw connections set THROW_ON_OVERLOAD: what they test is who gets
+// OVERLOADED (by default requests over a limit wait unread).
 func TestUnreadAnswersDoNotOverloadOthers(t *testing.T) {
 	const (
 		attackers = 4
@@ -270,7 +272,7 @@ func TestUnreadAnswersDoNotOverloadOthers(t *testing.T) {
 	}
 	for i := range attackers {
 		a := dial(t, node.Addr())
-		a.handshake()
+		a.handshakeThrowing()
 		if err := a.c.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +290,7 @@ func TestUnreadAnswersDoNotOverloadOthers(t *testing.T) {
 	}
 
 	g := dial(t, node.Addr())
-	g.handshake()
+	g.handshakeThrowing()
 	var good []byte
 	for i := range pipelined {
 		good = append(good, frameBytes(4, 0, int16(10+i), primitive.OpCodeQuery, read)...)

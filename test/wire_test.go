@@ -127,7 +127,24 @@ func queryBody(q string) []byte {
 // handshake sends STARTUP at v4 and expects READY.
 func (w *wire) handshake() {
 	w.t.Helper()
-	w.send(4, 1, primitive.OpCodeStartup, startupBody())
+	w.handshakeWith(nil)
+}
+
+// handshakeThrowing is handshake with THROW_ON_OVERLOAD set: requests
+// over a limit get OVERLOADED instead of waiting unread.
+func (w *wire) handshakeThrowing() {
+	w.t.Helper()
+	w.handshakeWith(map[string]string{"THROW_ON_OVERLOAD": "1"})
+}
+
+// handshakeWith is handshake with more STARTUP options.
+func (w *wire) handshakeWith(opts map[string]string) {
+	w.t.Helper()
+	all := map[string]string{"CQL_VERSION": "3.0.0"}
+	for k, v := range opts {
+		all[k] = v
+	}
+	w.send(4, 1, primitive.OpCodeStartup, stringMap(all))
 	if r := w.mustRead(); r.op != primitive.OpCodeReady {
 		w.t.Fatalf("STARTUP answered with opcode %v", r.op)
 	}

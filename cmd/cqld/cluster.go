@@ -29,7 +29,7 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("cqld cluster", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 3, "number of nodes, 1 to 9, on 127.0.0.1 to 127.0.0.N")
-	dir := fs.String("dir", "cluster", "directory holding one nodeI directory per node")
+	dir := fs.String("dir", filepath.Join("data", "cluster"), "directory holding one nodeI directory per node")
 	native := fs.Int("native_transport_port", 9042, "CQL port of every node")
 	storage := fs.Int("storage_port", 7000, "internode port of every node")
 	prom := fs.Int("prometheus_port", 9180, "metrics port of every node (0: off)")
