@@ -75,6 +75,11 @@ func (c *Coordinator) functionsCurrent(used []*functions.Sig) error {
 	if len(used) == 0 {
 		return nil
 	}
+	return c.usedCurrent(used)
+}
+
+// usedCurrent is functionsCurrent of functions used.
+func (c *Coordinator) usedCurrent(used []*functions.Sig) error {
 	s := c.catalog.Current()
 	for _, sig := range used {
 		k := s.Keyspace(sig.Keyspace)

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,28 +56,60 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 	// A write goes to this node's replica, which inlinesHere found to be
 	// its only one: answered at once when the commit log acknowledges it
 	// buffered, later when it waits for a sync.
-	v := req.Version
-	start := c.latencyStart()
-	d := &inlineDeadline{}
-	pending, msg, err := w.start(c, x, func(err error) {
-		if d.answer() {
-			msg, err := w.applied(err)
-			c.observed(w, start, err)
-			msg, err = c.executed(ps, m, msg, err)
-			later.Answer(req, respond(msg, err, v))
-		}
-	})
+	iw := inlineWrites.Get().(*inlineWrite)
+	iw.c, iw.w, iw.ps, iw.m, iw.req, iw.later, iw.v = c, w, ps, m, req, later, req.Version
+	iw.start = c.latencyStart()
+	pending, msg, err := w.start(c, x, iw.applied)
 	if pending {
 		if t := c.opts.Timeouts.Write; t > 0 {
-			d.start(time.Until(req.Received.Add(t)), func() {
-				later.Answer(req, respond(nil, timeoutOf(kindWrite, writeTypeOf(w), m.Options.Consistency), v))
+			iw.d.start(time.Until(req.Received.Add(t)), func() {
+				later.Answer(req, respond(nil, timeoutOf(kindWrite, writeTypeOf(w), m.Options.Consistency), iw.v))
 			})
 		}
 		return nil, true
 	}
-	c.observed(w, start, err)
+	// Answered at once: nothing else holds iw.
+	c.observed(w, iw.start, err)
+	*iw = inlineWrite{applied: iw.applied}
+	inlineWrites.Put(iw)
 	msg, err = c.executed(ps, m, msg, err)
-	return respond(msg, err, v), true
+	return respond(msg, err, req.Version), true
+}
+
+// inlineWrite is a write taken inline: what its answer, given later when
+// it waits for its commit log sync, needs. It comes from a pool, and goes
+// back when the write was answered at once; one answered later is left
+// to the collector, as its timer may still fire.
+type inlineWrite struct {
+	c     *Coordinator
+	w     *writePlan
+	ps    *preparedStmt
+	m     *message.Execute
+	req   *protocol.Request
+	later protocol.Later
+	v     primitive.ProtocolVersion
+	start time.Time
+	d     inlineDeadline
+	// applied is iw.answer, made once per pooled value so that a write
+	// makes no closure for it.
+	applied func(error)
+}
+
+var inlineWrites = sync.Pool{New: func() any {
+	iw := new(inlineWrite)
+	iw.applied = iw.answer
+	return iw
+}}
+
+// answer answers the write once the engine applied it, or failed to,
+// unless its deadline answered first.
+func (iw *inlineWrite) answer(err error) {
+	if iw.d.answer() {
+		msg, err := iw.w.applied(err)
+		iw.c.observed(iw.w, iw.start, err)
+		msg, err = iw.c.executed(iw.ps, iw.m, msg, err)
+		iw.later.Answer(iw.req, respond(msg, err, iw.v))
+	}
 }
 
 // inlineDeadline answers a write taken inline WRITE_TIMEOUT once

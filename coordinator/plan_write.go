@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"sync/atomic"
+
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
@@ -68,6 +70,8 @@ type writePlan struct {
 	// list through (operations by index or value); nil when it never
 	// reads.
 	lists *Coordinator
+	// check is current's answer, made on the plan's first write.
+	check atomic.Pointer[planCheck]
 }
 
 func (p *writePlan) markers() []*message.ColumnMetadata { return p.binds }

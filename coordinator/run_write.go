@@ -134,9 +134,21 @@ func (p *writePlan) mutation(c *Coordinator, x *execution) (*mutation.Mutation, 
 }
 
 // current is the check the engine runs as it applies the write: the plan's
-// table definition must still be the current one.
+// table definition must still be the current one. It is made once per
+// plan and coordinator, not per write.
 func (p *writePlan) current(c *Coordinator) func() error {
-	return func() error { return c.checkCurrent(p.t) }
+	if k := p.check.Load(); k != nil && k.c == c {
+		return k.fn
+	}
+	k := &planCheck{c: c, fn: func() error { return c.checkCurrent(p.t) }}
+	p.check.Store(k)
+	return k.fn
+}
+
+// planCheck is a writePlan's current, for coordinator c.
+type planCheck struct {
+	c  *Coordinator
+	fn func() error
 }
 
 // applied is the answer to a write the engine applied, or failed to.

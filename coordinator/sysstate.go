@@ -64,10 +64,14 @@ func (c *Coordinator) latencyStart() time.Time {
 // that p ran from start, as Cassandra's coordinator latencies count them:
 // answered ones.
 func (c *Coordinator) observed(p plan, start time.Time, err error) {
-	lat := c.opts.Latencies
-	if lat == nil || err != nil {
-		return
+	if c.opts.Latencies != nil && err == nil {
+		c.observe(p, start)
 	}
+}
+
+// observe is observed of an answered request, with latencies kept.
+func (c *Coordinator) observe(p plan, start time.Time) {
+	lat := c.opts.Latencies
 	var writes []*writePlan
 	switch p := p.(type) {
 	case *tableSelectPlan:

@@ -16,8 +16,16 @@ import (
 // one (the frame's tracing flag) or the node's trace_probability draws it,
 // as Cassandra's Message.Request.execute does; nil when it is not traced.
 func (c *Coordinator) beginTrace(req *protocol.Request) *tracing.Session {
+	if c.opts.Tracer == nil {
+		return nil
+	}
+	return c.sampleTrace(req)
+}
+
+// sampleTrace is beginTrace with a tracer.
+func (c *Coordinator) sampleTrace(req *protocol.Request) *tracing.Session {
 	t := c.opts.Tracer
-	if t == nil || !(req.Tracing || t.Sample()) {
+	if !req.Tracing && !t.Sample() {
 		return nil
 	}
 	r := tracing.Request{Client: req.Client, Parameters: map[string]string{}}

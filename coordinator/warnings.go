@@ -121,10 +121,15 @@ type TombstoneLimits struct{ Warn, Fail int }
 // this node with the reason READ_TOO_MANY_TOMBSTONES, as
 // ReadCommand's metrics recording does.
 func (c *Coordinator) checkTombstones(r *selectRun, err error) error {
-	ts := r.tombstones
-	if ts == nil {
+	if r.tombstones == nil {
 		return err
 	}
+	return c.countedTombstones(r, err)
+}
+
+// countedTombstones is checkTombstones of a read that counted them.
+func (c *Coordinator) countedTombstones(r *selectRun, err error) error {
+	ts := r.tombstones
 	query := r.x.text()
 	if len(query) > 512 {
 		query = query[:512]

@@ -117,6 +117,8 @@
 // event loop, where its request then goes to this node's replica through
 // ApplyLocal or ReadLocal without that question asked again. What it costs to find that out is paid once per keyspace
 // and ring, not per partition: the topology knows each keyspace's sole
-// replica (SoleReplicaTopology), so a write, a read or AllLocal on a node
-// alone checks its level once per keyspace and places no token.
+// replica (SoleReplicaTopology) and the levels this node meets by itself
+// when it is that replica (LocalAlone, worked out once per keyspace
+// definition and ring published), so a write, a read or AllLocal on a
+// node alone asks whether its level is among them and places no token.
 package proxy

@@ -75,36 +75,7 @@ func localQuorum(st ring.Strategy, dc string) int {
 // needFor is level cl's need for a partition of strategy st; a write
 // also counts its pending replicas.
 func (p *Proxy) needFor(cl primitive.ConsistencyLevel, st ring.Strategy, pending []ring.HostID, write bool) need {
-	n := need{cl: cl}
-	switch cl {
-	case primitive.ConsistencyLevelAny, primitive.ConsistencyLevelOne:
-		n.blockFor = 1
-	case primitive.ConsistencyLevelLocalOne:
-		n.blockFor, n.dc = 1, p.localDC()
-	case primitive.ConsistencyLevelTwo:
-		n.blockFor = 2
-	case primitive.ConsistencyLevelThree:
-		n.blockFor = 3
-	case primitive.ConsistencyLevelQuorum, primitive.ConsistencyLevelSerial:
-		n.blockFor = totalRF(st)/2 + 1
-	case primitive.ConsistencyLevelAll:
-		n.blockFor = totalRF(st)
-	case primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelLocalSerial:
-		local := p.localDC()
-		n.blockFor, n.dc = localQuorum(st, local), local
-	case primitive.ConsistencyLevelEachQuorum:
-		nts, ok := st.(ring.NetworkTopologyStrategy)
-		if !ok {
-			n.blockFor = totalRF(st)/2 + 1
-			break
-		}
-		n.perDC = map[string]int{}
-		for dc := range nts.RF {
-			n.perDC[dc] = localQuorum(st, dc)
-		}
-	default:
-		n.blockFor = 1
-	}
+	n := levelNeed(cl, st, p.localDC())
 	if !write || cl == primitive.ConsistencyLevelAny {
 		return n
 	}
@@ -119,15 +90,60 @@ func (p *Proxy) needFor(cl primitive.ConsistencyLevel, st ring.Strategy, pending
 	return n
 }
 
+// levelNeed is level cl's need for a partition of strategy st, on a node
+// of data center localDC, before pending replicas are counted.
+func levelNeed(cl primitive.ConsistencyLevel, st ring.Strategy, localDC string) need {
+	n := need{cl: cl}
+	switch cl {
+	case primitive.ConsistencyLevelAny, primitive.ConsistencyLevelOne:
+		n.blockFor = 1
+	case primitive.ConsistencyLevelLocalOne:
+		n.blockFor, n.dc = 1, localDC
+	case primitive.ConsistencyLevelTwo:
+		n.blockFor = 2
+	case primitive.ConsistencyLevelThree:
+		n.blockFor = 3
+	case primitive.ConsistencyLevelQuorum, primitive.ConsistencyLevelSerial:
+		n.blockFor = totalRF(st)/2 + 1
+	case primitive.ConsistencyLevelAll:
+		n.blockFor = totalRF(st)
+	case primitive.ConsistencyLevelLocalQuorum, primitive.ConsistencyLevelLocalSerial:
+		n.blockFor, n.dc = localQuorum(st, localDC), localDC
+	case primitive.ConsistencyLevelEachQuorum:
+		nts, ok := st.(ring.NetworkTopologyStrategy)
+		if !ok {
+			n.blockFor = totalRF(st)/2 + 1
+			break
+		}
+		n.perDC = map[string]int{}
+		for dc := range nts.RF {
+			n.perDC[dc] = localQuorum(st, dc)
+		}
+	default:
+		n.blockFor = 1
+	}
+	return n
+}
+
+// dcs says which data center a host is in (Topology.DC).
+type dcs interface {
+	DC(h ring.HostID) string
+}
+
 // available refuses, before anything is sent, a request whose level
 // needs more of its replicas than live are up.
 func (p *Proxy) available(n *need, live []ring.HostID) error {
+	return availableIn(n, live, p.opts.Topology)
+}
+
+// availableIn is available with the data centers of d.
+func availableIn(n *need, live []ring.HostID, d dcs) error {
 	if n.cl == primitive.ConsistencyLevelAny {
 		return nil // a hint is always possible
 	}
 	if n.perDC != nil {
 		for _, dc := range sortedDCs(n.perDC) {
-			if c := p.countIn(live, dc); c < n.perDC[dc] {
+			if c := countIn(live, dc, d); c < n.perDC[dc] {
 				return unavailable(n.cl, n.perDC[dc], c)
 			}
 		}
@@ -135,7 +151,7 @@ func (p *Proxy) available(n *need, live []ring.HostID) error {
 	}
 	c := len(live)
 	if n.dc != "" {
-		c = p.countIn(live, n.dc)
+		c = countIn(live, n.dc, d)
 	}
 	if c < n.blockFor {
 		return unavailable(n.cl, n.blockFor, c)
@@ -143,10 +159,10 @@ func (p *Proxy) available(n *need, live []ring.HostID) error {
 	return nil
 }
 
-func (p *Proxy) countIn(hosts []ring.HostID, dc string) int {
+func countIn(hosts []ring.HostID, dc string, d dcs) int {
 	c := 0
 	for _, h := range hosts {
-		if p.opts.Topology.DC(h) == dc {
+		if d.DC(h) == dc {
 			c++
 		}
 	}

@@ -104,7 +104,9 @@ func errorKind(err error) string {
 //	defer func() { p.measured(op, cl, start, err) }()
 //
 // which, unlike a deferred closure returned by a function, keeps its
-// error off the heap.
+// error off the heap. The requests of a node alone's hot path (Apply,
+// ReadPartition, ReadLocal) defer it only when p.opts.Metrics is set, so
+// that without metrics they run no deferred call.
 func (p *Proxy) started() time.Time {
 	if p.opts.Metrics == nil {
 		return time.Time{}

@@ -206,11 +206,11 @@ func (p *Proxy) replica(h ring.HostID) (replica.Replica, error) {
 // request inline, on replica.Local, as on a node of its own.
 func (p *Proxy) AllLocal(ks *storage.KeyspaceDef, tok int64, cl primitive.ConsistencyLevel) bool {
 	var st ring.Strategy
-	if h, s, ok := p.soleReplica(ks); ok {
-		if h != p.local() {
-			return false
+	if a := p.localAlone(ks); a != nil {
+		if inline, known := a.inlines(cl); known {
+			return inline
 		}
-		st = s
+		st = a.Strategy
 	} else {
 		natural, pending, err := p.opts.Topology.Replicas(ks, tok)
 		if err != nil || len(natural) != 1 || len(pending) != 0 || natural[0] != p.local() {
@@ -224,13 +224,13 @@ func (p *Proxy) AllLocal(ks *storage.KeyspaceDef, tok int64, cl primitive.Consis
 	return n.total() <= 1 && (n.dc == "" || n.dc == p.localDC())
 }
 
-// soleReplica is SoleReplicaTopology.SoleReplica, false when the topology
+// localAlone is SoleReplicaTopology.LocalAlone, nil when the topology
 // cannot tell.
-func (p *Proxy) soleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy, bool) {
+func (p *Proxy) localAlone(ks *storage.KeyspaceDef) *LocalAlone {
 	if p.sole == nil {
-		return ring.HostID{}, nil, false
+		return nil
 	}
-	return p.sole.SoleReplica(ks)
+	return p.sole.LocalAlone(ks)
 }
 
 // soleHere reports whether this node is the sole replica of every token
@@ -245,12 +245,15 @@ func (p *Proxy) soleHere(cl primitive.ConsistencyLevel, t *storage.Table, write 
 	if err != nil {
 		return false, err
 	}
-	h, st, ok := p.sole.SoleReplica(ks)
-	if !ok || h != p.local() {
+	a := p.sole.LocalAlone(ks)
+	switch {
+	case a == nil:
 		return false, nil
+	case a.meets(cl):
+		return true, nil
 	}
-	n := p.needFor(cl, st, nil, write)
-	return true, p.available(&n, []ring.HostID{h})
+	n := p.needFor(cl, a.Strategy, nil, write)
+	return true, p.available(&n, []ring.HostID{p.local()})
 }
 
 // failureReasons names the failed replicas for protocol v5's reason map.

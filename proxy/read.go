@@ -23,8 +23,10 @@ import (
 // replica's read; several replicas' answers are reconciled (Read) and
 // resolved here. Errors are Read's.
 func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
-	start := p.started()
-	defer func() { p.measured("read", cl, start, err) }()
+	if p.opts.Metrics != nil {
+		start := p.opts.Now()
+		defer func() { p.observe("read", cl, start, err) }()
+	}
 	if isSerial(cl) {
 		return p.readPartitionSerial(ctx, cl, t, pk, o, fn)
 	}
@@ -42,8 +44,10 @@ func (p *Proxy) ReadPartition(ctx context.Context, cl primitive.ConsistencyLevel
 // path): it places nothing and asks no level again; it is measured as
 // ReadPartition is.
 func (p *Proxy) ReadLocal(ctx context.Context, cl primitive.ConsistencyLevel, t *storage.Table, pk []byte, o storage.ReadOptions, fn func(*storage.Row) bool) (err error) {
-	start := p.started()
-	defer func() { p.measured("read", cl, start, err) }()
+	if p.opts.Metrics != nil {
+		start := p.opts.Now()
+		defer func() { p.observe("read", cl, start, err) }()
+	}
 	rep, err := p.replica(p.localID)
 	if err != nil {
 		return err

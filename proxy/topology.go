@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
@@ -44,6 +46,56 @@ type SoleReplicaTopology interface {
 	// SoleReplica is the replica of every token of ks, with the
 	// keyspace's strategy, and false when there is not one only.
 	SoleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.Strategy, bool)
+	// LocalAlone is what this node meets by itself when it is the sole
+	// replica of ks (SoleReplica), nil when it is not. It is worked out
+	// once per keyspace definition and topology published, so its answer
+	// changes with either; the value returned is shared and immutable.
+	LocalAlone(ks *storage.KeyspaceDef) *LocalAlone
+}
+
+// LocalAlone is what this node, the sole replica of a keyspace with none
+// pending, meets with its own replica: the levels it is available for
+// (available, for reads and writes alike, as nothing is pending) and the
+// levels that ask no other replica (AllLocal). A request on a node alone
+// then asks whether its level is among them, not what the level needs.
+type LocalAlone struct {
+	Strategy ring.Strategy
+	// met and inline have bit cl set for each level cl below 32 they
+	// hold for; a level beyond is never set, and is worked out.
+	met, inline uint32
+}
+
+// newLocalAlone is what replica local of data center localDC, the sole
+// replica of a keyspace of strategy st, meets alone; d is the data
+// centers of the ring it is the sole replica on.
+func newLocalAlone(st ring.Strategy, local ring.HostID, localDC string, d dcs) *LocalAlone {
+	a := &LocalAlone{Strategy: st}
+	live := []ring.HostID{local}
+	for cl := range primitive.ConsistencyLevel(32) {
+		n := levelNeed(cl, st, localDC)
+		if availableIn(&n, live, d) == nil {
+			a.met |= 1 << cl
+		}
+		if n.total() <= 1 && (n.dc == "" || n.dc == localDC) {
+			a.inline |= 1 << cl
+		}
+	}
+	return a
+}
+
+// meets reports whether level cl is met by this replica alone; false
+// when it is not, or cl is beyond what a was worked out for.
+func (a *LocalAlone) meets(cl primitive.ConsistencyLevel) bool {
+	return cl < 32 && a.met&(1<<cl) != 0
+}
+
+// inlines reports, for a level cl below 32, whether it asks no replica
+// but this one; known is false for a level beyond.
+func (a *LocalAlone) inlines(cl primitive.ConsistencyLevel) (inline, known bool) {
+	if cl >= 32 {
+		return false, false
+	}
+	return a.inline&(1<<cl) != 0, true
 }
 
 var _ SoleReplicaTopology = (*RingTopology)(nil)
@@ -69,6 +121,10 @@ type RingTopology struct {
 	local   ring.HostID
 	localDC string
 	view    atomic.Pointer[ringView]
+	// last is the placement found last: requests mostly follow others
+	// of their keyspace, and then find it without hashing into the view's
+	// map.
+	last atomic.Pointer[keyspacePlacement]
 }
 
 var _ Topology = (*RingTopology)(nil)
@@ -121,6 +177,9 @@ type nodeInfo struct {
 
 // keyspacePlacement is a keyspace's replicas on one ring.
 type keyspacePlacement struct {
+	// ks and view are what it is the placement of.
+	ks        *storage.KeyspaceDef
+	view      *ringView
 	strategy  ring.Strategy
 	placement *ring.Placement
 	pending   *ring.Pending
@@ -131,6 +190,8 @@ type keyspacePlacement struct {
 	// pending: this node for LocalStrategy, the ring's member on a ring
 	// of one. Replicas answers it without placing the token.
 	sole []ring.HostID
+	// alone, when sole is this node, is what it meets by itself.
+	alone *LocalAlone
 }
 
 // maxCached bounds the placements one view keeps: definitions replaced by
@@ -139,12 +200,16 @@ const maxCached = 1024
 
 func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *ringView, error) {
 	v := t.view.Load()
+	if kp := t.last.Load(); kp != nil && kp.ks == ks && kp.view == v {
+		return kp, v, nil
+	}
 	if m := v.byKeyspace.Load(); m != nil {
 		if kp, ok := (*m)[ks]; ok {
+			t.last.Store(kp)
 			return kp, v, nil
 		}
 	}
-	kp := &keyspacePlacement{}
+	kp := &keyspacePlacement{ks: ks, view: v}
 	if strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
 		kp.localOnly = true
 		kp.strategy = ring.SimpleStrategy{RF: 1}
@@ -166,6 +231,9 @@ func (t *RingTopology) placement(ks *storage.KeyspaceDef) (*keyspacePlacement, *
 				kp.sole = reps
 			}
 		}
+	}
+	if kp.sole != nil && kp.sole[0] == t.local {
+		kp.alone = newLocalAlone(kp.strategy, t.local, t.localDC, viewDCs{t, v})
 	}
 	for {
 		old := v.byKeyspace.Load()
@@ -213,6 +281,15 @@ func (t *RingTopology) SoleReplica(ks *storage.KeyspaceDef) (ring.HostID, ring.S
 	return kp.sole[0], kp.strategy, true
 }
 
+// LocalAlone implements SoleReplicaTopology.
+func (t *RingTopology) LocalAlone(ks *storage.KeyspaceDef) *LocalAlone {
+	kp, _, err := t.placement(ks)
+	if err != nil {
+		return nil
+	}
+	return kp.alone
+}
+
 // Ranges implements Topology.
 func (t *RingTopology) Ranges(ks *storage.KeyspaceDef) ([]RangeReplicas, error) {
 	kp, v, err := t.placement(ks)
@@ -247,12 +324,20 @@ func (t *RingTopology) Strategy(ks *storage.KeyspaceDef) (ring.Strategy, error) 
 }
 
 // DC implements Topology.
-func (t *RingTopology) DC(h ring.HostID) string {
-	if n, ok := t.view.Load().nodes[h]; ok {
+func (t *RingTopology) DC(h ring.HostID) string { return viewDCs{t, t.view.Load()}.DC(h) }
+
+// viewDCs is the data centers of one published topology.
+type viewDCs struct {
+	t *RingTopology
+	v *ringView
+}
+
+func (d viewDCs) DC(h ring.HostID) string {
+	if n, ok := d.v.nodes[h]; ok {
 		return n.dc
 	}
-	if h == t.local {
-		return t.localDC
+	if h == d.t.local {
+		return d.t.localDC
 	}
 	return ""
 }

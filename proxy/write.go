@@ -35,22 +35,30 @@ import (
 // (counter.go). m is not kept after Apply returns; with counters it holds
 // the totals written, as Replica.Apply leaves it.
 func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mutation.Mutation, wt primitive.WriteType, check func() error) (err error) {
-	start := p.started()
-	defer func() { p.measured("write", cl, start, err) }()
-	if m.HasCounters() {
-		return p.applyCounters(ctx, cl, m, wt, check)
+	if p.opts.Metrics != nil {
+		start := p.opts.Now()
+		defer func() { p.observe("write", cl, start, err) }()
+	}
+	if cl == primitive.ConsistencyLevelAny && m.HasCounters() {
+		return p.applyCounters(ctx, cl, m, wt, check) // refused
 	}
 	if local, err := p.localOnly(cl, m.Updates); err != nil || local {
 		if err != nil {
 			return err
 		}
 		// One replica, this node's: the write is the local one alone,
-		// atomic across its partitions without a batchlog.
+		// atomic across its partitions without a batchlog. Counters are
+		// added there, their leader, as applyCounters would have them:
+		// it answers as localOnly for a node alone, and its write is
+		// this one.
 		rep, err := p.replica(p.local())
 		if err != nil {
 			return err
 		}
 		return rep.Apply(ctx, m, check)
+	}
+	if m.HasCounters() {
+		return p.applyCounters(ctx, cl, m, wt, check)
 	}
 	if wt == primitive.WriteTypeBatch && p.opts.Batchlog != nil && len(m.Updates) > 1 && spansPartitions(m) {
 		return p.applyLogged(ctx, cl, m, check)
@@ -73,7 +81,14 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 // whose sole replica this node is (SoleReplicaTopology) is checked once,
 // without placing each partition.
 func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Update) (bool, error) {
-	local := p.local()
+	if len(updates) == 1 {
+		// Most writes are of one partition: one question on a node alone.
+		if here, err := p.soleHere(cl, updates[0].Table, true); err != nil || here {
+			return here, err
+		}
+		var memo keyspaceMemo
+		return p.placedHere(cl, &memo, updates[0])
+	}
 	var (
 		memo keyspaceMemo
 		sole *storage.Table // a table whose keyspace has this node as its sole replica
@@ -92,17 +107,27 @@ func (p *Proxy) localOnly(cl primitive.ConsistencyLevel, updates []*mutation.Upd
 				continue
 			}
 		}
-		st, natural, pending, err := memo.replicas(p, u)
-		if err != nil {
+		if here, err := p.placedHere(cl, &memo, u); err != nil || !here {
 			return false, err
 		}
-		if len(natural) != 1 || natural[0] != local || len(pending) != 0 {
-			return false, nil
-		}
-		n := p.needFor(cl, st, nil, true)
-		if err := p.available(&n, natural); err != nil {
-			return false, err
-		}
+	}
+	return true, nil
+}
+
+// placedHere reports whether this node is the one replica, natural or
+// pending, of u's partition as the topology places it, checking its level
+// can be met.
+func (p *Proxy) placedHere(cl primitive.ConsistencyLevel, memo *keyspaceMemo, u *mutation.Update) (bool, error) {
+	st, natural, pending, err := memo.replicas(p, u)
+	if err != nil {
+		return false, err
+	}
+	if len(natural) != 1 || natural[0] != p.local() || len(pending) != 0 {
+		return false, nil
+	}
+	n := p.needFor(cl, st, nil, true)
+	if err := p.available(&n, natural); err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -396,5 +397,87 @@ func TestApplyLocalMeasured(t *testing.T) {
 	}
 	if after := count(); after != before+1 {
 		t.Fatalf("%d latency series after the write, %d before", after, before)
+	}
+}
+
+// What a node alone meets by itself is worked out once per keyspace
+// definition and ring (LocalAlone), and the next request sees a ring
+// published or a keyspace altered after it: a write that the ring of two
+// places on the other node goes there, a keyspace altered to RF 3 is
+// UNAVAILABLE at QUORUM.
+func TestLocalAloneFollowsRingAndSchema(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1"}, rf("1"))
+	p, topo, two := c.proxies[0], c.topos[0], c.ring
+	one, _ := two.Without(c.hosts[1])
+	st, _ := ring.ParseStrategy("ks", c.ks.Replication)
+	k := 0
+	for ; st.Replicas(two, storage.Token(i32(k)))[0] != c.hosts[1]; k++ {
+	}
+	tok := storage.Token(i32(k))
+	quorum, ctx := primitive.ConsistencyLevelQuorum, context.Background()
+
+	topo.Publish(RingState{Ring: one})
+	if !p.AllLocal(c.ks, tok, quorum) {
+		t.Fatal("a ring of one: not AllLocal")
+	}
+	if err := p.Apply(ctx, quorum, c.write(k, 0, "alone", 10), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	topo.Publish(RingState{Ring: two})
+	if p.AllLocal(c.ks, tok, quorum) {
+		t.Fatal("the ring of two published after: still AllLocal")
+	}
+	if err := p.Apply(ctx, quorum, c.write(k, 0, "placed", 11), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if a, b := c.rowsOf(0, k)[0], c.rowsOf(1, k)[0]; a != "alone" || b != "placed" {
+		t.Fatalf("this node holds %q, its replica on the ring of two %q", a, b)
+	}
+
+	topo.Publish(RingState{Ring: one})
+	if err := p.Apply(ctx, quorum, c.write(k, 0, "alone", 12), primitive.WriteTypeSimple, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.ks = &storage.KeyspaceDef{Name: "ks", Replication: rf("3")}
+	err := p.Apply(ctx, quorum, c.write(k, 0, "rf3", 13), primitive.WriteTypeSimple, nil)
+	if u, ok := errors.AsType[*cqlerr.Unavailable](err); !ok || u.Required != 2 || u.Alive != 1 {
+		t.Fatalf("RF 3 at QUORUM on a node alone: %v", err)
+	}
+	if p.AllLocal(c.ks, tok, quorum) {
+		t.Fatal("RF 3 at QUORUM: AllLocal")
+	}
+}
+
+// On a node alone a counter write goes to this node's replica, which adds
+// the deltas (Replica.Apply), and answers at every level as the leader's
+// path (applyCounters) does: the same errors, the same totals.
+func TestSoleReplicaCountersAnswerAsLeader(t *testing.T) {
+	for _, repl := range soleReplications {
+		c, sole, placed := soleAndPlaced(t, repl)
+		for i, cl := range writeLevels {
+			add := func() *mutation.Mutation {
+				m := &mutation.Mutation{}
+				m.AddCounter(c.ctr, i32(i), storage.CellTarget{Column: "n"}, 1, int64(10+i))
+				return m
+			}
+			err1 := sole.Apply(context.Background(), cl, add(), primitive.WriteTypeCounter, nil)
+			err2 := placed.applyCounters(context.Background(), cl, add(), primitive.WriteTypeCounter, nil)
+			if fmt.Sprint(err1) != fmt.Sprint(err2) {
+				t.Fatalf("%v at %v: %v with the sole replica, %v by the leader's path", repl, cl, err1, err2)
+			}
+			if err1 != nil {
+				continue
+			}
+			var total int64
+			if err := c.nodes[0].Local.ReadPartition(context.Background(), c.ctr, i32(i), storage.ReadOptions{Now: 1}, func(r *storage.Row) bool {
+				for _, cc := range r.Cells {
+					total = int64(binary.BigEndian.Uint64(cc.Cell.Value))
+				}
+				return true
+			}); err != nil || total != 2 {
+				t.Fatalf("%v at %v: counter %d, %v", repl, cl, total, err)
+			}
+		}
 	}
 }

@@ -301,7 +301,9 @@ func (l *Local) Read(ctx context.Context, t *storage.Table, pk []byte, slice sto
 	if err := expired(ctx); err != nil {
 		return nil, err
 	}
-	defer l.observed(localRead, t, l.start())
+	if l.lat != nil {
+		defer l.observed(localRead, t, l.lat.Now())
+	}
 	if s := tracing.FromContext(ctx); s != nil {
 		s.Trace("Executing single-partition query on " + t.Def.Name)
 		s.Trace("Merging memtable and sstable contents")
@@ -340,7 +342,9 @@ func (l *Local) ReadPartition(ctx context.Context, t *storage.Table, pk []byte, 
 	if err := expired(ctx); err != nil {
 		return err
 	}
-	defer l.observed(localRead, t, l.start())
+	if l.lat != nil {
+		defer l.observed(localRead, t, l.lat.Now())
+	}
 	if s := tracing.FromContext(ctx); s != nil {
 		s.Trace("Executing single-partition query on " + t.Def.Name)
 		s.Trace("Merging memtable and sstable contents")

@@ -201,11 +201,27 @@ type Mutation struct {
 	lastTable  *Table
 	lastPK     []byte
 	lastPrefix []byte
+
+	// then is ApplyAsync's, while its append waits for a sync; appended
+	// is m.onAppended, the append's completion, made once per pooled
+	// Mutation so that a write makes no closure for it.
+	then     func(error)
+	appended func(commitlog.Position, error)
 }
 
 // mutationPool keeps mutations and their scratch buffers between requests;
 // Apply returns them.
-var mutationPool = sync.Pool{New: func() any { return new(Mutation) }}
+var mutationPool sync.Pool
+
+// init sets the pool's New, which refers back to the pool (onAppended,
+// release).
+func init() {
+	mutationPool.New = func() any {
+		m := new(Mutation)
+		m.appended = m.onAppended
+		return m
+	}
+}
 
 // NewMutation starts an empty mutation. Once applied it must not be used
 // again.
@@ -221,7 +237,7 @@ func (m *Mutation) release() {
 	if cap(m.key) > maxScratch || cap(m.val) > maxScratch {
 		m.key, m.val = nil, nil
 	}
-	m.e, m.b, m.lastTable = nil, nil, nil
+	m.e, m.b, m.lastTable, m.then = nil, nil, nil, nil
 	m.lastPK, m.lastPrefix = m.lastPK[:0], m.lastPrefix[:0]
 	mutationPool.Put(m)
 }
@@ -466,15 +482,8 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	// NB: the read lock is held until m is in the memtable, as in ApplyIf;
 	// the completion releases it on the log's goroutine.
 	var pos commitlog.Position
-	pos, pending, err = e.log.AppendAsync(m.b.Repr(), func(pos commitlog.Position, err error) {
-		if err == nil {
-			err = e.applyAppended(m, pos)
-		} else {
-			err = errors.Join(writeFailed(err), m.discard())
-		}
-		e.applyMu.RUnlock()
-		then(err)
-	})
+	m.then = then
+	pos, pending, err = e.log.AppendAsync(m.b.Repr(), m.appended)
 	if err != nil {
 		e.applyMu.RUnlock()
 		return false, m.fail(writeFailed(err))
@@ -484,6 +493,19 @@ func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (
 	}
 	defer e.applyMu.RUnlock()
 	return false, e.applyAppended(m, pos)
+}
+
+// onAppended completes ApplyAsync's m once the commit log has synced it,
+// or failed to.
+func (m *Mutation) onAppended(pos commitlog.Position, err error) {
+	e, then := m.e, m.then
+	if err == nil {
+		err = e.applyAppended(m, pos)
+	} else {
+		err = errors.Join(writeFailed(err), m.discard())
+	}
+	e.applyMu.RUnlock()
+	then(err)
 }
 
 // applyAppended makes m, appended to the commit log at pos, visible and

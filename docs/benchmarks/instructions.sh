@@ -7,7 +7,12 @@
 # it with GOGC=off GOMAXPROCS=1 so that the garbage collector and the
 # scheduler add no noise of their own.
 #
-#   GOGC=off GOMAXPROCS=1 docs/benchmarks/instructions.sh ./coord.test 'ExecuteInsert/path=handle'
+#   GOGC=off GOMAXPROCS=1 docs/benchmarks/instructions.sh ./coord.test '^BenchmarkExecuteInsert$/^path=handle$'
+#
+# Anchor BENCH: 'ExecuteSelect/path=handle' also runs the setup of every
+# benchmark whose name contains ExecuteSelect (ExecuteSelectTraced
+# populates an engine of its own), whose background work then lands in
+# the count.
 b=$1; bench=$2; n=${3:-20001}
 count() {
 	valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$b" -test.run XXX -test.bench "$bench" -test.benchtime "$1"x 2>&1 |
