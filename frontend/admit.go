@@ -110,14 +110,19 @@ func (s *Server) admitRequest(cn *conn) message.Message {
 // mustWait reports whether the request with opcode op, whole at the head
 // of cn's input, must stay there unread: it goes through admission, is
 // over a limit, and the client did not ask for OVERLOADED. cn is then
-// stalled until woken (see above).
+// stalled until woken (see above). A request it lets start is marked
+// cleared, so that admit does not ask the limits again: the answer is
+// the one the client waited for, and a client that did not ask for
+// OVERLOADED is not given one by a second look.
 // REQUIRES: on cn's event loop.
 func (cn *conn) mustWait(op primitive.OpCode) bool {
+	cn.cleared = false
 	if cn.throwOnOverload || !cn.admitted(op) {
 		return false
 	}
 	s := cn.s
 	if r := s.refuse(cn); r.limit == "" || r.limit == limitShutdown {
+		cn.cleared = r.limit == ""
 		cn.stall(false, "")
 		return false
 	}
@@ -130,6 +135,7 @@ func (cn *conn) mustWait(op primitive.OpCode) bool {
 		r := s.refuse(cn)
 		switch {
 		case r.limit == "" || r.limit == limitShutdown:
+			cn.cleared = r.limit == ""
 			cn.stall(false, "") // a queued entry is skipped when popped
 			return false
 		case r.limit != limitConnection && !queued:

@@ -86,6 +86,9 @@ type conn struct {
 	throwOnOverload bool
 	// inWaitQ: the connection is in Server.waitQ; guarded by its waitMu.
 	inWaitQ bool
+	// cleared: mustWait let the request at the head of the input start
+	// (admit.go); admit takes it instead of asking the limits again.
+	cleared bool
 
 	// held is the request data taken from the budgets for bytes not yet
 	// dispatched: the frame being read (its whole declared length, taken
@@ -532,7 +535,9 @@ func (cn *conn) submit(h protocol.Header, body []byte, n int64) {
 // request holds until it is answered.
 func (cn *conn) admit(h protocol.Header, body []byte, n int64) (*protocol.Request, *ticket) {
 	s := cn.s
-	if msg := s.admitRequest(cn); msg != nil {
+	if cn.cleared {
+		cn.cleared = false
+	} else if msg := s.admitRequest(cn); msg != nil {
 		s.giveData(cn.peer, n)
 		cn.reply(h, msg)
 		return nil, nil
