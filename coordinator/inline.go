@@ -57,13 +57,13 @@ func (c *Coordinator) Inline(ctx context.Context, req *protocol.Request, later p
 	// its only one: answered at once when the commit log acknowledges it
 	// buffered, later when it waits for a sync.
 	iw := inlineWrites.Get().(*inlineWrite)
-	iw.c, iw.w, iw.ps, iw.m, iw.req, iw.later, iw.v = c, w, ps, m, req, later, req.Version
+	iw.c, iw.w, iw.ps, iw.m, iw.req, iw.later = c, w, ps, m, req, later
 	iw.start = c.latencyStart()
 	pending, msg, err := w.start(c, x, iw.applied)
 	if pending {
 		if t := c.opts.Timeouts.Write; t > 0 {
 			iw.d.start(time.Until(req.Received.Add(t)), func() {
-				later.Answer(req, respond(nil, timeoutOf(kindWrite, writeTypeOf(w), m.Options.Consistency), iw.v))
+				later.Answer(req, respond(nil, timeoutOf(kindWrite, writeTypeOf(w), m.Options.Consistency), req.Version))
 			})
 		}
 		return nil, true
@@ -87,7 +87,6 @@ type inlineWrite struct {
 	m     *message.Execute
 	req   *protocol.Request
 	later protocol.Later
-	v     primitive.ProtocolVersion
 	start time.Time
 	d     inlineDeadline
 	// applied is iw.answer, made once per pooled value so that a write
@@ -108,7 +107,7 @@ func (iw *inlineWrite) answer(err error) {
 		msg, err := iw.w.applied(err)
 		iw.c.observed(iw.w, iw.start, err)
 		msg, err = iw.c.executed(iw.ps, iw.m, msg, err)
-		iw.later.Answer(iw.req, respond(msg, err, iw.v))
+		iw.later.Answer(iw.req, respond(msg, err, iw.req.Version))
 	}
 }
 
