@@ -12,9 +12,9 @@ import (
 // Each failed attempt at the seeds is logged once, with the wait before
 // the next, which doubles up to MaxJoinBackoff.
 func (g *Gossip) joinLoop() {
-	seeds, isSeed := g.otherSeeds()
+	seeds, isSeed := g.others(g.opts.Seeds)
 	backoff := g.timing.JoinBackoff
-	if known := g.otherKnown(); len(known) > 0 {
+	if known, _ := g.others(g.opts.Known); len(known) > 0 {
 		if n, err := g.ml.Join(addrStrings(known)); n > 0 {
 			g.log.Info("gossip: reached the members known from before", "answering", n, "of", len(known), "members", g.ml.NumMembers())
 		} else {
@@ -74,28 +74,18 @@ func (g *Gossip) reconnect() {
 	}
 }
 
-// otherKnown returns Options.Known but this node.
-func (g *Gossip) otherKnown() []netip.AddrPort {
-	var out []netip.AddrPort
-	for _, a := range g.opts.Known {
-		if a = netip.AddrPortFrom(a.Addr().Unmap(), a.Port()); a != g.self {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// otherSeeds returns the seeds but this node, and whether it is one.
-func (g *Gossip) otherSeeds() (others []netip.AddrPort, isSeed bool) {
-	for _, s := range g.opts.Seeds {
-		s = netip.AddrPortFrom(s.Addr().Unmap(), s.Port())
-		if s == g.self {
-			isSeed = true
+// others returns the addresses of list but this node's, and whether
+// this node's was among them.
+func (g *Gossip) others(list []netip.AddrPort) (others []netip.AddrPort, self bool) {
+	for _, a := range list {
+		a = netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+		if a == g.self {
+			self = true
 			continue
 		}
-		others = append(others, s)
+		others = append(others, a)
 	}
-	return others, isSeed
+	return others, self
 }
 
 func (g *Gossip) hasPeers() bool { return g.ml.NumMembers() > 1 }
