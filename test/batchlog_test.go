@@ -2,7 +2,6 @@ package test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -162,14 +161,6 @@ func TestClusterBatchlogReplay(t *testing.T) {
 // scrape is node i's /metrics.
 func (tc *testCluster) scrape(t *testing.T, i int) string {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", tc.nodes[i].addr, tc.metrics))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := httpDo(t, http.MethodGet, fmt.Sprintf("http://%s:%d/metrics", tc.nodes[i].addr, tc.metrics), "", "")
 	return string(body)
 }

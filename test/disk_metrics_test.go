@@ -1,7 +1,6 @@
 package test
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,15 +9,7 @@ import (
 // TestLSMMetricsServed: the node's /metrics carries the LSM's own metrics.
 func TestLSMMetricsServed(t *testing.T) {
 	node, _ := newNode(t)
-	resp, err := http.Get("http://" + node.MetricsAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := httpDo(t, http.MethodGet, "http://"+node.MetricsAddr()+"/metrics", "", "")
 	for _, want := range []string{
 		"cqld_lsm_compaction_debt_bytes ", `cqld_lsm_level_files{level="0"} `, "cqld_lsm_l0_sublevels ",
 		"cqld_lsm_write_stalls_total ", "cqld_lsm_write_stall_seconds_total ", "cqld_lsm_flushes_total ",

@@ -103,15 +103,33 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 
-	resp, err := http.Get("http://" + node.MetricsAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, body := httpDo(t, http.MethodGet, "http://"+node.MetricsAddr()+"/metrics", "", "")
 	for _, want := range []string{"cqld_native_connections_open", "cqld_native_requests_in_flight", "cqld_native_worker_queue_depth", "process_cpu_seconds_total"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// httpDo sends a request without a body to url, with a role's basic
+// credentials unless user is "", and returns the answer's status and body.
+func httpDo(t *testing.T, method, url, user, password string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -288,20 +287,7 @@ func TestReloadSSLAtOnce(t *testing.T) {
 // and body.
 func postReloadSSL(t *testing.T, node *server.Node, user, password string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+node.MetricsAddr()+"/nodetool/reloadssl", nil)
-	if user != "" {
-		req.SetBasicAuth(user, password)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, body
+	return httpDo(t, http.MethodPost, "http://"+node.MetricsAddr()+"/nodetool/reloadssl", user, password)
 }
 
 // replace rewrites a file through a rename, as certificate tools do, with
