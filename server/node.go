@@ -388,7 +388,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		// Serving first, then NORMAL: the NEW_NODE event drivers get
 		// then finds the node serving.
 		if _, err := n.cluster.SetStatus(o.Context, ring.HostID(info.HostID), cluster.StatusNormal); err != nil {
-			_ = fe.Shutdown(context.Background())
+			_ = n.stopTransports()
 			return fail(fmt.Errorf("server: bootstrap streamed, but the node could not become NORMAL: %w", err))
 		}
 		log.Info("bootstrap complete: this node is NORMAL")
