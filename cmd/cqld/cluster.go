@@ -47,6 +47,11 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 2
 	}
 	self, err := os.Executable()
+	if err == nil {
+		// The nodes' files name their folders absolutely, so that a node
+		// restarts by the command printed below from any folder.
+		*dir, err = filepath.Abs(*dir)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "cqld cluster:", err)
 		return 1
@@ -68,7 +73,8 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "node%d  pid %-7d  cql %s  log %s\n", i, nd.cmd.Process.Pid, cfg.NativeAddr(), nd.logPath)
 	}
 	fmt.Fprintf(stdout, "\n%d nodes up. Connect with: cqlsh 127.0.0.1 %d\n", *n, *native)
-	fmt.Fprintf(stdout, "Stop one node with: kill <pid>; restart it with: %s -config %s\n", self, nodes[len(nodes)-1].configPath)
+	fmt.Fprintf(stdout, "Stop one node with: kill <pid>; restart node N with: %s -config %s\n", self,
+		filepath.Join(*dir, "nodeN", "cassandra.yaml"))
 	fmt.Fprintln(stdout, "Ctrl-C stops them all.")
 	exited := make(chan *clusterNode, len(nodes))
 	for _, nd := range nodes {
