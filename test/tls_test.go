@@ -181,6 +181,38 @@ func TestNativeTransportPortSSL(t *testing.T) {
 	}
 }
 
+// client_encryption_options optional: true serves TLS and plaintext
+// clients on the one native port, as Cassandra's optional mode does.
+func TestClientTLSOptional(t *testing.T) {
+	f := newTLSFiles(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.ClientEncryptionOptions = f.clientEncryption(false)
+	optional := true
+	cfg.ClientEncryptionOptions.Optional = &optional
+	node := startNode(t, cfg)
+
+	plain, err := gocqlCluster(node.Addr()).CreateSession()
+	if err != nil {
+		t.Fatalf("plaintext on an optional TLS port: %v", err)
+	}
+	defer plain.Close()
+	c := gocqlCluster(node.Addr())
+	c.SslOpts = f.gocqlTLS(false)
+	secure, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("TLS on an optional TLS port: %v", err)
+	}
+	defer secure.Close()
+	for _, s := range []*gocql.Session{plain, secure} {
+		if err := readLocal(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := presented(t, node.Addr(), f); got != f.Node.Cert.SerialNumber.String() {
+		t.Fatalf("the optional port presents %s, want the node's certificate %s", got, f.Node.Cert.SerialNumber)
+	}
+}
+
 // presented returns the serial of the certificate a node presents to a
 // new TLS connection.
 func presented(t *testing.T, addr string, f *tlsFiles) string {
