@@ -3,12 +3,14 @@ package coordinator
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/protocol"
+	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/tracing"
 )
 
@@ -33,11 +35,11 @@ func (c *Coordinator) sampleTrace(req *protocol.Request) *tracing.Session {
 	switch m := req.Message.(type) {
 	case *message.Query:
 		r.Command, r.Request, opts = "QUERY", "Execute CQL3 query", m.Options
-		r.Parameters["query"] = m.Query
+		r.Parameters["query"] = traceText(m.Query)
 	case *message.Execute:
 		r.Command, r.Request, opts = "EXECUTE", "Execute CQL3 prepared query", m.Options
 		if ps, err := c.preparedOf(req, m); err == nil {
-			r.Parameters["query"] = ps.st.Query
+			r.Parameters["query"] = traceText(ps.st.Query)
 			req.Prepared = ps // for execute
 		}
 	case *message.Batch:
@@ -48,7 +50,7 @@ func (c *Coordinator) sampleTrace(req *protocol.Request) *tracing.Session {
 		}
 	case *message.Prepare:
 		r.Command, r.Request = "PREPARE", "Preparing CQL3 query"
-		r.Parameters["query"] = m.Query
+		r.Parameters["query"] = traceText(m.Query)
 	default:
 		return nil
 	}
@@ -80,7 +82,27 @@ func endTrace(s *tracing.Session, req *protocol.Request, resp *protocol.Response
 // traceParse records the parsing and preparing of a statement.
 func traceParse(ctx context.Context, query string) {
 	if s := tracing.FromContext(ctx); s != nil {
-		s.Trace("Parsing " + query)
+		s.Trace("Parsing " + traceText(query))
 		s.Trace("Preparing statement")
 	}
+}
+
+// traceText is a query's text as its trace keeps it (system_traces is a
+// table every node writes and a granted role reads): a role statement
+// naming a password is cut after the word PASSWORD, as Cassandra's
+// PasswordObfuscator cuts such statements in its audit log, so that no
+// password is stored. Text that does not parse is cut too, when it
+// holds the word: it may be a role statement with a typo.
+func traceText(query string) string {
+	const word = "password"
+	i := 0
+	for ; i+len(word) <= len(query) && !strings.EqualFold(query[i:i+len(word)], word); i++ {
+	}
+	if i+len(word) > len(query) {
+		return query
+	}
+	if st, _, err := statements.Parse(query); err == nil && !isRoleStatement(st) {
+		return query
+	}
+	return query[:i+len(word)] + " *******"
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/cqld/cqld/tlsconf"
 )
 
-// BenchmarkHandshake is a connection's open to ready: TCP connect, STARTUP
-// and, with PasswordAuthenticator at bcrypt's default cost, the login.
+// BenchmarkHandshake is a connection's open to ready: TCP connect, with
+// TLS its handshake (TLS 1.3, ECDSA P-256, no resumption), STARTUP and,
+// with PasswordAuthenticator at bcrypt's default cost, the login; the
+// four side by side in one run.
 func BenchmarkHandshake(b *testing.B) {
 	st, err := auth.OpenStore(auth.StoreOptions{FS: vfs.NewMem(), Dir: "/system_auth"})
 	if err != nil {
@@ -26,24 +28,39 @@ func BenchmarkHandshake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	p := newTestPKI(b)
 	for _, bc := range []struct {
 		name string
 		a    Authenticator
 	}{{"AllowAll", nil}, {"Password", a}} {
-		b.Run(bc.name, func(b *testing.B) {
-			s := startServer(b, newFakeHandler(), func(o *Options) { o.Authenticator = bc.a })
-			for b.Loop() {
-				c := dialClient(b, s.Addr())
-				if bc.a == nil {
-					c.startup(primitive.ProtocolVersion4, nil)
-				} else {
-					c.startupAnswer(primitive.ProtocolVersion4, nil)
-					c.send(1, &message.AuthResponse{Token: plainToken("cassandra", "cassandra")})
-					expect[*message.AuthSuccess](c, 1)
+		for _, tls := range []bool{false, true} {
+			transport := map[bool]string{false: "plain", true: "TLS"}[tls]
+			b.Run(bc.name+"/"+transport, func(b *testing.B) {
+				s := startServer(b, newFakeHandler(), func(o *Options) {
+					o.Authenticator = bc.a
+					if tls {
+						o.TLS = p.store(b, tlsconf.Options{}).ServerConfig()
+					}
+				})
+				cfg := p.clientConfig(nil)
+				for b.Loop() {
+					var c *client
+					if tls {
+						c = mustDialTLS(b, s.Addr(), cfg)
+					} else {
+						c = dialClient(b, s.Addr())
+					}
+					if bc.a == nil {
+						c.startup(primitive.ProtocolVersion4, nil)
+					} else {
+						c.startupAnswer(primitive.ProtocolVersion4, nil)
+						c.send(1, &message.AuthResponse{Token: plainToken("cassandra", "cassandra")})
+						expect[*message.AuthSuccess](c, 1)
+					}
+					c.nc.Close()
 				}
-				c.nc.Close()
-			}
-		})
+			})
+		}
 	}
 }
 

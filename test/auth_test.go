@@ -1,6 +1,9 @@
 package test
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,5 +173,95 @@ func TestPasswordAuthenticatorBadInput(t *testing.T) {
 	w.send(4, 22, primitive.OpCodeQuery, queryBody("SELECT release_version FROM system.local"))
 	if r := w.mustRead(); r.op != primitive.OpCodeResult || r.stream != 22 {
 		t.Fatalf("QUERY after login answered %s", fmtReply(r))
+	}
+}
+
+// dialFrom is dial from a local address of the test's own loopback range,
+// so that a node tells its connections from the tests' others.
+func dialFrom(t *testing.T, local, addr string) *wire {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &wire{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+// Failed logins are limited per client address: past ten in a minute from
+// one address, even the right password is refused from it, with
+// BAD_CREDENTIALS saying so, on its connections old and new; another
+// address logs in as usual. Neither the passwords tried nor the right one
+// is in the node's log or in an answer.
+func TestFailedLoginsLimitedPerAddress(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Authenticator = "PasswordAuthenticator"
+	node, log := startLogged(t, cfg)
+	t.Cleanup(func() { stopNode(node) })
+	const guessed = "Guess3d-Secret"
+
+	login := func(w *wire, stream int16, password string) reply {
+		w.send(4, stream, primitive.OpCodeAuthResponse, authResponseBody("\x00cassandra\x00"+password))
+		return w.mustRead()
+	}
+	started := func(w *wire) *wire {
+		w.send(4, 0, primitive.OpCodeStartup, startupBody())
+		if r := w.mustRead(); r.op != primitive.OpCodeAuthenticate {
+			t.Fatalf("STARTUP answered %s", fmtReply(r))
+		}
+		return w
+	}
+	attacker := started(dialFrom(t, "127.0.23.2", node.Addr()))
+	var answers []string
+	for i := range 10 {
+		r := login(attacker, int16(1+i), fmt.Sprint(guessed, i))
+		code, msg := r.errorCode()
+		if code != primitive.ErrorCodeAuthenticationError || msg != "Provided username cassandra and/or password are incorrect" {
+			t.Fatalf("wrong password %d answered %s", i, fmtReply(r))
+		}
+		answers = append(answers, msg)
+	}
+	for _, w := range []*wire{attacker, started(dialFrom(t, "127.0.23.2", node.Addr()))} {
+		r := login(w, 20, "cassandra")
+		code, msg := r.errorCode()
+		if code != primitive.ErrorCodeAuthenticationError || !strings.HasPrefix(msg, "Too many failed login attempts from 127.0.23.2; try again in ") {
+			t.Fatalf("the right password past the limit answered %s", fmtReply(r))
+		}
+		answers = append(answers, msg)
+	}
+	other := started(dialFrom(t, "127.0.23.3", node.Addr()))
+	if r := login(other, 1, "cassandra"); r.op != primitive.OpCodeAuthSuccess {
+		t.Fatalf("another address's login answered %s", fmtReply(r))
+	}
+	for _, secret := range []string{guessed, "$2a$"} {
+		if strings.Contains(log.String()+strings.Join(answers, "\n"), secret) {
+			t.Fatalf("%q is in the log or an answer", secret)
+		}
+	}
+}
+
+// A fresh node under PasswordAuthenticator has the default superuser
+// cassandra/cassandra and warns at start-up while its password is
+// unchanged; once changed, a restart does not warn.
+func TestDefaultSuperuserWarning(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Authenticator = "PasswordAuthenticator"
+	const warning = "the default superuser cassandra still has the password cassandra"
+	node, log := startLogged(t, cfg)
+	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
+	mustExec(t, admin, "ALTER ROLE cassandra WITH PASSWORD = 'n3w-Secret'")
+	admin.Close()
+	if err := stopNode(node); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), warning) {
+		t.Fatalf("a fresh node did not warn of the default password:\n%s", log)
+	}
+	node, log = startLogged(t, cfg)
+	t.Cleanup(func() { stopNode(node) })
+	loginAs(t, node.Addr(), "cassandra", "n3w-Secret")
+	if strings.Contains(log.String(), warning) || strings.Contains(log.String(), "n3w-Secret") {
+		t.Fatalf("after the password changed the node warned, or logged it:\n%s", log)
 	}
 }

@@ -2,6 +2,8 @@ package test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +111,87 @@ func TestInternodeTLS(t *testing.T) {
 	}
 	if strings.Contains(tc.nodes[0].log.String(), "PRIVATE KEY") {
 		t.Fatal("key material in node1's log")
+	}
+}
+
+// TestInternodeTLSByDataCenter runs internode_encryption: dc with
+// GossipingPropertyFileSnitch: two nodes in dc1 and one in dc2 form a
+// cluster (TLS between the data centers, plaintext within dc1) and a write
+// at ALL reaches both data centers. A dc2 node whose certificate another
+// CA signed dials the seed with TLS (a peer of another data center) and
+// is refused; the ring stays three nodes.
+func TestInternodeTLSByDataCenter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs cqld processes")
+	}
+	f := newTLSFiles(t)
+	rogueLeaf, err := f.Other.Issue("rogue", testpki.LeafOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue, err := rogueLeaf.Write(f.Dir, "rogue", f.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := newTestCluster(t, 0)
+	for i := 1; i <= 4; i++ {
+		for _, p := range []int{tc.native, tc.storage, tc.metrics} {
+			if !portFreeOn(fmt.Sprintf("127.0.0.%d", i), p) {
+				t.Fatalf("port %d is taken on 127.0.0.%d", p, i)
+			}
+		}
+	}
+	node := func(i int, dc, keystore string) *clusterNode {
+		name := fmt.Sprint("node", i)
+		nd := tc.newNode(i, name, func(c *config.Config) {
+			c.EndpointSnitch = "org.apache.cassandra.locator.GossipingPropertyFileSnitch"
+			c.ServerEncryptionOptions = config.ServerEncryptionOptions{EncryptionOptions: config.EncryptionOptions{
+				InternodeEncryption: "dc", SSLContextFactory: config.PEMFactory,
+				Keystore: keystore, Truststore: f.NodeFiles.Truststore, RequireClientAuth: true,
+			}}
+		})
+		props := fmt.Sprintf("dc=%s\nrack=r1\n", dc)
+		if err := os.WriteFile(filepath.Join(filepath.Dir(nd.config), config.RackDCFile), []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tc.nodes = append(tc.nodes, nd)
+		return nd
+	}
+	tc.start(node(1, "dc1", f.NodeFiles.Keystore))
+	tc.start(node(2, "dc1", f.NodeFiles.Keystore))
+	tc.start(node(3, "dc2", f.NodeFiles.Keystore))
+
+	s := tc.session(0, gocql.All)
+	for _, q := range []string{
+		`CREATE KEYSPACE dc_ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}`,
+		`CREATE TABLE dc_ks.t (k int PRIMARY KEY, v text)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range 10 {
+		if err := s.Query(`INSERT INTO dc_ks.t (k, v) VALUES (?, ?)`, k, fmt.Sprint("v", k)).Exec(); err != nil {
+			t.Fatalf("write %d at ALL across the data centers: %v", k, err)
+		}
+	}
+	var n int
+	if err := tc.single(2, gocql.One).Query(`SELECT count(*) FROM dc_ks.t`).Scan(&n); err != nil || n != 10 {
+		t.Fatalf("node3 (dc2) holds %d rows, %v", n, err)
+	}
+
+	bad := node(4, "dc2", rogue.Keystore)
+	tc.spawn(bad)
+	const want = "refusing a connection on the storage port: TLS handshake failed"
+	eventually(t, 30*time.Second, "node1 refusing node4", func() error {
+		for _, line := range strings.Split(tc.nodes[0].log.String(), "\n") {
+			if strings.Contains(line, want) && strings.Contains(line, bad.addr) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no line with %q and %s in node1's log", want, bad.addr)
+	})
+	if st := tc.nodetool(0); strings.Count(st, "UN ") != 3 || strings.Contains(st, bad.addr) {
+		t.Fatalf("the ring after the refused node:\n%s", st)
 	}
 }

@@ -220,6 +220,25 @@ func TestRoleStatements(t *testing.T) {
 		}
 	}
 	wantCode(t, admin.Query("LIST ALL PERMISSIONS ON ROLE carol").Exec(), gocql.ErrCodeInvalid, "<role carol> doesn't exist")
+
+	// The old syntax: ALTER USER and DROP USER.
+	if got, want := columns(t, admin, "LIST USERS"), []string{"name", "super", "datacenters"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("LIST USERS columns %v, want %v", got, want)
+	}
+	mustExec(t, admin, "ALTER USER bob WITH PASSWORD 'bob-pw2' SUPERUSER")
+	bob.Close()
+	bob = loginAs(t, node.Addr(), "bob", "bob-pw2")
+	mustExec(t, bob, "CREATE ROLE dave")
+	if got, want := rows(t, admin, "LIST USERS"), [][]string{{"alice", "false", "ALL"}, {"bob", "true", "ALL"}, {"cassandra", "true", "ALL"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("LIST USERS after ALTER USER: %v, want %v", got, want)
+	}
+	bob.Close()
+	mustExec(t, admin, "DROP USER bob")
+	mustExec(t, admin, "DROP USER IF EXISTS bob")
+	wantCode(t, admin.Query("DROP USER bob").Exec(), gocql.ErrCodeInvalid, "bob doesn't exist")
+	if got, want := rows(t, admin, "LIST USERS"), [][]string{{"alice", "false", "ALL"}, {"cassandra", "true", "ALL"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("LIST USERS after DROP USER: %v, want %v", got, want)
+	}
 }
 
 // Roles, permissions and their changes survive a restart, applied once:

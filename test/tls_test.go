@@ -16,6 +16,7 @@ import (
 	"time"
 
 	gocql2 "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/gocql/gocql"
 
 	"github.com/cqld/cqld/config"
@@ -177,6 +178,38 @@ func TestNativeTransportPortSSL(t *testing.T) {
 		if err := readLocal(s); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// client_encryption_options optional: true serves TLS and plaintext
+// clients on the one native port, as Cassandra's optional mode does.
+func TestClientTLSOptional(t *testing.T) {
+	f := newTLSFiles(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.ClientEncryptionOptions = f.clientEncryption(false)
+	optional := true
+	cfg.ClientEncryptionOptions.Optional = &optional
+	node := startNode(t, cfg)
+
+	plain, err := gocqlCluster(node.Addr()).CreateSession()
+	if err != nil {
+		t.Fatalf("plaintext on an optional TLS port: %v", err)
+	}
+	defer plain.Close()
+	c := gocqlCluster(node.Addr())
+	c.SslOpts = f.gocqlTLS(false)
+	secure, err := c.CreateSession()
+	if err != nil {
+		t.Fatalf("TLS on an optional TLS port: %v", err)
+	}
+	defer secure.Close()
+	for _, s := range []*gocql.Session{plain, secure} {
+		if err := readLocal(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := presented(t, node.Addr(), f); got != f.Node.Cert.SerialNumber.String() {
+		t.Fatalf("the optional port presents %s, want the node's certificate %s", got, f.Node.Cert.SerialNumber)
 	}
 }
 
@@ -370,5 +403,78 @@ func TestTLSStartErrors(t *testing.T) {
 	}
 	if _, logs, err := start(expiredFiles.Keystore, ""); err != nil || !strings.Contains(logs, "keystore certificate is not valid now") {
 		t.Fatalf("expired keystore certificate: %v; log:\n%s", err, logs)
+	}
+}
+
+// The bad input of issue 15 on a real node's TLS-only port, which also
+// wants a client certificate and a login: a client certificate of a CA
+// the truststore does not hold, an expired one, a plaintext client, a TLS
+// handshake that stalls after one byte of its record. Each connection is
+// closed (the refused handshakes counted), a session opened before reads
+// on, and no key, password or key password is in the node's log.
+func TestClientTLSBadInput(t *testing.T) {
+	f := newTLSFiles(t)
+	cfg := testConfig(t, t.TempDir())
+	cfg.ClientEncryptionOptions = f.clientEncryption(true)
+	cfg.Authenticator = "PasswordAuthenticator"
+	cfg.NativeTransportHandshakeTimeout = config.Duration{Duration: time.Second}
+	node, log := startLogged(t, cfg)
+	t.Cleanup(func() { stopNode(node) })
+
+	connect := func(o *gocql.SslOptions) (*gocql.Session, error) {
+		c := gocqlCluster(node.Addr())
+		c.SslOpts = o
+		c.Authenticator = gocql.PasswordAuthenticator{Username: "cassandra", Password: "cassandra"}
+		c.ConnectTimeout, c.Timeout = 2*time.Second, 2*time.Second
+		return c.CreateSession()
+	}
+	good, err := connect(f.gocqlTLS(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+
+	untrusted, _ := f.Other.Issue("intruder", testpki.LeafOptions{})
+	expired, _ := f.CA.Issue("old client", testpki.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)})
+	for _, tc := range []struct {
+		name string
+		leaf *testpki.Leaf
+	}{{"untrusted", untrusted}, {"expired", expired}} {
+		files, err := tc.leaf.Write(f.Dir, tc.name, f.CA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := f.gocqlTLS(false)
+		o.CertPath, o.KeyPath = files.Cert, files.Key
+		before := metricValue(t, node.Registry, "cqld_native_connections_closed_total", map[string]string{"reason": "tls_handshake"})
+		if s, err := connect(o); err == nil {
+			s.Close()
+			t.Fatalf("connected with a client certificate %s", tc.name)
+		}
+		eventually(t, 10*time.Second, "the refused handshake counted", func() error {
+			if n := metricValue(t, node.Registry, "cqld_native_connections_closed_total", map[string]string{"reason": "tls_handshake"}); n <= before {
+				return fmt.Errorf("%v refused handshakes, %v before the %s certificate", n, before, tc.name)
+			}
+			return nil
+		})
+	}
+
+	plain := dial(t, node.Addr())
+	plain.send(4, 0, primitive.OpCodeOptions, nil)
+	plain.expectClosed()
+
+	// A record header announcing 200 bytes, and one of them: the
+	// handshake waits for the rest until the handshake timeout.
+	stalled := dial(t, node.Addr())
+	stalled.write([]byte{22, 3, 1, 0, 200, 1})
+	stalled.expectClosed()
+
+	if err := readLocal(good); err != nil {
+		t.Fatalf("the session opened before the bad input: %v", err)
+	}
+	for _, secret := range []string{"PRIVATE KEY", "password=cassandra", "$2a$"} {
+		if strings.Contains(log.String(), secret) {
+			t.Fatalf("%q is in the node's log:\n%s", secret, log)
+		}
 	}
 }

@@ -190,3 +190,42 @@ func TestTraceExpires(t *testing.T) {
 		t.Fatalf("purge after the traces expired: %+v, %v", st, err)
 	}
 }
+
+// A traced role statement keeps no password in system_traces: the
+// session's query and the "Parsing" event are cut after the word
+// PASSWORD, as Cassandra's PasswordObfuscator cuts them in its audit log;
+// so is a role statement that does not parse. Other statements keep
+// their text.
+func TestTraceKeepsNoPassword(t *testing.T) {
+	node := newAuthNode(t)
+	admin := loginAs(t, node.Addr(), "cassandra", "cassandra")
+	var buf bytes.Buffer
+	trace := gocql.NewTraceWriter(admin, &buf)
+	if err := admin.Query(`CREATE ROLE alice WITH PASSWORD = 'S3cret-one' AND LOGIN = true`).Trace(trace).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Query(`ALTER ROLE alice WITH PASSWORD = 'S3cret-two' AND LOGIN = tru`).Trace(trace).Exec(); err == nil {
+		t.Fatal("a statement that does not parse ran")
+	}
+	const other = `SELECT role FROM system_auth.roles WHERE role = 'password'`
+	if err := admin.Query(other).Trace(trace).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	loginAs(t, node.Addr(), "alice", "S3cret-one")
+
+	var texts []string
+	for _, q := range []string{`SELECT parameters FROM system_traces.sessions`, `SELECT activity FROM system_traces.events`} {
+		for _, r := range rows(t, admin, q) {
+			texts = append(texts, r...)
+		}
+	}
+	all := strings.Join(texts, "\n") + buf.String()
+	if strings.Contains(all, "S3cret") {
+		t.Fatalf("a password is in system_traces:\n%s", all)
+	}
+	for _, want := range []string{"CREATE ROLE alice WITH PASSWORD *******", other} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("system_traces lacks %q:\n%s", want, all)
+		}
+	}
+}
