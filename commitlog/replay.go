@@ -15,10 +15,15 @@ type ReplayStats struct {
 	Records  int
 	// Bytes counts payload bytes handed to fn.
 	Bytes int64
-	// TruncatedBytes counts the torn or stale bytes cut from the tails
+	// TruncatedBytes counts the bytes of torn records cut from the tails
 	// of segments, up to their last byte that is not zero (zeros to the end
 	// of a file are space written ahead of the records, not a tail).
 	TruncatedBytes int64
+	// LeftoverBytes counts the bytes cut after the last record of a
+	// recycled segment that are the older segment's it was recycled from:
+	// no data of this log, so kept apart from TruncatedBytes, which a
+	// reader would take for loss.
+	LeftoverBytes int64
 	// SkippedBytes counts corrupt bytes skipped under IgnoreReplayErrors.
 	SkippedBytes int64
 	Duration     time.Duration
@@ -70,7 +75,7 @@ func (l *Log) Replay(fn func(payload []byte, pos Position) error) (ReplayStats, 
 	st.Duration = time.Since(start)
 	l.countReplay(st)
 	l.log.Info("commit log replayed", "segments", st.Segments, "records", st.Records, "bytes", st.Bytes,
-		"truncated_bytes", st.TruncatedBytes, "skipped_bytes", st.SkippedBytes, "duration", st.Duration,
+		"truncated_bytes", st.TruncatedBytes, "leftover_bytes", st.LeftoverBytes, "skipped_bytes", st.SkippedBytes, "duration", st.Duration,
 		"records_per_second", int64(float64(st.Records)/max(st.Duration.Seconds(), 1e-9)))
 	return st, nil
 }
@@ -114,13 +119,14 @@ func (l *Log) replaySegment(seg *segment, fn func([]byte, Position) error, st *R
 		return nil
 	}
 	cut := res.tornEnd - res.tornAt
-	st.TruncatedBytes += cut
 	if res.tornStale {
 		// The normal end of a recycled segment after a kill: no data is
 		// lost, the bytes are an older segment's.
+		st.LeftoverBytes += cut
 		l.log.Info("commit log segment ends at its last record; the rest of the file is left over from the older segment it was recycled from, and is cut off",
 			"file", seg.path, "offset", res.tornAt, "leftover_bytes", cut)
 	} else {
+		st.TruncatedBytes += cut
 		l.log.Warn("commit log segment ends at a record the crash left incomplete; it and what follows are cut off",
 			"file", seg.path, "offset", res.tornAt, "bytes", cut, "reason", res.tornReason)
 	}

@@ -209,9 +209,14 @@ func TestRecycledStaleTail(t *testing.T) {
 			_, st, err := replayAll(t, opts)
 			mustf(t, err, "Replay")
 			if !tc.unused {
-				line := fmt.Sprintf("level=INFO msg=\"commit log segment ends at its last record; the rest of the file is left over from the older segment it was recycled from, and is cut off\" file=%s offset=%d leftover_bytes=%d", fs.PathJoin(testDir, segmentName(7)), len(fresh), st.TruncatedBytes)
+				line := fmt.Sprintf("level=INFO msg=\"commit log segment ends at its last record; the rest of the file is left over from the older segment it was recycled from, and is cut off\" file=%s offset=%d leftover_bytes=%d", fs.PathJoin(testDir, segmentName(7)), len(fresh), st.LeftoverBytes)
 				if !strings.Contains(logs.String(), line) || strings.Contains(logs.String(), "level=WARN") {
 					t.Fatalf("the log does not say the rest is an older segment's (%s):\n%s", line, logs)
+				}
+				// Nor does the summary call them truncated.
+				if st.LeftoverBytes <= 0 || st.TruncatedBytes != 0 ||
+					!strings.Contains(logs.String(), fmt.Sprintf("truncated_bytes=0 leftover_bytes=%d", st.LeftoverBytes)) {
+					t.Fatalf("the summary: %+v\n%s", st, logs)
 				}
 			}
 			for range 2 {

@@ -238,8 +238,16 @@ func (c *Coordinator) ddlPermission(p *ddlPlan) (perm auth.Permission, res auth.
 	case *statements.CreateTable:
 		return auth.Create, auth.Keyspace(ks), true, true
 	case *statements.AlterTable:
+		if s.View {
+			// Cassandra checks ALTER on a view's base table, and there is
+			// no view.
+			return 0, auth.Resource{}, false, true
+		}
 		return auth.Alter, auth.Table(ks, s.Table), true, true
 	case *statements.DropTable:
+		if s.View {
+			return 0, auth.Resource{}, false, true
+		}
 		return auth.Drop, auth.Table(ks, s.Table), true, true
 	case *statements.CreateIndex:
 		return auth.Alter, auth.Table(ks, s.Table), true, true

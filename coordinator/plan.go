@@ -91,10 +91,10 @@ func (c *Coordinator) analyzeUser(stmt statements.Statement, n int, session stri
 		if !c.opts.Functions.Enabled {
 			return nil, invalidf("User-defined functions are disabled in cassandra.yaml - set enable_user_defined_functions=true to enable")
 		}
-		if s.Language != schema.LanguageJavaScript && s.Language != "java" {
-			break // schema names the language it cannot run
-		}
-		if s.Language == schema.LanguageJavaScript && !c.opts.Functions.Scripted {
+		// Every language but java is a script to Cassandra
+		// (UDFunction.assertUdfsEnabled); schema names the languages
+		// cqld cannot run.
+		if s.Language != "java" && !c.opts.Functions.Scripted {
 			return nil, invalidf("Scripted user-defined functions are disabled in cassandra.yaml - set enable_scripted_user_defined_functions=true to enable if you are aware of the security risks")
 		}
 		return c.analyzeDDL(stmt, session)

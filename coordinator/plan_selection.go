@@ -504,6 +504,12 @@ func (c *selCompiler) function(f *statements.FunctionCall) (selItem, error) {
 		}
 	case "tojson":
 		return c.toJSON(f)
+	case "fromjson":
+		if isNativeName(f.Keyspace) {
+			// It takes its receiver's type, and a selection has none
+			// (FunctionResolver.collectCandidates).
+			return selItem{}, invalidf("fromJson() cannot be used in the selection clause of a SELECT statement")
+		}
 	}
 	var sigs []*functions.Sig
 	if f.Name == "token" && (f.Keyspace == "" || f.Keyspace == "system") {

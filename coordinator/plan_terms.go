@@ -306,7 +306,7 @@ func (f *funcExpr) eval(x *execution) ([]byte, error) {
 // selection uses too (functions.Lookup), as Cassandra's FunctionCall.Raw
 // does for terms; fromJson alone takes the receiver's type.
 func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, name string) (valueExpr, error) {
-	if f.Name == "fromjson" && f.Keyspace == "" {
+	if f.Name == "fromjson" && isNativeName(f.Keyspace) {
 		if len(f.Args) != 1 {
 			return nil, invalidf("Invalid number of arguments in call to function system.fromjson: 1 required but %d provided", len(f.Args))
 		}
@@ -338,8 +338,18 @@ func (b *binder) function(f *statements.FunctionTerm, typ datatype.DataType, nam
 	return fe, nil
 }
 
+// isNativeName reports whether a function name qualified by keyspace ks
+// ("" when unqualified) may name a native function, as Cassandra's
+// FunctionName.equalsNativeFunction.
+func isNativeName(ks string) bool { return ks == "" || ks == "system" }
+
 // resolve picks the native function a call used as a value names.
 func (b *binder) resolve(f *statements.FunctionTerm) (*functions.Sig, error) {
+	if f.Name == "tojson" && isNativeName(f.Keyspace) {
+		// Its argument's type is known only in a selection
+		// (FunctionResolver.collectCandidates).
+		return nil, invalidf("toJson() may only be used within the selection clause of SELECT statements")
+	}
 	display := f.Name
 	if f.Keyspace != "" {
 		display = f.Keyspace + "." + f.Name

@@ -184,12 +184,16 @@ func (sc *Schema) checkAlterKeyspace(st *statements.AlterKeyspace) error {
 	if len(st.Replication) > 0 && st.Replication["class"] == "" {
 		return cqlerr.ConfigErrorf("Missing replication strategy class")
 	}
+	// Cassandra lets these replicated keyspaces' replication be changed.
 	switch st.Keyspace {
-	case "system_auth", "system_traces":
-		// Cassandra lets these replicated keyspaces' replication be
-		// changed; cqld keeps roles in its metadata log, on every node,
-		// and has no replication to change.
-		return cqlerr.Invalidf("ALTER KEYSPACE %s is not supported: cqld keeps %s on every node, through its metadata log", st.Keyspace, st.Keyspace)
+	case "system_auth":
+		// cqld keeps roles in its metadata log, on every node, and has no
+		// replication to change.
+		return cqlerr.Invalidf("ALTER KEYSPACE system_auth is not supported: cqld keeps system_auth on every node, through its metadata log")
+	case "system_traces":
+		// Its placement is fixed, not part of the schema the metadata log
+		// orders.
+		return cqlerr.Invalidf("ALTER KEYSPACE system_traces is not supported: cqld keeps system_traces at SimpleStrategy with replication_factor 2, as Cassandra creates it")
 	}
 	return sc.userModifiable(st.Keyspace)
 }

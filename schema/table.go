@@ -321,8 +321,19 @@ func (sc *Schema) createTable(cur *storage.Schema, def *storage.TableDef, ifNotE
 	}), nil
 }
 
+// errNoView is Cassandra's answer to DROP or ALTER MATERIALIZED VIEW of a
+// view that does not exist, as every view here: cqld has none.
+func errNoView(ks, name string) error {
+	return cqlerr.Invalidf("Materialized view '%s.%s' doesn't exist", ks, name)
+}
+
 func (sc *Schema) dropTable(ks string, k *storage.KeyspaceDef, s *statements.DropTable) (*edit, error) {
 	switch {
+	case s.View:
+		if s.IfExists {
+			return unchanged(), nil
+		}
+		return nil, errNoView(ks, s.Table)
 	case k == nil:
 		if s.IfExists {
 			return unchanged(), nil
@@ -360,6 +371,9 @@ func (sc *Schema) dropData(def *storage.TableDef, k *storage.KeyspaceDef) {
 // alterTable applies ALTER TABLE s to the definition current in k, with
 // the change's time for the columns it drops.
 func (sc *Schema) alterTable(ks string, k *storage.KeyspaceDef, s *statements.AlterTable, ch *Change) (*edit, error) {
+	if s.View {
+		return nil, errNoView(ks, s.Table)
+	}
 	var old *storage.TableDef
 	if k != nil {
 		old = k.Tables[s.Table]

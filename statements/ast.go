@@ -557,13 +557,19 @@ type AlterTable struct {
 	DropTimestamp *Literal
 	Renames       []Rename   // RENAME
 	Properties    Properties // WITH
+	// View is ALTER MATERIALIZED VIEW [ks.]v WITH properties (Op
+	// AlterTableWith): cqld has no views, so none is found.
+	View bool
 }
 
-// DropTable is DROP TABLE [IF EXISTS] [ks.]table.
+// DropTable is DROP TABLE [IF EXISTS] [ks.]table, or with View DROP
+// MATERIALIZED VIEW [IF EXISTS] [ks.]view (cqld has no views, so none is
+// found).
 type DropTable struct {
 	Keyspace string // "" when unqualified
 	Table    string
 	IfExists bool
+	View     bool
 }
 
 // CreateIndex is CREATE INDEX [IF NOT EXISTS] [[ks.]name] ON [ks.]table (targets).

@@ -30,8 +30,8 @@
 //     CREATE FUNCTION; parser_index.go CREATE/DROP INDEX;
 //     parser_describe.go DESCRIBE (describe.go has its AST); parser_auth.go
 //     the role and permission statements (auth.go has their AST). Statement kinds cqld
-//     does not implement (custom indexes, materialized views, triggers,
-//     aggregates, DROP FUNCTION, identities) are recognised by
+//     does not implement (custom indexes, CREATE MATERIALIZED VIEW, triggers,
+//     identities) are recognised by
 //     their leading keywords and reported as *UnsupportedError, which
 //     names the statement, so that the server can refuse them as invalid
 //     requests rather than as syntax errors.

@@ -46,6 +46,10 @@ type UnsupportedError struct {
 	Message string
 }
 
+// errViewsDisabled is Cassandra 4.0's answer to CREATE MATERIALIZED VIEW
+// with views disabled.
+const errViewsDisabled = "Materialized views are disabled. Enable in cassandra.yaml to use."
+
 func (e *UnsupportedError) Error() string {
 	if e.Message != "" {
 		return e.Message
@@ -535,9 +539,9 @@ func (p *parser) parseCreate() Statement {
 	case kwTrigger:
 		p.unsupported("CREATE TRIGGER")
 	case kwMaterialized:
-		// Not Cassandra 4.0's answer with views disabled ("Enable in
-		// cassandra.yaml"): cqld has no setting that would enable them.
-		p.unsupported("CREATE MATERIALIZED VIEW")
+		// Cassandra 4.0's answer with views disabled, its default
+		// (enable_materialized_views: false), which cqld cannot change.
+		p.refuse(&UnsupportedError{Statement: "CREATE MATERIALIZED VIEW", Message: errViewsDisabled})
 	}
 	p.noViable()
 	return nil
@@ -568,7 +572,11 @@ func (p *parser) parseDrop() Statement {
 	case kwTrigger:
 		p.unsupported("DROP TRIGGER")
 	case kwMaterialized:
-		p.unsupported("DROP MATERIALIZED VIEW")
+		p.next()
+		p.expect(kwView)
+		st := &DropTable{View: true, IfExists: p.parseIfExists()}
+		st.Keyspace, st.Table = p.qualifiedName("table")
+		return st
 	case kwIdentity:
 		p.unsupported("DROP IDENTITY")
 	}
@@ -595,7 +603,13 @@ func (p *parser) parseAlter() Statement {
 		p.next()
 		return p.parseAlterRole()
 	case kwMaterialized:
-		p.unsupported("ALTER MATERIALIZED VIEW")
+		p.next()
+		p.expect(kwView)
+		st := &AlterTable{View: true, Op: AlterTableWith}
+		st.Keyspace, st.Table = p.qualifiedName("table")
+		p.expect(kwWith)
+		st.Properties = p.parseGenericProperties()
+		return st
 	}
 	p.noViable()
 	return nil

@@ -247,6 +247,23 @@ func TestDescribeStatements(t *testing.T) {
 	if got := describeRows(t, s, "DESC t"); len(got) != 1 || len(got[0]) != 4 || !strings.HasPrefix(got[0][3], "CREATE TABLE dk.t (\n    k int PRIMARY KEY,\n    v text\n) WITH additional_write_policy = '99p'\n") {
 		t.Errorf("DESC t: %q", got)
 	}
+	if got := describeRows(t, s, "DESCRIBE TYPES"); !reflect.DeepEqual(got, [][]string{{"dk", "type", "u"}}) {
+		t.Errorf("DESCRIBE TYPES in dk: %q", got)
+	}
+	// SCHEMA leaves the system keyspaces out, FULL SCHEMA has them.
+	keyspaces := func(q string) map[string]bool {
+		in := map[string]bool{}
+		for _, r := range describeRows(t, s, q) {
+			in[r[0]] = true
+		}
+		return in
+	}
+	if in := keyspaces("DESCRIBE SCHEMA"); !in["dk"] || in["system"] || in["system_schema"] {
+		t.Errorf("DESCRIBE SCHEMA describes the keyspaces %v", in)
+	}
+	if in := keyspaces("DESCRIBE FULL SCHEMA"); !in["dk"] || !in["system"] || !in["system_schema"] || !in["system_views"] {
+		t.Errorf("DESCRIBE FULL SCHEMA describes the keyspaces %v", in)
+	}
 	if got := describeRows(t, s, "DESCRIBE TYPE u"); !reflect.DeepEqual(got, [][]string{{"dk", "type", "u", "CREATE TYPE dk.u (\n    f int\n);"}}) {
 		t.Errorf("DESCRIBE TYPE u: %q", got)
 	}

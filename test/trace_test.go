@@ -29,7 +29,7 @@ func TestTraceGocql(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{"Tracing session", "coordinator: 127.0.0.1", "Parsing INSERT INTO t (k, v) VALUES (1, 'one')",
-		"Preparing statement", "Appending to commitlog", "Adding to t memtable"} {
+		"Preparing statement", "Appending to commitlog", "Commit log synced", "Adding to t memtable"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("gocql's trace of an INSERT lacks %q:\n%s", want, out)
 		}

@@ -37,6 +37,11 @@ func TestUDFDisabled(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "set enable_scripted_user_defined_functions=true to enable if you are aware of the security risks") {
 		t.Fatalf("with scripted functions off: %v", err)
 	}
+	// Any language but java is a script to Cassandra.
+	err = s.Query(`CREATE FUNCTION f(a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE python AS 'a'`).Exec()
+	if err == nil || !strings.Contains(err.Error(), "set enable_scripted_user_defined_functions=true to enable if you are aware of the security risks") {
+		t.Fatalf("LANGUAGE python with scripted functions off: %v", err)
+	}
 }
 
 // A call past the fail timeout is stopped and answers FUNCTION_FAILURE; one

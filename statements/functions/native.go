@@ -91,10 +91,11 @@ func init() {
 	regFn("uuid", datatype.Uuid, func(Context, [][]byte) ([]byte, error) { return NewRandomUUID(), nil })
 
 	// Blob conversions (BytesConversionFcts.all): <type>asblob and
-	// blobas<type> for the native types but blob and counter, and varchar.
+	// blobas<type> for the native types but blob, and varchar. (Cassandra
+	// also has emptyasblob and blobasempty, of its EmptyType, which no
+	// column can have.)
 	for _, t := range nativeTypes {
-		switch t.Code() {
-		case primitive.DataTypeCodeBlob, primitive.DataTypeCodeCounter:
+		if t.Code() == primitive.DataTypeCodeBlob {
 			continue
 		}
 		regBlobConversions(typeName(t), t)
