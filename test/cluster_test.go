@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -350,8 +351,10 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 
 // TestClusterOfThree runs three cqld processes on 127.0.0.1-3: every node
 // sees the others in system.peers; a keyspace created through one node is
-// on all; writes at QUORUM are read at QUORUM and at ONE through every
-// node; data of an RF 1 keyspace spreads over the nodes and reads back
+// on all; of two CREATE TABLEs of one name through two nodes at once one
+// wins on every node; the Python and Node.js drivers discover the nodes
+// from one and route to replicas; writes at QUORUM are read at QUORUM and
+// at ONE through every node; data of an RF 1 keyspace spreads over the nodes and reads back
 // whole from any of them; with a node killed, QUORUM still works and ALL
 // answers UNAVAILABLE; the node restarted gets what it missed (hints) and
 // answers at ONE.
@@ -415,6 +418,53 @@ func TestClusterOfThree(t *testing.T) {
 		t.Errorf("schema versions differ: %v", versions)
 	}
 
+	// Two CREATE TABLEs of one name at once through two nodes, the
+	// columns' types differing: the log orders them, so one is created
+	// and the other is answered AlreadyExists, and every node has the
+	// winner's table.
+	for round := 0; round < 4; round++ {
+		name := fmt.Sprintf("rf3.race%d", round)
+		types := []string{"int", "text"}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range types {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = singles[i].Query(fmt.Sprintf(`CREATE TABLE %s (k int PRIMARY KEY, v %s)`, name, types[i])).Exec()
+			}()
+		}
+		wg.Wait()
+		var won string
+		for i, err := range errs {
+			var ae *gocql.RequestErrAlreadyExists
+			switch {
+			case err == nil && won == "":
+				won = types[i]
+			case err == nil:
+				t.Fatalf("%s: both CREATE TABLEs succeeded", name)
+			case !errors.As(err, &ae):
+				t.Fatalf("%s through node%d: %v, want AlreadyExists", name, i+1, err)
+			}
+		}
+		if won == "" {
+			t.Fatalf("%s: neither CREATE TABLE succeeded: %v", name, errs)
+		}
+		_, table, _ := strings.Cut(name, ".")
+		for i := range tc.nodes {
+			eventually(t, 30*time.Second, fmt.Sprintf("node%d's %s", i+1, name), func() error {
+				var typ string
+				if err := singles[i].Query(`SELECT type FROM system_schema.columns WHERE keyspace_name = 'rf3' AND table_name = ? AND column_name = 'v'`, table).Scan(&typ); err != nil {
+					return err
+				}
+				if typ != won {
+					return fmt.Errorf("v is %s, the winner's is %s", typ, won)
+				}
+				return nil
+			})
+		}
+	}
+
 	// Every node sees the others up (gossip) before the writes.
 	for i := range tc.nodes {
 		eventually(t, 30*time.Second, fmt.Sprintf("node%d seeing every replica up", i+1), func() error {
@@ -446,14 +496,15 @@ func TestClusterOfThree(t *testing.T) {
 	}
 
 	// The Python and Node.js drivers, given node1 alone, discover the
-	// three nodes and route by their own token maps.
+	// three nodes and route by their own token maps: at RF 1 each request
+	// goes to the one replica and no node forwards it.
 	t.Run("python", func(t *testing.T) {
 		needPythonDriver(t)
-		runDriverScript(t, "drivers/python", debianPython, "cluster.py", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_python_cluster")
+		runDriverScript(t, "drivers/python", debianPython, "cluster.py", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_python_cluster", strconv.Itoa(tc.metrics))
 	})
 	t.Run("nodejs", func(t *testing.T) {
 		needNodejsDriver(t)
-		runDriverScript(t, nodejsDriverDir, "node", "cluster.js", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_nodejs_cluster")
+		runDriverScript(t, nodejsDriverDir, "node", "cluster.js", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_nodejs_cluster", strconv.Itoa(tc.metrics))
 	})
 
 	// nodetool status through node2: three nodes up and normal.
