@@ -277,6 +277,22 @@ func (tc *testCluster) stop(nd *clusterNode, sig syscall.Signal) {
 	}
 }
 
+// ownsSum adds up the percentages of nodetool status's output.
+func ownsSum(t *testing.T, out string) float64 {
+	t.Helper()
+	var sum float64
+	for _, f := range strings.Fields(out) {
+		if p, ok := strings.CutSuffix(f, "%"); ok {
+			v, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				t.Fatalf("%q in nodetool status:\n%s", f, out)
+			}
+			sum += v
+		}
+	}
+	return sum
+}
+
 // nodetool runs `cqld nodetool -h <node i> status` and returns its output.
 func (tc *testCluster) nodetool(i int) string {
 	tc.t.Helper()
@@ -353,9 +369,10 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 // sees the others in system.peers; a keyspace created through one node is
 // on all; of two CREATE TABLEs of one name through two nodes at once one
 // wins on every node; the Python and Node.js drivers discover the nodes
-// from one and route to replicas; writes at QUORUM are read at QUORUM and
-// at ONE through every node; data of an RF 1 keyspace spreads over the nodes and reads back
-// whole from any of them; with a node killed, QUORUM still works and ALL
+// from one and route to replicas; nodetool status prints the ownership as
+// Cassandra's; writes at QUORUM are read at QUORUM and at ONE through
+// every node; data of an RF 1 keyspace spreads over the nodes and reads
+// back whole from any of them; with a node killed, QUORUM still works and ALL
 // answers UNAVAILABLE; the node restarted gets what it missed (hints) and
 // answers at ONE.
 func TestClusterOfThree(t *testing.T) {
@@ -383,6 +400,12 @@ func TestClusterOfThree(t *testing.T) {
 			}
 			return iter.Close()
 		})
+	}
+
+	// nodetool status as Cassandra's: with no user keyspace, the
+	// ownership is system_traces' (RF 2), so 200% in all.
+	if out := tc.nodetool(0); !strings.Contains(out, "Owns (effective)") || ownsSum(t, out) < 199 || ownsSum(t, out) > 201 {
+		t.Errorf("nodetool status, no user keyspace: the effective ownerships do not sum to 200%%:\n%s", out)
 	}
 
 	s := tc.session(0, gocql.Quorum)
@@ -510,6 +533,18 @@ func TestClusterOfThree(t *testing.T) {
 	// nodetool status through node2: three nodes up and normal.
 	if out := tc.nodetool(1); strings.Count(out, "UN  127.0.0.") != 3 {
 		t.Errorf("nodetool status, all up:\n%s", out)
+	}
+	// rf1 and rf3 replicate differently: no effective ownership but for
+	// one keyspace named, where RF 3 of three nodes is 100% each.
+	if out := tc.nodetool(1); !strings.Contains(out, "Owns  ") || strings.Count(out, "  ?  ") != 3 ||
+		!strings.Contains(out, "\nNote: Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless\n") {
+		t.Errorf("nodetool status, keyspaces replicated differently:\n%s", out)
+	}
+	if out, err := tc.nodetoolRun(1, "status", "rf3"); err != nil || strings.Count(out, "  100.0%  ") != 3 || !strings.Contains(out, "Owns (effective)") {
+		t.Errorf("nodetool status rf3: %v\n%s", err, out)
+	}
+	if out, err := tc.nodetoolRun(1, "status", "nosuch"); err == nil || out != "\nError: The keyspace nosuch, does not exist\n" {
+		t.Errorf("nodetool status nosuch: %v %q", err, out)
 	}
 
 	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down.

@@ -342,10 +342,12 @@ func (tc *testCluster) watchState(i int, addr, state string) (stop func() bool) 
 			if err != nil {
 				continue
 			}
-			var nodes []struct{ Address, State string }
-			_ = json.NewDecoder(resp.Body).Decode(&nodes)
+			var st struct {
+				Nodes []struct{ Address, State string }
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&st)
 			resp.Body.Close()
-			for _, n := range nodes {
+			for _, n := range st.Nodes {
 				if n.Address == addr && n.State == state {
 					seen.Store(true)
 				}
