@@ -373,8 +373,8 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 // Cassandra's; writes at QUORUM are read at QUORUM and at ONE through
 // every node; data of an RF 1 keyspace spreads over the nodes and reads
 // back whole from any of them; with a node killed, QUORUM still works and ALL
-// answers UNAVAILABLE; the node restarted gets what it missed (hints) and
-// answers at ONE.
+// answers UNAVAILABLE, and clients hear it DOWN and then UP; the node
+// restarted gets what it missed (hints) and answers at ONE.
 func TestClusterOfThree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
@@ -547,8 +547,12 @@ func TestClusterOfThree(t *testing.T) {
 		t.Errorf("nodetool status nosuch: %v %q", err, out)
 	}
 
-	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down.
+	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down,
+	// and node1 tells its clients (STATUS_CHANGE DOWN, then UP when node3
+	// is back).
+	status := tc.nodeEvents(t, 0, "STATUS_CHANGE")
 	tc.stop(tc.nodes[2], syscall.SIGKILL)
+	waitEvent(t, status, "DOWN 127.0.0.3", 60*time.Second)
 	s1 := singles[0]
 	eventually(t, 60*time.Second, "node3 seen down", func() error {
 		err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (1000, 'x')`).Consistency(gocql.All).Exec()
@@ -576,6 +580,7 @@ func TestClusterOfThree(t *testing.T) {
 
 	// node3 back: the writes it missed reach it as hints.
 	tc.start(tc.nodes[2])
+	waitEvent(t, status, "UP 127.0.0.3", 60*time.Second)
 	s3 := tc.single(2, gocql.One)
 	eventually(t, 60*time.Second, "node3 holding the writes it missed", func() error {
 		for k := rows; k < 2*rows; k++ {
