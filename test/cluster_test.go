@@ -369,7 +369,8 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 // sees the others in system.peers; a keyspace created through one node is
 // on all; of two CREATE TABLEs of one name through two nodes at once one
 // wins on every node; the Python and Node.js drivers discover the nodes
-// from one and route to replicas; nodetool status prints the ownership as
+// from one and route to replicas; system.size_estimates lists on each
+// node the ranges it is primary of; nodetool status prints the ownership as
 // Cassandra's; concurrent counter increments through the three nodes all
 // count; writes at QUORUM are read at QUORUM and at ONE through
 // every node; data of an RF 1 keyspace spreads over the nodes and reads
@@ -551,6 +552,38 @@ func TestClusterOfThree(t *testing.T) {
 		if err := si.Query(`SELECT count(*) FROM rf1.t`).Scan(&n); err != nil || n != rows {
 			t.Fatalf("node%d: count(*) of rf1.t = %d, %v; want %d", i+1, n, err, rows)
 		}
+	}
+	// system.size_estimates on every node: the ranges it is the primary
+	// replica of (ending at its own tokens, the wrapping one split at the
+	// minimum token), whose partition counts at RF 1 add up, over the
+	// nodes, to the table's rows.
+	estimated := int64(0)
+	for i, si := range singles {
+		var tokens []string
+		if err := si.Query(`SELECT tokens FROM system.local`).Scan(&tokens); err != nil {
+			t.Fatal(err)
+		}
+		own := map[string]bool{"-9223372036854775808": true}
+		for _, tok := range tokens {
+			own[tok] = true
+		}
+		iter := si.Query(`SELECT range_end, partitions_count FROM system.size_estimates WHERE keyspace_name = 'rf1' AND table_name = 't'`).Iter()
+		var end string
+		var count int64
+		ends := 0
+		for iter.Scan(&end, &count) {
+			if !own[end] {
+				t.Errorf("node%d: size_estimates range ending at %s, not one of its tokens", i+1, end)
+			}
+			ends++
+			estimated += count
+		}
+		if err := iter.Close(); err != nil || ends < len(tokens) {
+			t.Errorf("node%d: %d size_estimates ranges for its %d tokens, %v", i+1, ends, len(tokens), err)
+		}
+	}
+	if estimated != rows {
+		t.Errorf("size_estimates of rf1.t add up to %d partitions over the nodes, want %d", estimated, rows)
 	}
 
 	// The Python and Node.js drivers, given node1 alone, discover the
