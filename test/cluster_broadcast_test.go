@@ -2,8 +2,11 @@ package test
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,4 +70,115 @@ func TestClusterBroadcastRPCAddress(t *testing.T) {
 	if err := s2.Query(`SELECT cluster_name FROM system.local`).Scan(&cluster); err != nil || cluster != "test cluster" {
 		t.Fatalf("node2's system.local: %q, %v", cluster, err)
 	}
+}
+
+// TestClusterBroadcastAddress: node3 listens for its peers on 127.0.0.3
+// but gives them broadcast_address 127.0.0.4, where a forwarder stands in
+// for the NAT a node behind one would have (connections to 127.0.0.4 are
+// relayed to 127.0.0.3). Its peers list it at 127.0.0.4 and reach it there:
+// writes at ALL succeed; with the forwarder gone, node1 can no longer
+// reach node3 and ALL answers UNAVAILABLE, so the peers used the broadcast
+// address, not the one node3 listens on.
+func TestClusterBroadcastAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three cqld processes")
+	}
+	tc := newTestCluster(t, 3)
+	if !portFreeOn("127.0.0.4", tc.storage) {
+		t.Skip("the storage port is taken on 127.0.0.4")
+	}
+	fwd := forward(t, fmt.Sprintf("127.0.0.4:%d", tc.storage), fmt.Sprintf("127.0.0.3:%d", tc.storage))
+	tc.reconfigure(tc.nodes[2], func(c *config.Config) { c.BroadcastAddress = "127.0.0.4" })
+	for _, nd := range tc.nodes {
+		tc.start(nd)
+		tc.waitNormal(nd)
+	}
+	s := tc.single(0, gocql.All)
+	eventually(t, 60*time.Second, "node1 listing node3 at its broadcast address", func() error {
+		var peers []string
+		iter := s.Query(`SELECT peer, rpc_address FROM system.peers`).Iter()
+		var peer, rpc net.IP
+		for iter.Scan(&peer, &rpc) {
+			peers = append(peers, peer.String()+"/"+rpc.String())
+		}
+		if err := iter.Close(); err != nil {
+			return err
+		}
+		if !slices.Contains(peers, "127.0.0.4/127.0.0.3") {
+			return fmt.Errorf("peers %v, want node3 as 127.0.0.4 (rpc 127.0.0.3)", peers)
+		}
+		return nil
+	})
+	execAll(t, s,
+		`CREATE KEYSPACE b WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`,
+		`CREATE TABLE b.t (k int PRIMARY KEY, v int)`,
+	)
+	eventually(t, 60*time.Second, "a write at ALL through node1", func() error {
+		return s.Query(`INSERT INTO b.t (k, v) VALUES (1, 1)`).Exec()
+	})
+	fwd()
+	eventually(t, 60*time.Second, "node1 losing node3 with the forwarder gone", func() error {
+		err := s.Query(`INSERT INTO b.t (k, v) VALUES (2, 2)`).Exec()
+		if unavailable(err, 3, 2) {
+			return nil
+		}
+		return fmt.Errorf("ALL answered %v", err)
+	})
+}
+
+// forward relays every connection made to from to to until the returned
+// stop is called (or the test ends), which closes the listener and every
+// relayed connection.
+func forward(t *testing.T, from, to string) (stop func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	stopped := false
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				c.Close()
+				d.Close()
+				return
+			}
+			conns = append(conns, c, d)
+			mu.Unlock()
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(d, c); d.Close() }()
+			go func() { defer wg.Done(); _, _ = io.Copy(c, d); c.Close() }()
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			l.Close()
+			mu.Lock()
+			stopped = true
+			for _, c := range conns {
+				c.Close()
+			}
+			mu.Unlock()
+			wg.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
