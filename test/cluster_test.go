@@ -636,6 +636,13 @@ func TestClusterOfThree(t *testing.T) {
 	if out := tc.nodetool(0); !strings.Contains(out, "DN  127.0.0.3") || strings.Count(out, "UN  127.0.0.") != 2 {
 		t.Errorf("nodetool status, node3 down:\n%s", out)
 	}
+	// TRUNCATE needs every replica: with one down it answers as
+	// Cassandra's TruncateStatement does, TRUNCATE_ERROR.
+	var re gocql.RequestError
+	if err := s1.Query(`TRUNCATE rf3.race0`).Exec(); !errors.As(err, &re) || re.Code() != gocql.ErrCodeTruncate ||
+		re.Message() != "Error during truncate: Cannot achieve consistency level ALL" {
+		t.Errorf("TRUNCATE with node3 down: %v", err)
+	}
 	for k := rows; k < 2*rows; k++ {
 		if err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (?, ?)`, k, fmt.Sprint("v", k)).Consistency(gocql.Quorum).Exec(); err != nil {
 			t.Fatalf("write %d at QUORUM with node3 down: %v", k, err)
