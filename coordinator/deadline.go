@@ -12,10 +12,11 @@ import (
 )
 
 // Timeouts are the deadlines of requests, by kind, as cassandra.yaml's
-// read_request_timeout, write_request_timeout, range_request_timeout and
-// request_timeout set them. Zero is no deadline.
+// read_request_timeout, write_request_timeout, range_request_timeout,
+// truncate_request_timeout and request_timeout set them. Zero is no
+// deadline.
 type Timeouts struct {
-	Read, Write, Range, Request time.Duration
+	Read, Write, Range, Truncate, Request time.Duration
 }
 
 // requestKind is what a plan does, for its deadline and for the timeout it
@@ -27,6 +28,7 @@ const (
 	kindRead
 	kindRange
 	kindWrite
+	kindTruncate
 )
 
 // kindOf classifies a plan.
@@ -39,6 +41,8 @@ func kindOf(p plan) requestKind {
 			return kindRead
 		}
 		return kindRange
+	case *truncatePlan:
+		return kindTruncate
 	}
 	return kindOther
 }
@@ -53,6 +57,8 @@ func (c *Coordinator) withDeadline(ctx context.Context, p plan) (context.Context
 		d = c.opts.Timeouts.Range
 	case kindWrite:
 		d = c.opts.Timeouts.Write
+	case kindTruncate:
+		d = c.opts.Timeouts.Truncate
 	default:
 		d = c.opts.Timeouts.Request
 	}
@@ -100,6 +106,9 @@ func writeTypeOf(p plan) primitive.WriteType {
 // replica, the one that did not answer in time is this node's: none of the
 // one response the level blocks for was received.
 func timeoutOf(kind requestKind, wt primitive.WriteType, cl primitive.ConsistencyLevel) error {
+	if kind == kindTruncate {
+		return &cqlerr.Error{Code: primitive.ErrorCodeTruncateError, Msg: "Error during truncate: Truncate timed out - received only 0 responses"}
+	}
 	if kind == kindWrite {
 		return &cqlerr.WriteTimeout{Consistency: cl, Received: 0, BlockFor: 1, WriteType: wt}
 	}

@@ -131,6 +131,8 @@ func errorMessage(err error) message.Error {
 		return &message.Unprepared{ErrorMessage: ce.Msg, Id: ce.ID}
 	case primitive.ErrorCodeOverloaded:
 		return &message.Overloaded{ErrorMessage: ce.Msg}
+	case primitive.ErrorCodeTruncateError:
+		return &message.TruncateError{ErrorMessage: ce.Msg}
 	}
 	return &message.ServerError{ErrorMessage: ce.Msg}
 }

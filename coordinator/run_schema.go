@@ -2,10 +2,13 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/schema"
 	"github.com/cqld/cqld/statements"
 	"github.com/cqld/cqld/storage"
@@ -41,6 +44,12 @@ func (p *truncatePlan) run(ctx context.Context, c *Coordinator, _ *execution) (m
 		return nil, err
 	}
 	if err := c.data.Truncate(ctx, t.st); err != nil {
+		var ua *cqlerr.Unavailable
+		if errors.As(err, &ua) {
+			// Cassandra's TruncateStatement answers the replicas not all
+			// being up with a TruncateException, not UNAVAILABLE.
+			return nil, &cqlerr.Error{Code: primitive.ErrorCodeTruncateError, Msg: "Error during truncate: " + ua.Error()}
+		}
 		return nil, fmt.Errorf("truncate %s.%s: %w", p.keyspace, p.table, err)
 	}
 	return &message.VoidResult{}, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -267,6 +268,18 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("truncate with a node down: %v", err)
 	}
 	c.setDown(2, false)
+	// A replica that does not answer by the deadline: TRUNCATE_ERROR
+	// naming the answers received, as Cassandra's.
+	c.nodes[2].mode.Store(int32(hanging))
+	short, cancel := context.WithTimeout(context.Background(), time.Second)
+	err := c.proxies[0].Truncate(short, c.tbl)
+	cancel()
+	var ce *cqlerr.Error
+	if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeTruncateError ||
+		!regexp.MustCompile(`^Error during truncate: Truncate timed out - received only [012] responses$`).MatchString(ce.Msg) {
+		t.Fatalf("truncate with a replica hanging: %v", err)
+	}
+	c.nodes[2].mode.Store(int32(healthy))
 	if err := c.proxies[0].Truncate(context.Background(), c.tbl); err != nil {
 		t.Fatal(err)
 	}

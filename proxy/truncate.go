@@ -2,17 +2,19 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
+	"github.com/cqld/cqld/cqlerr"
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
 )
 
 // Truncate drops every row of t on every replica of its keyspace, which
 // must all be up (Cassandra truncates at ALL: *cqlerr.Unavailable
-// otherwise).
+// otherwise) and answer before ctx's deadline (TRUNCATE_ERROR otherwise).
 func (p *Proxy) Truncate(ctx context.Context, t *storage.Table) error {
 	ks, err := p.keyspace(t)
 	if err != nil {
@@ -39,6 +41,9 @@ func (p *Proxy) Truncate(ctx context.Context, t *storage.Table) error {
 	if live < len(hosts) {
 		return unavailable(primitive.ConsistencyLevelAll, len(hosts), live)
 	}
+	if ctx.Err() != nil {
+		return truncateTimedOut(ctx, 0)
+	}
 	errs := make(chan error, len(hosts))
 	for _, h := range hosts {
 		rep, err := p.replica(h)
@@ -53,15 +58,31 @@ func (p *Proxy) Truncate(ctx context.Context, t *storage.Table) error {
 			errs <- nil
 		})
 	}
-	for range hosts {
+	for received := 0; received < len(hosts); received++ {
 		select {
 		case err := <-errs:
+			if err != nil && ctx.Err() != nil {
+				return truncateTimedOut(ctx, received)
+			}
 			if err != nil {
 				return err
 			}
 		case <-ctx.Done():
-			return fmt.Errorf("proxy: truncate %s.%s: %w", t.Def.Keyspace, t.Def.Name, ctx.Err())
+			return truncateTimedOut(ctx, received)
 		}
 	}
 	return nil
+}
+
+// truncateTimedOut is a truncate that did not hear from every replica by
+// its deadline (truncate_request_timeout): TRUNCATE_ERROR, as Cassandra's
+// TruncateStatement answers the TimeoutException of its
+// TruncateResponseHandler. A truncate its client gave up on stays the
+// context's error.
+func truncateTimedOut(ctx context.Context, received int) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("proxy: truncate: %w", ctx.Err())
+	}
+	return &cqlerr.Error{Code: primitive.ErrorCodeTruncateError,
+		Msg: fmt.Sprintf("Error during truncate: Truncate timed out - received only %d responses", received)}
 }

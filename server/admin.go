@@ -41,7 +41,7 @@ const (
 // so no other role may be granted them.
 func (n *Node) adminEndpoints(authn frontend.Authenticator, more map[string]http.Handler) map[string]http.Handler {
 	out := map[string]http.Handler{
-		statusPath: n.members.statusHandler(n.engine),
+		statusPath: n.members.statusHandler(n.engine, n.catalog),
 		netstatsPath: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, Netstats{Mode: n.changes.Mode(), Progress: n.changes.Progress()})
 		}),

@@ -253,10 +253,11 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		PreparedCacheSize: int64(cfg.PreparedStatementsCacheSize),
 		MaxResponseSize:   int(cfg.NativeTransportMaxFrameSize),
 		Timeouts: coordinator.Timeouts{
-			Read:    cfg.ReadRequestTimeout.Duration,
-			Write:   cfg.WriteRequestTimeout.Duration,
-			Range:   cfg.RangeRequestTimeout.Duration,
-			Request: cfg.RequestTimeout.Duration,
+			Read:     cfg.ReadRequestTimeout.Duration,
+			Write:    cfg.WriteRequestTimeout.Duration,
+			Range:    cfg.RangeRequestTimeout.Duration,
+			Truncate: cfg.TruncateRequestTimeout.Duration,
+			Request:  cfg.RequestTimeout.Duration,
 		},
 		BatchLimits: coordinator.BatchLimits{
 			WarnBytes:              int64(cfg.BatchSizeWarnThreshold),

@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/cqld/cqld/ring"
 	"github.com/cqld/cqld/storage"
+	"github.com/cqld/cqld/systables"
 )
 
 // statusPath serves the ring as this node sees it, for `cqld nodetool
@@ -55,12 +58,35 @@ func (n *Node) spreadLoad(ctx context.Context) {
 	}
 }
 
-func (m *members) status(e *storage.Engine) []NodeStatus {
+// Status is what /nodetool/status answers: the ring's members and, when
+// Effective, each one's effective ownership of a keyspace's replicas in
+// Owns, as nodetool status prints it under "Owns (effective)". Otherwise
+// Owns is the share of the ring each owns as primary, which nodetool
+// prints as "?" under "Owns", and Note says why no effective figure is
+// meaningful (Cassandra's IllegalStateException, printed as a Note).
+type Status struct {
+	Nodes     []NodeStatus `json:"nodes"`
+	Effective bool         `json:"effective"`
+	Note      string       `json:"note,omitempty"`
+}
+
+// status reports the ring with the ownership nodetool status [keyspace]
+// prints (StorageService.effectiveOwnership): keyspace's replicas, or with
+// no keyspace those of the user keyspaces when they are all replicated
+// alike, system_traces' when there is none. A keyspace that does not
+// exist is an error naming it, as Cassandra's IllegalArgumentException.
+func (m *members) status(e *storage.Engine, cat *storage.Catalog, keyspace string) (Status, error) {
 	node := m.node.Load()
 	topo := node.Topology()
-	owns := topo.Ring().Ownership()
+	st := Status{Effective: true}
+	owns, note, err := effectiveOwnership(topo.Ring(), cat, keyspace)
+	if err != nil {
+		return Status{}, err
+	}
+	if note != "" {
+		st.Effective, st.Note, owns = false, note, topo.Ring().Ownership()
+	}
 	meta := m.gossipMeta()
-	var out []NodeStatus
 	for _, mem := range topo.Members() {
 		s := NodeStatus{
 			Address: mem.Addr.Addr().String(), Up: node.Alive(mem.HostID), State: mem.Status.String(),
@@ -72,14 +98,74 @@ func (m *members) status(e *storage.Engine) []NodeStatus {
 		} else if g, ok := meta[mem.HostID]; ok {
 			s.LoadBytes = g.Load
 		}
-		out = append(out, s)
+		st.Nodes = append(st.Nodes, s)
 	}
-	return out
+	return st, nil
 }
 
-func (m *members) statusHandler(e *storage.Engine) http.Handler {
+// effectiveOwnership is each member's share of the ring it holds a replica
+// of for keyspace, as StorageService.effectiveOwnership computes it, or a
+// note (its IllegalStateException's message) when no such share is
+// meaningful.
+func effectiveOwnership(r *ring.Ring, cat *storage.Catalog, keyspace string) (map[ring.HostID]float64, string, error) {
+	var ks *storage.KeyspaceDef
+	if keyspace != "" {
+		if ks = keyspaceNamed(cat, keyspace); ks == nil {
+			return nil, "", fmt.Errorf("The keyspace %s, does not exist", keyspace)
+		}
+		if strings.HasSuffix(ks.Replication["class"], "LocalStrategy") {
+			return nil, "Ownership values for keyspaces with LocalStrategy are meaningless", nil
+		}
+	} else {
+		var first ring.Strategy
+		for _, k := range cat.Keyspaces() {
+			if systables.IsSystemKeyspace(k.Name) {
+				continue
+			}
+			s, err := ring.ParseStrategy(k.Name, k.Replication)
+			if err != nil {
+				return nil, "", err
+			}
+			if first == nil {
+				first, ks = s, k
+			} else if !reflect.DeepEqual(s, first) {
+				return nil, "Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless", nil
+			}
+		}
+		if ks == nil {
+			ks = keyspaceNamed(cat, "system_traces")
+		}
+	}
+	s, err := ring.ParseStrategy(ks.Name, ks.Replication)
+	if err != nil {
+		return nil, "", err
+	}
+	return ring.NewPlacement(r, s).Ownership(), "", nil
+}
+
+// keyspaceNamed is the keyspace of that name in the schema, or one of the
+// node's own system keyspaces (virtual ones excepted, which have no
+// replication), or nil.
+func keyspaceNamed(cat *storage.Catalog, name string) *storage.KeyspaceDef {
+	if ks, ok := cat.Keyspace(name); ok {
+		return ks
+	}
+	own, virtual := systables.Keyspaces()
+	for _, ks := range own {
+		if ks.Name == name && !virtual[name] {
+			return ks
+		}
+	}
+	return nil
+}
+
+func (m *members) statusHandler(e *storage.Engine, cat *storage.Catalog) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(m.status(e))
+		st, err := m.status(e, cat, r.URL.Query().Get("keyspace"))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, AdminError{Class: "IllegalArgumentException", Message: err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
 	})
 }

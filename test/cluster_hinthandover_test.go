@@ -93,8 +93,9 @@ func TestClusterDecommissionHandsHintsOver(t *testing.T) {
 // (node1 and node2) could not commit node3's removal, so the decommission
 // is refused before it starts (it used to stream, hand over, and stay
 // LEAVING); node3 stays NORMAL with its hints, which it delivers to node2
-// itself once node2 is back. (node1 keeps no hints, hinted_handoff_enabled
-// false: had the decommission gone on, it had nowhere to hand them.)
+// itself once node2 is back. node1 keeps no hints (hinted_handoff_enabled
+// false), of the writes it coordinates either: had the decommission gone
+// on, it had nowhere to hand them.
 func TestClusterDecommissionKeepsHintsNoneTakes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
@@ -125,6 +126,25 @@ func TestClusterDecommissionKeepsHintsNoneTakes(t *testing.T) {
 		if err := s3.Query(`INSERT INTO hk.t (k, v) VALUES (?, ?)`, k, k).Exec(); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// node1 coordinates writes that miss node2 as well, and with
+	// hinted_handoff_enabled false keeps no hint of them.
+	s1 := tc.single(0, gocql.One)
+	eventually(t, 60*time.Second, "node1 holding node2 down", func() error {
+		err := s1.Query(`INSERT INTO hk.t (k) VALUES (-3)`).Consistency(gocql.All).Exec()
+		if unavailable(err, 3, 2) {
+			return nil
+		}
+		return fmt.Errorf("ALL answered %v", err)
+	})
+	for k := -10; k > -15; k-- {
+		if err := s1.Query(`INSERT INTO hk.t (k, v) VALUES (?, ?)`, k, k).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := tc.metric(0, "cqld_hints_written_total"); n != 0 {
+		t.Errorf("node1, hinted_handoff_enabled false, wrote %v hints", n)
 	}
 
 	out, err := tc.nodetoolRun(2, "decommission", "--force")

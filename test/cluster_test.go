@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -275,6 +277,22 @@ func (tc *testCluster) stop(nd *clusterNode, sig syscall.Signal) {
 	}
 }
 
+// ownsSum adds up the percentages of nodetool status's output.
+func ownsSum(t *testing.T, out string) float64 {
+	t.Helper()
+	var sum float64
+	for _, f := range strings.Fields(out) {
+		if p, ok := strings.CutSuffix(f, "%"); ok {
+			v, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				t.Fatalf("%q in nodetool status:\n%s", f, out)
+			}
+			sum += v
+		}
+	}
+	return sum
+}
+
 // nodetool runs `cqld nodetool -h <node i> status` and returns its output.
 func (tc *testCluster) nodetool(i int) string {
 	tc.t.Helper()
@@ -349,11 +367,16 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 
 // TestClusterOfThree runs three cqld processes on 127.0.0.1-3: every node
 // sees the others in system.peers; a keyspace created through one node is
-// on all; writes at QUORUM are read at QUORUM and at ONE through every
-// node; data of an RF 1 keyspace spreads over the nodes and reads back
-// whole from any of them; with a node killed, QUORUM still works and ALL
-// answers UNAVAILABLE; the node restarted gets what it missed (hints) and
-// answers at ONE.
+// on all; of two CREATE TABLEs of one name through two nodes at once one
+// wins on every node; the Python and Node.js drivers discover the nodes
+// from one and route to replicas; system.size_estimates lists on each
+// node the ranges it is primary of; nodetool status prints the ownership as
+// Cassandra's; concurrent counter increments through the three nodes all
+// count; writes at QUORUM are read at QUORUM and at ONE through
+// every node; data of an RF 1 keyspace spreads over the nodes and reads
+// back whole from any of them; with a node killed, QUORUM still works and ALL
+// answers UNAVAILABLE, and clients hear it DOWN and then UP; the node
+// restarted gets what it missed (hints) and answers at ONE.
 func TestClusterOfThree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
@@ -379,6 +402,12 @@ func TestClusterOfThree(t *testing.T) {
 			}
 			return iter.Close()
 		})
+	}
+
+	// nodetool status as Cassandra's: with no user keyspace, the
+	// ownership is system_traces' (RF 2), so 200% in all.
+	if out := tc.nodetool(0); !strings.Contains(out, "Owns (effective)") || ownsSum(t, out) < 199 || ownsSum(t, out) > 201 {
+		t.Errorf("nodetool status, no user keyspace: the effective ownerships do not sum to 200%%:\n%s", out)
 	}
 
 	s := tc.session(0, gocql.Quorum)
@@ -414,11 +443,92 @@ func TestClusterOfThree(t *testing.T) {
 		t.Errorf("schema versions differ: %v", versions)
 	}
 
+	// Two CREATE TABLEs of one name at once through two nodes, the
+	// columns' types differing: the log orders them, so one is created
+	// and the other is answered AlreadyExists, and every node has the
+	// winner's table.
+	for round := 0; round < 4; round++ {
+		name := fmt.Sprintf("rf3.race%d", round)
+		types := []string{"int", "text"}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range types {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = singles[i].Query(fmt.Sprintf(`CREATE TABLE %s (k int PRIMARY KEY, v %s)`, name, types[i])).Exec()
+			}()
+		}
+		wg.Wait()
+		var won string
+		for i, err := range errs {
+			var ae *gocql.RequestErrAlreadyExists
+			switch {
+			case err == nil && won == "":
+				won = types[i]
+			case err == nil:
+				t.Fatalf("%s: both CREATE TABLEs succeeded", name)
+			case !errors.As(err, &ae):
+				t.Fatalf("%s through node%d: %v, want AlreadyExists", name, i+1, err)
+			}
+		}
+		if won == "" {
+			t.Fatalf("%s: neither CREATE TABLE succeeded: %v", name, errs)
+		}
+		_, table, _ := strings.Cut(name, ".")
+		for i := range tc.nodes {
+			eventually(t, 30*time.Second, fmt.Sprintf("node%d's %s", i+1, name), func() error {
+				var typ string
+				if err := singles[i].Query(`SELECT type FROM system_schema.columns WHERE keyspace_name = 'rf3' AND table_name = ? AND column_name = 'v'`, table).Scan(&typ); err != nil {
+					return err
+				}
+				if typ != won {
+					return fmt.Errorf("v is %s, the winner's is %s", typ, won)
+				}
+				return nil
+			})
+		}
+	}
+
 	// Every node sees the others up (gossip) before the writes.
 	for i := range tc.nodes {
 		eventually(t, 30*time.Second, fmt.Sprintf("node%d seeing every replica up", i+1), func() error {
 			return singles[i].Query(`INSERT INTO rf3.t (k, v) VALUES (-1, 'all')`).Consistency(gocql.All).Exec()
 		})
+	}
+
+	// Counters: concurrent increments of one counter through the three
+	// coordinators at once are all counted (a leader replica applies each
+	// delta and sends the others its result, as Cassandra's do).
+	if err := s.Query(`CREATE TABLE rf3.c (k int PRIMARY KEY, n counter)`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	const increments = 40
+	var cwg sync.WaitGroup
+	cerrs := make(chan error, len(singles))
+	for i := range singles {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			for range increments {
+				err := singles[i].Query(`UPDATE rf3.c SET n = n + 1 WHERE k = 1`).Consistency(gocql.Quorum).Exec()
+				if err != nil {
+					cerrs <- fmt.Errorf("increment through node%d: %w", i+1, err)
+					return
+				}
+			}
+		}()
+	}
+	cwg.Wait()
+	close(cerrs)
+	if err := <-cerrs; err != nil {
+		t.Fatal(err)
+	}
+	for i, si := range singles {
+		var n int64
+		if err := si.Query(`SELECT n FROM rf3.c WHERE k = 1`).Consistency(gocql.All).Scan(&n); err != nil || n != increments*int64(len(singles)) {
+			t.Fatalf("node%d: the counter at ALL is %d, %v; want %d", i+1, n, err, increments*len(singles))
+		}
 	}
 	const rows = 60
 	for k := 0; k < rows; k++ {
@@ -443,25 +553,74 @@ func TestClusterOfThree(t *testing.T) {
 			t.Fatalf("node%d: count(*) of rf1.t = %d, %v; want %d", i+1, n, err, rows)
 		}
 	}
+	// system.size_estimates on every node: the ranges it is the primary
+	// replica of (ending at its own tokens, the wrapping one split at the
+	// minimum token), whose partition counts at RF 1 add up, over the
+	// nodes, to the table's rows.
+	estimated := int64(0)
+	for i, si := range singles {
+		var tokens []string
+		if err := si.Query(`SELECT tokens FROM system.local`).Scan(&tokens); err != nil {
+			t.Fatal(err)
+		}
+		own := map[string]bool{"-9223372036854775808": true}
+		for _, tok := range tokens {
+			own[tok] = true
+		}
+		iter := si.Query(`SELECT range_end, partitions_count FROM system.size_estimates WHERE keyspace_name = 'rf1' AND table_name = 't'`).Iter()
+		var end string
+		var count int64
+		ends := 0
+		for iter.Scan(&end, &count) {
+			if !own[end] {
+				t.Errorf("node%d: size_estimates range ending at %s, not one of its tokens", i+1, end)
+			}
+			ends++
+			estimated += count
+		}
+		if err := iter.Close(); err != nil || ends < len(tokens) {
+			t.Errorf("node%d: %d size_estimates ranges for its %d tokens, %v", i+1, ends, len(tokens), err)
+		}
+	}
+	if estimated != rows {
+		t.Errorf("size_estimates of rf1.t add up to %d partitions over the nodes, want %d", estimated, rows)
+	}
 
 	// The Python and Node.js drivers, given node1 alone, discover the
-	// three nodes and route by their own token maps.
+	// three nodes and route by their own token maps: at RF 1 each request
+	// goes to the one replica and no node forwards it.
 	t.Run("python", func(t *testing.T) {
 		needPythonDriver(t)
-		runDriverScript(t, "drivers/python", debianPython, "cluster.py", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_python_cluster")
+		runDriverScript(t, "drivers/python", debianPython, "cluster.py", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_python_cluster", strconv.Itoa(tc.metrics))
 	})
 	t.Run("nodejs", func(t *testing.T) {
 		needNodejsDriver(t)
-		runDriverScript(t, nodejsDriverDir, "node", "cluster.js", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_nodejs_cluster")
+		runDriverScript(t, nodejsDriverDir, "node", "cluster.js", tc.nodes[0].addr, strconv.Itoa(tc.native), "3", "ks_nodejs_cluster", strconv.Itoa(tc.metrics))
 	})
 
 	// nodetool status through node2: three nodes up and normal.
 	if out := tc.nodetool(1); strings.Count(out, "UN  127.0.0.") != 3 {
 		t.Errorf("nodetool status, all up:\n%s", out)
 	}
+	// rf1 and rf3 replicate differently: no effective ownership but for
+	// one keyspace named, where RF 3 of three nodes is 100% each.
+	if out := tc.nodetool(1); !strings.Contains(out, "Owns  ") || strings.Count(out, "  ?  ") != 3 ||
+		!strings.Contains(out, "\nNote: Non-system keyspaces don't have the same replication settings, effective ownership information is meaningless\n") {
+		t.Errorf("nodetool status, keyspaces replicated differently:\n%s", out)
+	}
+	if out, err := tc.nodetoolRun(1, "status", "rf3"); err != nil || strings.Count(out, "  100.0%  ") != 3 || !strings.Contains(out, "Owns (effective)") {
+		t.Errorf("nodetool status rf3: %v\n%s", err, out)
+	}
+	if out, err := tc.nodetoolRun(1, "status", "nosuch"); err == nil || out != "\nError: The keyspace nosuch, does not exist\n" {
+		t.Errorf("nodetool status nosuch: %v %q", err, out)
+	}
 
-	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down.
+	// Kill node3: QUORUM works, ALL is UNAVAILABLE once node1 sees it down,
+	// and node1 tells its clients (STATUS_CHANGE DOWN, then UP when node3
+	// is back).
+	status := tc.nodeEvents(t, 0, "STATUS_CHANGE")
 	tc.stop(tc.nodes[2], syscall.SIGKILL)
+	waitEvent(t, status, "DOWN 127.0.0.3", 60*time.Second)
 	s1 := singles[0]
 	eventually(t, 60*time.Second, "node3 seen down", func() error {
 		err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (1000, 'x')`).Consistency(gocql.All).Exec()
@@ -477,6 +636,13 @@ func TestClusterOfThree(t *testing.T) {
 	if out := tc.nodetool(0); !strings.Contains(out, "DN  127.0.0.3") || strings.Count(out, "UN  127.0.0.") != 2 {
 		t.Errorf("nodetool status, node3 down:\n%s", out)
 	}
+	// TRUNCATE needs every replica: with one down it answers as
+	// Cassandra's TruncateStatement does, TRUNCATE_ERROR.
+	var re gocql.RequestError
+	if err := s1.Query(`TRUNCATE rf3.race0`).Exec(); !errors.As(err, &re) || re.Code() != gocql.ErrCodeTruncate ||
+		re.Message() != "Error during truncate: Cannot achieve consistency level ALL" {
+		t.Errorf("TRUNCATE with node3 down: %v", err)
+	}
 	for k := rows; k < 2*rows; k++ {
 		if err := s1.Query(`INSERT INTO rf3.t (k, v) VALUES (?, ?)`, k, fmt.Sprint("v", k)).Consistency(gocql.Quorum).Exec(); err != nil {
 			t.Fatalf("write %d at QUORUM with node3 down: %v", k, err)
@@ -489,6 +655,7 @@ func TestClusterOfThree(t *testing.T) {
 
 	// node3 back: the writes it missed reach it as hints.
 	tc.start(tc.nodes[2])
+	waitEvent(t, status, "UP 127.0.0.3", 60*time.Second)
 	s3 := tc.single(2, gocql.One)
 	eventually(t, 60*time.Second, "node3 holding the writes it missed", func() error {
 		for k := rows; k < 2*rows; k++ {
@@ -504,10 +671,12 @@ func TestClusterOfThree(t *testing.T) {
 	})
 }
 
-// TestCQLCorpusOnCluster runs the CQL corpus on a three-node cluster, each
-// file's keyspace with replication factor 3 (every node holds everything)
-// and then 1 (the data spread over the nodes), through a driver given one
-// node as contact point: every statement must answer as on one node.
+// TestCQLCorpusOnCluster runs the whole CQL corpus on a three-node
+// cluster, each file's keyspace with replication factor 3 (every node
+// holds everything) at QUORUM and at ALL, and then 1 (the data spread over
+// the nodes), through a driver given one node as contact point, which
+// sends each statement to any node: every statement must answer as on one
+// node.
 func TestCQLCorpusOnCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three cqld processes")
@@ -516,22 +685,27 @@ func TestCQLCorpusOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Lightweight transactions run only on their partition's primary
-	// replica until they are Paxos among replicas, and the corpus sends
-	// its statements as unprepared queries, which drivers cannot route:
-	// the files with conditional writes would answer InvalidRequest
-	// from the other coordinators.
-	var run []string
-	for _, f := range files {
-		if b := filepath.Base(f); b != "lwt.cql" && b != "udt.cql" {
-			run = append(run, f)
-		}
+	sort.Strings(files)
+	if len(files) == 0 {
+		t.Fatal("no testdata/cql/*.cql files")
 	}
+	// The levels at which a statement reads what the one before it wrote,
+	// whichever coordinator each goes through: at RF 3 QUORUM (as TWO and
+	// LOCAL_QUORUM: two replicas of three) and ALL (as THREE); at RF 1
+	// QUORUM, which is ONE and ALL there. ONE at RF 3 promises no such
+	// thing, in Cassandra either: a write acknowledged by one replica may
+	// not have reached the one the next read asks.
 	tc := startCluster(t, 3)
-	for _, rf := range []int{3, 1} {
-		t.Run(fmt.Sprintf("rf%d", rf), func(t *testing.T) {
-			runCorpus(t, run, false, func(t *testing.T, ks string) corpusSession {
-				return gocqlCorpusSession{tc.keyspaceSession(t, ks, rf)}
+	for _, c := range []struct {
+		name string
+		rf   int
+		cl   gocql.Consistency
+	}{{"rf3", 3, gocql.Quorum}, {"rf3-all", 3, gocql.All}, {"rf1", 1, gocql.Quorum}} {
+		t.Run(c.name, func(t *testing.T) {
+			runCorpus(t, files, false, func(t *testing.T, ks string) corpusSession {
+				s := tc.keyspaceSession(t, ks, c.rf)
+				s.SetConsistency(c.cl)
+				return gocqlCorpusSession{s}
 			})
 		})
 	}

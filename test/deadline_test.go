@@ -13,8 +13,9 @@ import (
 )
 
 // Every request runs within its kind's deadline (read_request_timeout,
-// range_request_timeout, write_request_timeout) and answers READ_TIMEOUT
-// or WRITE_TIMEOUT past it, with Cassandra's fields. The deadlines here
+// range_request_timeout, write_request_timeout, truncate_request_timeout)
+// and answers READ_TIMEOUT or WRITE_TIMEOUT past it, with Cassandra's
+// fields, or for a truncate TRUNCATE_ERROR, as Cassandra's. The deadlines here
 // are a nanosecond, so each request is past its own before it reads or
 // writes anything; the other kinds' defaults keep the setup working. (The
 // point reads answered on the event loop wait on nothing and take no
@@ -61,6 +62,12 @@ func TestRequestDeadlines(t *testing.T) {
 			`BEGIN BATCH INSERT INTO dl.t (k, c, v) VALUES (1, 3, 'c'); INSERT INTO dl.t (k, c, v) VALUES (2, 3, 'c'); APPLY BATCH`, func(err error) bool {
 				var wt *gocql.RequestErrWriteTimeout
 				return errors.As(err, &wt) && wt.WriteType == "BATCH"
+			}},
+		{"truncate", func(c *config.Config) { c.TruncateRequestTimeout = config.Duration{Duration: time.Nanosecond} },
+			`TRUNCATE dl.c`, func(err error) bool {
+				var re gocql.RequestError
+				return errors.As(err, &re) && re.Code() == gocql.ErrCodeTruncate &&
+					re.Message() == "Error during truncate: Truncate timed out - received only 0 responses"
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

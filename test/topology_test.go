@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,9 +265,17 @@ func readAll(t *testing.T, s *gocql.Session, table string, keys []int) {
 // events and returns them as they come, "NEW_NODE 127.0.0.3".
 func (tc *testCluster) topologyEvents(t *testing.T, i int) <-chan string {
 	t.Helper()
+	return tc.nodeEvents(t, i, "TOPOLOGY_CHANGE")
+}
+
+// nodeEvents registers a connection to node i for TOPOLOGY_CHANGE or
+// STATUS_CHANGE events (the kinds given) and returns them as they come,
+// "NEW_NODE 127.0.0.3", "DOWN 127.0.0.2".
+func (tc *testCluster) nodeEvents(t *testing.T, i int, kinds ...string) <-chan string {
+	t.Helper()
 	w := dial(t, net.JoinHostPort(tc.nodes[i].addr, strconv.Itoa(tc.native)))
 	w.handshake()
-	w.send(4, 2, primitive.OpCodeRegister, registerBody("TOPOLOGY_CHANGE"))
+	w.send(4, 2, primitive.OpCodeRegister, registerBody(kinds...))
 	if r := w.mustRead(); r.op != primitive.OpCodeReady {
 		t.Fatalf("REGISTER answered %s", fmtReply(r))
 	}
@@ -288,7 +297,7 @@ func (tc *testCluster) topologyEvents(t *testing.T, i int) <-chan string {
 			}
 			kind, rest := readString(r.body)
 			change, rest := readString(rest)
-			if kind != "TOPOLOGY_CHANGE" || len(rest) < 1 || len(rest) < 1+int(rest[0]) {
+			if !slices.Contains(kinds, kind) || len(rest) < 1 || len(rest) < 1+int(rest[0]) {
 				continue
 			}
 			addr, _ := netip.AddrFromSlice(rest[1 : 1+int(rest[0])])
@@ -342,10 +351,12 @@ func (tc *testCluster) watchState(i int, addr, state string) (stop func() bool) 
 			if err != nil {
 				continue
 			}
-			var nodes []struct{ Address, State string }
-			_ = json.NewDecoder(resp.Body).Decode(&nodes)
+			var st struct {
+				Nodes []struct{ Address, State string }
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&st)
 			resp.Body.Close()
-			for _, n := range nodes {
+			for _, n := range st.Nodes {
 				if n.Address == addr && n.State == state {
 					seen.Store(true)
 				}

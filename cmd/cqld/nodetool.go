@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/cqld/cqld/server"
@@ -23,7 +22,7 @@ import (
 // COMMAND`, Cassandra's nodetool over the node's metrics endpoint
 // (prometheus_port), where Cassandra's asks JMX:
 //
-//	status                      the ring as node HOST sees it
+//	status [keyspace]           the ring as node HOST sees it
 //	netstats                    the node's mode and its streaming
 //	decommission [-f|--force]   the node leaves the ring, streaming its data away
 //	removenode <host id>        a dead node is removed, its data re-replicated
@@ -52,14 +51,18 @@ func runNodetool(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	switch rest := cmd[1:]; cmd[0] {
 	case "status":
-		if len(rest) != 0 {
+		if len(rest) > 1 {
 			return t.usage()
 		}
-		var nodes []server.NodeStatus
-		if code := t.get(ctx, "/nodetool/status", &nodes); code != 0 {
+		path := "/nodetool/status"
+		if len(rest) == 1 {
+			path += "?" + url.Values{"keyspace": rest}.Encode()
+		}
+		var st server.Status
+		if code := t.get(ctx, path, &st); code != 0 {
 			return code
 		}
-		printStatus(stdout, nodes)
+		printStatus(stdout, st)
 		return 0
 	case "netstats":
 		var ns server.Netstats
@@ -122,7 +125,7 @@ type nodetool struct {
 
 func (t *nodetool) usage() int {
 	fmt.Fprintln(t.stderr, "usage: cqld nodetool [-h HOST] [-p PORT] [-u USER -pw PASSWORD] "+
-		"status | netstats | reloadssl | decommission [--force] | removenode <host id> | removenode status")
+		"status [keyspace] | netstats | reloadssl | decommission [--force] | removenode <host id> | removenode status")
 	return 2
 }
 
@@ -163,6 +166,12 @@ func (t *nodetool) get(ctx context.Context, path string, v any) int {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		var ae server.AdminError
+		if resp.StatusCode == http.StatusBadRequest && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&ae) == nil && ae.Message != "" {
+			// As nodetool prints an IllegalArgumentException of a read.
+			fmt.Fprintf(t.stdout, "\nError: %s\n", ae.Message)
+			return 1
+		}
 		fmt.Fprintf(t.stderr, "cqld nodetool: %s answered %s\n", t.base+path, resp.Status)
 		return 1
 	}
@@ -245,35 +254,71 @@ func printNetstats(w io.Writer, ns server.Netstats) {
 	fmt.Fprintf(w, "%s (%s): %d of %d streams done, %d partitions, %s streamed\n", p.Operation, state, p.Done, p.Streams, p.Partitions, bytesString(uint64(p.Bytes)))
 }
 
-// printStatus prints nodes by data center, as nodetool status does.
-func printStatus(w io.Writer, nodes []server.NodeStatus) {
+// printStatus prints the ring as nodetool status does (Cassandra 4.0's
+// Status with its TableBuilder): a block per data center, their columns as
+// wide as the widest cell of any of them (the last one too) and two spaces
+// apart; the ownership as "Owns (effective)" or, when no effective figure
+// is meaningful, "?" under "Owns" and the reason as a note at the end.
+func printStatus(w io.Writer, st server.Status) {
 	byDC := map[string][]server.NodeStatus{}
 	var dcs []string
-	for _, n := range nodes {
+	for _, n := range st.Nodes {
 		if _, ok := byDC[n.DataCenter]; !ok {
 			dcs = append(dcs, n.DataCenter)
 		}
 		byDC[n.DataCenter] = append(byDC[n.DataCenter], n)
 	}
 	sort.Strings(dcs)
-	for _, dc := range dcs {
+	owns := "Owns"
+	if st.Effective {
+		owns = "Owns (effective)"
+	}
+	header := []string{"--", "Address", "Load", "Tokens", owns, "Host ID", "Rack"}
+	tables := make([][][]string, len(dcs))
+	widths := make([]int, len(header))
+	for i, dc := range dcs {
+		rows := [][]string{header}
+		ns := byDC[dc]
+		sort.Slice(ns, func(i, j int) bool { return ns[i].Address < ns[j].Address })
+		for _, n := range ns {
+			st0 := "D"
+			if n.Up {
+				st0 = "U"
+			}
+			o := "?"
+			if st.Effective {
+				o = fmt.Sprintf("%.1f%%", 100*n.Owns)
+			}
+			rows = append(rows, []string{st0 + n.State[:1], n.Address, loadString(n.LoadBytes), strconv.Itoa(n.Tokens), o, n.HostID, n.Rack})
+		}
+		for _, r := range rows {
+			for c, cell := range r {
+				widths[c] = max(widths[c], len(cell))
+			}
+		}
+		tables[i] = rows
+	}
+	for i, dc := range dcs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
 		title := "Datacenter: " + dc
 		fmt.Fprintf(w, "%s\n%s\n", title, repeat('=', len(title)))
 		fmt.Fprintln(w, "Status=Up/Down")
 		fmt.Fprintln(w, "|/ State=Normal/Leaving/Joining/Moving")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "--\tAddress\tLoad\tTokens\tOwns\tHost ID\tRack")
-		ns := byDC[dc]
-		sort.Slice(ns, func(i, j int) bool { return ns[i].Address < ns[j].Address })
-		for _, n := range ns {
-			st := "D"
-			if n.Up {
-				st = "U"
+		for _, r := range tables[i] {
+			for c, cell := range r {
+				if c > 0 {
+					io.WriteString(w, "  ")
+				}
+				fmt.Fprintf(w, "%-*s", widths[c], cell)
 			}
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%.1f%%\t%s\t%s\n", st, n.State[:1], n.Address, bytesString(n.LoadBytes), n.Tokens, 100*n.Owns, n.HostID, n.Rack)
+			fmt.Fprintln(w)
 		}
-		tw.Flush()
-		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	if st.Note != "" {
+		fmt.Fprintf(w, "Note: %s\n", st.Note)
 	}
 }
 
@@ -285,7 +330,21 @@ func repeat(c byte, n int) string {
 	return string(b)
 }
 
-// bytesString is a size as nodetool prints loads: 1.5 MiB.
+// loadString is a size as nodetool status prints a load
+// (FileUtils.stringifyFileSize): at most two decimals, none trailing, so
+// 1.5 MiB, 70.13 KiB, 512 bytes.
+func loadString(n uint64) string {
+	const unit = 1024
+	v, i := float64(n), 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	f := strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
+	return f + " " + []string{"bytes", "KiB", "MiB", "GiB", "TiB"}[i]
+}
+
+// bytesString is a size with two decimals: 1.50 MiB.
 func bytesString(n uint64) string {
 	const unit = 1024
 	if n < unit {
