@@ -516,21 +516,14 @@ func TestCQLCorpusOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Lightweight transactions run only on their partition's primary
-	// replica until they are Paxos among replicas, and the corpus sends
-	// its statements as unprepared queries, which drivers cannot route:
-	// the files with conditional writes would answer InvalidRequest
-	// from the other coordinators.
-	var run []string
-	for _, f := range files {
-		if b := filepath.Base(f); b != "lwt.cql" && b != "udt.cql" {
-			run = append(run, f)
-		}
-	}
+	// Every file runs, the conditional writes of lwt.cql and udt.cql
+	// included: the corpus sends its statements as unprepared queries,
+	// which drivers cannot route, so they reach coordinators that are not
+	// their partition's replicas too, and run Paxos among the replicas.
 	tc := startCluster(t, 3)
 	for _, rf := range []int{3, 1} {
 		t.Run(fmt.Sprintf("rf%d", rf), func(t *testing.T) {
-			runCorpus(t, run, false, func(t *testing.T, ks string) corpusSession {
+			runCorpus(t, files, false, func(t *testing.T, ks string) corpusSession {
 				return gocqlCorpusSession{tc.keyspaceSession(t, ks, rf)}
 			})
 		})
