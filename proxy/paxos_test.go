@@ -653,7 +653,8 @@ func TestPaxosFastProposalsAreFinishedOnlyFromAQuorum(t *testing.T) {
 }
 
 // LOCAL_SERIAL runs Paxos among the local data center's replicas alone:
-// with the other data center cut off, transactions through either go on,
+// with the other data center cut off, transactions and LOCAL_SERIAL reads
+// through either go on,
 // each deciding on its own data center's quorum; the commit still goes to
 // every replica, so once healed a QUORUM read sees both.
 func TestPaxosLocalSerial(t *testing.T) {
@@ -676,6 +677,10 @@ func TestPaxosLocalSerial(t *testing.T) {
 		cas.Serial = primitive.ConsistencyLevelLocalSerial
 		if err := c.proxies[tc.coord].Conditional(context.Background(), cas); err != nil || !applied {
 			t.Fatalf("LOCAL_SERIAL through node %d: %v, %v", tc.coord, applied, err)
+		}
+		data, err := c.proxies[tc.coord].Read(context.Background(), primitive.ConsistencyLevelLocalSerial, c.tbl, i32(tc.k), storage.Slice{})
+		if err != nil || c.value(data) != "local" {
+			t.Fatalf("LOCAL_SERIAL read through node %d: %v", tc.coord, err)
 		}
 		// SERIAL needs a quorum of all six: the cut-off side times out.
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

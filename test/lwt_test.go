@@ -129,6 +129,11 @@ func TestLightweightTransactions(t *testing.T) {
 	if err := s.Query(`SELECT cf_id, in_progress_ballot FROM system.paxos WHERE row_key = textAsBlob('c')`).Scan(&cfID, &ballot); err != nil {
 		t.Fatalf("system.paxos: %v", err)
 	}
+	// Cassandra 4.0's columns, every one.
+	if err := s.Query(`SELECT row_key, cf_id, in_progress_ballot, proposal, proposal_ballot, proposal_version,
+		most_recent_commit, most_recent_commit_at, most_recent_commit_version FROM system.paxos`).Exec(); err != nil {
+		t.Fatalf("system.paxos's columns: %v", err)
+	}
 	var wt int64
 	if err := s.Query(`SELECT writetime(n) FROM acct WHERE id = 'c'`).Scan(&wt); err != nil {
 		t.Fatal(err)
