@@ -801,25 +801,8 @@ func (r rival) Prepare(ctx context.Context, t *storage.Table, pk []byte, b repli
 // and the metrics count both.
 func TestPaxosContentionTimesOut(t *testing.T) {
 	c := newPaxosCluster(t, 3, rf("3"))
-	reps := replicaMap{}
-	for i, h := range c.hosts {
-		reps[h] = rival{c.locals[i]}
-	}
 	m := NewCASMetrics(prometheus.NewRegistry())
-	p := New(Options{
-		Topology:             NewRingTopology(c.hosts[0], "dc1", RingState{Ring: c.ring}),
-		Liveness:             c.live,
-		Replicas:             reps,
-		CASMetrics:           m,
-		CASContentionTimeout: 200 * time.Millisecond,
-		Keyspace: func(name string) *storage.KeyspaceDef {
-			if name == "ks" {
-				return c.ks
-			}
-			return nil
-		},
-	})
-	defer p.Close()
+	p := c.rivalled(Options{CASMetrics: m, CASContentionTimeout: 200 * time.Millisecond})
 	const k = 16
 	var applied bool
 	err := p.Conditional(context.Background(), c.casSet(k, "", "never", primitive.ConsistencyLevelQuorum, &applied))
@@ -842,6 +825,59 @@ func TestPaxosContentionTimesOut(t *testing.T) {
 	for _, i := range c.replicasOf(k) {
 		if v := c.onReplica(i, k); v != "" {
 			t.Fatalf("replica %d holds %q", i, v)
+		}
+	}
+}
+
+// rivalled is a proxy of node 0 whose every replica is a rival's, with o's
+// contention settings.
+func (c *paxosCluster) rivalled(o Options) *Proxy {
+	reps := replicaMap{}
+	for i, h := range c.hosts {
+		reps[h] = rival{c.locals[i]}
+	}
+	o.Topology = NewRingTopology(c.hosts[0], "dc1", RingState{Ring: c.ring})
+	o.Liveness, o.Replicas = c.live, reps
+	o.Keyspace = func(name string) *storage.KeyspaceDef {
+		if name == "ks" {
+			return c.ks
+		}
+		return nil
+	}
+	p := New(o)
+	c.t.Cleanup(p.Close)
+	return p
+}
+
+// The back-off after a lost round is drawn at random below a limit that
+// doubles with each loss (from twice the last round's time, at least a
+// millisecond), up to 100 ms.
+func TestPaxosContentionBacksOff(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	var (
+		mu     sync.Mutex
+		limits []time.Duration
+	)
+	p := c.rivalled(Options{CASContentionTimeout: time.Second, Jitter: func(d time.Duration) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		limits = append(limits, d)
+		return d
+	}})
+	var applied bool
+	err := p.Conditional(context.Background(), c.casSet(17, "", "never", primitive.ConsistencyLevelQuorum, &applied))
+	wt, ok := errors.AsType[*cqlerr.WriteTimeout](err)
+	if !ok || wt.WriteType != primitive.WriteTypeCas {
+		t.Fatalf("a CAS losing every round: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := int(wt.Contentions); len(limits) < n-1 || len(limits) > n || n < 4 {
+		t.Fatalf("%d back-offs drawn for %d contentions", len(limits), n)
+	}
+	for i, d := range limits {
+		if d > 100*time.Millisecond || (i < 3 && d < time.Millisecond<<(i+1)) {
+			t.Fatalf("back-off %d drawn below a limit of %v (all: %v)", i+1, d, limits)
 		}
 	}
 }
