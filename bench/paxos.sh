@@ -13,7 +13,12 @@
 #   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/paxos.sh [N] [DELAY]
 #
 # N is the operations per row (default 10000; 500 makes a quick run),
-# DELAY the injected one-way delay (default 10ms). VARIANTS lists the
+# DELAY the injected one-way delay (default 10ms). THREADS, LEVELS, KEYS
+# and SERIAL_THREADS narrow the rows (defaults "1 5 10", "ANY QUORUM",
+# "uncontended contended", and THREADS or "1 10" for the SERIAL reads;
+# empty: none), for a run short enough to repeat. Each
+# table starts with a plain write at QUORUM, one thread: one round trip
+# and one synced write, the unit the issue's targets count in. VARIANTS lists the
 # configuration lines of the other protocols, separated by ';' (default:
 # paxos_variant v2_no_repeat, without the repeat proposer's one round
 # trip, and v1, Cassandra 3.0's four round trips; empty: none). Nodes
@@ -25,6 +30,10 @@ cd "$(dirname "$0")/.."
 n=${1:-10000}
 delay=${2:-10ms}
 variants=${VARIANTS-paxos_variant: v2_no_repeat;paxos_variant: v1}
+threads_list=${THREADS:-1 5 10}
+serial_threads=${SERIAL_THREADS-${THREADS:-1 10}}
+levels=${LEVELS:-ANY QUORUM}
+keys_list=${KEYS:-uncontended contended}
 net=${NET:-127.0.12}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cqld-paxos-bench.XXXXXX")
 . bench/nodes.sh
@@ -80,9 +89,11 @@ table() {
 	local label=$1 base=0
 	start_cluster "$2"
 	header "$label"
-	for cl in ANY QUORUM; do
-		for keys in uncontended contended; do
-			for threads in 1 5 10; do
+	stress "plain write, QUORUM, threads=1" \
+		write "n=$n" cl=QUORUM -rate threads=1 -pop "seq=1..$n"
+	for cl in $levels; do
+		for keys in $keys_list; do
+			for threads in $threads_list; do
 				local pop="seq=$((base + 1))..$((base + n))"
 				if [ "$keys" = contended ]; then pop="dist=uniform($((base + 1))..$((base + 5)))"; fi
 				base=$((base + n))
@@ -91,7 +102,7 @@ table() {
 			done
 		done
 	done
-	for threads in 1 10; do
+	for threads in $serial_threads; do
 		stress "serial_read, threads=$threads" \
 			serial_read "n=$n" -serial-cl SERIAL -rate "threads=$threads" -pop "seq=$((base + 1))..$((base + 1000))" -populate n=1000
 		base=$((base + 1000))

@@ -74,6 +74,12 @@ func (c *Coordinator) analyzeBatch(s *statements.Batch, n int, session string) (
 		p.children = append(p.children, wp)
 	}
 	if conditional {
+		if s.Using.Timestamp != nil {
+			// Cassandra's BatchStatement words the batch's own timestamp
+			// so; a statement's own is refused as any conditional
+			// update's.
+			return nil, invalidf("Cannot provide custom timestamp for conditional BATCH")
+		}
 		cp := &casPlan{batch: true}
 		for i, wp := range p.children {
 			cw, err := c.casWrite(wp, b, specs[i])

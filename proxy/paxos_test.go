@@ -653,7 +653,8 @@ func TestPaxosFastProposalsAreFinishedOnlyFromAQuorum(t *testing.T) {
 }
 
 // LOCAL_SERIAL runs Paxos among the local data center's replicas alone:
-// with the other data center cut off, transactions through either go on,
+// with the other data center cut off, transactions and LOCAL_SERIAL reads
+// through either go on,
 // each deciding on its own data center's quorum; the commit still goes to
 // every replica, so once healed a QUORUM read sees both.
 func TestPaxosLocalSerial(t *testing.T) {
@@ -676,6 +677,10 @@ func TestPaxosLocalSerial(t *testing.T) {
 		cas.Serial = primitive.ConsistencyLevelLocalSerial
 		if err := c.proxies[tc.coord].Conditional(context.Background(), cas); err != nil || !applied {
 			t.Fatalf("LOCAL_SERIAL through node %d: %v, %v", tc.coord, applied, err)
+		}
+		data, err := c.proxies[tc.coord].Read(context.Background(), primitive.ConsistencyLevelLocalSerial, c.tbl, i32(tc.k), storage.Slice{})
+		if err != nil || c.value(data) != "local" {
+			t.Fatalf("LOCAL_SERIAL read through node %d: %v", tc.coord, err)
 		}
 		// SERIAL needs a quorum of all six: the cut-off side times out.
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -718,5 +723,168 @@ func TestPaxosQueueTimeoutIsCounted(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(c.metrics.Timeouts.WithLabelValues("write")); n != 1 {
 		t.Fatalf("%v timeouts counted", n)
+	}
+}
+
+// Committed at ONE through one of its replicas, a transaction's commit is
+// the coordinator's own: answered with no remote commit acknowledged
+// (two round trips), where QUORUM then waits for one.
+func TestPaxosCommitAtOneIsTheCoordinators(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	const k = 14
+	coord := c.replicasOf(k)[0]
+	c.net.SetFault(func(_, _ netip.AddrPort, verb messaging.Verb, response bool) messaging.Fault {
+		return messaging.Fault{Drop: verb == messaging.VerbPaxosCommit && !response}
+	})
+	var applied bool
+	if err := c.proxies[coord].Conditional(context.Background(), c.casSet(k, "", "one", primitive.ConsistencyLevelOne, &applied)); err != nil || !applied {
+		t.Fatalf("CAS at ONE with every remote commit lost: %v, %v", applied, err)
+	}
+	if sum, _ := c.roundTrips("write"); sum != 2 {
+		t.Fatalf("CAS at ONE: %v round trips", sum)
+	}
+	if v := c.onReplica(coord, k); v != "one" {
+		t.Fatalf("the coordinator's replica holds %q", v)
+	}
+	// Long enough for the rounds before the commit on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := c.proxies[coord].Conditional(ctx, c.casSet(k, "one", "quorum", primitive.ConsistencyLevelQuorum, &applied))
+	if wt, ok := errors.AsType[*cqlerr.WriteTimeout](err); !ok || wt.Consistency != primitive.ConsistencyLevelQuorum || wt.Received != 1 {
+		t.Fatalf("CAS at QUORUM with every remote commit lost: %v (%+v)", err, wt)
+	}
+}
+
+// A transaction answered at QUORUM was committed on a quorum: a plain
+// QUORUM read that misses the coordinator, through the replica whose
+// commit was lost, sees it, on the replica whose commit came late.
+func TestPaxosQuorumReadSeesAQuorumCommit(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	const k = 15
+	reps := c.replicasOf(k)
+	coord, late, lost := reps[0], reps[1], reps[2]
+	c.net.SetFault(func(_, to netip.AddrPort, verb messaging.Verb, response bool) messaging.Fault {
+		if verb != messaging.VerbPaxosCommit || response {
+			return messaging.Fault{}
+		}
+		return messaging.Fault{Drop: to == c.addrs[lost], Delay: map[bool]time.Duration{true: 300 * time.Millisecond}[to == c.addrs[late]]}
+	})
+	var applied bool
+	if err := c.proxies[coord].Conditional(context.Background(), c.casSet(k, "", "seen", primitive.ConsistencyLevelQuorum, &applied)); err != nil || !applied {
+		t.Fatalf("CAS at QUORUM: %v, %v", applied, err)
+	}
+	c.net.Partition(c.addrs[coord:coord+1], []netip.AddrPort{c.addrs[late], c.addrs[lost]})
+	c.setDown(coord, true)
+	data, err := c.proxies[lost].Read(context.Background(), primitive.ConsistencyLevelQuorum, c.tbl, i32(k), storage.Slice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := c.value(data); v != "seen" {
+		t.Fatalf("QUORUM read after a CAS answered at QUORUM: %q", v)
+	}
+}
+
+// rival is a replica on which another proposer prepares a ballot one
+// microsecond after each of the coordinator's, just before it: every
+// round the coordinator starts is lost to contention.
+type rival struct{ *replica.Local }
+
+func (r rival) Prepare(ctx context.Context, t *storage.Table, pk []byte, b replica.Ballot, read *storage.Slice) (*replica.Promise, error) {
+	if _, err := r.Local.Prepare(ctx, t, pk, replica.NewBallot(b.Micros()+1, [8]byte{0xee}), nil); err != nil {
+		return nil, err
+	}
+	return r.Local.Prepare(ctx, t, pk, b, read)
+}
+
+// A transaction that keeps losing its rounds backs off and retries until
+// cas_contention_timeout, then answers WRITE_TIMEOUT of write type CAS at
+// the serial level with its contentions (a SERIAL read, READ_TIMEOUT),
+// and the metrics count both.
+func TestPaxosContentionTimesOut(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	m := NewCASMetrics(prometheus.NewRegistry())
+	p := c.rivalled(Options{CASMetrics: m, CASContentionTimeout: 200 * time.Millisecond})
+	const k = 16
+	var applied bool
+	err := p.Conditional(context.Background(), c.casSet(k, "", "never", primitive.ConsistencyLevelQuorum, &applied))
+	wt, ok := errors.AsType[*cqlerr.WriteTimeout](err)
+	if !ok || wt.WriteType != primitive.WriteTypeCas || wt.Consistency != primitive.ConsistencyLevelSerial || wt.BlockFor != 2 || wt.Contentions < 1 {
+		t.Fatalf("a CAS losing every round: %v (%+v)", err, wt)
+	}
+	_, err = p.Read(context.Background(), primitive.ConsistencyLevelSerial, c.tbl, i32(k), storage.Slice{})
+	if rt, ok := errors.AsType[*cqlerr.ReadTimeout](err); !ok || rt.Consistency != primitive.ConsistencyLevelSerial {
+		t.Fatalf("a SERIAL read losing every round: %v", err)
+	}
+	if n := testutil.ToFloat64(m.Contended.WithLabelValues("write")); n != float64(wt.Contentions) {
+		t.Fatalf("%v write rounds counted contended, %d answered", n, wt.Contentions)
+	}
+	for _, op := range []string{"write", "read"} {
+		if n := testutil.ToFloat64(m.Timeouts.WithLabelValues(op)); n != 1 {
+			t.Fatalf("%v %s timeouts counted", n, op)
+		}
+	}
+	for _, i := range c.replicasOf(k) {
+		if v := c.onReplica(i, k); v != "" {
+			t.Fatalf("replica %d holds %q", i, v)
+		}
+	}
+}
+
+// rivalled is a proxy of node 0 whose every replica is a rival's, with o's
+// contention settings.
+func (c *paxosCluster) rivalled(o Options) *Proxy {
+	reps := replicaMap{}
+	for i, h := range c.hosts {
+		reps[h] = rival{c.locals[i]}
+	}
+	o.Topology = NewRingTopology(c.hosts[0], "dc1", RingState{Ring: c.ring})
+	o.Liveness, o.Replicas = c.live, reps
+	o.Keyspace = func(name string) *storage.KeyspaceDef {
+		if name == "ks" {
+			return c.ks
+		}
+		return nil
+	}
+	p := New(o)
+	c.t.Cleanup(p.Close)
+	return p
+}
+
+// The back-off after a lost round is drawn at random below a limit that
+// doubles with each loss, from twice the last round's time (at least a
+// millisecond: here, with the clock standing still, exactly that), up to
+// 32 times it and at most 100 ms.
+func TestPaxosContentionBacksOff(t *testing.T) {
+	c := newPaxosCluster(t, 3, rf("3"))
+	var (
+		mu     sync.Mutex
+		limits []time.Duration
+	)
+	still := time.Now()
+	p := c.rivalled(Options{
+		Now: func() time.Time { return still },
+		Jitter: func(d time.Duration) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			limits = append(limits, d)
+			return d
+		}})
+	// The clock standing still, cas_contention_timeout never passes: the
+	// request's deadline ends the transaction.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var applied bool
+	if err := p.Conditional(ctx, c.casSet(17, "", "never", primitive.ConsistencyLevelQuorum, &applied)); err == nil {
+		t.Fatal("a CAS losing every round answered")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(limits) < 3 {
+		t.Fatalf("%d back-offs drawn: %v", len(limits), limits)
+	}
+	for i, d := range limits {
+		if want := time.Millisecond << min(i+1, 5); d != want {
+			t.Fatalf("back-off %d drawn below %v, want %v (all: %v)", i+1, d, want, limits)
+		}
 	}
 }

@@ -689,6 +689,10 @@ func TestCQLCorpusOnCluster(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no testdata/cql/*.cql files")
 	}
+	// Every file runs, the conditional writes of lwt.cql and udt.cql
+	// included: the corpus sends its statements as unprepared queries,
+	// which drivers cannot route, so they reach coordinators that are not
+	// their partition's replicas too, and run Paxos among the replicas.
 	// The levels at which a statement reads what the one before it wrote,
 	// whichever coordinator each goes through: at RF 3 QUORUM (as TWO and
 	// LOCAL_QUORUM: two replicas of three) and ALL (as THREE); at RF 1

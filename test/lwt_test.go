@@ -129,6 +129,11 @@ func TestLightweightTransactions(t *testing.T) {
 	if err := s.Query(`SELECT cf_id, in_progress_ballot FROM system.paxos WHERE row_key = textAsBlob('c')`).Scan(&cfID, &ballot); err != nil {
 		t.Fatalf("system.paxos: %v", err)
 	}
+	// Cassandra 4.0's columns, every one.
+	if err := s.Query(`SELECT row_key, cf_id, in_progress_ballot, proposal, proposal_ballot, proposal_version,
+		most_recent_commit, most_recent_commit_at, most_recent_commit_version FROM system.paxos`).Exec(); err != nil {
+		t.Fatalf("system.paxos's columns: %v", err)
+	}
 	var wt int64
 	if err := s.Query(`SELECT writetime(n) FROM acct WHERE id = 'c'`).Scan(&wt); err != nil {
 		t.Fatal(err)
@@ -139,6 +144,33 @@ func TestLightweightTransactions(t *testing.T) {
 	var tableID gocql.UUID
 	if err := s.Query(`SELECT id FROM system_schema.tables WHERE keyspace_name = 'app' AND table_name = 'acct'`).Scan(&tableID); err != nil || tableID != cfID {
 		t.Fatalf("cf_id %v, table id %v (%v)", cfID, tableID, err)
+	}
+	// The state is purged as it expires: its cells live the table's
+	// gc_grace_seconds (ten days by default), at least three hours
+	// (Cassandra's paxosTtlSec).
+	for _, q := range []string{
+		`CREATE TABLE graced (k int PRIMARY KEY, v int) WITH gc_grace_seconds = 20000`,
+		`CREATE TABLE brief (k int PRIMARY KEY, v int) WITH gc_grace_seconds = 60`,
+	} {
+		mustExec(t, s, q)
+	}
+	for _, q := range []string{`INSERT INTO graced (k, v) VALUES (1, 1) IF NOT EXISTS`, `INSERT INTO brief (k, v) VALUES (1, 1) IF NOT EXISTS`} {
+		if applied, err := s.Query(q).ScanCAS(); err != nil || !applied {
+			t.Fatalf("%s: %v %v", q, applied, err)
+		}
+	}
+	for _, tc := range []struct {
+		key, table string
+		ttl        int
+	}{{"textAsBlob('c')", "acct", 864000}, {"intAsBlob(1)", "graced", 20000}, {"intAsBlob(1)", "brief", 3 * 3600}} {
+		var id gocql.UUID
+		if err := s.Query(`SELECT id FROM system_schema.tables WHERE keyspace_name = 'app' AND table_name = ?`, tc.table).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		var ttl int
+		if err := s.Query(`SELECT ttl(in_progress_ballot) FROM system.paxos WHERE row_key = `+tc.key+` AND cf_id = ?`, id).Scan(&ttl); err != nil || ttl > tc.ttl || ttl < tc.ttl-600 {
+			t.Fatalf("%s: the Paxos state's TTL is %d, want %d (%v)", tc.table, ttl, tc.ttl, err)
+		}
 	}
 }
 
