@@ -48,7 +48,7 @@ func (p *Proxy) ReadLocal(ctx context.Context, cl primitive.ConsistencyLevel, t 
 		start := p.opts.Now()
 		defer func() { p.observe("read", cl, start, err) }()
 	}
-	rep, err := p.replica(p.localID)
+	rep, err := p.localReplica()
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (p *Proxy) localRead(cl primitive.ConsistencyLevel, t *storage.Table) (repl
 	if here, err := p.soleHere(cl, t, false); err != nil || !here {
 		return nil, err
 	}
-	return p.replica(p.local())
+	return p.localReplica()
 }
 
 // planRead picks the replicas a read of token tok at level cl asks: as
