@@ -291,7 +291,16 @@ func (r *selectRun) done() bool {
 // size: the frontend refuses it if it is too big for a frame), and fails
 // an unpaged read with INVALID.
 func (r *selectRun) fits(n int) bool {
-	if r.size+n <= r.room || r.pageSize > 0 && len(r.rows) == 0 {
+	if r.size+n <= r.room {
+		r.size += n
+		return true
+	}
+	return r.overflow(n)
+}
+
+// overflow is fits of a row past the room (fits is inlined).
+func (r *selectRun) overflow(n int) bool {
+	if r.pageSize > 0 && len(r.rows) == 0 {
 		r.size += n
 		return true
 	}
