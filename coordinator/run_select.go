@@ -91,9 +91,14 @@ type selectRun struct {
 		ck     [][]byte
 		inPart int32
 	}
-	resume  *pageState
-	next    *pageState
-	filters [][][]byte // allowed values per filter
+	// out is the run's answer and firstRow the room of its first row:
+	// a result is made in the run's own allocation (the run escapes to
+	// the heap anyway: the replica's callback holds it).
+	out      rowsBlock
+	firstRow [1][][]byte
+	resume   *pageState
+	next     *pageState
+	filters  [][][]byte // allowed values per filter
 	// orderKeys are the rows' sort keys when p.orderAfter > 0: their
 	// ORDER BY columns in clustering order, nil for a static-only row.
 	orderKeys [][]byte
@@ -217,7 +222,8 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if p.orderAfter > 0 && !p.aggregates() {
 		r.sortRows(userLimit)
 	}
-	blk := &rowsBlock{md: message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}}
+	blk := &r.out
+	blk.md = message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}
 	if r.next != nil {
 		blk.md.PagingState = r.next.encode()
 	}
@@ -569,6 +575,9 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 	r.inPart++
 	if r.limit > 0 {
 		r.limit--
+	}
+	if r.rows == nil {
+		r.rows = r.firstRow[:0]
 	}
 	r.rows = append(r.rows, vals)
 	r.last.pk, r.last.ck, r.last.inPart = r.pk, ck, r.inPart
