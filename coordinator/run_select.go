@@ -71,10 +71,10 @@ type selectRun struct {
 	rows     message.RowSet
 	err      error   // from evaluating the selection; stops the read
 	sctx     *selCtx // with p.sel (a pointer, so that the run can stay on the stack)
-	agg      aggRun
-	limit    int32 // -1: none
-	ppl      int32 // -1: none
-	pageSize int32 // <= 0: no paging
+	agg      *aggRun // with aggregates; a pointer, so that the run stays a small object (at most 512 bytes: no allocation header)
+	limit    int32   // -1: none
+	ppl      int32   // -1: none
+	pageSize int32   // <= 0: no paging
 	// tombstones counts the tombstones the read meets (nil for system
 	// tables, whose rows are made on each read, or without limits); it
 	// points at tomb, which saves the read an allocation.
@@ -181,7 +181,7 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 			// and PER PARTITION LIMIT apply to the one result row.
 			r.limit, r.ppl = -1, -1
 		}
-		r.agg.states = make([]functions.AggState, len(p.sel.aggs))
+		r.agg = &aggRun{states: make([]functions.AggState, len(p.sel.aggs))}
 	}
 	if x.opts.PagingState != nil && r.pageSize > 0 {
 		if r.resume, err = decodePageState(x.opts.PagingState); err != nil {
@@ -602,7 +602,7 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 // group when a new one starts; it reports whether to go on. LIMIT and PER
 // PARTITION LIMIT count groups.
 func (r *selectRun) fold(vals [][]byte, ck [][]byte) bool {
-	sel, a := r.p.sel, &r.agg
+	sel, a := r.p.sel, r.agg
 	if sel.groupCK >= 0 {
 		samePart := a.open && bytes.Equal(a.pk, r.pk)
 		if !samePart || !sameGroup(a.ck, ck, sel.groupCK) {
@@ -633,7 +633,7 @@ func (r *selectRun) fold(vals [][]byte, ck [][]byte) bool {
 
 // flushGroup outputs the current group; it reports whether to go on.
 func (r *selectRun) flushGroup() bool {
-	a := &r.agg
+	a := r.agg
 	out, err := r.p.sel.output(r.sctx, a.first, a.states)
 	a.open, a.first = false, nil
 	if err != nil {
