@@ -71,10 +71,10 @@ type selectRun struct {
 	rows     message.RowSet
 	err      error   // from evaluating the selection; stops the read
 	sctx     *selCtx // with p.sel (a pointer, so that the run can stay on the stack)
-	agg      aggRun
-	limit    int32 // -1: none
-	ppl      int32 // -1: none
-	pageSize int32 // <= 0: no paging
+	agg      *aggRun // with aggregates; a pointer, so that the run stays a small object (at most 512 bytes: no allocation header)
+	limit    int32   // -1: none
+	ppl      int32   // -1: none
+	pageSize int32   // <= 0: no paging
 	// tombstones counts the tombstones the read meets (nil for system
 	// tables, whose rows are made on each read, or without limits); it
 	// points at tomb, which saves the read an allocation.
@@ -91,9 +91,14 @@ type selectRun struct {
 		ck     [][]byte
 		inPart int32
 	}
-	resume  *pageState
-	next    *pageState
-	filters [][][]byte // allowed values per filter
+	// out is the run's answer and firstRow the room of its first row:
+	// a result is made in the run's own allocation (the run escapes to
+	// the heap anyway: the replica's callback holds it).
+	out      rowsBlock
+	firstRow [1][][]byte
+	resume   *pageState
+	next     *pageState
+	filters  [][][]byte // allowed values per filter
 	// orderKeys are the rows' sort keys when p.orderAfter > 0: their
 	// ORDER BY columns in clustering order, nil for a static-only row.
 	orderKeys [][]byte
@@ -176,7 +181,7 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 			// and PER PARTITION LIMIT apply to the one result row.
 			r.limit, r.ppl = -1, -1
 		}
-		r.agg.states = make([]functions.AggState, len(p.sel.aggs))
+		r.agg = &aggRun{states: make([]functions.AggState, len(p.sel.aggs))}
 	}
 	if x.opts.PagingState != nil && r.pageSize > 0 {
 		if r.resume, err = decodePageState(x.opts.PagingState); err != nil {
@@ -217,7 +222,8 @@ func (p *tableSelectPlan) run(_ context.Context, c *Coordinator, x *execution) (
 	if p.orderAfter > 0 && !p.aggregates() {
 		r.sortRows(userLimit)
 	}
-	blk := &rowsBlock{md: message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}}
+	blk := &r.out
+	blk.md = message.RowsMetadata{ColumnCount: int32(len(p.meta)), Columns: p.meta}
 	if r.next != nil {
 		blk.md.PagingState = r.next.encode()
 	}
@@ -291,7 +297,16 @@ func (r *selectRun) done() bool {
 // size: the frontend refuses it if it is too big for a frame), and fails
 // an unpaged read with INVALID.
 func (r *selectRun) fits(n int) bool {
-	if r.size+n <= r.room || r.pageSize > 0 && len(r.rows) == 0 {
+	if r.size+n <= r.room {
+		r.size += n
+		return true
+	}
+	return r.overflow(n)
+}
+
+// overflow is fits of a row past the room (fits is inlined).
+func (r *selectRun) overflow(n int) bool {
+	if r.pageSize > 0 && len(r.rows) == 0 {
 		r.size += n
 		return true
 	}
@@ -561,6 +576,9 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 	if r.limit > 0 {
 		r.limit--
 	}
+	if r.rows == nil {
+		r.rows = r.firstRow[:0]
+	}
 	r.rows = append(r.rows, vals)
 	r.last.pk, r.last.ck, r.last.inPart = r.pk, ck, r.inPart
 	if p.orderAfter > 0 {
@@ -584,7 +602,7 @@ func (r *selectRun) emit(vals [][]byte, ck [][]byte) bool {
 // group when a new one starts; it reports whether to go on. LIMIT and PER
 // PARTITION LIMIT count groups.
 func (r *selectRun) fold(vals [][]byte, ck [][]byte) bool {
-	sel, a := r.p.sel, &r.agg
+	sel, a := r.p.sel, r.agg
 	if sel.groupCK >= 0 {
 		samePart := a.open && bytes.Equal(a.pk, r.pk)
 		if !samePart || !sameGroup(a.ck, ck, sel.groupCK) {
@@ -615,7 +633,7 @@ func (r *selectRun) fold(vals [][]byte, ck [][]byte) bool {
 
 // flushGroup outputs the current group; it reports whether to go on.
 func (r *selectRun) flushGroup() bool {
-	a := &r.agg
+	a := r.agg
 	out, err := r.p.sel.output(r.sctx, a.first, a.states)
 	a.open, a.first = false, nil
 	if err != nil {

@@ -28,6 +28,8 @@ type Liveness interface {
 
 // Replicas reaches a node's replica: replica.Local for this node, a
 // remote one for the others. Implementations are safe for concurrent use.
+// This node's replica is asked for once, by New, and kept: it must not
+// change afterwards.
 type Replicas interface {
 	Replica(h ring.HostID) (replica.Replica, error)
 }
@@ -120,6 +122,9 @@ type Proxy struct {
 	// localID and localDCName are this node's (Topology.Local).
 	localID     ring.HostID
 	localDCName string
+	// localRep is this node's replica (Replicas.Replica of localID), nil
+	// when New could not have it: each request then asks for it.
+	localRep replica.Replica
 }
 
 // New returns a proxy over o's seams.
@@ -150,6 +155,11 @@ func New(o Options) *Proxy {
 	p := &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers()}
 	p.sole, _ = o.Topology.(SoleReplicaTopology)
 	p.localID, p.localDCName = o.Topology.Local()
+	if o.Replicas != nil {
+		if r, err := o.Replicas.Replica(p.localID); err == nil {
+			p.localRep = r
+		}
+	}
 	p.ballots = newBallots(p.localID, o.Now)
 	p.repeats.window = cmp.Or(o.RepeatWindow, DefaultRepeatWindow)
 	p.nextBallot = p.ballots.next
@@ -193,6 +203,23 @@ func (p *Proxy) alive(h ring.HostID) bool {
 }
 
 func (p *Proxy) replica(h ring.HostID) (replica.Replica, error) {
+	if h == p.localID && p.localRep != nil {
+		return p.localRep, nil
+	}
+	return p.askReplica(h)
+}
+
+// localReplica is replica(p.localID), inlined where a request knows it
+// reads or writes this node's replica.
+func (p *Proxy) localReplica() (replica.Replica, error) {
+	if p.localRep != nil {
+		return p.localRep, nil
+	}
+	return p.askReplica(p.localID)
+}
+
+// askReplica is replica past the kept local one.
+func (p *Proxy) askReplica(h ring.HostID) (replica.Replica, error) {
 	r, err := p.opts.Replicas.Replica(h)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: replica %s: %w", h, err)

@@ -51,7 +51,7 @@ func (p *Proxy) Apply(ctx context.Context, cl primitive.ConsistencyLevel, m *mut
 		// added there, their leader, as applyCounters would have them:
 		// it answers as localOnly for a node alone, and its write is
 		// this one.
-		rep, err := p.replica(p.local())
+		rep, err := p.localReplica()
 		if err != nil {
 			return err
 		}
@@ -525,7 +525,7 @@ func (m *keyspaceMemo) set(p *Proxy, t *storage.Table) error {
 // replica at cl (the coordinator's inline path); it is measured as Apply
 // is.
 func (p *Proxy) ApplyLocal(cl primitive.ConsistencyLevel, m *mutation.Mutation, check func() error, then func(error)) (pending bool, err error) {
-	rep, err := p.replica(p.localID)
+	rep, err := p.localReplica()
 	if err != nil {
 		return false, err
 	}

@@ -459,6 +459,19 @@ func (r *keyReader) float(out []byte, width int) ([]byte, error) {
 // value that is a prefix of another ends with 00 01 < 00 FF or 00 01 < xx,
 // and shorter sorts first as in unsigned lexicographic order.
 func appendEscaped(dst, v []byte) []byte {
+	if len(v) <= shortEscaped {
+		// A short value (an int or a uuid key as a blob, a column
+		// name) is copied byte by byte: cheaper than a search and two
+		// appends per 00 byte, which small numbers are full of.
+		for _, b := range v {
+			if b == 0 {
+				dst = append(dst, keyEscape, keyEscaped00)
+			} else {
+				dst = append(dst, b)
+			}
+		}
+		return append(dst, keyEscape, keyStringTerm)
+	}
 	for {
 		i := bytes.IndexByte(v, 0)
 		if i < 0 {
@@ -471,6 +484,9 @@ func appendEscaped(dst, v []byte) []byte {
 	}
 	return append(dst, keyEscape, keyStringTerm)
 }
+
+// shortEscaped is the longest value appendEscaped copies byte by byte.
+const shortEscaped = 32
 
 func appendSignedFixed(dst, v []byte, n int, name string) ([]byte, error) {
 	if len(v) == 0 {

@@ -34,27 +34,46 @@ var CellMerger = &pebble.Merger{
 }
 
 // cellValueMerger keeps the encoded winner so far (a private copy: pebble
-// keeps ownership of the operands) and its decoded form.
+// keeps ownership of the operands) and its decoded form. A read of a cell
+// makes one, so it carries the room for a small cell's copy: one
+// allocation instead of two.
 type cellValueMerger struct {
 	buf  []byte
 	best Cell
 	n    int
+	// small holds buf for a cell of at most mergerSmall bytes (the struct
+	// then fills a size class of the allocator, 208 bytes, exactly).
+	small [mergerSmall]byte
 }
 
+const mergerSmall = 128
+
 func (m *cellValueMerger) add(value []byte) error {
+	if m.n == 0 {
+		// The first operand is decoded once, from the copy.
+		m.n = 1
+		return m.keep(value)
+	}
 	c, err := DecodeCell(value)
 	if err != nil {
 		return err
 	}
-	if m.n > 0 && reconcileLeftWins(m.best, c) {
-		m.n++
+	m.n++
+	if reconcileLeftWins(m.best, c) {
 		return nil
 	}
+	return m.keep(value)
+}
+
+// keep makes value the winner: copied, then decoded from the copy (the
+// decoded value aliases what it was decoded from).
+func (m *cellValueMerger) keep(value []byte) (err error) {
+	if m.buf == nil {
+		m.buf = m.small[:0]
+	}
 	m.buf = append(m.buf[:0], value...)
-	// Re-decode from our copy: c.Value aliases pebble's buffer.
-	m.best, _ = DecodeCell(m.buf)
-	m.n++
-	return nil
+	m.best, err = DecodeCell(m.buf)
+	return err
 }
 
 // MergeNewer implements pebble.ValueMerger.

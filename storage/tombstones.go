@@ -31,8 +31,13 @@ func (e *TombstoneOverwhelmError) Error() string {
 // prefix.
 func (ts *Tombstones) add(n int, prefix []byte) error {
 	if ts == nil || n == 0 {
-		return nil
+		return nil // inlined: most reads count none
 	}
+	return ts.count(n, prefix)
+}
+
+// count is add of n > 0 tombstones.
+func (ts *Tombstones) count(n int, prefix []byte) error {
 	ts.Count += n
 	if ts.Fail > 0 && ts.Count > ts.Fail {
 		return &TombstoneOverwhelmError{Count: ts.Count, Key: partitionKeyOf(prefix)}
