@@ -707,9 +707,7 @@ func TestCQLCorpusOnCluster(t *testing.T) {
 	}{{"rf3", 3, gocql.Quorum}, {"rf3-all", 3, gocql.All}, {"rf1", 1, gocql.Quorum}} {
 		t.Run(c.name, func(t *testing.T) {
 			runCorpus(t, files, false, func(t *testing.T, ks string) corpusSession {
-				s := tc.keyspaceSession(t, ks, c.rf)
-				s.SetConsistency(c.cl)
-				return gocqlCorpusSession{s}
+				return gocqlCorpusSession{tc.keyspaceSessionAt(t, ks, c.rf, c.cl)}
 			})
 		})
 	}
@@ -718,6 +716,14 @@ func TestCQLCorpusOnCluster(t *testing.T) {
 // keyspaceSession creates keyspace ks afresh with replication factor rf
 // and connects to it (through node1, discovering the others).
 func (tc *testCluster) keyspaceSession(t *testing.T, ks string, rf int) *gocql.Session {
+	t.Helper()
+	return tc.keyspaceSessionAt(t, ks, rf, gocql.Quorum)
+}
+
+// keyspaceSessionAt is keyspaceSession whose requests go at level cl. The
+// level is the session's from its start: gocql's SetConsistency on a live
+// session races with its pool's connections.
+func (tc *testCluster) keyspaceSessionAt(t *testing.T, ks string, rf int, cl gocql.Consistency) *gocql.Session {
 	t.Helper()
 	c := gocql.NewCluster(tc.nodes[0].addr)
 	c.Port = tc.native
@@ -736,6 +742,7 @@ func (tc *testCluster) keyspaceSession(t *testing.T, ks string, rf int) *gocql.S
 		t.Fatal(err)
 	}
 	c.Keyspace = ks
+	c.Consistency = cl
 	s, err = c.CreateSession()
 	if err != nil {
 		t.Fatal(err)
