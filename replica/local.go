@@ -21,6 +21,9 @@ type Local struct {
 	lat    *metrics.TableLatencies
 	fast   fastPromises
 	alone  aloneState
+	// paxosCache keeps recently used partitions' Paxos state
+	// (paxos_cache.go).
+	paxosCache paxosCache
 }
 
 var _ Replica = (*Local)(nil)
