@@ -22,13 +22,15 @@ import (
 // does not hold is at or before it. It then follows each write the row
 // gets once applied (wrote), each cell reconciled with the entry's as
 // storage reconciles them (storage.Reconcile); a write it cannot follow
-// exactly drops the entry, and the next round reads the row again:
+// exactly drops the entry, and the next round reads the row again (as
+// does a round that finds a cell of the entry close to its expiry):
 //
 //   - a cell at or before bound, which a version or a deletion the entry
 //     does not hold may beat (a round after a TRUNCATE's deletion, a
 //     proposer behind the clock);
 //   - a cell at or before a column's winning cell that is dead, which a
-//     purge (storage.Engine.Purge) may have removed meanwhile;
+//     purge (storage.Engine.Purge) may have removed meanwhile, or close
+//     to its expiry (paxosExpirySlack);
 //   - a write that failed: it may or may not have landed.
 //
 // Reads, writes and their cache updates of a partition run under the
@@ -106,11 +108,29 @@ func (c *paxosCache) get(t *storage.Table, pk []byte, now int32) (PaxosState, bo
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[keyOf(t, pk)]
-	if !ok {
+	if !ok || el.Value.(*paxosEntry).cells.expiring(now) {
 		return PaxosState{}, false
 	}
 	c.lru.MoveToFront(el)
 	return el.Value.(*paxosEntry).cells.state(t, now), true
+}
+
+// paxosExpirySlack is how close to its expiry a cell may be purged as
+// expired, seconds: a purge judges expiry on its own clock, which may be
+// ahead of a round's (a purge running beside it, a clock stepped back).
+const paxosExpirySlack = 3600
+
+// expiring reports whether one of c's cells is live at now but may be
+// dead, and purged, by a clock at most paxosExpirySlack ahead: the row
+// must be read. With a TTL of three hours at least, a partition's cells
+// are that old only when it has had no round for two hours.
+func (c *paxosCells) expiring(now int32) bool {
+	for i := range c.cell {
+		if c.has[i] && c.cell[i].IsLive(now) && !c.cell[i].IsLive(now+paxosExpirySlack) {
+			return true
+		}
+	}
+	return false
 }
 
 // generation is the generation a read of a row to cache starts in.
@@ -166,7 +186,7 @@ func (c *paxosCache) wrote(t *storage.Table, pk []byte, writes []paxosWrite, now
 	for _, w := range writes {
 		cur := &e.cells.cell[w.col]
 		had := e.cells.has[w.col]
-		if w.cell.Timestamp <= e.bound || had && w.cell.Timestamp <= cur.Timestamp && !cur.IsLive(now) {
+		if w.cell.Timestamp <= e.bound || had && w.cell.Timestamp <= cur.Timestamp && !cur.IsLive(now+paxosExpirySlack) {
 			c.remove(el)
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,5 +212,75 @@ func TestPaxosCacheBounds(t *testing.T) {
 	}
 	if n := l.paxosCache.len(); n != maxPaxosEntries {
 		t.Fatalf("%d entries cached, want %d", n, maxPaxosEntries)
+	}
+}
+
+// A purge judging expiry on a clock ahead of the replica's (one running
+// beside a round) may remove cells the replica still counts live: the
+// cache does not serve a cell that close to its expiry.
+func TestPaxosCacheNearExpiry(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	e := openLocalOn(t, vfs.NewMem(), "data", "periodic").engine
+	l := NewLocalWith(e, LocalOptions{Now: func() time.Time { return clock }})
+	tbl := testTable(t, [16]byte{9})
+	ctx := context.Background()
+	p := proposalOf(tbl, clock.UnixMicro(), 1, 1, 0, "v")
+	if ok, _, err := propose(ctx, l, p, ProposeOptions{}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := l.Commit(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	state(t, l, tbl, 1)
+	clock = clock.Add(time.Duration(paxosTTL(tbl)-1) * time.Second)
+	if _, err := e.Purge(paxosTable, l.nowSeconds()+2); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := describe(t, state(t, l, tbl, 1)), describe(t, storedPaxos(t, l, tbl, i32(1))); g != w {
+		t.Fatalf("served %s\nstored %s", g, w)
+	}
+}
+
+// Rounds beside TRUNCATEs (which change system.paxos without the
+// partitions' locks) leave the cache holding what the store holds. The
+// interleavings are the scheduler's: this exercises the generation under
+// -race rather than forcing each one.
+func TestPaxosCacheBesideTruncate(t *testing.T) {
+	l, tbl := openLocal(t, "periodic")
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 150 {
+				k := 1 + (i+g)%3
+				b := ballotAt(time.Now().UnixMicro(), byte(1+g))
+				if pr, err := l.Prepare(ctx, tbl, i32(k), b, nil); err != nil || !pr.OK {
+					continue
+				}
+				p := Proposal{Ballot: b, Update: update(tbl, k, 0, "v")}
+				p.Update.SetTimestamp(b.Micros())
+				if a, err := l.Propose(ctx, p, ProposeOptions{}); err != nil || !a.OK {
+					continue
+				}
+				if err := l.Commit(ctx, p, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range 20 {
+		if err := l.Truncate(ctx, tbl); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	for k := 1; k <= 3; k++ {
+		if g, w := describe(t, state(t, l, tbl, k)), describe(t, storedPaxos(t, l, tbl, i32(k))); g != w {
+			t.Fatalf("partition %d: served %s\nstored %s", k, g, w)
+		}
 	}
 }
