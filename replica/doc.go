@@ -57,7 +57,11 @@
 // layout whose cells carry their ballot's timestamp and expire after
 // max(3h, gc_grace_seconds), and each change is durable (synced, in every
 // commit log mode) before the replica answers, in the same engine
-// mutation as the data a commit writes. Ballots (ballot.go) are
+// mutation as the data a commit writes. The rows of recently used
+// partitions are kept in memory (paxos_cache.go), each following the
+// writes its row gets cell by cell as the store resolves them, so that a
+// round reads its state from memory and serves exactly what the store
+// holds. Ballots (ballot.go) are
 // Cassandra's: version 1 time UUIDs, promised only when later in
 // microseconds than everything held. A proposal may carry the proposer's
 // next ballot, which the replica promises in advance with its data

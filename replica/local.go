@@ -21,6 +21,9 @@ type Local struct {
 	lat    *metrics.TableLatencies
 	fast   fastPromises
 	alone  aloneState
+	// paxosCache keeps recently used partitions' Paxos state
+	// (paxos_cache.go).
+	paxosCache paxosCache
 }
 
 var _ Replica = (*Local)(nil)
@@ -37,7 +40,10 @@ type LocalOptions struct {
 // NewLocal returns the replica over e.
 func NewLocal(e *storage.Engine) *Local { return NewLocalWith(e, LocalOptions{}) }
 
-// NewLocalWith returns the replica over e with o's seams.
+// NewLocalWith returns the replica over e with o's seams. NB: one Local
+// at a time serves an engine's Paxos rounds: each keeps the system.paxos
+// rows it uses in memory (paxos_cache.go), and would not see another's
+// writes.
 func NewLocalWith(e *storage.Engine, o LocalOptions) *Local {
 	if o.Now == nil {
 		o.Now = time.Now

@@ -109,10 +109,11 @@ func (l *Local) Prepare(ctx context.Context, t *storage.Table, pk []byte, b Ball
 		return &Promise{Ballot: st.Promise()}, nil
 	}
 	sm := l.engine.NewMutation()
-	if err := l.paxosWriter(sm, t, pk, now).promise(b); err != nil {
+	w := l.paxosWriter(sm, t, pk, now)
+	if err := w.promise(b); err != nil {
 		return nil, discard(sm, err)
 	}
-	if err := l.applyDurable(sm, nil); err != nil {
+	if err := l.paxosApplied(w, l.applyDurable(sm, nil)); err != nil {
 		return nil, err
 	}
 	pr := &Promise{OK: true, Ballot: next.Promise(), Accepted: st.Accepted, Committed: st.Committed}
@@ -178,7 +179,7 @@ func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acc
 	a.Promise = next.Promise()
 	if sm.Empty() {
 		discard(sm, nil)
-	} else if err := l.applyDurable(sm, nil); err != nil {
+	} else if err := l.paxosApplied(w, l.applyDurable(sm, nil)); err != nil {
 		return nil, err
 	}
 	if a.Next {
@@ -248,10 +249,11 @@ func (l *Local) Commit(ctx context.Context, p Proposal, check func() error) erro
 	defer l.lockPartition(u.Key).Unlock()
 	l.alone.touch(u.Table, u.Key)
 	sm := l.engine.NewMutation()
-	if err := l.commitInto(sm, l.paxosWriter(sm, u.Table, u.Key, l.nowSeconds()), p); err != nil {
+	w := l.paxosWriter(sm, u.Table, u.Key, l.nowSeconds())
+	if err := l.commitInto(sm, w, p); err != nil {
 		return discard(sm, err)
 	}
-	return l.applyDurable(sm, check)
+	return l.paxosApplied(w, l.applyDurable(sm, check))
 }
 
 // Alone runs a lightweight transaction on partition pk of t for a
@@ -361,7 +363,7 @@ func (l *Local) commitAlone(t *storage.Table, pk []byte, now int32, st PaxosStat
 	if err != nil {
 		return discard(sm, err)
 	}
-	return l.engine.ApplyIf(sm, check)
+	return l.paxosApplied(w, l.engine.ApplyIf(sm, check))
 }
 
 // applyInto adds u's data to sm.

@@ -68,42 +68,93 @@ func paxosTTL(t *storage.Table) int32 {
 // paxosRow is the clustering of t's row in system.paxos.
 func paxosRow(t *storage.Table) [][]byte { return [][]byte{t.Def.ID[:]} }
 
-// loadPaxos reads partition pk of t's Paxos state as of now. A stored
-// update that does not decode for t any more (a column dropped since) is
-// no proposal: it can no longer be applied.
+// loadPaxos returns partition pk of t's Paxos state as of now: from the
+// cache (paxos_cache.go) when it holds the partition, else read from
+// system.paxos and cached. REQUIRES: the partition locked.
 func (l *Local) loadPaxos(t *storage.Table, pk []byte, now int32) (PaxosState, error) {
-	var st PaxosState
+	if st, ok := l.paxosCache.get(t, pk, now); ok {
+		return st, nil
+	}
+	gen := l.paxosCache.generation()
+	cells, bound, err := l.readPaxos(t, pk, now)
+	if err != nil {
+		return PaxosState{}, err
+	}
+	if bound.ok {
+		l.paxosCache.add(t, pk, gen, cells, bound.ts)
+	}
+	return cells.state(t, now), nil
+}
+
+// paxosBound is the highest timestamp of anything a partition's
+// system.paxos row holds; not ok when a key's cell did not decode.
+type paxosBound struct {
+	ts int64
+	ok bool
+}
+
+// readPaxos reads partition pk of t's system.paxos row: its live cells as
+// of now, and the bound of everything it holds, live or not.
+func (l *Local) readPaxos(t *storage.Table, pk []byte, now int32) (paxosCells, paxosBound, error) {
+	var cells paxosCells
+	bound := paxosBound{ts: minCellTimestamp, ok: true}
 	ck := paxosRow(t)
-	o := storage.ReadOptions{Now: now, Slice: storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}}
+	slice := storage.Slice{Start: &storage.Bound{Prefix: ck, Inclusive: true}, End: &storage.Bound{Prefix: ck, Inclusive: true}}
+	p, err := l.engine.ReadRaw(paxosTable, pk, slice)
+	if err == nil {
+		for _, kv := range p.KVs {
+			c, err := storage.DecodeCell(kv.Value)
+			bound = paxosBound{ts: max(bound.ts, c.Timestamp), ok: bound.ok && err == nil}
+		}
+		err = paxosTable.Resolve(p, storage.ReadOptions{Now: now, Slice: slice}, func(r *storage.Row) bool {
+			for _, c := range r.Cells {
+				if i := paxosColumn(c.Column); i >= 0 && c.Path == nil {
+					c.Cell.Value = bytes.Clone(c.Cell.Value)
+					cells.cell[i], cells.has[i] = c.Cell, true
+				}
+			}
+			return true
+		})
+	}
+	if err != nil {
+		return cells, bound, fmt.Errorf("replica: paxos state of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
+	}
+	return cells, bound, nil
+}
+
+// minCellTimestamp is before every cell's timestamp.
+const minCellTimestamp = -1 << 63
+
+// state is the Paxos state c holds as of now, for t. A stored update that
+// does not decode for t any more (a column dropped since) is no proposal:
+// it can no longer be applied.
+func (c *paxosCells) state(t *storage.Table, now int32) PaxosState {
+	var st PaxosState
 	var proposal, commit []byte
 	var fast bool
-	err := l.engine.ReadPartition(paxosTable, pk, o, func(r *storage.Row) bool {
-		for _, c := range r.Cells {
-			// The row is the read's only until the callback returns.
-			switch v := c.Cell.Value; c.Column {
-			case colInProgress:
-				copy(st.Promised[:], v)
-			case colProposalAt:
-				copy(st.Accepted.Ballot[:], v)
-			case colProposal:
-				proposal = bytes.Clone(v)
-			case colCommitAt:
-				copy(st.Committed.Ballot[:], v)
-			case colCommit:
-				commit = bytes.Clone(v)
-			case colProposalVer:
-				fast = len(v) == 4 && binary.BigEndian.Uint32(v) == fastProposalVersion
-			}
+	for i, col := range paxosColumns {
+		if !c.has[i] || !c.cell[i].IsLive(now) {
+			continue
 		}
-		return true
-	})
-	if err != nil {
-		return st, fmt.Errorf("replica: paxos state of %s.%s: %w", t.Def.Keyspace, t.Def.Name, err)
+		switch v := c.cell[i].Value; col {
+		case colInProgress:
+			copy(st.Promised[:], v)
+		case colProposalAt:
+			copy(st.Accepted.Ballot[:], v)
+		case colProposal:
+			proposal = bytes.Clone(v)
+		case colCommitAt:
+			copy(st.Committed.Ballot[:], v)
+		case colCommit:
+			commit = bytes.Clone(v)
+		case colProposalVer:
+			fast = len(v) == 4 && binary.BigEndian.Uint32(v) == fastProposalVersion
+		}
 	}
 	st.Accepted = decodeStored(t, st.Accepted.Ballot, proposal)
 	st.Accepted.Fast = fast && !st.Accepted.IsZero()
 	st.Committed = decodeStored(t, st.Committed.Ballot, commit)
-	return st, nil
+	return st
 }
 
 // decodeStored is the proposal of ballot b whose update is stored as
@@ -130,6 +181,8 @@ type paxosWriter struct {
 	// noProposal: the partition is known to hold no proposal, which a
 	// commit need not clear.
 	noProposal bool
+	// wrote are the cells written, for the cache (Local.paxosApplied).
+	wrote []paxosWrite
 }
 
 func (l *Local) paxosWriter(sm *storage.Mutation, t *storage.Table, pk []byte, now int32) *paxosWriter {
@@ -137,13 +190,23 @@ func (l *Local) paxosWriter(sm *storage.Mutation, t *storage.Table, pk []byte, n
 }
 
 func (w *paxosWriter) cell(b Ballot, col string, v []byte) error {
-	c := storage.Cell{Timestamp: b.Micros(), TTL: w.ttl, LocalDeletionTime: w.now + w.ttl, Value: v}
-	return w.sm.WriteCell(paxosTable, w.pk, storage.CellTarget{Clustering: paxosRow(w.t), Column: col}, c)
+	return w.write(col, storage.Cell{Timestamp: b.Micros(), TTL: w.ttl, LocalDeletionTime: w.now + w.ttl, Value: v})
 }
 
 func (w *paxosWriter) null(b Ballot, col string) error {
-	c := storage.Cell{Timestamp: b.Micros(), Tombstone: true, LocalDeletionTime: w.now}
+	return w.write(col, storage.Cell{Timestamp: b.Micros(), Tombstone: true, LocalDeletionTime: w.now})
+}
+
+func (w *paxosWriter) write(col string, c storage.Cell) error {
+	w.wrote = append(w.wrote, paxosWrite{col: paxosColumn(col), cell: c})
 	return w.sm.WriteCell(paxosTable, w.pk, storage.CellTarget{Clustering: paxosRow(w.t), Column: col}, c)
+}
+
+// paxosApplied tells the cache of w's writes once applied, err the
+// application's error.
+func (l *Local) paxosApplied(w *paxosWriter, err error) error {
+	l.paxosCache.wrote(w.t, w.pk, w.wrote, w.now, err != nil)
+	return err
 }
 
 // promise records the promise of b.
@@ -201,6 +264,9 @@ func (l *Local) nowSeconds() int32 { return int32(l.now().Unix()) }
 
 // dropPaxos deletes the Paxos state of every partition of t, as of now.
 func (l *Local) dropPaxos(t *storage.Table) error {
+	// The deletion changes the rows without the partitions' locks: the
+	// cache drops the table's entries once it is applied (or failed).
+	defer l.paxosCache.dropTable(t.Def.ID)
 	now := l.now()
 	var keys [][]byte
 	err := l.engine.Scan(paxosTable, storage.ScanOptions{Now: int32(now.Unix())}, func(pk []byte, r *storage.Row) bool {
