@@ -25,14 +25,7 @@ func TestInternodeTLS(t *testing.T) {
 		t.Skip("runs cqld processes")
 	}
 	f := newTLSFiles(t)
-	rogueLeaf, err := f.Other.Issue("rogue", testpki.LeafOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rogue, err := rogueLeaf.Write(f.Dir, "rogue", f.CA) // trusts the cluster's CA; the cluster does not trust it
-	if err != nil {
-		t.Fatal(err)
-	}
+	rogue := rogueFiles(t, f)
 	secure := func(keystore string) config.ServerEncryptionOptions {
 		return config.ServerEncryptionOptions{EncryptionOptions: config.EncryptionOptions{
 			InternodeEncryption: "all", SSLContextFactory: config.PEMFactory,
@@ -125,14 +118,7 @@ func TestInternodeTLSByDataCenter(t *testing.T) {
 		t.Skip("runs cqld processes")
 	}
 	f := newTLSFiles(t)
-	rogueLeaf, err := f.Other.Issue("rogue", testpki.LeafOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rogue, err := rogueLeaf.Write(f.Dir, "rogue", f.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rogue := rogueFiles(t, f)
 	tc := newTestCluster(t, 0)
 	for i := 1; i <= 4; i++ {
 		for _, p := range []int{tc.native, tc.storage, tc.metrics} {
@@ -194,4 +180,19 @@ func TestInternodeTLSByDataCenter(t *testing.T) {
 	if st := tc.nodetool(0); strings.Count(st, "UN ") != 3 || strings.Contains(st, bad.addr) {
 		t.Fatalf("the ring after the refused node:\n%s", st)
 	}
+}
+
+// rogueFiles writes the files of a node whose certificate another CA
+// signed: it trusts the cluster's CA, the cluster does not trust it.
+func rogueFiles(t *testing.T, f *tlsFiles) testpki.Files {
+	t.Helper()
+	leaf, err := f.Other.Issue("rogue", testpki.LeafOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := leaf.Write(f.Dir, "rogue", f.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
