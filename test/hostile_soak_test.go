@@ -540,8 +540,7 @@ type goodClient struct {
 }
 
 func newGoodClient(t *testing.T, addr string) *goodClient {
-	s := soakSession(t, addr, 2)
-	s.SetConsistency(gocql.One)
+	s := soakSession(t, addr, 2) // at ONE from its start
 	t.Cleanup(s.Close)
 	return &goodClient{s: s}
 }
