@@ -63,6 +63,12 @@ func (cn *conn) flush() {
 	}
 	if wrote := len(cn.out) + len(worker); wrote > 0 {
 		cn.s.m.BytesOut.Add(float64(wrote))
+		if cn.closed.Load() {
+			// The write failed and gnet closed the connection then
+			// and there: OnClose gave back all its answers, these too.
+			cn.out = cn.out[:0]
+			return
+		}
 		cn.addAnswers(-int64(len(worker))) // now in gnet's buffer or sent
 		if cn.s.opts.IdleTimeout > 0 {
 			cn.lastActive.Store(cn.s.opts.Now().UnixNano())
