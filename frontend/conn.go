@@ -30,6 +30,14 @@ const (
 // maxPendingOut bounds cn.out while a batch of frames is being answered.
 const maxPendingOut = 64 << 10
 
+// maxCutPerTurn is how many frames a connection cuts in one turn of its
+// event loop before it lets the loop's other connections have theirs
+// (yield). One read can bring a thousand small pipelined frames, and
+// every connection of the loop, a quiet one's single request included,
+// would otherwise wait for all of them to be decoded and handed on, or
+// answered inline.
+const maxCutPerTurn = 16
+
 // Event type bits in conn.events.
 const (
 	evTopology uint32 = 1 << iota
@@ -160,6 +168,9 @@ type conn struct {
 	wakeMe     atomic.Bool
 	// closing makes the housekeeper count a connection it closes once.
 	closing atomic.Bool
+	// yielding: the connection ended a turn with frames left to cut and
+	// a wake is on its way to give it the next (yield).
+	yielding bool
 }
 
 func newConn(s *Server, gc sock, a *admission) *conn {
@@ -199,7 +210,8 @@ func (cn *conn) currentKeyspace() string {
 // cn.out and written once at the end, one system call for a whole batch
 // of pipelined requests.
 func (cn *conn) onTraffic() gnet.Action {
-	cn.checkOutbound() // pause or resume
+	cn.yielding = false // this is the turn a wake was asked for
+	cn.checkOutbound()  // pause or resume
 	act := cn.cut()
 	cn.flush()
 	if act == gnet.None && cn.broken != nil {
@@ -213,7 +225,7 @@ func (cn *conn) onTraffic() gnet.Action {
 }
 
 func (cn *conn) cut() gnet.Action {
-	for {
+	for cuts := 0; ; cuts++ {
 		if cn.skip > 0 && !cn.discard() {
 			return gnet.None
 		}
@@ -222,6 +234,9 @@ func (cn *conn) cut() gnet.Action {
 		}
 		if cn.framed {
 			return cn.readSegments()
+		}
+		if cuts >= maxCutPerTurn && cn.gc.InboundBuffered() >= protocol.HeaderLen && cn.yield() {
+			return gnet.None
 		}
 		head, err := cn.gc.Peek(protocol.HeaderLen)
 		if err != nil {
@@ -328,9 +343,13 @@ func (cn *conn) overloadedData(h protocol.Header, n int64) {
 // readSegments decodes v5 segments and dispatches the envelopes they
 // finish, until the connection pauses.
 func (cn *conn) readSegments() gnet.Action {
+	cuts := 0
 	for {
-		for len(cn.envs) > 0 {
+		for ; len(cn.envs) > 0; cuts++ {
 			if cn.paused.Load() {
+				return gnet.None
+			}
+			if cuts >= maxCutPerTurn && cn.yield() {
 				return gnet.None
 			}
 			env := cn.envs[0]
@@ -391,6 +410,44 @@ func (cn *conn) readSegments() gnet.Action {
 	}
 }
 
+// yield ends the connection's turn with whole frames still in its input,
+// so that the other connections of its event loop get theirs before it
+// cuts more, and asks the loop for another turn (a wake, which gnet runs
+// after the readiness it is handling, in order with the other wakes).
+// What it leaves stays held as request data, as it would if the
+// connection were paused; when the budgets cannot take it, the
+// connection does not yield and cuts on, each frame then refused by the
+// budgets as it comes.
+func (cn *conn) yield() bool {
+	buffered, frame := cn.unread()
+	if !cn.reserve(max(buffered, frame)) {
+		return false
+	}
+	if !cn.yielding {
+		cn.yielding = true
+		_ = cn.gc.Wake(nil)
+	}
+	return true
+}
+
+// unread is what the connection holds of requests not yet dispatched: the
+// bytes in its inbound buffer (for v5, with the segments being decoded
+// and the envelopes decoded and waiting), and the declared length of the
+// frame being read.
+func (cn *conn) unread() (buffered, frame int64) {
+	buffered = int64(cn.gc.InboundBuffered())
+	frame = cn.reading
+	if cn.framed {
+		have, want := cn.segDec.Pending()
+		buffered += int64(have)
+		for _, env := range cn.envs {
+			buffered += int64(len(env))
+		}
+		frame = int64(want)
+	}
+	return buffered, frame
+}
+
 // claim moves n bytes of held to a request being dispatched, taking from
 // the budgets what held does not cover.
 func (cn *conn) claim(n int64) bool {
@@ -411,16 +468,7 @@ func (cn *conn) claim(n int64) bool {
 // sending past its receive queue, or (v5) its envelope does not fit.
 func (cn *conn) settle() gnet.Action {
 	s := cn.s
-	buffered := int64(cn.gc.InboundBuffered())
-	frame := cn.reading
-	if cn.framed {
-		have, want := cn.segDec.Pending()
-		buffered += int64(have)
-		for _, env := range cn.envs {
-			buffered += int64(len(env))
-		}
-		frame = int64(want)
-	}
+	buffered, frame := cn.unread()
 	paused := cn.paused.Load() || cn.stalled.Load()
 	if limit := int64(s.opts.ReceiveQueueCapacity); paused && buffered-frame > limit {
 		s.closing(cn, reasonReceive, fmt.Errorf("paused with %d bytes received and not dispatched, past native_transport_receive_queue_capacity %d", buffered, limit))
