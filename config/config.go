@@ -188,6 +188,12 @@ type Config struct {
 	// drain.
 	NativeTransportSendQueueCapacity       DataSize `yaml:"native_transport_send_queue_capacity"`
 	NativeTransportMaxResponseDataInFlight DataSize `yaml:"native_transport_max_response_data_in_flight"`
+	// NativeTransportSocketSendBufferSize (cqld's own) is the clients'
+	// sockets' kernel send buffer (SO_SNDBUF); 0 leaves it to the kernel,
+	// which grows it to net.ipv4.tcp_wmem's maximum (4MiB on Linux) for
+	// a client that does not read, before the send queue above sees
+	// anything.
+	NativeTransportSocketSendBufferSize DataSize `yaml:"native_transport_socket_send_buffer_size"`
 	// NativeTransportHandshakeTimeout and NativeTransportFrameTimeout
 	// (cqld's own) close a connection that has not sent STARTUP this long
 	// after connecting, or has begun a frame and not finished it in this
@@ -325,7 +331,8 @@ func Default() Config {
 		NativeTransportMaxRequestDataInFlight:        256 * MiB,
 		NativeTransportMaxRequestDataInFlightPerIP:   64 * MiB,
 		NativeTransportReceiveQueueCapacity:          1 * MiB,
-		NativeTransportSendQueueCapacity:             1 * MiB,
+		NativeTransportSendQueueCapacity:             256 * KiB,
+		NativeTransportSocketSendBufferSize:          256 * KiB,
 		NativeTransportMaxResponseDataInFlight:       256 * MiB,
 		NativeTransportHandshakeTimeout:              Duration{10 * time.Second},
 		NativeTransportFrameTimeout:                  Duration{30 * time.Second},
@@ -558,7 +565,8 @@ func keys() []key {
 		{name: "native_transport_max_request_data_in_flight", usage: "bytes of client requests held node-wide before OVERLOADED, e.g. 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxRequestDataInFlight }},
 		{name: "native_transport_max_request_data_in_flight_per_ip", usage: "bytes of client requests held per client address before OVERLOADED, e.g. 64MiB", field: func(c *Config) any { return &c.NativeTransportMaxRequestDataInFlightPerIP }},
 		{name: "native_transport_receive_queue_capacity", usage: "bytes a paused connection may send before it is closed, e.g. 1MiB", field: func(c *Config) any { return &c.NativeTransportReceiveQueueCapacity }},
-		{name: "native_transport_send_queue_capacity", usage: "answers queued for one connection before it is not read until they drain, e.g. 1MiB", field: func(c *Config) any { return &c.NativeTransportSendQueueCapacity }},
+		{name: "native_transport_send_queue_capacity", usage: "answers queued for one connection before it is not read until they drain, e.g. 256KiB", field: func(c *Config) any { return &c.NativeTransportSendQueueCapacity }},
+		{name: "native_transport_socket_send_buffer_size", usage: "the kernel send buffer (SO_SNDBUF) of each client socket, 0 for the kernel's own, e.g. 256KiB", field: func(c *Config) any { return &c.NativeTransportSocketSendBufferSize }},
 		{name: "native_transport_max_response_data_in_flight", usage: "answers queued node-wide before connections with answers queued are not read, e.g. 256MiB", field: func(c *Config) any { return &c.NativeTransportMaxResponseDataInFlight }},
 		{name: "native_transport_handshake_timeout", usage: "close connections that have not sent STARTUP this long after connecting (0s: never)", field: func(c *Config) any { return &c.NativeTransportHandshakeTimeout }},
 		{name: "native_transport_frame_timeout", usage: "close connections that began a frame and did not finish it in this long (0s: never)", field: func(c *Config) any { return &c.NativeTransportFrameTimeout }},
@@ -1189,6 +1197,9 @@ func (c *Config) problems() []*keyError {
 	positiveSize("native_transport_receive_queue_capacity", c.NativeTransportReceiveQueueCapacity)
 	positiveSize("native_transport_send_queue_capacity", c.NativeTransportSendQueueCapacity)
 	positiveSize("native_transport_max_response_data_in_flight", c.NativeTransportMaxResponseDataInFlight)
+	if v := c.NativeTransportSocketSendBufferSize; v < 0 || v > 1<<30 {
+		bad("native_transport_socket_send_buffer_size", "%s must be between 0 (the kernel's own) and 1GiB", v)
+	}
 	notNegative("native_transport_handshake_timeout", c.NativeTransportHandshakeTimeout)
 	notNegative("native_transport_frame_timeout", c.NativeTransportFrameTimeout)
 	if c.BatchSizeWarnThreshold < 0 {

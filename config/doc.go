@@ -85,12 +85,15 @@
 // native_transport_max_queued_requests bound the requests one connection,
 // and the node as a whole, may hold before cqld answers OVERLOADED.
 //
-// native_transport_send_queue_capacity (default 1MiB) and
+// native_transport_send_queue_capacity (default 256KiB) and
 // native_transport_max_response_data_in_flight (default 256MiB) bound the
 // answers queued and not yet taken by the sockets, per connection and
 // node-wide: a connection past either (the node-wide one counts only for
 // connections with answers queued) is not read until its answers drain.
 // Cassandra's counterpart is Netty's fixed write-buffer water mark.
+// native_transport_socket_send_buffer_size (default 256KiB, 0 for the
+// kernel's own) is each client socket's SO_SNDBUF: what the kernel takes
+// of a connection's answers before any of the bounds above sees them.
 // native_transport_handshake_timeout (default 10s) closes a connection
 // that has not sent STARTUP that long after connecting, and
 // native_transport_frame_timeout (default 30s) one that began a frame and

@@ -2,12 +2,14 @@ package frontend
 
 import (
 	"context"
+	"net"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cqld/cqld/protocol"
 )
@@ -112,4 +114,47 @@ func TestQuietConnectionNotBehindPipeliners(t *testing.T) {
 
 func queryMsg(q string) *message.Query {
 	return &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}}
+}
+
+// With SocketSendBuffer set, the kernel holds at most about that much
+// (doubled, as Linux does) of a client's answers beside what the client's
+// own receive buffer took, before the connection's send queue sees them
+// and pauses it; the rest of the answers wait, counted, in the node. Left
+// to the kernel, its send buffer grows to megabytes for a client that
+// reads nothing, all written by the event loop that serves the others.
+func TestSocketSendBufferBoundsWhatTheKernelTakes(t *testing.T) {
+	const (
+		sndbuf  = 64 << 10
+		rcvbuf  = 64 << 10
+		answer  = 64 << 10
+		answers = 200
+	)
+	h := newFakeHandler()
+	s := startServer(t, h, func(o *Options) {
+		o.SocketSendBuffer = sndbuf
+		o.SendQueueCapacity = 256 << 10
+	})
+	c := dialClient(t, s.Addr())
+	if err := c.nc.(*net.TCPConn).SetReadBuffer(rcvbuf); err != nil {
+		t.Fatal(err)
+	}
+	c.startup(primitive.ProtocolVersion4, nil)
+	var frames []byte
+	for i := range answers {
+		frames = append(frames, c.frame(int16(i+1), queryMsg("rows 65536"))...)
+	}
+	c.write(frames)
+	eventually(t, "the connection paused", func() bool { return s.pausedConns.Load() == 1 })
+	eventually(t, "no request running", func() bool { return s.pool.active.Load() == 0 })
+	written := int64(testutil.ToFloat64(s.m.BytesOut))
+	held := s.outBytes.Load()
+	kernel := written - held
+	t.Logf("%d KiB written to the socket, %d KiB of it held by the node: the kernel took %d KiB", written>>10, held>>10, kernel>>10)
+	// Linux doubles both buffers; each answer is a little over 64 KiB.
+	if bound := int64(2*sndbuf + 2*rcvbuf + 2*answer); kernel > bound {
+		t.Errorf("the kernel took %d KiB of answers, want at most %d KiB", kernel>>10, bound>>10)
+	}
+	if kernel < answer {
+		t.Errorf("the kernel took %d bytes: fewer than one answer", kernel)
+	}
 }

@@ -74,9 +74,16 @@ type Options struct {
 	// connection with more answers than SendQueueCapacity not yet taken by
 	// its socket, or with any while the node has more than
 	// MaxResponseData, is paused (reads no requests) until they drain.
-	// Defaults 1MiB and 256MiB.
+	// Defaults 256KiB and 256MiB.
 	SendQueueCapacity int
 	MaxResponseData   int
+	// SocketSendBuffer is each client socket's kernel send buffer
+	// (SO_SNDBUF); 0 leaves the kernel's, which it grows up to
+	// net.ipv4.tcp_wmem's maximum. What the kernel holds of a client's
+	// answers is beyond SendQueueCapacity's reach: a client that reads
+	// nothing gets that much written for it before it is paused, by the
+	// event loop that serves other clients too.
+	SocketSendBuffer int
 	// HandshakeTimeout closes a connection that has not completed STARTUP
 	// this long after it opened; FrameTimeout one that began a frame and
 	// did not finish it in this long. 0 turns either off.
@@ -133,7 +140,7 @@ func (o *Options) setDefaults() {
 		o.ReceiveQueueCapacity = 1 << 20
 	}
 	if o.SendQueueCapacity <= 0 {
-		o.SendQueueCapacity = 1 << 20
+		o.SendQueueCapacity = 256 << 10
 	}
 	if o.MaxResponseData <= 0 {
 		o.MaxResponseData = 256 << 20
@@ -304,6 +311,7 @@ func (s *Server) Start() error {
 		gnet.WithMulticore(true),
 		gnet.WithNumEventLoop(s.opts.EventLoops),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithSocketSendBuffer(s.opts.SocketSendBuffer),
 		gnet.WithLogger(gnetLogger{s.log}),
 	)
 	if err == nil {

@@ -364,6 +364,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		MaxRequestDataPerIP:  int(cfg.NativeTransportMaxRequestDataInFlightPerIP),
 		ReceiveQueueCapacity: int(cfg.NativeTransportReceiveQueueCapacity),
 		SendQueueCapacity:    int(cfg.NativeTransportSendQueueCapacity),
+		SocketSendBuffer:     int(cfg.NativeTransportSocketSendBufferSize),
 		MaxResponseData:      int(cfg.NativeTransportMaxResponseDataInFlight),
 		HandshakeTimeout:     cfg.NativeTransportHandshakeTimeout.Duration,
 		FrameTimeout:         cfg.NativeTransportFrameTimeout.Duration,
