@@ -32,6 +32,10 @@ var (
 	soakPhase = flag.Duration("cqld.soak.phase", 12*time.Second, "TestHostileSoak: how long each attack runs")
 	soakOnly  = flag.String("cqld.soak.only", "", "TestHostileSoak: run only the attacks whose names contain this")
 	soakRows  = flag.Int("cqld.soak.rows", 64<<10, "TestHostileSoak: rows of 1 KB in soak.big, which the unpaged attack reads whole")
+	// The soak runs each attack in a process of its own, this test binary
+	// run as TestSoakAttacker with these flags.
+	soakAttackName = flag.String("cqld.soak.attack", "", "TestSoakAttacker: the attack to run")
+	soakAddr       = flag.String("cqld.soak.addr", "", "TestSoakAttacker: the node to attack")
 )
 
 // soakNoFile is the descriptor limit the soaked node runs under, so that
@@ -69,9 +73,9 @@ func TestHostileSoak(t *testing.T) {
 
 	t.Logf("cqld %s, RLIMIT_NOFILE %d, %v per phase, soak.big %d rows of 1 KB, %d CPUs shared with other agents",
 		bin, soakNoFile, *soakPhase, *soakRows, runtimeCPUs())
-	t.Logf("%-15s %6s %6s %5s %8s %8s %8s %9s %9s %9s %6s %6s  %s", "phase", "took", "ops", "errs", "p50", "p99", "max",
-		"heap-peak", "rss-peak", "rss-end", "cpu", "c-cpu", "attack")
-	t.Logf("(ops, errs, p50/p99/max: the good client's; heap: the node's Go heap in use; cpu: the node's, c-cpu: this test process's, attackers included)")
+	t.Logf("%-15s %6s %6s %5s %8s %8s %8s %9s %9s %9s %6s %6s %6s  %s", "phase", "took", "ops", "errs", "p50", "p99", "max",
+		"heap-peak", "rss-peak", "rss-end", "cpu", "c-cpu", "a-cpu", "attack")
+	t.Logf("(ops, errs, p50/p99/max: the good client's; heap: the node's Go heap in use; cpu: the node's, c-cpu: the good client's process, a-cpu: the attacker's process)")
 	for _, ph := range soakPhases {
 		if *soakOnly != "" && !strings.Contains(ph.name, *soakOnly) && ph.name != "quiet" {
 			continue
@@ -79,15 +83,12 @@ func TestHostileSoak(t *testing.T) {
 		good.reset()
 		peaks := node.sample()
 		began, nodeCPU, ownCPU := time.Now(), node.cpu(), selfCPU()
-		actx, stop := context.WithTimeout(context.Background(), *soakPhase)
-		summary := ph.attack(actx, env)
-		<-actx.Done()
-		stop()
+		summary, attackCPU := runAttack(t, ph, env)
 		took := time.Since(began)
 		st := good.stats()
 		rssPeak, heapPeak := peaks()
-		t.Logf("%-15s %5.1fs %6d %5d %8s %8s %8s %8dM %8dM %8dM %5.1fs %5.1fs  %s", ph.name, took.Seconds(), st.ops, st.errs, st.p50, st.p99, st.max,
-			heapPeak>>20, rssPeak>>20, node.rss()>>20, (node.cpu() - nodeCPU).Seconds(), (selfCPU() - ownCPU).Seconds(), summary)
+		t.Logf("%-15s %5.1fs %6d %5d %8s %8s %8s %8dM %8dM %8dM %5.1fs %5.1fs %5.1fs  %s", ph.name, took.Seconds(), st.ops, st.errs, st.p50, st.p99, st.max,
+			heapPeak>>20, rssPeak>>20, node.rss()>>20, (node.cpu() - nodeCPU).Seconds(), (selfCPU() - ownCPU).Seconds(), attackCPU.Seconds(), summary)
 		if len(st.errKinds) > 0 {
 			t.Logf("%-15s good client's errors: %s", "", st.errKinds)
 		}
@@ -101,6 +102,58 @@ func TestHostileSoak(t *testing.T) {
 	if log := node.log(); strings.Contains(log, "panic") || strings.Contains(log, "fatal error") {
 		t.Errorf("cqld's log says panic or fatal:\n%s", node.tail())
 	}
+}
+
+// runAttack runs one phase's attack for the phase's length and returns
+// what it did and the CPU it took. The attackers run in a process of
+// their own, as a hostile client would: in the good client's process
+// they would compete with it for its CPUs and its Go scheduler, and a
+// stall of the good client would tell nothing about the node.
+func runAttack(t *testing.T, ph soakAttack, env *soakEnv) (string, time.Duration) {
+	if ph.name == "quiet" {
+		time.Sleep(*soakPhase)
+		return "none", 0
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSoakAttacker$", "-cqld.soak.attack="+ph.name, "-cqld.soak.addr="+env.addr,
+		"-cqld.soak.phase="+soakPhase.String(), fmt.Sprint("-cqld.soak.rows=", *soakRows))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// The attacks stop by themselves once the phase ends; some then check
+	// the node (a new client served), within half a minute.
+	timer := time.AfterFunc(*soakPhase+time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	err := cmd.Run()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if summary, ok := strings.CutPrefix(line, soakSummary); ok {
+			return summary, cpu
+		}
+	}
+	t.Errorf("%s: the attacker process gave no summary (%v):\n%s", ph.name, err, out.String())
+	return "no summary", cpu
+}
+
+// soakSummary starts the line in which an attacker process says what it did.
+const soakSummary = "SOAK-SUMMARY "
+
+// TestSoakAttacker is one attack of TestHostileSoak, in a process of its
+// own (runAttack); it runs only when asked for with -cqld.soak.attack.
+func TestSoakAttacker(t *testing.T) {
+	if *soakAttackName == "" {
+		t.Skip("an attacker of TestHostileSoak, run by it")
+	}
+	i := slices.IndexFunc(soakPhases, func(ph soakAttack) bool { return ph.name == *soakAttackName })
+	if i < 0 {
+		t.Fatalf("no attack %q", *soakAttackName)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), *soakPhase)
+	defer stop()
+	summary := soakPhases[i].attack(ctx, &soakEnv{addr: *soakAddr})
+	<-ctx.Done()
+	fmt.Println(soakSummary + summary)
 }
 
 // soakAttack is one phase: it starts its goroutines, which stop when ctx
