@@ -13,7 +13,10 @@
 // call the Handler, encode the response and give it back to the event loop,
 // which writes all the answers it has in one system call. Responses
 // therefore leave in completion order, matched to requests by stream id, as
-// the protocol allows.
+// the protocol allows. A connection cuts at most maxCutPerTurn frames in
+// one turn of its loop, then yields: a wake brings it back after the
+// loop's other connections had theirs, so a client that pipelines a
+// thousand requests in one read does not hold the loop from the others.
 //
 // The worker pool (pool.go) keeps a queue per connection and takes the
 // connections in turn, one request each, so a request on a quiet
@@ -94,7 +97,8 @@
 //     is paused: its frames stay unread in the inbound buffer. So a
 //     connection holds at most SendQueueCapacity of answers plus those of
 //     its requests already running (at most MaxRunningPerConn), each
-//     within MaxFrameSize. gnet cannot
+//     within MaxFrameSize, beside what its socket's kernel buffer takes
+//     (SocketSendBuffer, doubled by Linux). gnet cannot
 //     stop reading a socket, so a paused connection that keeps sending
 //     past ReceiveQueueCapacity is closed.
 //   - Requests in flight: past MaxRequestsPerConn on one connection,
