@@ -195,6 +195,10 @@ type Server struct {
 	stopHouse chan struct{}
 	houseDone sync.WaitGroup
 
+	// shutdownOnce runs Shutdown's work once; shutdownErr is its result.
+	shutdownOnce sync.Once
+	shutdownErr  error
+
 	draining atomic.Bool
 	// inflight counts requests read and not yet answered, activeConns the
 	// connections with any (for the fair share, admit.go).
@@ -439,8 +443,15 @@ func (s *Server) Publish(ev message.Message) {
 
 // Shutdown stops taking new connections and new requests (they get
 // OVERLOADED, those waiting unread included), waits for requests in flight to finish or ctx to end, then
-// closes every connection and stops the event loops and the workers.
+// closes every connection and stops the event loops and the workers. It
+// may be called more than once, from any goroutine: the calls after the
+// first wait for it and return what it returned.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(ctx) })
+	return s.shutdownErr
+}
+
+func (s *Server) shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	s.wakeAll()
 	s.stopAccepting()

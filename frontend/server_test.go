@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -400,5 +401,28 @@ func TestAnswerThatCannotBeFramed(t *testing.T) {
 		if got := counter(t, s.m.Closed, reasonEncode); got != before+2 {
 			t.Errorf("v%d: closed{reason=encode_error} went from %v to %v", v, before, got)
 		}
+	}
+}
+
+// Shutdown may be called twice, the second time concurrently with the
+// first: both return, with the first's result.
+func TestShutdownTwice(t *testing.T) {
+	s := startServer(t, newFakeHandler(), nil)
+	c := s.ready(t)
+	c.query(1, "echo before")
+	expect[*message.RowsResult](c, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- s.Shutdown(ctx) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}
+	if err := s.Shutdown(ctx); err != nil {
+		t.Errorf("a third shutdown: %v", err)
 	}
 }
