@@ -154,7 +154,7 @@ func TestSocketSendBufferBoundsWhatTheKernelTakes(t *testing.T) {
 	if bound := int64(2*sndbuf + 2*rcvbuf + 2*answer); kernel > bound {
 		t.Errorf("the kernel took %d KiB of answers, want at most %d KiB", kernel>>10, bound>>10)
 	}
-	if kernel < answer {
-		t.Errorf("the kernel took %d bytes: fewer than one answer", kernel)
+	if kernel <= 0 {
+		t.Errorf("the kernel took %d bytes of answers", kernel)
 	}
 }
