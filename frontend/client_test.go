@@ -97,7 +97,12 @@ func (c *client) send(stream int16, msg message.Message) {
 
 func (c *client) query(stream int16, q string) {
 	c.t.Helper()
-	c.send(stream, &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}})
+	c.send(stream, queryMsg(q))
+}
+
+// queryMsg is the QUERY the tests send: q at ONE.
+func queryMsg(q string) *message.Query {
+	return &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}}
 }
 
 // recv reads the next answer.

@@ -112,10 +112,6 @@ func TestQuietConnectionNotBehindPipeliners(t *testing.T) {
 	}
 }
 
-func queryMsg(q string) *message.Query {
-	return &message.Query{Query: q, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}}
-}
-
 // With SocketSendBuffer set, the kernel holds at most about that much
 // (doubled, as Linux does) of a client's answers beside what the client's
 // own receive buffer took, before the connection's send queue sees them

@@ -122,7 +122,7 @@ func (h *fakeInliner) Inline(ctx context.Context, req *protocol.Request, later p
 type testServer struct {
 	*Server
 	reg  *prometheus.Registry
-	stop func() error // Shutdown, once: a test may stop it before its end
+	stop func() error // Shutdown: a test may stop it before its end
 }
 
 // startServer starts a server for h on a free 127.0.0.1 port; edit, when
@@ -147,11 +147,12 @@ func startServer(t testing.TB, h Handler, edit func(*Options), before ...func(*S
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stop := sync.OnceValue(func() error {
+	// Shutdown may be called again: a later call returns the first's result.
+	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		return s.Shutdown(ctx)
-	})
+	}
 	t.Cleanup(func() {
 		if u, ok := h.(interface{ unblock() }); ok {
 			u.unblock()
