@@ -139,8 +139,10 @@ func (t *TCPTransport) enqueue(to netip.AddrPort, m *outMsg) error {
 		return err
 	}
 	large := len(m.env) > t.opts.LargeMessageThreshold
-	// A connection may fail between conn and push; the second try gets a
-	// new one.
+	// A connection may break between conn and push; the second try gets a
+	// new one. One that failed to connect at all gives its error: dialing
+	// again would most likely fail the same way (a foreign cluster, a
+	// refused handshake) and cost the peer a second refusal.
 	var err error
 	for range 2 {
 		var c *outConn
@@ -148,7 +150,7 @@ func (t *TCPTransport) enqueue(to netip.AddrPort, m *outMsg) error {
 			break
 		}
 		var retry bool
-		if retry, err = c.push(m); err == nil || !retry {
+		if retry, err = c.push(m); err == nil || !retry || !c.established.Load() {
 			break
 		}
 	}
@@ -383,6 +385,8 @@ type outConn struct {
 	// stop closes when the connection fails; failed is set just before.
 	stop   chan struct{}
 	failed atomic.Bool
+	// established is set once the handshake succeeded.
+	established atomic.Bool
 
 	mu  sync.Mutex
 	nc  net.Conn // nil until dialed
@@ -460,6 +464,7 @@ func (c *outConn) run() {
 		c.fail(err)
 		return
 	}
+	c.established.Store(true)
 
 	w := &wire{nc: nc, lz4: c.t.opts.LZ4, counters: c.p.counters}
 	readerDone := make(chan struct{})
