@@ -33,12 +33,19 @@ type cell struct {
 	ClientCPU, ServerCPU float64
 	// Others is the cores the rest of the machine used meanwhile.
 	Others float64
+	// Sync is what cqld's commit log syncs did meanwhile (nil for Redis).
+	Sync *syncSpread
 }
 
 // window measures what the machine and srv spent while run ran: run
 // returns the cell's figures and the CPU its client process used; window
 // fills in the server's CPU per operation and the others' cores.
 func window(srv *server, run func() (cell, time.Duration, error)) (cell, error) {
+	var sync0, sync1 syncSnapshot
+	var errSync0, errSync1 error
+	if srv.metrics != "" {
+		sync0, errSync0 = scrapeSyncs(srv.metrics)
+	}
 	busy0, err0 := machineBusy()
 	srv0, err1 := srv.cpu()
 	start := time.Now()
@@ -46,11 +53,20 @@ func window(srv *server, run func() (cell, time.Duration, error)) (cell, error) 
 	wall := time.Since(start)
 	busy1, err2 := machineBusy()
 	srv1, err3 := srv.cpu()
+	if srv.metrics != "" {
+		sync1, errSync1 = scrapeSyncs(srv.metrics)
+	}
 	if err != nil {
 		return c, err
 	}
 	if err := errors.Join(err0, err1, err2, err3); err != nil {
 		return c, fmt.Errorf("cpu accounting: %w", err)
+	}
+	if err := errors.Join(errSync0, errSync1); err != nil {
+		return c, fmt.Errorf("commit log metrics: %w", err)
+	}
+	if srv.metrics != "" {
+		c.Sync = sync1.since(sync0, wall)
 	}
 	if c.Ops > 0 {
 		c.ServerCPU = float64((srv1 - srv0).Microseconds()) / float64(c.Ops)

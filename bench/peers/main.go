@@ -108,8 +108,12 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 		if err != nil {
 			return fmt.Errorf("%s, %s, %d clients: %w", c.Server, c.Client, c.Clients, err)
 		}
-		fmt.Fprintf(r.progress, "%-14s %-16s %3d clients: %9.0f ops/s, p50 %.3f ms, client %.1f us/op, server %.1f us/op, others %.2f cores\n",
-			c.Server, c.Client, c.Clients, c.Rate, c.P50, c.ClientCPU, c.ServerCPU, c.Others)
+		var fsync string
+		if sp := c.Sync; sp != nil {
+			fsync = fmt.Sprintf(", %.1f appends/sync, fsync mean %.0f us, p90 %.0f us", sp.PerSync, sp.Mean, sp.P90)
+		}
+		fmt.Fprintf(r.progress, "%-14s %-16s %3d clients: %9.0f ops/s, p50 %.3f ms, client %.1f us/op, server %.1f us/op, others %.2f cores%s\n",
+			c.Server, c.Client, c.Clients, c.Rate, c.P50, c.ClientCPU, c.ServerCPU, c.Others, fsync)
 		cells = append(cells, c)
 		return nil
 	}
@@ -230,15 +234,20 @@ func (r *runner) withCqld(mode string, f func(*server) error) error {
 	if err != nil {
 		return err
 	}
+	mport, err := freePort()
+	if err != nil {
+		return err
+	}
 	dir := filepath.Join(r.tmp, "cqld-"+mode)
 	srv, err := startServer("cqld "+mode, fmt.Sprintf("127.0.0.1:%d", port), dir+".log", filepath.Join(r.tmp, "cqld"),
 		"-rpc_address", "127.0.0.1", "-listen_address", "127.0.0.1", "-native_transport_port", strconv.Itoa(port),
-		"-prometheus_port", "0", "-commitlog_sync", mode,
+		"-prometheus_address", "127.0.0.1", "-prometheus_port", strconv.Itoa(mport), "-commitlog_sync", mode,
 		"-data_file_directories", dir+"/data", "-commitlog_directory", dir+"/commitlog",
 		"-saved_caches_directory", dir+"/saved_caches", "-hints_directory", dir+"/hints")
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
+	srv.metrics = fmt.Sprintf("127.0.0.1:%d", mport)
 	return f(srv)
 }

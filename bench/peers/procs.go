@@ -24,6 +24,8 @@ type server struct {
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit, once done
 	log  string        // where its output goes
+	// metrics is where a cqld node serves Prometheus ("" for Redis).
+	metrics string
 }
 
 // command is exec.Command with the child killed should this process die

@@ -47,13 +47,22 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	}
 	fmt.Fprintln(w, sharedNote(cells))
 
-	fmt.Fprintln(w, "\nCells (latencies in ms, CPU in us per operation; others: cores the rest of the machine used meanwhile):")
+	fmt.Fprintln(w, "\nCells (latencies in ms, CPU in us per operation; others: cores the rest of the machine used meanwhile;")
+	fmt.Fprintln(w, "cqld's commit log meanwhile: syncs per second, appends per sync, and its fdatasync's mean, p50 and p90 in us,")
+	fmt.Fprintln(w, "the quantiles interpolated in buckets a factor of 1.41 apart):")
 	fmt.Fprintln(w)
-	row(w, "server", "client", "clients", "ops/s", "p50", "p99", "max", "client CPU", "server CPU", "others")
-	rule(w, 10)
+	row(w, "server", "client", "clients", "ops/s", "p50", "p99", "max", "client CPU", "server CPU", "others",
+		"syncs/s", "appends/sync", "fsync mean, p50, p90")
+	rule(w, 13)
 	for _, c := range cells {
+		syncs, per, fsync := "", "", ""
+		if sp := c.Sync; sp != nil {
+			syncs, per = commas(sp.PerSecond), fmt.Sprintf("%.1f", sp.PerSync)
+			fsync = fmt.Sprintf("%.0f, %.0f, %.0f", sp.Mean, sp.P50, sp.P90)
+		}
 		row(w, c.Server, c.Client, fmt.Sprint(c.Clients), commas(c.Rate), ms(c.P50), ms(c.P99), ms(c.Max),
-			fmt.Sprintf("%.1f", c.ClientCPU), fmt.Sprintf("%.1f", c.ServerCPU), fmt.Sprintf("%.2f", c.Others))
+			fmt.Sprintf("%.1f", c.ClientCPU), fmt.Sprintf("%.1f", c.ServerCPU), fmt.Sprintf("%.2f", c.Others),
+			syncs, per, fsync)
 	}
 
 	fmt.Fprintln(w, "\nops/s, p50 ms and, for cqld, ops/s as a multiple of Redis's; cqld's columns are its commitlog_sync mode and the client:")

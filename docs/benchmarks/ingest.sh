@@ -4,7 +4,10 @@
 # not tmpfs): cqlstress's default schema (five columns) with 1 KiB columns,
 # uniform keys over 2M, 32 threads, periodic commit log. For each binary it
 # prints cqlstress's Results block, the node's CPU seconds, the commit log
-# segments left at the end and the LSM's metrics.
+# segments left at the end and the LSM's metrics. COL sets the column size
+# (default 1024), LOG cqlstress's report interval (default 10s; its lines
+# are printed too), and SEGMENTS_EVERY, when set (30s, say), prints the
+# commit log's segment count that often.
 #
 #   go build -o /tmp/cqlstress ./cmd/cqlstress
 #   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock \
@@ -12,6 +15,8 @@
 set -euo pipefail
 dur=$1; shift
 stress=${CQLSTRESS:-/tmp/cqlstress}
+col=${COL:-1024}
+interval=${LOG:-10s}
 for bin in "$@"; do
 	dir=$(mktemp -d /var/tmp/cqld-ingest.XXXXXX)
 	port=$((20000 + RANDOM % 10000)); mport=$((port + 1))
@@ -20,10 +25,15 @@ for bin in "$@"; do
 		-commitlog_sync periodic 2>"$dir/log" &
 	pid=$!
 	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
-	echo "=== $bin ($(basename "$bin"))"
+	echo "=== $bin ($(basename "$bin")), columns of $col bytes, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	counter=
+	if [ -n "${SEGMENTS_EVERY:-}" ]; then
+		(while sleep "$SEGMENTS_EVERY"; do echo "segments $(date -u +%T) $(ls "$dir/commitlog" | grep -c '\.log$')"; done) &
+		counter=$!
+	fi
 	"$stress" write duration="$dur" -node "127.0.0.1:$port" -rate threads=32 \
-		-pop 'dist=uniform(1..2000000)' -col 'size=fixed(1024)' -log interval=10s |
-		sed -n '/^Results:/,$p'
+		-pop 'dist=uniform(1..2000000)' -col "size=fixed($col)" -log interval="$interval"
+	if [ -n "$counter" ]; then kill "$counter"; wait "$counter" 2>/dev/null || true; fi
 	read -r -a st </proc/$pid/stat
 	tck=$(getconf CLK_TCK)
 	echo "node cpu seconds: $(awk -v t="$tck" -v u="${st[13]}" -v s="${st[14]}" 'BEGIN { printf "%.2f", (u + s) / t }')"

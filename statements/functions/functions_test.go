@@ -144,6 +144,10 @@ func TestExtremeDecimalScales(t *testing.T) {
 		if got := binary.BigEndian.Uint64(cast(datatype.Bigint, v)); got != 0 {
 			t.Errorf("CAST(%x AS bigint) = %d, want 0 (the low 64 bits)", v, got)
 		}
+		// CastFcts makes a varint of longValue() too.
+		if got := types.DecodeVarint(cast(datatype.Varint, v)); got.Sign() != 0 {
+			t.Errorf("CAST(%x AS varint) = %v, want 0 (BigInteger.valueOf(longValue()))", v, got)
+		}
 	}
 	if out, err := Cast(datatype.Decimal, datatype.Varchar)(nil, [][]byte{huge}); err == nil || !strings.Contains(err.Error(), "Cannot cast the decimal") {
 		t.Errorf("CAST(1E+2147483648 AS text): %d bytes, %v; want a refusal", len(out), err)
@@ -157,6 +161,16 @@ func TestExtremeDecimalScales(t *testing.T) {
 	a.Add(&st, dec(1, 0))
 	if _, err := a.Result(&st); err == nil || !strings.Contains(err.Error(), "Cannot add decimals") {
 		t.Errorf("sum(1E+2147483648, 1): %v, want a refusal", err)
+	}
+	// avg adds as sum does, from a zero of scale 0: even one such value
+	// is refused.
+	for _, v := range [][]byte{huge, tiny, negHuge} {
+		avg := &Aggregate{Kind: AggAvg, Type: datatype.Decimal}
+		var st AggState
+		avg.Add(&st, v)
+		if _, err := avg.Result(&st); err == nil || !strings.Contains(err.Error(), "Cannot add decimals") {
+			t.Errorf("avg(%x): %v, want a refusal", v, err)
+		}
 	}
 	// Near scales still add exactly.
 	var ok AggState
