@@ -137,3 +137,29 @@ func segmentPart(payload []byte) []byte {
 	b = append(b, payload...)
 	return binary.LittleEndian.AppendUint32(b, crc.ChecksumIEEE(payload))
 }
+
+// An answer over MaxFrameSize, whatever made it (a worker or an Inliner),
+// is replaced by INVALID "Response is too big" on its stream, and the
+// connection goes on; an answer at the limit's side passes.
+func TestTooBigAnswer(t *testing.T) {
+	const maxFrame = 64 << 10
+	s := startServer(t, &fakeInliner{fakeHandler: newFakeHandler()}, func(o *Options) { o.MaxFrameSize = maxFrame })
+	for _, v := range []primitive.ProtocolVersion{primitive.ProtocolVersion4, primitive.ProtocolVersion5} {
+		t.Run(v.String(), func(t *testing.T) {
+			c := dialClient(t, s.Addr())
+			c.startup(v, nil)
+			want := protocol.ResponseTooBig(maxFrame)
+			for i, q := range []string{"rows 70000", "inline-rows 70000"} {
+				stream := int16(10 + i)
+				c.query(stream, q)
+				if inv := expect[*message.Invalid](c, stream); inv.ErrorMessage != want {
+					t.Fatalf("%s: %q, want %q", q, inv.ErrorMessage, want)
+				}
+			}
+			c.query(20, "rows 60000")
+			if rows := expect[*message.RowsResult](c, 20); len(rows.Data[0][0]) != 60000 {
+				t.Fatalf("rows 60000: %d bytes", len(rows.Data[0][0]))
+			}
+		})
+	}
+}
