@@ -118,7 +118,7 @@ func (fs *backoffFS) Create(name string, category vfs.DiskWriteCategory) (vfs.Fi
 		fs.outcome(err)
 		return nil, err
 	}
-	return &backoffFile{File: f, fs: fs}, nil
+	return &backoffFile{File: f, fs: fs, buf: tableBufs.Get().(*[]byte)}, nil
 }
 
 // Remove removes name, except a table once the MANIFEST failed.
@@ -190,6 +190,10 @@ type backoffFile struct {
 	vfs.File
 	fs  *backoffFS
 	bad bool // a write or sync failed: its later syncs prove nothing
+	// buf holds what pebble wrote and the file has not been given yet,
+	// werr the write that broke the table (tablebuf.go).
+	buf  *[]byte
+	werr error
 }
 
 func (f *backoffFile) failed(err error) error {
@@ -210,12 +214,10 @@ func (f *backoffFile) synced(err error) error {
 	return err
 }
 
-func (f *backoffFile) Write(p []byte) (int, error) {
-	n, err := f.File.Write(p)
-	return n, f.failed(err)
-}
-
 func (f *backoffFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.flush(); err != nil {
+		return 0, err
+	}
 	n, err := f.File.WriteAt(p, off)
 	return n, f.failed(err)
 }
@@ -224,11 +226,24 @@ func (f *backoffFile) Preallocate(off, length int64) error {
 	return f.failed(f.File.Preallocate(off, length))
 }
 
-func (f *backoffFile) Sync() error { return f.synced(f.File.Sync()) }
+func (f *backoffFile) Sync() error {
+	if err := f.flush(); err != nil {
+		return err
+	}
+	return f.synced(f.File.Sync())
+}
 
-func (f *backoffFile) SyncData() error { return f.synced(f.File.SyncData()) }
+func (f *backoffFile) SyncData() error {
+	if err := f.flush(); err != nil {
+		return err
+	}
+	return f.synced(f.File.SyncData())
+}
 
 func (f *backoffFile) SyncTo(length int64) (bool, error) {
+	if err := f.flush(); err != nil {
+		return false, err
+	}
 	full, err := f.File.SyncTo(length)
 	return full, f.failed(err)
 }

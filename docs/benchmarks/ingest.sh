@@ -7,7 +7,8 @@
 # segments left at the end and the LSM's metrics. COL sets the column size
 # (default 1024), LOG cqlstress's report interval (default 10s; its lines
 # are printed too), and SEGMENTS_EVERY, when set (30s, say), prints the
-# commit log's segment count that often.
+# commit log's segment count and the LSM's memtables, L0 sublevels,
+# compaction debt and write stalls that often.
 #
 #   go build -o /tmp/cqlstress ./cmd/cqlstress
 #   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock \
@@ -28,11 +29,16 @@ for bin in "$@"; do
 	echo "=== $bin ($(basename "$bin")), columns of $col bytes, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	counter=
 	if [ -n "${SEGMENTS_EVERY:-}" ]; then
-		(while sleep "$SEGMENTS_EVERY"; do echo "segments $(date -u +%T) $(ls "$dir/commitlog" | grep -c '\.log$')"; done) &
+		(while sleep "$SEGMENTS_EVERY"; do
+			lsm=$(curl -s "127.0.0.1:$mport/metrics" | awk '/^cqld_lsm_(memtables|l0_sublevels|compaction_debt_bytes|write_stalls_total|write_stall_seconds_total) / { sub("cqld_lsm_", "", $1); printf " %s=%s", $1, $2 }')
+			echo "segments $(date -u +%T) $(ls "$dir/commitlog" | grep -c '\.log$')$lsm"
+		done) &
 		counter=$!
 	fi
+	# A run with errors still gets its node's figures and its node stopped.
 	"$stress" write duration="$dur" -node "127.0.0.1:$port" -rate threads=32 \
-		-pop 'dist=uniform(1..2000000)' -col "size=fixed($col)" -log interval="$interval"
+		-pop 'dist=uniform(1..2000000)' -col "size=fixed($col)" -log interval="$interval" ||
+		echo "cqlstress exited with status $?"
 	if [ -n "$counter" ]; then kill "$counter"; wait "$counter" 2>/dev/null || true; fi
 	read -r -a st </proc/$pid/stat
 	tck=$(getconf CLK_TCK)
