@@ -62,8 +62,8 @@ type Engine struct {
 	applyMu sync.RWMutex
 	flushMu sync.Mutex
 
-	// bg counts the engine's goroutines: flushLoop, and the ApplyIf calls
-	// ApplyAsync hands to goroutines of their own. Close waits for them
+	// bg counts the engine's goroutines: flushLoop, pressureLoop, and the
+	// ApplyIf calls ApplyAsync hands to goroutines of their own. Close waits for them
 	// before it closes the log and the LSM.
 	bg         sync.WaitGroup
 	closeMu    sync.Mutex
@@ -77,8 +77,9 @@ type Engine struct {
 	fs            *backoffFS
 	onDiskFailure func(error)
 
-	rel    releaser
-	stalls stalls
+	rel      releaser
+	stalls   stalls
+	pressure *pressure // pressure.go
 	// compacting are the compactions running (system_views.sstable_tasks).
 	compacting compactions
 
@@ -126,6 +127,8 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 	e.compacting.now = o.Now
 	e.compacting.listen(listener)
 	po := lsmOptions(o)
+	e.pressure = newPressure(po)
+	e.pressure.listen(listener)
 	e.fs = newBackoffFS(o.FS, o.After, e.stop, e.flushes)
 	po.FS = e.fs
 	po.Cache = cache
@@ -177,8 +180,9 @@ func OpenEngine(o EngineOptions) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
-	e.bg.Add(1)
+	e.bg.Add(2)
 	go e.flushLoop()
+	go e.pressureLoop()
 	if stats.Segments > 0 {
 		// Make the replayed state durable in the LSM so that the replayed
 		// segments go now, not at the next flush.
@@ -457,13 +461,14 @@ func (e *Engine) ApplyIf(m *Mutation, check func() error) error {
 // again.
 //
 // When a flush or a schema change is waiting for the applies in flight,
-// ApplyAsync does not queue behind it: the whole ApplyIf runs on a
-// goroutine of its own and reports through then.
+// or pebble stalls writes or is close to (pressure.go), ApplyAsync does
+// not wait for it: the whole ApplyIf runs on a goroutine of its own and
+// reports through then.
 func (e *Engine) ApplyAsync(m *Mutation, check func() error, then func(error)) (pending bool, err error) {
 	if m.b.Empty() {
 		return false, e.ApplyIf(m, check)
 	}
-	if !e.applyMu.TryRLock() {
+	if e.pressure.near.Load() || !e.applyMu.TryRLock() {
 		if !e.goOwned(func() { then(e.ApplyIf(m, check)) }) {
 			return false, errors.Join(writeFailed(commitlog.ErrClosed), m.discard())
 		}

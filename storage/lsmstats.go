@@ -37,6 +37,13 @@ func (s *stalls) listen(l *pebble.EventListener) {
 	}
 }
 
+// on says whether a stall is on.
+func (s *stalls) on() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.began.IsZero()
+}
+
 // read returns the stalls so far and their time, a stall still on
 // included.
 func (s *stalls) read() (uint64, time.Duration) {
