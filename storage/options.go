@@ -37,10 +37,9 @@ const (
 	// writeback burst that the commit log's fdatasync queues behind.
 	bytesPerSync = 1 << 20
 	// blockSize is a table's data block size before compression: each
-	// block costs a checksum, an index entry and a compression call, and
-	// flushes and compactions spent about half their CPU per byte on 4 KiB
-	// blocks (pebble's default). CockroachDB uses 32 KiB; Cassandra's
-	// chunk_length_in_kb is 16.
+	// block costs a checksum, an index entry and a compression call, which
+	// on pebble's 4 KiB blocks weighed on every flush and compaction.
+	// CockroachDB uses 32 KiB; Cassandra's chunk_length_in_kb is 16.
 	blockSize = 32 << 10
 )
 

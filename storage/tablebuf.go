@@ -8,10 +8,10 @@ import (
 )
 
 // A table file gathers pebble's writes into tableBufSize before it hands
-// them to the file: pebble writes a table a block (4 KiB) at a time
-// through a bufio.Writer of the same size, one system call each, and on a
-// node ingesting large rows those calls, under flushes and compactions,
-// were the largest share of the node's CPU. Every call that observes the
+// them to the file: pebble writes a table a block at a time through a
+// 4 KiB bufio.Writer, one system call per block, and under a sustained
+// ingest flushes and compactions spent much of the node's CPU in those
+// calls (docs/benchmarks/pebble-options.md). Every call that observes the
 // file (a sync, a stat, a read, a close) first gives it what is held.
 const tableBufSize = 256 << 10
 
