@@ -8,7 +8,10 @@
 // appends to the commit log (package commitlog) and, once the log's sync
 // mode says it is durable, applies to pebble's memtable; ApplyAsync does
 // the same for a caller that must not block (a network event loop) and
-// reports the outcome through a callback. When pebble flushes a memtable,
+// reports the outcome through a callback; while pebble stalls writes, or
+// is close to (pressure.go), it applies on a goroutine of its own, so a
+// stall never holds an event loop. Tables are written in 32 KiB blocks,
+// gathered into 256 KiB system calls (tablebuf.go). When pebble flushes a memtable,
 // on its own or when asked, the commit log segments the flush covered are
 // released (release.go: sequence numbers map the flush back to commit log
 // positions), so the log holds about what the memtables hold. A flush the
