@@ -109,7 +109,7 @@ func TestLeanModeTimeout(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	node, err := server.StartWith(cfg, nil, server.Options{FS: newSlowFS(nil, 250*time.Millisecond)})
+	node, err := server.StartWith(cfg, nil, server.Options{FS: newSlowFS(nil, 150*time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
