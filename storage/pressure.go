@@ -21,9 +21,9 @@ const pressureEvery = 25 * time.Millisecond
 // hold the writes that wait.
 type pressure struct {
 	near atomic.Bool
-	// memtables and sublevels are the sampled levels that count as near:
-	// pebble stalls at memTables memtables' bytes, or l0StopWrites
-	// sublevels.
+	// memtableBytes and sublevels are the sampled levels that count as
+	// near: pebble stalls at MemTableStopWritesThreshold memtables' bytes,
+	// or L0StopWritesThreshold sublevels.
 	memtableBytes uint64
 	sublevels     int32
 }

@@ -27,6 +27,9 @@ func (f *backoffFile) Write(p []byte) (int, error) {
 	if b == nil {
 		return 0, errTableClosed
 	}
+	if f.werr != nil {
+		return 0, f.werr
+	}
 	if len(*b)+len(p) > cap(*b) {
 		if err := f.flush(); err != nil {
 			return 0, err

@@ -2,12 +2,16 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 type noHealth struct{}
@@ -83,5 +87,34 @@ func TestTableWritesGathered(t *testing.T) {
 	all, err := io.ReadAll(disk)
 	if err != nil || !bytes.Equal(all, want.Bytes()) {
 		t.Fatalf("file after Close: %d bytes, %v; want the %d written", len(all), err, want.Len())
+	}
+}
+
+// A table whose write failed stays broken: every later call, a write that
+// would only be held included, gets the error.
+func TestTableWriteFailureSticks(t *testing.T) {
+	var fail atomic.Bool
+	disk := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if fail.Load() && op.Kind == errorfs.OpFileWrite {
+			return syscall.ENOSPC
+		}
+		return nil
+	}))
+	fs := newBackoffFS(disk, time.After, nil, noHealth{})
+	f, err := fs.Create("000001.sst", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fail.Store(true)
+	if _, err := f.Write(make([]byte, 2*tableBufSize)); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a write past the buffer: %v, want ENOSPC", err)
+	}
+	fail.Store(false)
+	if _, err := f.Write([]byte("held")); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a small write after the failure: %v, want ENOSPC", err)
+	}
+	if err := f.Sync(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Sync after the failure: %v, want ENOSPC", err)
 	}
 }
