@@ -596,6 +596,11 @@ func (e *Engine) Flush() error {
 // and a caller here must not wait for the disk to get room.
 func (e *Engine) flushLSM() error {
 	failed := e.flushes.failed()
+	if e.flushes.failure() != nil {
+		// No flush succeeds until the node restarts, and pebble's retry
+		// that fails next may already have failed: do not wait for one.
+		return fmt.Errorf("storage: flush: %w", e.flushes.refusal())
+	}
 	done, err := e.db.AsyncFlush()
 	if err != nil {
 		return writeFailed(fmt.Errorf("storage: flush: %w", err))

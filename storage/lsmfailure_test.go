@@ -163,8 +163,18 @@ func TestManifestFailureIsDiskFailure(t *testing.T) {
 	if n := disk.creates.Load(); n > 1 {
 		t.Errorf("%d tables created after the MANIFEST failed", n)
 	}
-	if err := e.Flush(); !errors.Is(err, ErrWriteFailed) {
-		t.Fatalf("Flush after the MANIFEST failed = %v, want ErrWriteFailed", err)
+	// The fourth retry waits and is never let go: a Flush must not wait
+	// for a flush to fail (or succeed) once the MANIFEST failed for good.
+	nextWait(t, waits)
+	flushed := make(chan error, 1)
+	go func() { flushed <- e.Flush() }()
+	select {
+	case err := <-flushed:
+		if !errors.Is(err, ErrWriteFailed) {
+			t.Fatalf("Flush after the MANIFEST failed = %v, want ErrWriteFailed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Flush after the MANIFEST failed waits for a flush that cannot succeed")
 	}
 	e.Close()
 	select {
