@@ -42,6 +42,8 @@ type Log struct {
 	active       int          // adaptive: waiters the last full sync completed plus those queued meanwhile
 	lastSyncDone time.Time    // periodic mode: when everything written was last durable
 
+	spares [][]byte // empty chunks (see segment.chunks) the flusher wrote out
+
 	pool         []string // recycled files, ready for reuse
 	poolReserved int      // freed segments being renamed into the pool
 
@@ -280,10 +282,8 @@ func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w
 	}
 	seg := l.cur
 	off := seg.written
-	wasEmpty := len(seg.buf) == 0
-	seg.buf = slices.Grow(seg.buf, size)
-	rec := seg.buf[len(seg.buf) : len(seg.buf)+size]
-	seg.buf = seg.buf[:len(seg.buf)+size]
+	wasEmpty := len(seg.chunks) == 0
+	rec := l.reserveLocked(seg, size)
 	putRecordHeader(rec, kindData, seg.id, seg.synced, len(payload), payloadCRC)
 	n := copy(rec[recordHeaderSize:], payload)
 	clear(rec[recordHeaderSize+n:])

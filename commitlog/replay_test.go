@@ -371,3 +371,38 @@ func TestZeroFilledSegmentEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayAcrossChunks appends records that fill, straddle and exceed
+// the append buffer's chunks, while the flusher writes behind, and
+// replays them intact and in place.
+func TestReplayAcrossChunks(t *testing.T) {
+	for _, mode := range []string{SyncPeriodic, SyncBatch} {
+		t.Run(mode, func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := testOptions(fs)
+			opts.Sync = mode
+			opts.SegmentSize = 8 << 20
+			sizes := []int{1, chunkSize - 100, 300, 700 << 10, 400 << 10, chunkSize + 5000, 10, 3 * chunkSize / 2, 64 << 10}
+			var want []string
+			for r := 0; r < 3; r++ {
+				for i, n := range sizes {
+					want = append(want, strings.Repeat(string(rune('a'+(r*len(sizes)+i)%26)), n))
+				}
+			}
+			pos := writeRecords(t, opts, want)
+			got, st, err := replayAll(t, opts)
+			mustf(t, err, "Replay")
+			if len(got) != len(want) {
+				t.Fatalf("replayed %d records, want %d (%+v)", len(got), len(want), st)
+			}
+			for i := range got {
+				if got[i].payload != want[i] || got[i].pos != pos[i] {
+					t.Fatalf("record %d: %d bytes at %v, want %d bytes at %v", i, len(got[i].payload), got[i].pos, len(want[i]), pos[i])
+				}
+			}
+			if st.TruncatedBytes != 0 || st.SkippedBytes != 0 {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}

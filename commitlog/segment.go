@@ -74,11 +74,13 @@ type segment struct {
 	synced  int64 // everything before it is durable
 	failed  bool  // an I/O error hit it: it gets no more syncs and no end record
 
-	// buf holds the records appended since the flusher last wrote: the
-	// bytes [bufOff, written). The flusher swaps it for spare and writes it
-	// with one WriteAt, so synced <= bufOff <= written.
-	buf, spare []byte
-	bufOff     int64
+	// chunks hold the records appended since the flusher last wrote: the
+	// bytes [bufOff, written), one chunk after the other, each record
+	// within one chunk. The flusher takes them and writes each with one
+	// WriteAt (a lone writer's records: one), so synced <= bufOff <=
+	// written.
+	chunks [][]byte
+	bufOff int64
 
 	// zeroed is the end of the zeros written ahead of the records (see
 	// zeroAhead): set by the preparer, then the flusher's.
@@ -92,35 +94,86 @@ type segment struct {
 	w, s vfs.File
 }
 
-// maxSpareBuf keeps a burst's big buffer from staying with a segment.
-const maxSpareBuf = 4 << 20
+// Appends buffer in chunks of chunkSize, or of a record's size when it is
+// larger: a buffer that grew instead would copy what it holds at every
+// growth, and it grows most when the flusher's write waits for the
+// kernel's writeback (a node ingesting at disk speed). The log keeps up to
+// maxSpares empty chunks the flusher wrote out.
+const (
+	chunkSize = 1 << 20
+	maxSpares = 16
+)
+
+// reserveLocked returns room for a record of size bytes at the end of
+// seg's chunks.
+// REQUIRES: l.mu held.
+func (l *Log) reserveLocked(seg *segment, size int) []byte {
+	n := len(seg.chunks)
+	if n == 0 || cap(seg.chunks[n-1])-len(seg.chunks[n-1]) < size {
+		seg.chunks = append(seg.chunks, l.chunkLocked(size))
+		n++
+	}
+	c := seg.chunks[n-1]
+	seg.chunks[n-1] = c[:len(c)+size]
+	return c[len(c) : len(c)+size]
+}
+
+// chunkLocked returns an empty chunk with room for size bytes.
+// REQUIRES: l.mu held.
+func (l *Log) chunkLocked(size int) []byte {
+	if size > chunkSize {
+		return make([]byte, 0, size)
+	}
+	if n := len(l.spares); n > 0 {
+		c := l.spares[n-1]
+		l.spares[n-1] = nil
+		l.spares = l.spares[:n-1]
+		return c
+	}
+	return make([]byte, 0, chunkSize)
+}
+
+// keepChunksLocked keeps written chunks of the usual size for reuse, up to
+// maxSpares.
+// REQUIRES: l.mu held.
+func (l *Log) keepChunksLocked(chunks [][]byte) {
+	for _, c := range chunks {
+		if cap(c) == chunkSize && len(l.spares) < maxSpares {
+			l.spares = append(l.spares, c[:0])
+		}
+	}
+}
 
 // writeBuffered writes what appends have buffered in seg to the operating
-// system with one WriteAt and returns the end of what is written. Appends
+// system, one WriteAt per chunk, and returns the end of what is written. Appends
 // keep buffering meanwhile. Only the flusher calls it. A segment that
 // failed is not written.
 func (l *Log) writeBuffered(seg *segment) (int64, error) {
 	l.mu.Lock()
-	if seg.failed || len(seg.buf) == 0 {
+	if seg.failed || len(seg.chunks) == 0 {
 		end := seg.bufOff
 		l.mu.Unlock()
 		return end, nil
 	}
-	data, off := seg.buf, seg.bufOff
-	seg.buf, seg.spare = seg.spare[:0], nil
+	chunks, off := seg.chunks, seg.bufOff
+	seg.chunks = nil
 	seg.bufOff = seg.written
 	end := seg.written
 	l.mu.Unlock()
 
-	err := writeFull(seg.w, data, off)
+	var err error
+	for _, c := range chunks {
+		if err = writeFull(seg.w, c, off); err != nil {
+			break
+		}
+		off += int64(len(c))
+	}
 	if err == nil {
 		err = l.zeroAhead(seg, end)
 	}
 
 	l.mu.Lock()
-	if seg.spare == nil && cap(data) <= maxSpareBuf {
-		seg.spare = data[:0]
-	}
+	l.keepChunksLocked(chunks)
 	l.mu.Unlock()
 	return end, err
 }
