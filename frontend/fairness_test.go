@@ -142,15 +142,19 @@ func TestSocketSendBufferBoundsWhatTheKernelTakes(t *testing.T) {
 	c.write(frames)
 	eventually(t, "the connection paused", func() bool { return s.pausedConns.Load() == 1 })
 	eventually(t, "no request running", func() bool { return s.pool.active.Load() == 0 })
-	written := int64(testutil.ToFloat64(s.m.BytesOut))
-	held := s.outBytes.Load()
-	kernel := written - held
+	// The last answers may still be on their way from the node's queue
+	// to the socket when the connection pauses: wait until the kernel
+	// holds some (the upper bound below is what the test is about).
+	var written, held, kernel int64
+	eventually(t, "the kernel took some of the answers", func() bool {
+		written = int64(testutil.ToFloat64(s.m.BytesOut))
+		held = s.outBytes.Load()
+		kernel = written - held
+		return kernel > 0
+	})
 	t.Logf("%d KiB written to the socket, %d KiB of it held by the node: the kernel took %d KiB", written>>10, held>>10, kernel>>10)
 	// Linux doubles both buffers; each answer is a little over 64 KiB.
 	if bound := int64(2*sndbuf + 2*rcvbuf + 2*answer); kernel > bound {
 		t.Errorf("the kernel took %d KiB of answers, want at most %d KiB", kernel>>10, bound>>10)
-	}
-	if kernel <= 0 {
-		t.Errorf("the kernel took %d bytes of answers", kernel)
 	}
 }
