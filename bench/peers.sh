@@ -2,7 +2,7 @@
 # Measures cqld beside Redis on this machine and prints one table
 # (docs/benchmarks/peers.md). Run it under the shared locks:
 #
-#   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/peers.sh [-step 5s] [-clients 1,16,64] [-modes periodic,batch,adaptive]
+#   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/peers.sh [-step 5s] [-clients 1,16,64] [-modes periodic,batch,adaptive] [-rotate N]
 #
 # The work is bench/peers (go doc ./bench/peers): it builds cqld and
 # cqlstress, starts Redis and each cqld on 127.0.0.1, and stops each by its

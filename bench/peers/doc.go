@@ -6,14 +6,17 @@
 //	flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock bench/peers.sh
 //
 // It builds cqld and cqlstress from the repository into a temporary
-// folder, then measures, one server at a time:
+// folder, then measures Redis, then the cqld nodes (all up from then on,
+// taking turns at each client count, the first turn rotating by -rotate
+// and by the count, so no mode is always measured first or right after
+// another):
 //
 //   - Redis (redis-server from the system, installed with apt-get when
 //     missing) with appendonly yes and appendfsync always, driven by
 //     redis-benchmark -P 1: SET of a 100-byte value under one of 100,000
 //     random keys;
 //   - cqld with commitlog_sync periodic, batch and adaptive, each a fresh
-//     node on a fresh data folder, driven by cqlstress's update (one
+//     node on a fresh data folder and ports of its own, driven by cqlstress's update (one
 //     100-byte column of one of 100,000 rows, prepared) in its lean mode
 //     (one request in flight per connection, as redis-benchmark -P 1) and
 //     through gocql (4 connections, write coalescing off);

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +31,7 @@ type runner struct {
 	step        time.Duration
 	clients     []int
 	modes       []string
+	rotate      int
 	clientProcs int
 
 	root           string // the repository
@@ -53,11 +55,12 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clients := fs.String("clients", "1,16,64", "client counts, comma separated")
 	modes := fs.String("modes", "periodic,batch,adaptive", "cqld commitlog_sync modes, comma separated")
 	procs := fs.Int("client-procs", 0, "GOMAXPROCS of cqlstress (0: Go's default)")
+	rotate := fs.Int("rotate", 0, "at the i-th client count the cqld modes take turns starting at mode i+rotate: give rounds rotate 0, 1, 2 so each mode goes first as often")
 	keep := fs.Bool("keep", false, "keep the temporary folder (servers' logs and data, clients' output)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	r := &runner{step: *step, modes: strings.Split(*modes, ","), clientProcs: *procs, progress: stderr}
+	r := &runner{step: *step, modes: strings.Split(*modes, ","), rotate: *rotate, clientProcs: *procs, progress: stderr}
 	for _, c := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil || n < 1 {
@@ -130,24 +133,37 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, mode := range r.modes {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+	// NB: the cqld nodes are all up for the whole run and take turns at
+	// each client count, the first turn rotating, so that a mode is not
+	// measured minutes after another, on a machine that has drifted, or
+	// always right after another's cell, its flushes and the kernel's
+	// writeback of its data still running.
+	var nodes []*server
+	defer func() {
+		for _, srv := range nodes {
+			srv.stop()
 		}
-		err := r.withCqld(mode, func(srv *server) error {
-			for _, n := range r.clients {
-				for _, client := range []string{"lean", "gocql"} {
-					c, err := r.cqlstress(ctx, srv, client, n)
-					c.Server, c.Client, c.Clients = srv.name, client, n
-					if err := add(c, err); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
+	}()
+	for _, mode := range r.modes {
+		srv, err := r.startCqld(mode)
 		if err != nil {
 			return nil, nil, err
+		}
+		nodes = append(nodes, srv)
+	}
+	for i, n := range r.clients {
+		for j := range nodes {
+			srv := nodes[(i+r.rotate+j)%len(nodes)]
+			for _, client := range []string{"lean", "gocql"} {
+				if err := ctx.Err(); err != nil {
+					return nil, nil, err
+				}
+				c, err := r.cqlstress(ctx, srv, client, n)
+				c.Server, c.Client, c.Clients = srv.name, client, n
+				if err := add(c, err); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 	}
 	return cells, header, nil
@@ -227,27 +243,32 @@ func (r *runner) withRedis(f func(*server) error) error {
 	return f(srv)
 }
 
-// withCqld runs f against a fresh cqld node with commitlog_sync mode, its
-// data in a folder of its own, stopped by its PID afterwards.
-func (r *runner) withCqld(mode string, f func(*server) error) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+// startCqld starts a fresh cqld node with commitlog_sync mode, its data
+// in a folder of its own and its ports its own, so that the nodes of
+// several modes run side by side; the caller stops it by its PID.
+func (r *runner) startCqld(mode string) (*server, error) {
+	var ports [3]int
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(ports[:i], p) {
+			return nil, fmt.Errorf("cqld %s: port %d drawn twice", mode, p)
+		}
+		ports[i] = p
 	}
-	mport, err := freePort()
-	if err != nil {
-		return err
-	}
+	port, mport, sport := ports[0], ports[1], ports[2]
 	dir := filepath.Join(r.tmp, "cqld-"+mode)
 	srv, err := startServer("cqld "+mode, fmt.Sprintf("127.0.0.1:%d", port), dir+".log", filepath.Join(r.tmp, "cqld"),
 		"-rpc_address", "127.0.0.1", "-listen_address", "127.0.0.1", "-native_transport_port", strconv.Itoa(port),
+		"-storage_port", strconv.Itoa(sport), "-seeds", fmt.Sprintf("127.0.0.1:%d", sport),
 		"-prometheus_address", "127.0.0.1", "-prometheus_port", strconv.Itoa(mport), "-commitlog_sync", mode,
 		"-data_file_directories", dir+"/data", "-commitlog_directory", dir+"/commitlog",
 		"-saved_caches_directory", dir+"/saved_caches", "-hints_directory", dir+"/hints")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer srv.stop()
 	srv.metrics = fmt.Sprintf("127.0.0.1:%d", mport)
-	return f(srv)
+	return srv, nil
 }
