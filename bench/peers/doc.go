@@ -13,8 +13,10 @@
 //
 //   - Redis (redis-server from the system, installed with apt-get when
 //     missing) with appendonly yes and appendfsync always, driven by
-//     redis-benchmark -P 1: SET of a 100-byte value under one of 100,000
-//     random keys;
+//     redis-benchmark -P 1, and by this program's own lean client (peers
+//     resp-client: a goroutine and a connection per client, one SET in
+//     flight on each, as cqlstress's lean mode is for cqld): SET of a
+//     100-byte value under one of 100,000 random keys;
 //   - cqld with commitlog_sync periodic, batch and adaptive, each a fresh
 //     node on a fresh data folder and ports of its own, driven by cqlstress's update (one
 //     100-byte column of one of 100,000 rows, prepared) in its lean mode

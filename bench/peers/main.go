@@ -45,6 +45,9 @@ type runner struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == respClientCmd {
+		os.Exit(respClient(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(mainErr(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -124,6 +127,11 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 		for _, n := range r.clients {
 			c, err := r.redisBench(ctx, srv, n)
 			c.Server, c.Client, c.Clients = srv.name, "redis-benchmark", n
+			if err := add(c, err); err != nil {
+				return err
+			}
+			c, err = r.respLean(ctx, srv, n)
+			c.Server, c.Client, c.Clients = srv.name, "lean", n
 			if err := add(c, err); err != nil {
 				return err
 			}

@@ -35,6 +35,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 		return c, ok
 	}
 	redis := column{"Redis always", "Redis always", "redis-benchmark"}
+	redisLean := column{"Redis always, lean", "Redis always", "lean"}
 	var cqld []column
 	for _, m := range r.modes {
 		for _, cl := range []string{"lean", "gocql"} {
@@ -65,9 +66,9 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 			syncs, per, fsync)
 	}
 
-	fmt.Fprintln(w, "\nops/s, p50 ms and, for cqld, ops/s as a multiple of Redis's; cqld's columns are its commitlog_sync mode and the client:")
+	fmt.Fprintln(w, "\nops/s, p50 ms and, for cqld, ops/s as a multiple of Redis's under redis-benchmark; cqld's columns are its commitlog_sync mode and the client:")
 	fmt.Fprintln(w)
-	titles := []string{"clients", redis.title}
+	titles := []string{"clients", redis.title, redisLean.title}
 	for _, col := range cqld {
 		titles = append(titles, col.title)
 	}
@@ -75,7 +76,10 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	rule(w, len(titles))
 	for _, n := range r.clients {
 		base, baseOK := get(redis, n)
-		vals := []string{fmt.Sprint(n), ifOK(baseOK, func() string { return fmt.Sprintf("%s, %s", commas(base.Rate), ms(base.P50)) })}
+		lean, leanOK := get(redisLean, n)
+		vals := []string{fmt.Sprint(n),
+			ifOK(baseOK, func() string { return fmt.Sprintf("%s, %s", commas(base.Rate), ms(base.P50)) }),
+			ifOK(leanOK, func() string { return fmt.Sprintf("%s, %s", commas(lean.Rate), ms(lean.P50)) })}
 		for _, col := range cqld {
 			c, ok := get(col, n)
 			vals = append(vals, ifOK(ok, func() string {
@@ -93,6 +97,12 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 		num, den column
 	}
 	var ratios []ratio
+	for _, m := range r.modes {
+		if m != "periodic" {
+			ratios = append(ratios, ratio{fmt.Sprintf("%s / Redis, both lean", m),
+				column{"", "cqld " + m, "lean"}, redisLean})
+		}
+	}
 	for _, cl := range []string{"lean", "gocql"} {
 		for _, den := range []string{"batch", "periodic"} {
 			if has(r.modes, "adaptive") && has(r.modes, den) {
@@ -104,7 +114,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	if len(ratios) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nThe default mode against the others, ops/s with the same client:")
+	fmt.Fprintln(w, "\nThe durable modes against Redis with the same kind of client (Go, a goroutine and a connection per client, one request in flight), and the default mode against the others with the same client:")
 	fmt.Fprintln(w)
 	titles = []string{"clients"}
 	for _, q := range ratios {
