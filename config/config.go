@@ -318,9 +318,13 @@ func Default() Config {
 		AutoBootstrap:                           true,
 		DataCenter:                              "datacenter1",
 		Rack:                                    "rack1",
+		// NB: no port, so the default seed is this node at whatever
+		// storage_port it is given; cassandra.yaml's "127.0.0.1:7000"
+		// would leave a node moved off 7000 trying to join a seed that
+		// is not there.
 		SeedProvider: SeedProvider{
 			ClassName:  "org.apache.cassandra.locator.SimpleSeedProvider",
-			Parameters: map[string]string{"seeds": "127.0.0.1:7000"},
+			Parameters: map[string]string{"seeds": "127.0.0.1"},
 		},
 		NativeTransportMaxFrameSize:                  16 * MiB,
 		NativeTransportMaxThreads:                    128,

@@ -80,7 +80,7 @@ func TestDefault(t *testing.T) {
 		{"paxos_unsafe_skip_in_progress", d.PaxosUnsafeSkipInProgress, false},
 		{"internode_fault_injection", d.InternodeFaultInjection, false},
 		{"truncate_request_timeout", d.TruncateRequestTimeout.Duration, 60 * time.Second},
-		{"seed_provider", d.SeedProvider, SeedProvider{"org.apache.cassandra.locator.SimpleSeedProvider", map[string]string{"seeds": "127.0.0.1:7000"}}},
+		{"seed_provider", d.SeedProvider, SeedProvider{"org.apache.cassandra.locator.SimpleSeedProvider", map[string]string{"seeds": "127.0.0.1"}}},
 		{"native_transport_max_frame_size", d.NativeTransportMaxFrameSize, DataSize(16 << 20)},
 		{"native_transport_max_threads", d.NativeTransportMaxThreads, 128},
 		{"native_transport_max_requests_per_connection", d.NativeTransportMaxRequestsPerConnection, 1024},
@@ -122,7 +122,7 @@ func TestDefault(t *testing.T) {
 	// Each call is independent: changing one Default must not change another.
 	d.DataFileDirectories[0] = "x"
 	d.SeedProvider.Parameters["seeds"] = "x"
-	if e := Default(); e.DataFileDirectories[0] != "data/data" || e.SeedProvider.Parameters["seeds"] != "127.0.0.1:7000" {
+	if e := Default(); e.DataFileDirectories[0] != "data/data" || e.SeedProvider.Parameters["seeds"] != "127.0.0.1" {
 		t.Error("Default shares state between calls")
 	}
 }
@@ -687,6 +687,12 @@ func TestSeeds(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "seed_provider") {
 			t.Errorf("seeds %q: Validate() = %v, want a seed_provider error", bad, err)
 		}
+	}
+	// The default seed is this node, at its storage_port.
+	c = Default()
+	c.StoragePort = 23456
+	if got, err := c.Seeds(); err != nil || !reflect.DeepEqual(got, []netip.AddrPort{c.ListenAddr()}) {
+		t.Errorf("default Seeds() with storage_port 23456 = %v, %v; want [%v]", got, err, c.ListenAddr())
 	}
 	c = Default()
 	c.BroadcastAddress = "127.0.0.3"
