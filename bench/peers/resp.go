@@ -13,7 +13,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,8 +79,23 @@ func respClient(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	q := func(p float64) float64 {
 		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
 	}
-	fmt.Fprintf(stdout, "ops=%d seconds=%.3f p50=%.3f p99=%.3f max=%.3f\n", len(all), wall.Seconds(), q(0.5), q(0.99), q(1))
+	fmt.Fprintf(stdout, respResult+"\n", len(all), wall.Seconds(), q(0.5), q(0.99), q(1))
 	return 0
+}
+
+// respResult is the line respClient prints and respLean reads: requests
+// answered, seconds, and p50, p99 and max latency in ms.
+const respResult = "ops=%d seconds=%f p50=%f p99=%f max=%f"
+
+// parseResp reads respClient's line into a cell of clients connections.
+func parseResp(out []byte, clients int) (cell, error) {
+	var c cell
+	var secs float64
+	if _, err := fmt.Sscanf(string(out), respResult, &c.Ops, &secs, &c.P50, &c.P99, &c.Max); err != nil || secs <= 0 || c.Ops <= 0 {
+		return cell{}, fmt.Errorf("resp-client printed %q: %v", out, err)
+	}
+	c.Client, c.Clients, c.Rate = "lean", clients, float64(c.Ops)/secs
+	return c, nil
 }
 
 // respLoop sends SETs of value under random keys on c, one at a time,
@@ -128,13 +142,12 @@ func (r *runner) respLean(ctx context.Context, srv *server, clients int) (cell, 
 		if err != nil {
 			return cell{}, 0, err
 		}
-		var ops int64
-		var secs, p50, p99, most float64
-		if _, err := fmt.Sscanf(string(out), "ops=%d seconds=%f p50=%f p99=%f max=%f", &ops, &secs, &p50, &p99, &most); err != nil || secs <= 0 {
-			return cell{}, 0, fmt.Errorf("%s printed %q: %v", filepath.Base(self), out, err)
+		res, err := parseResp(out, clients)
+		if err != nil {
+			return cell{}, 0, err
 		}
 		cpu := processCPU(c)
-		return cell{Server: srv.name, Client: "lean", Clients: clients, Ops: ops, Rate: float64(ops) / secs,
-			P50: p50, P99: p99, Max: most, ClientCPU: float64(cpu.Microseconds()) / float64(ops)}, cpu, nil
+		res.Server, res.ClientCPU = srv.name, float64(cpu.Microseconds())/float64(res.Ops)
+		return res, cpu, nil
 	})
 }
