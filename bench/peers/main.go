@@ -256,15 +256,15 @@ func (r *runner) withRedis(f func(*server) error) error {
 // several modes run side by side; the caller stops it by its PID.
 func (r *runner) startCqld(mode string) (*server, error) {
 	var ports [3]int
-	for i := range ports {
+	for i := 0; i < len(ports); {
 		p, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		if slices.Contains(ports[:i], p) {
-			return nil, fmt.Errorf("cqld %s: port %d drawn twice", mode, p)
+		if !slices.Contains(ports[:i], p) { // a port drawn twice is drawn again
+			ports[i] = p
+			i++
 		}
-		ports[i] = p
 	}
 	port, mport, sport := ports[0], ports[1], ports[2]
 	dir := filepath.Join(r.tmp, "cqld-"+mode)
