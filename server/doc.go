@@ -2,8 +2,8 @@
 // the cluster membership, the coordinator, the metrics endpoint and the
 // frontend, started in that order and stopped in the reverse one. cmd/cqld
 // runs one from the command line; the end-to-end tests in test/ run them
-// in-process. Starting a node gives the Go runtime one processor more than
-// its default (procs.go).
+// in-process. A node leaves GOMAXPROCS at Go's default, a processor per
+// CPU (docs/commitlog.md, "Go processors").
 //
 // # Topology changes
 //

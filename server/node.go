@@ -151,7 +151,6 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	spareProc(log)
 	fs := o.FS
 	if fs == nil {
 		fs = vfs.Default
