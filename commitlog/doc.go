@@ -136,6 +136,11 @@
 // sync then takes everyone who is coming, and the estimate follows writers
 // that come and go within a sync or two.
 //
+// While a gather waits, an append wakes the flusher only when it brings
+// the queue to the count expected, or was in flight when the gather began:
+// a wake-up for each writer that queues would cost a futex call and a
+// thread switch per write, on the appender's thread.
+//
 // # Replay
 //
 // Replay hands the engine every valid record of the old segments in order.

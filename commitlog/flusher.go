@@ -227,13 +227,31 @@ func (l *Log) waitWindow(last time.Time) {
 // time (a busy CPU spreads them out, or they come back only after a sync
 // or more), waiting only adds latency; gatherPlan then shortens the wait
 // and soon stops waiting, and probes now and then (see there).
+//
+// While it waits, an append wakes it only if it brings the queue to the
+// count expected or was in flight when the gather began: waking the
+// flusher for each writer that queues would cost a futex wake-up per
+// write, on the appender's thread (an event loop), where one per sync is
+// enough.
 func (l *Log) gather() {
 	target := l.entered.Load()
+	// NB: stored before left is read below, as an append adds to left
+	// before it reads gatherFrom: either the append sees it and wakes the
+	// flusher, or the flusher sees the append leave.
+	l.gatherFrom.Store(target)
 	deadline, probe := l.plan.start(time.Duration(l.syncEWMA.Load()), l.opts.GroupWindow)
 	var t *time.Timer
+	defer func() {
+		l.mu.Lock()
+		l.gatherWant = 0
+		l.mu.Unlock()
+	}()
 	for {
 		l.mu.Lock()
 		queued, expected := len(l.queue), l.active
+		if deadline > 0 {
+			l.gatherWant = expected
+		}
 		l.mu.Unlock()
 		if l.left.Load() >= target && queued >= expected {
 			if t != nil {
@@ -250,6 +268,7 @@ func (l *Log) gather() {
 		}
 		select {
 		case <-l.flushC:
+			l.gatherWakes.Add(1)
 		case <-t.C:
 			l.plan.missed(probe)
 			return

@@ -40,6 +40,7 @@ type Log struct {
 	thens        []completion // AppendAsync results for completeLoop
 	delivering   bool         // completeLoop or the flusher is calling AppendAsync callbacks
 	active       int          // adaptive: waiters the last full sync completed plus those queued meanwhile
+	gatherWant   int          // adaptive: while a gather waits, the queue length worth waking the flusher for; else 0
 	lastSyncDone time.Time    // periodic mode: when everything written was last durable
 
 	spares [][]byte // empty chunks (see segment.chunks) the flusher wrote out
@@ -60,6 +61,13 @@ type Log struct {
 	// adaptive mode lets it join the next sync.
 	entered atomic.Int64
 	left    atomic.Int64
+	// gatherFrom is entered when the flusher's current (or last) gather
+	// began: the appends numbered up to it were in flight then, and the
+	// gather waits for each of them to leave.
+	gatherFrom atomic.Int64
+	// gatherWakes counts the times a gather was woken before its deadline
+	// (for tests).
+	gatherWakes atomic.Int64
 
 	// syncEWMA is the moving average of fdatasync latency in nanoseconds;
 	// only the flusher writes it.
@@ -245,9 +253,13 @@ func (l *Log) add(payload []byte, then func(Position, error)) (pos Position, w *
 	if len(payload) > l.maxPayload {
 		return Position{}, nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), l.maxPayload)
 	}
-	l.entered.Add(1)
+	nth := l.entered.Add(1)
 	pos, w, poke, err := l.write(payload, then)
 	l.left.Add(1)
+	if w != nil && !poke && nth <= l.gatherFrom.Load() {
+		// A gather waits for this append to leave (see gather).
+		poke = true
+	}
 	if m := l.opts.Metrics; m != nil && err == nil {
 		m.Appends.Inc()
 		m.AppendedBytes.Add(float64(len(payload)))
@@ -263,7 +275,8 @@ func (l *Log) add(payload []byte, then func(Position, error)) (pos Position, w *
 // and, unless the record is acknowledged at once, queues a waiter for the
 // sync that covers it, which calls then, when it is not nil, instead of
 // signalling done. poke says the flusher must be woken: a waiter was
-// queued, or in periodic mode the buffer was empty.
+// queued (and, while an adaptive gather waits, the queue is as long as it
+// waits for), or in periodic mode the buffer was empty.
 func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w *waiter, poke bool, err error) {
 	size := int(recordSize(len(payload)))
 	payloadCRC := crc32.Checksum(payload, castagnoli)
@@ -303,7 +316,7 @@ func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w
 		}
 	}
 	l.queue = append(l.queue, w)
-	return pos, w, true, nil
+	return pos, w, len(l.queue) >= l.gatherWant, nil
 }
 
 // usableLocked says why nothing can be appended now, if so.

@@ -148,6 +148,13 @@ func TestAdaptiveLoneWriterSyncsAtOnce(t *testing.T) {
 	}
 }
 
+// gathering is the queue length a waiting gather wants, 0 when none waits.
+func (l *Log) gathering() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gatherWant
+}
+
 func (l *Log) activeWriters() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -185,7 +192,9 @@ func TestAdaptiveGathersInFlightAppends(t *testing.T) {
 // TestAdaptiveWaitsForExpectedWriters: when the last sync saw three
 // writers, an adaptive sync waits until three have queued (here its
 // deadline is an hour away), so one fsync covers all of them; and the log
-// then expects the writers that sync completed.
+// then expects the writers that sync completed. The first two to queue do
+// not wake the waiting flusher; the third, which completes the group,
+// does, once.
 func TestAdaptiveWaitsForExpectedWriters(t *testing.T) {
 	opts := testOptions(nil)
 	opts.Sync = SyncAdaptive
@@ -200,7 +209,9 @@ func TestAdaptiveWaitsForExpectedWriters(t *testing.T) {
 		if i == 2 {
 			break // the third completes the group: it syncs at once
 		}
-		waitFor(func() bool { return l.queueLen() == i+1 })
+		// NB: the gather must be waiting before the next append, or that
+		// append's wake-up is the first append's.
+		waitFor(func() bool { return l.queueLen() == i+1 && l.gathering() == 3 })
 		if ffs.syncs.Load() != 0 {
 			t.Fatalf("synced with %d of the 3 expected writers queued", i+1)
 		}
@@ -213,6 +224,9 @@ func TestAdaptiveWaitsForExpectedWriters(t *testing.T) {
 	}
 	if a := l.activeWriters(); a != 3 {
 		t.Fatalf("expects %d writers after a sync of three, want 3", a)
+	}
+	if n := l.gatherWakes.Load(); n != 1 {
+		t.Fatalf("the gather was woken %d times for three writers, want once", n)
 	}
 }
 
