@@ -227,12 +227,8 @@ func (l *Log) waitWindow(last time.Time) {
 // time (a busy CPU spreads them out, or they come back only after a sync
 // or more), waiting only adds latency; gatherPlan then shortens the wait
 // and soon stops waiting, and probes now and then (see there).
-//
-// While it waits, an append wakes it only if it brings the queue to the
-// count expected or was in flight when the gather began: waking the
-// flusher for each writer that queues would cost a futex wake-up per
-// write, on the appender's thread (an event loop), where one per sync is
-// enough.
+// What wakes a waiting gather: the package doc, "Sync modes and the
+// flusher".
 func (l *Log) gather() {
 	target := l.entered.Load()
 	// NB: stored before left is read below, as an append adds to left
@@ -243,15 +239,13 @@ func (l *Log) gather() {
 	var t *time.Timer
 	defer func() {
 		l.mu.Lock()
-		l.gatherWant = 0
+		l.gathering = false
 		l.mu.Unlock()
 	}()
 	for {
 		l.mu.Lock()
 		queued, expected := len(l.queue), l.active
-		if deadline > 0 {
-			l.gatherWant = expected
-		}
+		l.gathering = deadline > 0
 		l.mu.Unlock()
 		if l.left.Load() >= target && queued >= expected {
 			if t != nil {

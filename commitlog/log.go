@@ -40,7 +40,7 @@ type Log struct {
 	thens        []completion // AppendAsync results for completeLoop
 	delivering   bool         // completeLoop or the flusher is calling AppendAsync callbacks
 	active       int          // adaptive: waiters the last full sync completed plus those queued meanwhile
-	gatherWant   int          // adaptive: while a gather waits, the queue length worth waking the flusher for; else 0
+	gathering    bool         // adaptive: a gather waits for active writers to queue
 	lastSyncDone time.Time    // periodic mode: when everything written was last durable
 
 	spares [][]byte // empty chunks (see segment.chunks) the flusher wrote out
@@ -316,7 +316,7 @@ func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w
 		}
 	}
 	l.queue = append(l.queue, w)
-	return pos, w, len(l.queue) >= l.gatherWant, nil
+	return pos, w, !l.gathering || len(l.queue) >= l.active, nil
 }
 
 // usableLocked says why nothing can be appended now, if so.

@@ -148,11 +148,11 @@ func TestAdaptiveLoneWriterSyncsAtOnce(t *testing.T) {
 	}
 }
 
-// gathering is the queue length a waiting gather wants, 0 when none waits.
-func (l *Log) gathering() int {
+// gatherWaits reports whether a gather waits for writers to queue.
+func (l *Log) gatherWaits() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.gatherWant
+	return l.gathering
 }
 
 func (l *Log) activeWriters() int {
@@ -211,7 +211,7 @@ func TestAdaptiveWaitsForExpectedWriters(t *testing.T) {
 		}
 		// NB: the gather must be waiting before the next append, or that
 		// append's wake-up is the first append's.
-		waitFor(func() bool { return l.queueLen() == i+1 && l.gathering() == 3 })
+		waitFor(func() bool { return l.queueLen() == i+1 && l.gatherWaits() })
 		if ffs.syncs.Load() != 0 {
 			t.Fatalf("synced with %d of the 3 expected writers queued", i+1)
 		}
