@@ -190,18 +190,8 @@ func TestAppendAsyncLoneWriterWaitsItsTurn(t *testing.T) {
 	l, ffs := warmLog(t, opts)
 	defer l.Close()
 
-	var mu sync.Mutex
-	var order []string
-	done := make(chan struct{}, 8)
-	record := func(name string) func(Position, error) {
-		return func(_ Position, err error) {
-			mustf(t, err, "%s", name)
-			mu.Lock()
-			order = append(order, name)
-			mu.Unlock()
-			done <- struct{}{}
-		}
-	}
+	calls := newCallOrder(8)
+	record := func(name string) func(Position, error) { return calls.record(t, name) }
 	appendAsync := func(name string, then func(Position, error)) {
 		t.Helper()
 		_, pending, err := l.AppendAsync([]byte(name), then)
@@ -250,11 +240,88 @@ func TestAppendAsyncLoneWriterWaitsItsTurn(t *testing.T) {
 
 	close(releaseA1)
 	for range 6 {
-		<-done
+		<-calls.done
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got, want := strings.Join(order, " "), "X A1 A2 A3 B C"; got != want {
+	calls.check(t, "X A1 A2 A3 B C")
+}
+
+// callOrder records the order AppendAsync callbacks ran in.
+type callOrder struct {
+	mu    sync.Mutex
+	order []string
+	done  chan string // each callback's name, as it runs
+}
+
+func newCallOrder(n int) *callOrder { return &callOrder{done: make(chan string, n)} }
+
+// record is a callback that records name.
+func (c *callOrder) record(t *testing.T, name string) func(Position, error) {
+	return func(_ Position, err error) {
+		mustf(t, err, "%s", name)
+		c.mu.Lock()
+		c.order = append(c.order, name)
+		c.mu.Unlock()
+		c.done <- name
+	}
+}
+
+// check fails t unless the callbacks ran in the order want (names
+// separated by spaces).
+func (c *callOrder) check(t *testing.T, want string) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if got := strings.Join(c.order, " "); got != want {
 		t.Errorf("callbacks ran in the order %s, want %s", got, want)
 	}
+}
+
+// TestGatherAnswersLastSyncsWriters: when the adaptive flusher gathers
+// writers for its next sync, it calls the callbacks the last sync
+// completed itself, while the completion goroutine has not begun them;
+// here that goroutine is held, so only the gather can answer X.
+func TestGatherAnswersLastSyncsWriters(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncAdaptive
+	opts.GroupWindow = time.Hour
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+	hold := make(chan struct{})
+	l.holdCompletions = hold
+	defer close(hold)
+	l.syncEWMA.Store(int64(2 * time.Hour)) // a gather may wait an hour
+
+	calls := newCallOrder(3)
+	appendAsync := func(name string) {
+		t.Helper()
+		if _, pending, err := l.AppendAsync([]byte(name), calls.record(t, name)); err != nil || !pending {
+			t.Fatalf("AppendAsync %s: pending %v, err %v", name, pending, err)
+		}
+	}
+
+	// A queues during X's sync, so the next sync expects two writers
+	// (X and A) and its gather waits for a second one.
+	open := ffs.closeGate()
+	appendAsync("X")
+	<-ffs.gateHit
+	appendAsync("A")
+	open()
+	select {
+	case name := <-calls.done:
+		if name != "X" {
+			t.Fatalf("%s answered first, want X", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("X not answered while its sync's successor gathered writers")
+	}
+	if n := ffs.syncs.Load(); n != 1 {
+		t.Fatalf("%d syncs before B came, want 1 (the gather waits for it)", n)
+	}
+	appendAsync("B") // the second writer: the gather ends and A and B sync
+	waitFor(func() bool { return l.queueLen() == 0 })
+	hold <- struct{}{} // the completion goroutine answers A and B
+	for range 2 {
+		<-calls.done
+	}
+	calls.check(t, "X A B")
 }

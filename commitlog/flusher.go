@@ -63,6 +63,9 @@ func (l *Log) completeLoop() {
 		stopping := false
 		select {
 		case <-l.thenC:
+			if h := l.holdCompletions; h != nil {
+				<-h
+			}
 		case <-l.thenStop:
 			stopping = true
 		}
@@ -73,12 +76,8 @@ func (l *Log) completeLoop() {
 		batch, l.thens = l.thens, batch[:0]
 		l.delivering = len(batch) > 0
 		l.mu.Unlock()
-		for i, c := range batch {
-			l.deliver(c)
-			batch[i] = completion{}
-		}
 		if len(batch) > 0 {
-			l.endDelivering()
+			l.deliverAll(batch)
 		}
 		if stopping {
 			return
@@ -97,6 +96,32 @@ func (l *Log) takeDelivering() bool {
 	}
 	l.delivering = true
 	return true
+}
+
+// deliverWaiting calls the callbacks queued for the completion goroutine,
+// on the caller's goroutine, unless callbacks are being called already.
+func (l *Log) deliverWaiting() {
+	l.mu.Lock()
+	if len(l.thens) == 0 || l.delivering {
+		l.mu.Unlock()
+		return
+	}
+	batch := l.thens
+	l.thens = l.thensSpare[:0]
+	l.delivering = true
+	l.mu.Unlock()
+	l.deliverAll(batch)
+	l.thensSpare = batch[:0]
+}
+
+// deliverAll calls the callbacks of batch in order, clearing it, then
+// ends the run of callbacks its caller began.
+func (l *Log) deliverAll(batch []completion) {
+	for i, c := range batch {
+		l.deliver(c)
+		batch[i] = completion{}
+	}
+	l.endDelivering()
 }
 
 // endDelivering ends a run of callbacks and lets the next one start.
@@ -236,6 +261,14 @@ func (l *Log) gather() {
 	// flusher, or the flusher sees the append leave.
 	l.gatherFrom.Store(target)
 	deadline, probe := l.plan.start(time.Duration(l.syncEWMA.Load()), l.opts.GroupWindow)
+	if deadline > 0 {
+		// The flusher would wait anyway: it answers the last sync's
+		// writers itself if the completion goroutine has not begun to,
+		// which they would otherwise wait for the scheduler to run.
+		began := time.Now()
+		l.deliverWaiting()
+		deadline -= time.Since(began)
+	}
 	var t *time.Timer
 	defer func() {
 		l.mu.Lock()

@@ -38,6 +38,7 @@ type Log struct {
 
 	queue        []*waiter    // sync waiters in position order
 	thens        []completion // AppendAsync results for completeLoop
+	thensSpare   []completion // the flusher's other buffer for thens (deliverWaiting)
 	delivering   bool         // completeLoop or the flusher is calling AppendAsync callbacks
 	active       int          // adaptive: waiters the last full sync completed plus those queued meanwhile
 	gathering    bool         // adaptive: a gather waits for active writers to queue
@@ -68,6 +69,9 @@ type Log struct {
 	// gatherWakes counts the times a gather was woken before its deadline
 	// (for tests).
 	gatherWakes atomic.Int64
+	// holdCompletions, when a test sets it, holds the completion goroutine
+	// each time it is woken until a value is received.
+	holdCompletions chan struct{}
 
 	// syncEWMA is the moving average of fdatasync latency in nanoseconds;
 	// only the flusher writes it.
