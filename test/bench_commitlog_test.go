@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,13 +68,12 @@ var (
 // mode, each cell "ops/s p50/p99" (latencies in microseconds), then the
 // ratios of adaptive's ops/s to each other mode's.
 //
-// The clients run in the node's process and share its Go processors, so
-// the benchmark gives the process one processor more than the CPUs, as
-// nodes themselves once took: the conditions its tables in
-// docs/commitlog.md were recorded in. A node serving clients from other
-// processes runs at Go's default (docs/commitlog.md, "Go processors").
+// The clients run in the node's process and share its Go processors:
+// the process has one processor more than the CPUs (TestMain), as nodes
+// themselves once took, the conditions its tables in docs/commitlog.md
+// were recorded in. A node serving clients from other processes runs at
+// Go's default (docs/commitlog.md, "Go processors").
 func BenchmarkCommitLogModes(b *testing.B) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU() + 1))
 	disks := []struct {
 		name string
 		fs   vfs.FS
