@@ -35,5 +35,9 @@
 // rest of the machine used meanwhile (/proc/stat less this run's
 // processes), so a cell skewed by other work says so. The output ends with
 // the raw cells, the throughput table with p50 latencies, and the ratios
-// of cqld to Redis, all from this one run.
+// of cqld to Redis and of adaptive mode to the others, all from this one
+// run. Beside adaptive's ratios stands the ratio of the two cells' mean
+// fdatasync: on this kind of machine the disk's fsync drifts between
+// cells, and a cell whose fsync ran slower loses by it
+// (docs/benchmarks/fsync-vs-ratio.py fits the two across rounds).
 package main

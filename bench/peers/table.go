@@ -114,7 +114,8 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	if len(ratios) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nThe durable modes against Redis with the same kind of client (Go, a goroutine and a connection per client, one request in flight), and the default mode against the others with the same client:")
+	fmt.Fprintln(w, "\nThe durable modes against Redis with the same kind of client (Go, a goroutine and a connection per client, one request in flight), and the default mode against the others with the same client;")
+	fmt.Fprintln(w, "where both cells synced, the ratio of their mean fdatasync follows in brackets (the disk's share of a ratio that flaps):")
 	fmt.Fprintln(w)
 	titles = []string{"clients"}
 	for _, q := range ratios {
@@ -127,10 +128,21 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 		for _, q := range ratios {
 			a, ok1 := get(q.num, n)
 			b, ok2 := get(q.den, n)
-			vals = append(vals, ifOK(ok1 && ok2 && b.Rate > 0, func() string { return fmt.Sprintf("%.2f", a.Rate/b.Rate) }))
+			vals = append(vals, ifOK(ok1 && ok2 && b.Rate > 0, func() string { return rateRatio(a, b) }))
 		}
 		row(w, vals...)
 	}
+}
+
+// rateRatio is a's rate over b's and, when both synced, the ratio of their
+// mean fdatasync: a cell whose disk was slower than its peer's loses by it,
+// whatever the commit log did.
+func rateRatio(a, b cell) string {
+	s := fmt.Sprintf("%.2f", a.Rate/b.Rate)
+	if a.Sync != nil && b.Sync != nil && a.Sync.Mean > 0 && b.Sync.Mean > 0 {
+		s += fmt.Sprintf(" (fsync %.2f)", a.Sync.Mean/b.Sync.Mean)
+	}
+	return s
 }
 
 // sharedNote says whether other processes used the machine while the
