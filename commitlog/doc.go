@@ -97,11 +97,13 @@
 // fsync (docs/commitlog.md); a write that queues meanwhile waits for the
 // callback, a few microseconds, or, should it block (a pebble write
 // stall), for as long as the callback does. The flusher also calls the
-// callbacks itself when it is about to wait anyway, for an adaptive
-// gather, and the completion goroutine has not begun them: that
+// callbacks itself as an adaptive gather that may wait (one with a
+// deadline) begins, if the completion goroutine has not begun them: that
 // goroutine, made runnable behind the flusher on the flusher's processor,
 // would otherwise run only when the runtime finds it a processor, which
-// under load takes longer than the callbacks do.
+// under load takes longer than the callbacks do. It does so even when the
+// writers the gather expects have all queued already, whose sync then
+// starts after the callbacks; the time counts against the deadline.
 //
 //	mode      acknowledged                              when a sync cycle starts
 //	periodic  when buffered; written to the OS at once  every commitlog_sync_period

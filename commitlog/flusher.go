@@ -262,9 +262,10 @@ func (l *Log) gather() {
 	l.gatherFrom.Store(target)
 	deadline, probe := l.plan.start(time.Duration(l.syncEWMA.Load()), l.opts.GroupWindow)
 	if deadline > 0 {
-		// The flusher would wait anyway: it answers the last sync's
+		// The gather may wait: the flusher answers the last sync's
 		// writers itself if the completion goroutine has not begun to,
-		// which they would otherwise wait for the scheduler to run.
+		// which they would otherwise wait for the scheduler to run
+		// (doc.go, "Sync modes and the flusher").
 		began := time.Now()
 		l.deliverWaiting()
 		deadline -= time.Since(began)
