@@ -70,11 +70,10 @@ func (l *Log) completeLoop() {
 			stopping = true
 		}
 		l.mu.Lock()
-		for l.delivering { // the flusher is answering a lone writer
+		for l.delivering { // the flusher is answering writers itself
 			l.cond.Wait()
 		}
-		batch, l.thens = l.thens, batch[:0]
-		l.delivering = len(batch) > 0
+		batch = l.takeThensLocked(batch)
 		l.mu.Unlock()
 		if len(batch) > 0 {
 			l.deliverAll(batch)
@@ -106,12 +105,21 @@ func (l *Log) deliverWaiting() {
 		l.mu.Unlock()
 		return
 	}
-	batch := l.thens
-	l.thens = l.thensSpare[:0]
-	l.delivering = true
+	batch := l.takeThensLocked(l.thensSpare)
 	l.mu.Unlock()
 	l.deliverAll(batch)
 	l.thensSpare = batch[:0]
+}
+
+// takeThensLocked hands the queued callbacks to the caller, leaving spare
+// (emptied) as the queue, and gives the caller the turn to run them
+// (deliverAll) if there are any.
+// REQUIRES: l.mu held, and no callbacks being called (!l.delivering).
+func (l *Log) takeThensLocked(spare []completion) []completion {
+	batch := l.thens
+	l.thens = spare[:0]
+	l.delivering = len(batch) > 0
+	return batch
 }
 
 // deliverAll calls the callbacks of batch in order, clearing it, then
