@@ -8,7 +8,8 @@
 # (default 1024), LOG cqlstress's report interval (default 10s; its lines
 # are printed too), and SEGMENTS_EVERY, when set (30s, say), prints the
 # commit log's segment count and the LSM's memtables, L0 sublevels,
-# compaction debt and write stalls that often.
+# compaction debt and write stalls that often. STRESS_MODE, when set
+# ("-mode lean", say), is passed to cqlstress.
 #
 #   go build -o /tmp/cqlstress ./cmd/cqlstress
 #   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock \
@@ -36,7 +37,8 @@ for bin in "$@"; do
 		counter=$!
 	fi
 	# A run with errors still gets its node's figures and its node stopped.
-	"$stress" write duration="$dur" -node "127.0.0.1:$port" -rate threads=32 \
+	# shellcheck disable=SC2086 # STRESS_MODE is words for cqlstress
+	"$stress" write duration="$dur" ${STRESS_MODE:-} -node "127.0.0.1:$port" -rate threads=32 \
 		-pop 'dist=uniform(1..2000000)' -col "size=fixed($col)" -log interval="$interval" ||
 		echo "cqlstress exited with status $?"
 	if [ -n "$counter" ]; then kill "$counter"; wait "$counter" 2>/dev/null || true; fi
