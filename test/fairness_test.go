@@ -116,6 +116,9 @@ func greedyConnection(t *testing.T, workers, running int) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	// Its queue goes with it, rather than running out (which would take
+	// longer than waitMetric waits).
+	waitMetric(t, node.Registry, "cqld_native_worker_queue_depth", func(v float64) bool { return v == 0 })
 	if err := s.Query(`SELECT count(*) FROM fair.t WHERE k = 0`).Scan(&n); err != nil || n != rows {
 		t.Errorf("after the greedy connection hung up: count(*) = %d, %v", n, err)
 	}
