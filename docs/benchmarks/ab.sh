@@ -13,6 +13,7 @@
 #   docs/benchmarks/ab.sh 3 8 "-rate threads=64 -pop dist=uniform(1..100000) -col size=fixed(100) -mode connections=4 coalesce=0s" \
 #     "adaptive|/tmp/cqld|-commitlog_sync adaptive" "periodic|/tmp/cqld|-commitlog_sync periodic"
 set -euo pipefail
+. "$(dirname "$0")/node.sh"
 rounds=$1; secs=$2; sargs=$3; shift 3
 vars=("$@")
 stress=${CQLSTRESS:-/tmp/cqlstress}
@@ -29,22 +30,19 @@ for r in $(seq 0 $((rounds - 1))); do
 	for i in $(seq 0 $((n - 1))); do
 		IFS='|' read -r name bin nargs <<<"${vars[$(((i + r) % n))]}"
 		dir=$(mktemp -d /var/tmp/cqld-ab.XXXXXX)
-		port=$((20000 + RANDOM % 10000)); mport=$((port + 1))
 		# shellcheck disable=SC2086 # nargs and sargs are words
-		"$bin" -native_transport_port "$port" -prometheus_port "$mport" \
-			-data_file_directories "$dir/data" -commitlog_directory "$dir/commitlog" $nargs 2>"$dir/log" &
-		pid=$!
-		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+		start_node "$dir" "$bin" $nargs
+		port=$node_port pid=$node_pid
 		# shellcheck disable=SC2086
 		"$stress" update n=20000 -node "127.0.0.1:$port" $sargs >/dev/null 2>&1
-		read -r -a s0 </proc/$pid/stat
+		t0=$(cpu_ticks "$pid")
 		# shellcheck disable=SC2086
 		out=$("$stress" update duration="${secs}s" -node "127.0.0.1:$port" $sargs 2>&1) || true
-		read -r -a s1 </proc/$pid/stat
+		t1=$(cpu_ticks "$pid")
 		ops=$(awk '/^Op rate/ { gsub(",", "", $4); print $4 }' <<<"$out")
 		p50=$(awk '/^Latency median/ { print $4 }' <<<"$out")
 		ccpu=$(awk '/^Client CPU/ { print $4 }' <<<"$out")
-		ticks=$(((s1[13] + s1[14]) - (s0[13] + s0[14])))
+		ticks=$((t1 - t0))
 		echo "round $r $name ops=${ops:-none} p50=${p50:-none}ms client_us_op=${ccpu:-none} node_us_op=$(awk -v c="$ticks" -v o="${ops:-0}" -v s="$secs" -v t="$tck" 'BEGIN { if (o > 0) printf "%.1f", c * 1e6 / t / (o * s); else print "none" }')"
 		kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
 		rm -rf "$dir"; dir=

@@ -16,41 +16,33 @@
 # four connections: MODE="connections=4 coalesce=0s"); SECS a cell's
 # measured seconds (default 8, after an unmeasured 2 s).
 set -euo pipefail
+. "$(dirname "$0")/node.sh"
 bin=$1 rounds=$2 counts=$3 sync=$4
 stress=${CQLSTRESS:-/tmp/cqlstress}
 a=${A:-3} b=${B:--}
 mode=${MODE:-lean}
 secs=${SECS:-8}
 
-# cputicks and switches of every thread of a process
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# context switches of every thread of a process
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 
 cell() { # procs clients
 	local procs=$1 n=$2 dir port pid t0 s0 t1 s1 ops
 	dir=$(mktemp -d /var/tmp/cqld-procs.XXXXXX)
-	port=$((20000 + RANDOM % 10000))
 	if [ "$procs" = - ]; then
-		env -u GOMAXPROCS "$bin" -native_transport_port "$port" -prometheus_port $((port + 1)) \
-			-data_file_directories "$dir/data" -commitlog_directory "$dir/commitlog" \
-			-hints_directory "$dir/hints" -saved_caches_directory "$dir/caches" \
-			-commitlog_sync "$sync" 2>"$dir/log" &
+		start_node "$dir" env -u GOMAXPROCS "$bin" -commitlog_sync "$sync"
 	else
-		GOMAXPROCS=$procs "$bin" -native_transport_port "$port" -prometheus_port $((port + 1)) \
-			-data_file_directories "$dir/data" -commitlog_directory "$dir/commitlog" \
-			-hints_directory "$dir/hints" -saved_caches_directory "$dir/caches" \
-			-commitlog_sync "$sync" 2>"$dir/log" &
+		start_node "$dir" env GOMAXPROCS="$procs" "$bin" -commitlog_sync "$sync"
 	fi
-	pid=$!
-	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	port=$node_port pid=$node_pid
 	local args=(update -node "127.0.0.1:$port" -rate threads="$n" -pop 'dist=uniform(1..100000)' -col 'size=fixed(100)' -log interval=1m -mode $mode)
 	"$stress" "${args[@]:0:1}" duration=2s "${args[@]:1}" >/dev/null 2>&1
 	"$stress" "${args[@]:0:1}" duration="$((secs + 1))s" "${args[@]:1}" >"$dir/stress" 2>&1 &
 	local sp=$!
 	sleep 0.5
-	t0=$(ticks "$pid") s0=$(switches "$pid")
+	t0=$(cpu_ticks "$pid") s0=$(switches "$pid")
 	sleep "$secs"
-	t1=$(ticks "$pid") s1=$(switches "$pid")
+	t1=$(cpu_ticks "$pid") s1=$(switches "$pid")
 	wait "$sp" || true
 	kill "$pid"
 	wait "$pid" || true

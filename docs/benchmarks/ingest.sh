@@ -15,18 +15,15 @@
 #   flock /tmp/cqld-bench.lock flock /tmp/cqld-heavy.lock \
 #     docs/benchmarks/ingest.sh 40s /tmp/cqld-base /tmp/cqld-new ...
 set -euo pipefail
+. "$(dirname "$0")/node.sh"
 dur=$1; shift
 stress=${CQLSTRESS:-/tmp/cqlstress}
 col=${COL:-1024}
 interval=${LOG:-10s}
 for bin in "$@"; do
 	dir=$(mktemp -d /var/tmp/cqld-ingest.XXXXXX)
-	port=$((20000 + RANDOM % 10000)); mport=$((port + 1))
-	"$bin" -native_transport_port "$port" -prometheus_port "$mport" \
-		-data_file_directories "$dir/data" -commitlog_directory "$dir/commitlog" \
-		-commitlog_sync periodic 2>"$dir/log" &
-	pid=$!
-	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	start_node "$dir" "$bin" -commitlog_sync periodic
+	port=$node_port mport=$node_mport pid=$node_pid
 	echo "=== $bin ($(basename "$bin")), columns of $col bytes, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	counter=
 	if [ -n "${SEGMENTS_EVERY:-}" ]; then
@@ -42,9 +39,7 @@ for bin in "$@"; do
 		-pop 'dist=uniform(1..2000000)' -col "size=fixed($col)" -log interval="$interval" ||
 		echo "cqlstress exited with status $?"
 	if [ -n "$counter" ]; then kill "$counter"; wait "$counter" 2>/dev/null || true; fi
-	read -r -a st </proc/$pid/stat
-	tck=$(getconf CLK_TCK)
-	echo "node cpu seconds: $(awk -v t="$tck" -v u="${st[13]}" -v s="${st[14]}" 'BEGIN { printf "%.2f", (u + s) / t }')"
+	echo "node cpu seconds: $(awk -v t="$(getconf CLK_TCK)" -v c="$(cpu_ticks $pid)" 'BEGIN { printf "%.2f", c / t }')"
 	echo "commit log segments: $(ls "$dir/commitlog" | grep -c '\.log$')"
 	curl -s "127.0.0.1:$mport/metrics" | grep -E '^cqld_lsm_(write_stall|compaction_debt|l0_sublevels|level_files\{level="0"|flush_bytes|compaction_written|read_amp)' || true
 	kill -TERM $pid; wait $pid || true

@@ -8,20 +8,17 @@
 #   go build -o /tmp/cqlstress ./cmd/cqlstress
 #   flock /tmp/cqld-bench.lock docs/benchmarks/read-after-write.sh /tmp/cqld-a /tmp/cqld-b /tmp/cqld-b /tmp/cqld-a
 set -euo pipefail
+. "$(dirname "$0")/node.sh"
 stress=${CQLSTRESS:-/tmp/cqlstress}
 for bin in "$@"; do
 	dir=$(mktemp -d /var/tmp/cqld-readab.XXXXXX)
-	port=$((20000 + RANDOM % 10000)); mport=$((port + 1))
-	"$bin" -native_transport_port "$port" -prometheus_port "$mport" \
-		-data_file_directories "$dir/data" -commitlog_directory "$dir/commitlog" -commitlog_sync periodic 2>"$dir/log" &
-	pid=$!
-	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+	start_node "$dir" "$bin" -commitlog_sync periodic
+	port=$node_port mport=$node_mport pid=$node_pid
 	echo "=== $bin $(date -u +%T)"
 	"$stress" write duration=30s -node "127.0.0.1:$port" -rate threads=32 -pop 'dist=uniform(1..150000)' -col 'size=fixed(1024)' -log interval=1m | grep -E "^Row rate" || true
 	curl -s "127.0.0.1:$mport/metrics" | grep -E '^cqld_lsm_(memtable_bytes|level_bytes)' | tr '\n' ' '; echo
 	"$stress" read duration=20s -node "127.0.0.1:$port" -rate threads=32 -pop 'dist=uniform(1..150000)' -col 'size=fixed(1024)' -log interval=1m | grep -E "^(Op rate|Latency (median|95th|99th)|Total errors)" || true
-	read -r -a st </proc/$pid/stat
-	echo "node cpu seconds: $(( (st[13] + st[14]) / $(getconf CLK_TCK) ))"
+	echo "node cpu seconds: $(($(cpu_ticks $pid) / $(getconf CLK_TCK)))"
 	kill -TERM $pid; wait $pid || true
 	rm -rf "$dir"
 done
