@@ -135,7 +135,11 @@ type Gossip struct {
 	ml      *memberlist.Memberlist
 	tr      *transport
 
-	updateMu sync.Mutex // serialises UpdateMeta's calls of Options.Meta
+	metaMu   sync.Mutex // serialises UpdateMeta's calls of Options.Meta
+	updateMu sync.Mutex // serialises memberlist's UpdateNode and Leave
+	// spread holds a metadata change UpdateMeta recorded and spreadLoop
+	// has not yet given memberlist.
+	spread   chan struct{}
 	mu       sync.Mutex
 	meta     Meta
 	metaEnc  []byte
@@ -185,6 +189,7 @@ func Start(opts Options) (*Gossip, error) {
 		leaving:  make(map[ring.HostID]bool),
 		refusals: make(map[string]bool),
 		joined:   make(chan struct{}),
+		spread:   make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 	}
 	g.meta = opts.Meta()
@@ -221,10 +226,14 @@ func Start(opts Options) (*Gossip, error) {
 		g.tr.Shutdown()
 		return nil, fmt.Errorf("gossip: start on %s: %w", g.self, err)
 	}
-	g.wg.Add(2)
+	g.wg.Add(3)
 	go func() {
 		defer g.wg.Done()
 		g.events.run(g.opts.OnEvent, g.stop)
+	}()
+	go func() {
+		defer g.wg.Done()
+		g.spreadLoop()
 	}()
 	go func() {
 		defer g.wg.Done()
@@ -296,12 +305,13 @@ func (g *Gossip) DownSince(id ring.HostID) (time.Time, bool) {
 	}
 }
 
-// UpdateMeta reads this node's metadata again (Options.Meta) and spreads
-// it. It fails, keeping the previous metadata, when the new one does not
-// encode.
+// UpdateMeta reads this node's metadata again (Options.Meta), and has it
+// spread without waiting for gossip: the metadata log applying a schema
+// change calls it, and must not stall on gossip's pace. It fails,
+// keeping the previous metadata, when the new one does not encode.
 func (g *Gossip) UpdateMeta() error {
-	g.updateMu.Lock()
-	defer g.updateMu.Unlock()
+	g.metaMu.Lock()
+	defer g.metaMu.Unlock()
 	if g.isClosed() {
 		return errClosed
 	}
@@ -313,10 +323,41 @@ func (g *Gossip) UpdateMeta() error {
 	g.mu.Lock()
 	g.meta, g.metaEnc = meta, enc
 	g.mu.Unlock()
-	// memberlist waits for the news to leave in a packet; past the wait
-	// it is still queued, so only an encoding failure is an error.
-	_ = g.ml.UpdateNode(2 * g.timing.GossipInterval)
+	select {
+	case g.spread <- struct{}{}:
+	default: // spreadLoop has one waiting, and reads the metadata then
+	}
 	return nil
+}
+
+// spreadLoop gives memberlist the metadata changes UpdateMeta records,
+// one at a time, until Close. memberlist's UpdateNode queues the news and
+// waits until it has been sent its last retransmission; the next change
+// waits for that (or for spreadWait). Queued while the previous one still
+// is, it would replace it in memberlist's broadcast queue, and a
+// replacement that empties the queue restarts the ids that tell queued
+// messages apart: a later message of the same length can then take the
+// new one's place, and the change reaches no peer until the next one.
+func (g *Gossip) spreadLoop() {
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-g.spread:
+		}
+		g.updateMu.Lock()
+		if !g.isClosed() {
+			_ = g.ml.UpdateNode(g.spreadWait())
+		}
+		g.updateMu.Unlock()
+	}
+}
+
+// spreadWait bounds how long one metadata change holds the next back:
+// ten gossip rounds send a message its retransmissions in a cluster of
+// hundreds, and 2s bounds Close's wait under a slow Timing.
+func (g *Gossip) spreadWait() time.Duration {
+	return min(10*g.timing.GossipInterval, 2*time.Second)
 }
 
 // Leave tells the cluster this node is leaving and waits, until ctx
@@ -382,7 +423,7 @@ func (g *Gossip) isClosed() bool {
 // not yet delivered are dropped.
 func (g *Gossip) Close() error {
 	g.closed.Do(func() {
-		// Taking updateMu waits out a Leave or UpdateMeta under way:
+		// Taking updateMu waits out a Leave or a change being spread:
 		// memberlist refuses them after its shutdown.
 		g.updateMu.Lock()
 		close(g.stop)

@@ -2,9 +2,11 @@ package gossip
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,6 +62,76 @@ func TestMetaChangesPropagate(t *testing.T) {
 	}
 	if m, _ := n2.member(n2.id); m.Meta != want {
 		t.Errorf("node 2's own member has %+v, want %+v", m.Meta, want)
+	}
+}
+
+// TestUpdateMetaDoesNotWaitForGossip has two nodes whose gossip rounds
+// and probes, the packets news rides on, never come: UpdateMeta queues
+// its news and returns, as a schema change applying must not stall on
+// gossip's pace, and the news still reaches the peer, by the next
+// full-state exchange.
+func TestUpdateMetaDoesNotWaitForGossip(t *testing.T) {
+	net := messaging.NewInmemNetwork()
+	slow := fastTiming()
+	slow.GossipInterval = time.Hour
+	slow.ProbeInterval = time.Hour
+	n1 := startNode(t, inmemTransport(t, net, 1, hostID(1)), nodeConfig{
+		id: hostID(1), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(1), timing: &slow})
+	n2 := startNode(t, inmemTransport(t, net, 2, hostID(2)), nodeConfig{
+		id: hostID(2), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(2), timing: &slow})
+	waitAllSee(t, []*node{n1, n2})
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n2.setMeta(func(m *Meta) { m.SchemaVersion = [16]byte{0x5c} })
+	}()
+	select {
+	case <-done:
+	case <-time.After(waitLimit):
+		t.Fatalf("UpdateMeta still waiting after %v: it waits for gossip rounds", waitLimit)
+	}
+	want := n2.currentMeta()
+	waitFor(t, "node 1 seeing node 2's new metadata", func() bool {
+		m, ok := n1.member(n2.id)
+		return ok && m.Meta == want
+	})
+}
+
+// TestMetaChangesInQuickSuccession changes every node's metadata at
+// once, round after round, as a schema change does on each node that
+// applies it: every round's changes must reach every peer by gossip
+// alone (no full-state exchange repairs a lost one here).
+func TestMetaChangesInQuickSuccession(t *testing.T) {
+	timing := fastTiming()
+	timing.PushPullInterval = time.Hour
+	net := messaging.NewInmemNetwork()
+	var nodes []*node
+	for k := 1; k <= 3; k++ {
+		nodes = append(nodes, startNode(t, inmemTransport(t, net, k, hostID(k)), nodeConfig{
+			id: hostID(k), seeds: []netip.AddrPort{inmemAddr(1)}, meta: testMeta(k), timing: &timing}))
+	}
+	waitAllSee(t, nodes)
+	for round := 1; round <= 30; round++ {
+		var wg sync.WaitGroup
+		for _, n := range nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n.setMeta(func(m *Meta) { m.SchemaVersion = [16]byte{byte(round), 1} })
+				n.setMeta(func(m *Meta) { m.SchemaVersion = [16]byte{byte(round), 2} })
+			}()
+		}
+		wg.Wait()
+		for _, n := range nodes {
+			for _, o := range nodes {
+				want := o.currentMeta()
+				waitFor(t, fmt.Sprintf("round %d: %s seeing %s's metadata", round, n.tr.Addr(), o.tr.Addr()), func() bool {
+					m, ok := n.member(o.id)
+					return ok && m.Meta == want
+				})
+			}
+		}
 	}
 }
 

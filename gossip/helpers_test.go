@@ -82,12 +82,18 @@ type nodeConfig struct {
 	id    ring.HostID
 	seeds []netip.AddrPort
 	meta  Meta
+	// timing, when set, replaces fastTiming.
+	timing *Timing
 }
 
 // startNode starts gossip on tr, closing both when the test ends.
 func startNode(t *testing.T, tr messaging.Transport, cfg nodeConfig) *node {
 	t.Helper()
 	n := &node{t: t, id: cfg.id, tr: tr, meta: cfg.meta, metrics: NewMetrics(prometheus.NewRegistry()), logs: &logBuffer{}}
+	timing := fastTiming()
+	if cfg.timing != nil {
+		timing = *cfg.timing
+	}
 	var w io.Writer = n.logs
 	if testing.Verbose() {
 		w = io.MultiWriter(n.logs, &prefixWriter{t: t, prefix: tr.Addr().String()})
@@ -100,7 +106,7 @@ func startNode(t *testing.T, tr messaging.Transport, cfg nodeConfig) *node {
 		OnEvent:   n.record,
 		Logger:    slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics:   n.metrics,
-		Timing:    fastTiming(),
+		Timing:    timing,
 	})
 	if err != nil {
 		t.Fatal(err)
