@@ -115,6 +115,12 @@ var metadataTiming = metalog.Timing{
 	LeaderLeaseTimeout: 150 * time.Millisecond,
 }
 
+// gossipInterval is gossip's default round: a node's new schema version
+// or status reaches its peers within one round, and drivers wait for
+// schema agreement after each DDL, so a DDL's cost to a client is about
+// a round. A round with no news sends nothing.
+const gossipInterval = 50 * time.Millisecond
+
 // StartNode opens the transport, the metadata log and gossip, joins the
 // cluster through the seeds when this node is new (retrying, with a log
 // line per failure, until ctx ends), and makes sure the topology lists this
@@ -128,6 +134,9 @@ func StartNode(ctx context.Context, o NodeOptions) (_ *Node, err error) {
 	}
 	if o.LogTiming == (metalog.Timing{}) {
 		o.LogTiming = metadataTiming
+	}
+	if o.GossipTiming.GossipInterval <= 0 {
+		o.GossipTiming.GossipInterval = gossipInterval
 	}
 	if o.CatchUpTimeout <= 0 {
 		o.CatchUpTimeout = DefaultCatchUpTimeout
