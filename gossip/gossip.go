@@ -336,8 +336,11 @@ func (g *Gossip) UpdateMeta() error {
 // waits for that (or for spreadWait). Queued while the previous one still
 // is, it would replace it in memberlist's broadcast queue, and a
 // replacement that empties the queue restarts the ids that tell queued
-// messages apart: a later message of the same length can then take the
-// new one's place, and the change reaches no peer until the next one.
+// messages apart: a later message of the same length (another node's
+// news) can then take the new one's place, and the change would reach no
+// peer until the next one. The same can befall a change queued behind
+// other nodes' news, more rarely; a lost change never ends its wait, so a
+// change still waiting after spreadWait is queued again, a few times.
 func (g *Gossip) spreadLoop() {
 	for {
 		select {
@@ -345,13 +348,20 @@ func (g *Gossip) spreadLoop() {
 			return
 		case <-g.spread:
 		}
-		g.updateMu.Lock()
-		if !g.isClosed() {
-			_ = g.ml.UpdateNode(g.spreadWait())
+		for range spreadAttempts {
+			g.updateMu.Lock()
+			sent := g.isClosed() || g.ml.UpdateNode(g.spreadWait()) == nil
+			g.updateMu.Unlock()
+			if sent {
+				break
+			}
+			g.metrics.MetaRespread.Inc()
 		}
-		g.updateMu.Unlock()
 	}
 }
+
+// spreadAttempts bounds how many times one change is queued.
+const spreadAttempts = 4
 
 // spreadWait bounds how long one metadata change holds the next back:
 // ten gossip rounds send a message its retransmissions in a cluster of

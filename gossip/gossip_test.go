@@ -133,6 +133,9 @@ func TestMetaChangesInQuickSuccession(t *testing.T) {
 			}
 		}
 	}
+	for _, n := range nodes {
+		t.Logf("%s: changes queued again: %v", n.tr.Addr(), testutil.ToFloat64(n.metrics.MetaRespread))
+	}
 }
 
 // TestPartitionedNodeDownThenUp cuts a node off, as a partition does

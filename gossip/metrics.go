@@ -32,6 +32,9 @@ type Metrics struct {
 	// Refused counts alive announcements refused, by reason (the Refused*
 	// constants).
 	Refused *prometheus.CounterVec
+	// MetaRespread counts metadata changes queued again because
+	// memberlist had not sent them within spreadWait (spreadLoop).
+	MetaRespread prometheus.Counter
 }
 
 // NewMetrics creates the metrics, named cqld_gossip_*, and registers them on
@@ -47,7 +50,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Gossip messages dropped on receipt, by reason."}, []string{"reason"}),
 		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "refused_total",
 			Help: "Alive announcements of peers refused, by reason."}, []string{"reason"}),
+		MetaRespread: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "meta_respread_total",
+			Help: "Changes of this node's metadata queued again because gossip had not sent them within ten rounds."}),
 	}
-	reg.MustRegister(m.Members, m.Events, m.Dropped, m.Refused)
+	reg.MustRegister(m.Members, m.Events, m.Dropped, m.Refused, m.MetaRespread)
 	return m
 }
