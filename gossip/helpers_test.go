@@ -95,8 +95,9 @@ func startNode(t *testing.T, tr messaging.Transport, cfg nodeConfig) *node {
 		timing = *cfg.timing
 	}
 	var w io.Writer = n.logs
+	pw := &prefixWriter{t: t, prefix: tr.Addr().String()}
 	if testing.Verbose() {
-		w = io.MultiWriter(n.logs, &prefixWriter{t: t, prefix: tr.Addr().String()})
+		w = io.MultiWriter(n.logs, pw)
 	}
 	g, err := Start(Options{
 		Transport: tr,
@@ -115,6 +116,9 @@ func startNode(t *testing.T, tr messaging.Transport, cfg nodeConfig) *node {
 	t.Cleanup(func() {
 		g.Close()
 		tr.Close()
+		// memberlist's goroutines may still log after its shutdown (an
+		// indirect ping's nack, say), and t.Log after the test panics.
+		pw.stop()
 	})
 	return n
 }
@@ -122,11 +126,25 @@ func startNode(t *testing.T, tr messaging.Transport, cfg nodeConfig) *node {
 type prefixWriter struct {
 	t      *testing.T
 	prefix string
+
+	mu      sync.Mutex
+	stopped bool
 }
 
 func (w *prefixWriter) Write(p []byte) (int, error) {
-	w.t.Log(w.prefix, strings.TrimSpace(string(p)))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t.Log(w.prefix, strings.TrimSpace(string(p)))
+	}
 	return len(p), nil
+}
+
+// stop drops the lines written from now on.
+func (w *prefixWriter) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
 }
 
 func (n *node) currentMeta() Meta {
