@@ -234,16 +234,19 @@ func (s *Server) begin(cn *conn) {
 // so the housekeeper, which reads the count first, never sees a
 // connection idle from the moment its last request was answered. The
 // counts drop before the stalled connections are woken, so that what a
-// woken connection looks at has room.
+// woken connection looks at has room. The gauge rises after the counts
+// (begin) and drops before them, so that it never shows more than the
+// limits let in: a request admitted in the moment between would
+// otherwise be seen beside the one whose place it took.
 func (s *Server) end(cn *conn) {
 	if s.opts.IdleTimeout > 0 {
 		cn.lastActive.Store(s.opts.Now().UnixNano())
 	}
+	s.m.InFlight.Dec()
 	if cn.inflight.Add(-1) == 0 {
 		s.activeConns.Add(-1)
 	}
 	s.inflight.Add(-1)
-	s.m.InFlight.Dec()
 	cn.wake()
 	s.wakeWaiter()
 }
