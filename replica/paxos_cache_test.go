@@ -62,7 +62,11 @@ func describe(t *testing.T, st PaxosState) string {
 // state's TTL, the state the replica serves (from its cache when it holds
 // the partition) is the state system.paxos holds.
 func TestPaxosCacheIsTheStoredState(t *testing.T) {
-	for seed := range uint64(48) {
+	seeds := uint64(48)
+	if raceEnabled {
+		seeds = 6
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkPaxosCache(t, seed, 600) })
 	}
 }
