@@ -25,8 +25,10 @@ func TestFlushesReleaseSegments(t *testing.T) {
 	}
 	e := open(fs)
 	tbl := testTable(t, false)
-	value := strings.Repeat("v", 1000)
-	const writers, perWriter = 4, 6000
+	// 24 MiB in rows of 4 KiB: the race detector makes each write, not
+	// each byte, cost.
+	value := strings.Repeat("v", 4000)
+	const writers, perWriter = 4, 1500
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
