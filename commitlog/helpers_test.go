@@ -160,9 +160,24 @@ type faultFS struct {
 	shortWrite atomic.Bool            // the next segment write writes half and says so
 	syncDelay  atomic.Int64           // each segment sync first sleeps this many nanoseconds
 	writes     atomic.Int64           // segment writes
+	writeGate  atomic.Pointer[chan struct{}]
+	writeHit   chan struct{} // receives once for each segment write held at writeGate
 }
 
-func newFaultFS(fs vfs.FS) *faultFS { return &faultFS{FS: fs, gateHit: make(chan string, 64)} }
+func newFaultFS(fs vfs.FS) *faultFS {
+	return &faultFS{FS: fs, gateHit: make(chan string, 64), writeHit: make(chan struct{}, 64)}
+}
+
+// holdWrites makes every later segment write wait until the returned func
+// is called, as the kernel holds a writer while it writes back dirty pages.
+func (f *faultFS) holdWrites() (release func()) {
+	c := make(chan struct{})
+	f.writeGate.Store(&c)
+	return func() {
+		f.writeGate.Store(nil)
+		close(c)
+	}
+}
 
 // closeGate makes every later segment sync wait until the returned func is
 // called.
@@ -221,6 +236,10 @@ func (f *faultFile) SyncData() error {
 
 func (f *faultFile) WriteAt(b []byte, off int64) (int, error) {
 	f.fs.writes.Add(1)
+	if g := f.fs.writeGate.Load(); g != nil {
+		f.fs.writeHit <- struct{}{}
+		<-*g
+	}
 	if f.fs.shortWrite.CompareAndSwap(true, false) {
 		return f.File.WriteAt(b[:len(b)/2], off)
 	}

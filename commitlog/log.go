@@ -44,7 +44,8 @@ type Log struct {
 	gathering    bool         // adaptive: a gather waits for active writers to queue
 	lastSyncDone time.Time    // periodic mode: when everything written was last durable
 
-	spares [][]byte // empty chunks (see segment.chunks) the flusher wrote out
+	spares    [][]byte // empty chunks (see segment.chunks) the flusher wrote out
+	unwritten int64    // bytes appended and not yet handed to the OS (see maxUnwritten)
 
 	pool         []string // recycled files, ready for reuse
 	poolReserved int      // freed segments being renamed into the pool
@@ -305,13 +306,15 @@ func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w
 	n := copy(rec[recordHeaderSize:], payload)
 	clear(rec[recordHeaderSize+n:])
 	seg.written = off + int64(size)
+	l.unwritten += int64(size)
 	pos = Position{Segment: seg.id, Offset: off}
-	if l.opts.Sync == SyncPeriodic && time.Since(l.lastSyncDone) <= l.opts.SyncPeriod*3/2 {
+	if l.opts.Sync == SyncPeriodic && time.Since(l.lastSyncDone) <= l.opts.SyncPeriod*3/2 && l.unwritten <= maxUnwritten {
 		return pos, nil, wasEmpty, nil
 	}
 	// Periodic mode lands here only when syncs lag by half a period more
-	// than promised: the append then waits for its own durability, as
-	// Cassandra's periodic mode does.
+	// than promised, as Cassandra's periodic mode does, or when the
+	// flusher's writes to the OS lag by maxUnwritten: the append then
+	// waits for its own durability.
 	w = getWaiter(seg.pos())
 	if then != nil {
 		w.then, w.pos = then, pos

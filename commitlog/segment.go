@@ -104,6 +104,17 @@ const (
 	maxSpares = 16
 )
 
+// maxUnwritten bounds what periodic-mode appends buffer ahead of the
+// flusher's writes to the OS. Those writes normally keep up, but the
+// kernel may hold a writer for as long as it takes to write back dirty
+// pages (a disk slower than the writes): appends, which do not wait in
+// periodic mode, would buffer all the while, and at ingest speed a
+// stall of a second or two holds tens of MiB. Past the bound an append
+// waits for the next sync instead (see add), so that its client's next
+// request waits too: what is buffered beyond the bound is then bounded by
+// the requests in flight.
+const maxUnwritten = 8 << 20
+
 // reserveLocked returns room for a record of size bytes at the end of
 // seg's chunks.
 // REQUIRES: l.mu held.
@@ -160,6 +171,7 @@ func (l *Log) writeBuffered(seg *segment) (int64, error) {
 	seg.bufOff = seg.written
 	end := seg.written
 	l.mu.Unlock()
+	taken := end - off
 
 	var err error
 	for _, c := range chunks {
@@ -173,6 +185,7 @@ func (l *Log) writeBuffered(seg *segment) (int64, error) {
 	}
 
 	l.mu.Lock()
+	l.unwritten -= taken
 	l.keepChunksLocked(chunks)
 	l.mu.Unlock()
 	return end, err

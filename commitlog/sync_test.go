@@ -103,6 +103,45 @@ func TestPeriodicAppendDoesNotWaitForSync(t *testing.T) {
 	mustf(t, <-synced, "Sync")
 }
 
+// TestPeriodicBufferBounded: in periodic mode, while the flusher's write
+// to the OS is held, appends are acknowledged at once up to maxUnwritten
+// bytes, and past it wait for their sync, so that what a client may send
+// meanwhile is bounded by its requests in flight; once the write returns,
+// every one of them is acknowledged, and appends no longer wait.
+func TestPeriodicBufferBounded(t *testing.T) {
+	opts := testOptions(nil)
+	opts.Sync = SyncPeriodic
+	opts.SyncPeriod = time.Hour
+	opts.SegmentSize = 4 * maxUnwritten
+	l, ffs := warmLog(t, opts)
+	defer l.Close()
+	release := ffs.holdWrites()
+	rec := make([]byte, 64<<10)
+	const n = 2 * maxUnwritten / (64 << 10)
+	done := make(chan error, n)
+	pending := 0
+	for i := range n {
+		_, p, err := l.AppendAsync(rec, func(_ Position, err error) { done <- err })
+		mustf(t, err, "append %d", i)
+		if i == 0 {
+			<-ffs.writeHit // the flusher's write of the first is held
+		}
+		if p {
+			pending++
+		}
+	}
+	if pending < n/2-2 || pending > n/2+2 {
+		t.Errorf("%d of %d appends of %d bytes wait for their sync, want the ones past %d bytes", pending, n, len(rec), maxUnwritten)
+	}
+	release()
+	for range pending {
+		mustf(t, <-done, "a waiting append")
+	}
+	if _, p, err := l.AppendAsync(rec, func(Position, error) { t.Error("called back") }); p || err != nil {
+		t.Fatalf("an append once the writes are done: pending %v, %v", p, err)
+	}
+}
+
 // expectWriters makes the adaptive flusher of l expect n writers per sync
 // and wait up to an hour for them: an fsync "takes" two hours.
 func expectWriters(l *Log, n int) {
