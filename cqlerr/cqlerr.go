@@ -62,6 +62,11 @@ func ProtocolErrorf(format string, args ...any) error {
 	return newf(primitive.ErrorCodeProtocolError, format, args)
 }
 
+// Overloadedf is an OVERLOADED (OverloadedException) error.
+func Overloadedf(format string, args ...any) error {
+	return newf(primitive.ErrorCodeOverloaded, format, args)
+}
+
 // FunctionFailure is FunctionExecutionException: a function failed while
 // it ran, on a value it could not convert. Detail is what failed, in
 // Cassandra's words.

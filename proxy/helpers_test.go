@@ -133,11 +133,17 @@ func (l *liveness) Alive(h ring.HostID) bool {
 type hintStore struct {
 	mu    sync.Mutex
 	byFor map[ring.HostID]int
+	// gate, when set before the proxies are used, holds every Store until
+	// it is closed: a hints file whose writes wait on the disk.
+	gate chan struct{}
 }
 
 func (h *hintStore) Store(target ring.HostID, m *mutation.Mutation) error {
 	if len(m.Updates) == 0 {
 		return fmt.Errorf("empty hint")
+	}
+	if h.gate != nil {
+		<-h.gate
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -17,9 +17,9 @@ type Metrics struct {
 	// Latency is each request's time in the proxy, by operation ("write",
 	// "read", "range") and consistency level.
 	Latency *prometheus.HistogramVec
-	// Errors counts the requests answered UNAVAILABLE, a timeout or a
-	// failure, by operation, level and kind ("unavailable", "timeout",
-	// "failure").
+	// Errors counts the requests answered UNAVAILABLE, a timeout, a
+	// failure or OVERLOADED, by operation, level and kind ("unavailable",
+	// "timeout", "failure", "overloaded").
 	Errors *prometheus.CounterVec
 	// ReadRepairs counts the repair writes reads sent to stale replicas.
 	ReadRepairs prometheus.Counter
@@ -43,7 +43,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time of requests in the proxy, from placement to the level met.",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}, []string{"op", "consistency"}),
 		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "errors_total",
-			Help: "Requests answered UNAVAILABLE, a timeout or a failure."}, []string{"op", "consistency", "kind"}),
+			Help: "Requests answered UNAVAILABLE, a timeout, a failure or OVERLOADED (too many hints in progress)."}, []string{"op", "consistency", "kind"}),
 		ReadRepairs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "read_repairs_total",
 			Help: "Repair writes sent to replicas a read found stale."}),
 		DigestMismatches: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "digest_mismatches_total",
@@ -93,6 +93,9 @@ func errorKind(err error) string {
 	}
 	if _, ok := errors.AsType[*cqlerr.ReadFailure](err); ok {
 		return "failure"
+	}
+	if ce, ok := errors.AsType[*cqlerr.Error](err); ok && ce.Code == primitive.ErrorCodeOverloaded {
+		return "overloaded"
 	}
 	return ""
 }

@@ -91,6 +91,9 @@ type Options struct {
 	// round trip; DefaultRepeatWindow when zero. Tests that count round
 	// trips widen it, so that a slow machine does not change the count.
 	RepeatWindow time.Duration
+	// MaxHintsInProgress bounds the hints being written off the
+	// requests' paths (hintLoad); DefaultMaxHintsInProgress when zero.
+	MaxHintsInProgress int
 	// PaxosUnsafeSkipInProgress skips finishing the proposals a prepare
 	// finds in progress: a deliberately broken Paxos, for showing that
 	// the linearizability test catches it. Never set it otherwise.
@@ -125,6 +128,8 @@ type Proxy struct {
 	// localRep is this node's replica (Replicas.Replica of localID), nil
 	// when New could not have it: each request then asks for it.
 	localRep replica.Replica
+	// hintLoad counts the hints being written in the background.
+	hintLoad *hintLoad
 }
 
 // New returns a proxy over o's seams.
@@ -152,7 +157,8 @@ func New(o Options) *Proxy {
 			return rand.N(d)
 		}
 	}
-	p := &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers()}
+	p := &Proxy{opts: o, log: o.Logger, rangePage: pagePartitions, workers: newWorkers(),
+		hintLoad: newHintLoad(cmp.Or(o.MaxHintsInProgress, DefaultMaxHintsInProgress))}
 	p.sole, _ = o.Topology.(SoleReplicaTopology)
 	p.localID, p.localDCName = o.Topology.Local()
 	if o.Replicas != nil {

@@ -229,6 +229,11 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 			tallies[i].ack(p.opts.Topology.DC(h))
 		}
 	}
+	if p.opts.Hints != nil {
+		if err := p.hintLoad.check(w.hosts); err != nil {
+			return err
+		}
+	}
 	// The writes may outlive the request, whose buffers m references:
 	// they take an encoding of their own, made once.
 	enc := w.enc
@@ -265,8 +270,8 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 		if !p.alive(h) {
 			// Its hint is written off the request's path; under ANY it
 			// counts once kept.
-			p.goBackground(func() {
-				results <- hostResult{host: j, err: errDown, hinted: p.hintEncoded(h, enc, idx, "down")}
+			p.hintInBackground(h, enc, idx, "down", func(hinted bool) {
+				results <- hostResult{host: j, err: errDown, hinted: hinted}
 			})
 			continue
 		}
@@ -282,9 +287,9 @@ func (p *Proxy) write(ctx context.Context, w *writePlan, check func() error, ack
 		answered := func(err error) {
 			defer p.wg.Done()
 			if err != nil && hintable(err) && p.opts.Hints != nil {
-				p.goBackground(func() {
-					defer sent()
-					results <- hostResult{host: j, err: err, hinted: p.hintEncoded(h, enc, idx, "late")}
+				p.hintInBackground(h, enc, idx, "late", func(hinted bool) {
+					results <- hostResult{host: j, err: err, hinted: hinted}
+					sent()
 				})
 				return
 			}
@@ -431,6 +436,18 @@ func (p *Proxy) unreachable(w *writePlan, tallies []tally, outstanding []bool) (
 		}
 	}
 	return 0, false
+}
+
+// hintInBackground stores for h the Updates idx of enc on a worker, then
+// calls done with whether it was kept; the hint counts in p.hintLoad
+// meanwhile.
+func (p *Proxy) hintInBackground(h ring.HostID, enc *encoded, idx []int, reason string, done func(hinted bool)) {
+	p.hintLoad.add(h, 1)
+	p.goBackground(func() {
+		hinted := p.hintEncoded(h, enc, idx, reason)
+		p.hintLoad.add(h, -1)
+		done(hinted)
+	})
 }
 
 // hintEncoded stores for h the Updates idx of enc, as hint does.

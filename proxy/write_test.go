@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,6 +166,72 @@ func TestAnyCountsHints(t *testing.T) {
 		t.Fatalf("ANY without hints: %v", err)
 	}
 	p.Close()
+}
+
+// Hints written more slowly than writes come pile up only to
+// MaxHintsInProgress: past it, a write that would hint a target with
+// hints in progress is refused OVERLOADED before it is sent anywhere, and
+// once the hints are written, writes are taken again.
+func TestHintsInProgressBounded(t *testing.T) {
+	c := newCluster(t, []string{"dc1", "dc1", "dc1"}, rf("3"))
+	gate := make(chan struct{})
+	c.hints.gate = gate
+	c.setDown(2, true)
+	reps := replicaMap{}
+	for i, h := range c.hosts {
+		reps[h] = c.nodes[i]
+	}
+	const most = 4
+	p := New(Options{Topology: c.topos[0], Liveness: c.live, Replicas: reps, Hints: c.hints, Metrics: c.metrics,
+		MaxHintsInProgress: most, Keyspace: func(string) *storage.KeyspaceDef { return c.ks }})
+	released := false
+	defer func() {
+		if !released {
+			close(gate)
+		}
+		p.Close()
+	}()
+	write := func(k int) error {
+		return p.Apply(context.Background(), primitive.ConsistencyLevelOne, c.write(k, 0, "x", 10), primitive.WriteTypeSimple, nil)
+	}
+	for k := range most + 1 {
+		if err := write(k); err != nil {
+			t.Fatalf("write %d, %d hints in progress: %v", k, k, err)
+		}
+	}
+	err := write(most + 1)
+	var ce *cqlerr.Error
+	if !errors.As(err, &ce) || ce.Code != primitive.ErrorCodeOverloaded || !strings.Contains(ce.Msg, "Too many in flight hints: 5") {
+		t.Fatalf("a write with %d hints in progress, at most %d: %v", most+1, most, err)
+	}
+	if n := testutil.ToFloat64(c.metrics.Errors.WithLabelValues("write", "ONE", "overloaded")); n != 1 {
+		t.Errorf("overloaded writes counted %v, want 1", n)
+	}
+	for i := range 2 {
+		if rows := c.rowsOf(i, most+1); len(rows) != 0 {
+			t.Fatalf("the refused write reached node %d: %v", i, rows)
+		}
+	}
+	close(gate)
+	released = true
+	deadline := time.Now().Add(10 * time.Second)
+	for c.hints.count(c.hosts[2]) < most+1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d hints written", c.hints.count(c.hosts[2]), most+1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The counts drop once each hint's write returns.
+	for {
+		err := write(most + 2)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a write once the hints were written: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // failingReplica fails every write as unreachable.
