@@ -106,6 +106,23 @@ next:
 	return sum
 }
 
+// liveHeap is node i's Go heap in use just after a collection, which its
+// pprof endpoint runs on request (heap?gc=1).
+func (tc *testCluster) liveHeap(i int) float64 {
+	tc.t.Helper()
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(tc.metricsURL(i) + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		tc.t.Fatalf("node%d: heap profile: %v", i+1, err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tc.t.Fatalf("node%d: heap profile: %s %v", i+1, resp.Status, err)
+	}
+	return tc.metric(i, "go_memstats_heap_inuse_bytes")
+}
+
 // syncBuffer is a bytes.Buffer safe for a process's output copier and a
 // test reading it at once.
 type syncBuffer struct {
