@@ -117,7 +117,9 @@
 // which writes the buffer to the OS without syncing, so a killed process
 // loses at most the records of one such write. If syncs fall more than half
 // a period behind, appends wait for their sync, so the loss window on power
-// failure stays near one period.
+// failure stays near one period; and so they do while more than
+// maxUnwritten bytes are buffered ahead of the flusher's writes (a disk
+// that stalls them), so that the buffer does not grow with the stall.
 //
 // Adaptive mode exists because batch mode, which starts a sync whenever
 // anyone waits, splits writers into cohorts when the disk is slower than a

@@ -29,8 +29,9 @@ type cell struct {
 	Rate          float64 // operations per second
 	P50, P99, Max float64 // milliseconds
 	// ClientCPU and ServerCPU are microseconds of CPU (user and system)
-	// per operation.
-	ClientCPU, ServerCPU float64
+	// per operation; ServerSys is the server's part in the kernel (system
+	// calls, and the loopback TCP work they do for both ends).
+	ClientCPU, ServerCPU, ServerSys float64
 	// Others is the cores the rest of the machine used meanwhile.
 	Others float64
 	// Sync is what cqld's commit log syncs did meanwhile (nil for Redis).
@@ -47,12 +48,12 @@ func window(srv *server, run func() (cell, time.Duration, error)) (cell, error) 
 		sync0, errSync0 = scrapeSyncs(srv.metrics)
 	}
 	busy0, err0 := machineBusy()
-	srv0, err1 := srv.cpu()
+	srv0, sys0, err1 := srv.cpu()
 	start := time.Now()
 	c, clientCPU, err := run()
 	wall := time.Since(start)
 	busy1, err2 := machineBusy()
-	srv1, err3 := srv.cpu()
+	srv1, sys1, err3 := srv.cpu()
 	if srv.metrics != "" {
 		sync1, errSync1 = scrapeSyncs(srv.metrics)
 	}
@@ -70,6 +71,7 @@ func window(srv *server, run func() (cell, time.Duration, error)) (cell, error) 
 	}
 	if c.Ops > 0 {
 		c.ServerCPU = float64((srv1 - srv0).Microseconds()) / float64(c.Ops)
+		c.ServerSys = float64((sys1 - sys0).Microseconds()) / float64(c.Ops)
 	}
 	others := busy1 - busy0 - (srv1 - srv0) - clientCPU
 	c.Others = max(0, others.Seconds()/wall.Seconds())

@@ -118,8 +118,8 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 		if sp := c.Sync; sp != nil {
 			fsync = fmt.Sprintf(", %.1f appends/sync, fsync mean %.0f us, p90 %.0f us", sp.PerSync, sp.Mean, sp.P90)
 		}
-		fmt.Fprintf(r.progress, "%-14s %-16s %3d clients: %9.0f ops/s, p50 %.3f ms, client %.1f us/op, server %.1f us/op, others %.2f cores%s\n",
-			c.Server, c.Client, c.Clients, c.Rate, c.P50, c.ClientCPU, c.ServerCPU, c.Others, fsync)
+		fmt.Fprintf(r.progress, "%-14s %-16s %3d clients: %9.0f ops/s, p50 %.3f ms, client %.1f us/op, server %.1f us/op (kernel %.1f), others %.2f cores%s\n",
+			c.Server, c.Client, c.Clients, c.Rate, c.P50, c.ClientCPU, c.ServerCPU, c.ServerSys, c.Others, fsync)
 		cells = append(cells, c)
 		return nil
 	}

@@ -72,12 +72,12 @@ func startServer(name, addr, logPath, bin string, args ...string) (*server, erro
 	}
 }
 
-// cpu is the CPU time the server has used so far (user and system, from
-// /proc/PID/stat).
-func (s *server) cpu() (time.Duration, error) {
+// cpu is the CPU time the server has used so far, all of it and the
+// part in the kernel (from /proc/PID/stat).
+func (s *server) cpu() (all, sys time.Duration, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name, field 2, is in parentheses and may hold spaces:
 	// count fields after its closing one. utime and stime are fields 14
@@ -85,14 +85,14 @@ func (s *server) cpu() (time.Duration, error) {
 	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
 	f := strings.Fields(rest)
 	if len(f) < 13 {
-		return 0, fmt.Errorf("%s: short /proc stat", s.name)
+		return 0, 0, fmt.Errorf("%s: short /proc stat", s.name)
 	}
 	u, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return ticks(u + st), nil
+	return ticks(u + st), ticks(st), nil
 }
 
 // ticks converts clock ticks to a duration: USER_HZ is 100 on Linux.

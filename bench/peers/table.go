@@ -48,13 +48,14 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	}
 	fmt.Fprintln(w, sharedNote(cells))
 
-	fmt.Fprintln(w, "\nCells (latencies in ms, CPU in us per operation; others: cores the rest of the machine used meanwhile;")
+	fmt.Fprintln(w, "\nCells (latencies in ms, CPU in us per operation, the server's with the part it spent in the kernel;")
+	fmt.Fprintln(w, "others: cores the rest of the machine used meanwhile;")
 	fmt.Fprintln(w, "cqld's commit log meanwhile: syncs per second, appends per sync, and its fdatasync's mean, p50 and p90 in us,")
 	fmt.Fprintln(w, "the quantiles interpolated in buckets a factor of 1.41 apart):")
 	fmt.Fprintln(w)
-	row(w, "server", "client", "clients", "ops/s", "p50", "p99", "max", "client CPU", "server CPU", "others",
+	row(w, "server", "client", "clients", "ops/s", "p50", "p99", "max", "client CPU", "server CPU", "of it kernel", "others",
 		"syncs/s", "appends/sync", "fsync mean, p50, p90")
-	rule(w, 13)
+	rule(w, 14)
 	for _, c := range cells {
 		syncs, per, fsync := "", "", ""
 		if sp := c.Sync; sp != nil {
@@ -62,7 +63,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 			fsync = fmt.Sprintf("%.0f, %.0f, %.0f", sp.Mean, sp.P50, sp.P90)
 		}
 		row(w, c.Server, c.Client, fmt.Sprint(c.Clients), commas(c.Rate), ms(c.P50), ms(c.P99), ms(c.Max),
-			fmt.Sprintf("%.1f", c.ClientCPU), fmt.Sprintf("%.1f", c.ServerCPU), fmt.Sprintf("%.2f", c.Others),
+			fmt.Sprintf("%.1f", c.ClientCPU), fmt.Sprintf("%.1f", c.ServerCPU), fmt.Sprintf("%.1f", c.ServerSys), fmt.Sprintf("%.2f", c.Others),
 			syncs, per, fsync)
 	}
 
