@@ -315,6 +315,9 @@ func (l *Log) write(payload []byte, then func(Position, error)) (pos Position, w
 	// than promised, as Cassandra's periodic mode does, or when the
 	// flusher's writes to the OS lag by maxUnwritten: the append then
 	// waits for its own durability.
+	if l.opts.Sync == SyncPeriodic && l.opts.Metrics != nil {
+		l.opts.Metrics.PeriodicWaits.Inc()
+	}
 	w = getWaiter(seg.pos())
 	if then != nil {
 		w.then, w.pos = then, pos

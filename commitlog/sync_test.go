@@ -113,6 +113,7 @@ func TestPeriodicBufferBounded(t *testing.T) {
 	opts.Sync = SyncPeriodic
 	opts.SyncPeriod = time.Hour
 	opts.SegmentSize = 4 * maxUnwritten
+	opts.Metrics = metrics.NewCommitLog(prometheus.NewRegistry())
 	l, ffs := warmLog(t, opts)
 	defer l.Close()
 	release := ffs.holdWrites()
@@ -132,6 +133,9 @@ func TestPeriodicBufferBounded(t *testing.T) {
 	}
 	if pending < n/2-2 || pending > n/2+2 {
 		t.Errorf("%d of %d appends of %d bytes wait for their sync, want the ones past %d bytes", pending, n, len(rec), maxUnwritten)
+	}
+	if n := testutil.ToFloat64(opts.Metrics.PeriodicWaits); int(n) != pending {
+		t.Errorf("periodic waits counted %v, %d appends waited", n, pending)
 	}
 	release()
 	for range pending {

@@ -20,6 +20,10 @@ type CommitLog struct {
 	// WaitDuration is the time an append waited for its durability after
 	// buffering its record (not observed for appends that do not wait).
 	WaitDuration prometheus.Histogram
+	// PeriodicWaits counts the periodic-mode appends that waited for a
+	// sync: syncs lagged by half a period, or too much was buffered ahead
+	// of the writes to the OS (a disk stalling them).
+	PeriodicWaits prometheus.Counter
 	// SegmentsActive is the number of live segments: not yet freed by a
 	// flush, including the old ones awaiting replay and the current one.
 	SegmentsActive prometheus.Gauge
@@ -62,6 +66,8 @@ func NewCommitLog(reg prometheus.Registerer) *CommitLog {
 		WaitDuration: histogram("wait_duration_seconds",
 			"Time an append waited for the sync that made it durable, after buffering its record.",
 			prometheus.ExponentialBuckets(25e-6, 2, 18)),
+		PeriodicWaits: counter("periodic_waits_total",
+			"Periodic-mode appends that waited for a sync: syncs lagging by half a period, or too much buffered ahead of the writes to the disk."),
 		SegmentsActive: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "segments_active",
 			Help: "Live commit log segments: not yet freed by a memtable flush.",
@@ -76,7 +82,7 @@ func NewCommitLog(reg prometheus.Registerer) *CommitLog {
 		ReplaySeconds: counter("replay_duration_seconds_total", "Time spent replaying the commit log."),
 	}
 	reg.MustRegister(m.Appends, m.AppendedBytes, m.Syncs, m.RecordsPerSync, m.SyncDuration, m.WaitDuration,
-		m.SegmentsActive, m.SegmentsRecycled, m.ReplayRecords, m.ReplayBytes, m.ReplayTruncatedBytes,
+		m.PeriodicWaits, m.SegmentsActive, m.SegmentsRecycled, m.ReplayRecords, m.ReplayBytes, m.ReplayTruncatedBytes,
 		m.ReplaySkippedBytes, m.ReplaySeconds)
 	return m
 }

@@ -29,7 +29,7 @@ func TestCommitLogLint(t *testing.T) {
 	want := []string{
 		"cqld_commitlog_appends_total", "cqld_commitlog_appended_bytes_total", "cqld_commitlog_syncs_total",
 		"cqld_commitlog_records_per_sync", "cqld_commitlog_sync_duration_seconds",
-		"cqld_commitlog_wait_duration_seconds", "cqld_commitlog_segments_active",
+		"cqld_commitlog_wait_duration_seconds", "cqld_commitlog_periodic_waits_total", "cqld_commitlog_segments_active",
 		"cqld_commitlog_segments_recycled_total", "cqld_commitlog_replay_records_total",
 		"cqld_commitlog_replay_bytes_total", "cqld_commitlog_replay_truncated_bytes_total",
 	}
