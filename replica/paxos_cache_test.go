@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/cqld/cqld/internal/israce"
 	"github.com/cqld/cqld/mutation"
 	"github.com/cqld/cqld/storage"
 )
@@ -63,7 +64,7 @@ func describe(t *testing.T, st PaxosState) string {
 // the partition) is the state system.paxos holds.
 func TestPaxosCacheIsTheStoredState(t *testing.T) {
 	seeds := uint64(48)
-	if raceEnabled {
+	if israce.Enabled {
 		seeds = 6
 	}
 	for seed := range seeds {

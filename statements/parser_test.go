@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cqld/cqld/internal/israce"
 )
 
 // ---- AST construction helpers ----
@@ -580,7 +582,7 @@ func TestParseDeepNesting(t *testing.T) {
 }
 
 func TestParseAllocations(t *testing.T) {
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
 	q := "SELECT * FROM system.local WHERE key='local'"
@@ -597,7 +599,7 @@ func TestParseAllocations(t *testing.T) {
 }
 
 func TestParseInsertAllocations(t *testing.T) {
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
 	q := "INSERT INTO ks.t (a, b, c, d) VALUES (?, ?, ?, ?)"

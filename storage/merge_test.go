@@ -9,6 +9,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cqld/cqld/internal/israce"
 )
 
 func openMergeDB(t *testing.T) *pebble.DB {
@@ -288,7 +290,7 @@ func TestCellMergerRecycled(t *testing.T) {
 		}
 	}
 
-	if raceEnabled {
+	if israce.Enabled {
 		return
 	}
 	lone := Cell{Timestamp: 7, Value: bytes.Repeat([]byte{1}, 1024)}.Append(nil)

@@ -1,0 +1,6 @@
+//go:build !race
+
+package israce
+
+// Enabled is set under the race detector.
+const Enabled = false

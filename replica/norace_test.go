@@ -1,5 +1,0 @@
-//go:build !race
-
-package replica
-
-const raceEnabled = false

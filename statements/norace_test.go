@@ -1,5 +1,0 @@
-//go:build !race
-
-package statements
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package statements
-
-// raceEnabled is set under the race detector, which makes sync.Pool drop
-// items at random and so skews allocation counts.
-const raceEnabled = true
