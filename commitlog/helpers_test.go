@@ -170,22 +170,18 @@ func newFaultFS(fs vfs.FS) *faultFS {
 
 // holdWrites makes every later segment write wait until the returned func
 // is called, as the kernel holds a writer while it writes back dirty pages.
-func (f *faultFS) holdWrites() (release func()) {
-	c := make(chan struct{})
-	f.writeGate.Store(&c)
-	return func() {
-		f.writeGate.Store(nil)
-		close(c)
-	}
-}
+func (f *faultFS) holdWrites() (release func()) { return closeGate(&f.writeGate) }
 
 // closeGate makes every later segment sync wait until the returned func is
 // called.
-func (f *faultFS) closeGate() (open func()) {
+func (f *faultFS) closeGate() (open func()) { return closeGate(&f.gate) }
+
+// closeGate stores a closed gate in g and returns the func that opens it.
+func closeGate(g *atomic.Pointer[chan struct{}]) (open func()) {
 	c := make(chan struct{})
-	f.gate.Store(&c)
+	g.Store(&c)
 	return func() {
-		f.gate.Store(nil)
+		g.Store(nil)
 		close(c)
 	}
 }
