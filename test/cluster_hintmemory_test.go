@@ -67,9 +67,9 @@ func TestClusterHintsMemoryBounded(t *testing.T) {
 					if i >= rows {
 						return
 					}
-					for {
+					for giveUp := time.Now().Add(30 * time.Second); ; {
 						err := s.Query(`INSERT INTO hm.t (k, v) VALUES (?, ?)`, base+i, value).Exec()
-						if re, ok := err.(gocql.RequestError); ok && re.Code() == gocql.ErrCodeOverloaded {
+						if re, ok := err.(gocql.RequestError); ok && re.Code() == gocql.ErrCodeOverloaded && time.Now().Before(giveUp) {
 							// Too many hints in progress: the client backs off.
 							refused.Add(1)
 							time.Sleep(time.Millisecond)
