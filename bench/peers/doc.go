@@ -17,6 +17,16 @@
 //     resp-client: a goroutine and a connection per client, one SET in
 //     flight on each, as cqlstress's lean mode is for cqld): SET of a
 //     100-byte value under one of 100,000 random keys;
+//   - the Go floor (peers go-floor, with -floor, the default): a durable
+//     server in Go that does no database work, driven by the same lean
+//     client as Redis. It logs every SET it reads to one file, syncs back
+//     to back, each fdatasync covering every SET that arrived meanwhile,
+//     and answers "+OK" once the sync covering a SET returns; built once
+//     on one gnet event loop with a flusher goroutine, as cqld's
+//     frontend and commit log are, and once on Go's netpoller with a
+//     goroutine per connection. It is what Go, these system calls and
+//     this client leave on this machine: whatever cqld does per write
+//     comes on top of it;
 //   - cqld with commitlog_sync periodic, batch and adaptive, each a fresh
 //     node on a fresh data folder and ports of its own, driven by cqlstress's update (one
 //     100-byte column of one of 100,000 rows, prepared) in its lean mode

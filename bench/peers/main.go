@@ -33,6 +33,7 @@ type runner struct {
 	modes       []string
 	rotate      int
 	clientProcs int
+	floor       bool // measure the Go floor too
 
 	root           string // the repository
 	tmp            string
@@ -48,6 +49,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == respClientCmd {
 		os.Exit(respClient(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == floorCmd {
+		os.Exit(goFloor(ctx, os.Args[2:], os.Stderr))
+	}
 	os.Exit(mainErr(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -58,12 +62,13 @@ func mainErr(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clients := fs.String("clients", "1,16,64", "client counts, comma separated")
 	modes := fs.String("modes", "periodic,batch,adaptive", "cqld commitlog_sync modes, comma separated")
 	procs := fs.Int("client-procs", 0, "GOMAXPROCS of cqlstress (0: Go's default)")
+	floor := fs.Bool("floor", true, "also measure the Go floor (peers go-floor: a durable server in Go that does nothing but log and answer) with the lean client")
 	rotate := fs.Int("rotate", 0, "at the i-th client count the cqld modes take turns starting at mode i+rotate: give rounds rotate 0, 1, 2 so each mode goes first as often")
 	keep := fs.Bool("keep", false, "keep the temporary folder (servers' logs and data, clients' output)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	r := &runner{step: *step, modes: strings.Split(*modes, ","), rotate: *rotate, clientProcs: *procs, progress: stderr}
+	r := &runner{step: *step, modes: strings.Split(*modes, ","), rotate: *rotate, clientProcs: *procs, floor: *floor, progress: stderr}
 	for _, c := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil || n < 1 {
@@ -123,6 +128,11 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 		cells = append(cells, c)
 		return nil
 	}
+	lean := func(srv *server, n int) error {
+		c, err := r.respLean(ctx, srv, n)
+		c.Server, c.Client, c.Clients = srv.name, "lean", n
+		return add(c, err)
+	}
 	err := r.withRedis(func(srv *server) error {
 		for _, n := range r.clients {
 			c, err := r.redisBench(ctx, srv, n)
@@ -130,9 +140,7 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 			if err := add(c, err); err != nil {
 				return err
 			}
-			c, err = r.respLean(ctx, srv, n)
-			c.Server, c.Client, c.Clients = srv.name, "lean", n
-			if err := add(c, err); err != nil {
+			if err := lean(srv, n); err != nil {
 				return err
 			}
 		}
@@ -140,6 +148,21 @@ func (r *runner) run(ctx context.Context) ([]cell, []string, error) {
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if r.floor {
+		for _, arch := range floorArchs {
+			err := r.withFloor(arch, func(srv *server) error {
+				for _, n := range r.clients {
+					if err := lean(srv, n); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	// NB: the cqld nodes are all up for the whole run and take turns at
 	// each client count, the first turn rotating, so that a mode is not
@@ -233,17 +256,43 @@ func (r *runner) describe() []string {
 // withRedis runs f against a Redis with appendfsync always, stopped by
 // its PID afterwards.
 func (r *runner) withRedis(f func(*server) error) error {
+	return r.withServer("Redis always", "redis", r.redisServer, func(port int, dir string) []string {
+		return []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--appendonly", "yes", "--appendfsync", "always",
+			"--save", "", "--daemonize", "no", "--protected-mode", "yes"}
+	}, f)
+}
+
+// floorArchs are the Go floor's builds (see goFloor), measured in turn.
+var floorArchs = []string{"gnet", "net"}
+
+// floorName is the server name of the Go floor built as arch.
+func floorName(arch string) string { return "Go floor " + arch }
+
+// withFloor runs f against this program's Go floor built as arch (see
+// goFloor), stopped by its PID afterwards.
+func (r *runner) withFloor(arch string, f func(*server) error) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return r.withServer(floorName(arch), "floor-"+arch, self, func(port int, dir string) []string {
+		return []string{floorCmd, "-addr", fmt.Sprintf("127.0.0.1:%d", port), "-dir", dir, "-arch", arch}
+	}, f)
+}
+
+// withServer starts bin on 127.0.0.1 at a free port with args(port, dir),
+// dir a fresh folder named folder in the run's, its log beside it; runs
+// f against it; and stops it by its PID.
+func (r *runner) withServer(name, folder, bin string, args func(port int, dir string) []string, f func(*server) error) error {
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(r.tmp, "redis")
+	dir := filepath.Join(r.tmp, folder)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
-	srv, err := startServer("Redis always", fmt.Sprintf("127.0.0.1:%d", port), filepath.Join(r.tmp, "redis.log"), r.redisServer,
-		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--appendonly", "yes", "--appendfsync", "always",
-		"--save", "", "--daemonize", "no", "--protected-mode", "yes")
+	srv, err := startServer(name, fmt.Sprintf("127.0.0.1:%d", port), dir+".log", bin, args(port, dir)...)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,12 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	}
 	redis := column{"Redis always", "Redis always", "redis-benchmark"}
 	redisLean := column{"Redis always, lean", "Redis always", "lean"}
+	var floors []column
+	if r.floor {
+		for _, arch := range floorArchs {
+			floors = append(floors, column{floorName(arch) + ", lean", floorName(arch), "lean"})
+		}
+	}
 	var cqld []column
 	for _, m := range r.modes {
 		for _, cl := range []string{"lean", "gocql"} {
@@ -67,9 +73,12 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 			syncs, per, fsync)
 	}
 
-	fmt.Fprintln(w, "\nops/s, p50 ms and, for cqld, ops/s as a multiple of Redis's under redis-benchmark; cqld's columns are its commitlog_sync mode and the client:")
+	fmt.Fprintln(w, "\nops/s, p50 ms and, for the Go floor and cqld, ops/s as a multiple of Redis's under redis-benchmark; cqld's columns are its commitlog_sync mode and the client:")
 	fmt.Fprintln(w)
 	titles := []string{"clients", redis.title, redisLean.title}
+	for _, col := range floors {
+		titles = append(titles, col.title)
+	}
 	for _, col := range cqld {
 		titles = append(titles, col.title)
 	}
@@ -81,7 +90,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 		vals := []string{fmt.Sprint(n),
 			ifOK(baseOK, func() string { return fmt.Sprintf("%s, %s", commas(base.Rate), ms(base.P50)) }),
 			ifOK(leanOK, func() string { return fmt.Sprintf("%s, %s", commas(lean.Rate), ms(lean.P50)) })}
-		for _, col := range cqld {
+		for _, col := range append(floors[:len(floors):len(floors)], cqld...) {
 			c, ok := get(col, n)
 			vals = append(vals, ifOK(ok, func() string {
 				if !baseOK || base.Rate == 0 {
@@ -98,6 +107,9 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 		num, den column
 	}
 	var ratios []ratio
+	for _, col := range floors {
+		ratios = append(ratios, ratio{col.server + " / Redis, both lean", col, redisLean})
+	}
 	for _, m := range r.modes {
 		if m != "periodic" {
 			ratios = append(ratios, ratio{fmt.Sprintf("%s / Redis, both lean", m),
@@ -115,7 +127,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 	if len(ratios) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nThe durable modes against Redis with the same kind of client (Go, a goroutine and a connection per client, one request in flight), and the default mode against the others with the same client;")
+	fmt.Fprintln(w, "\nThe Go floor (a durable Go server with no database work, peers go-floor) and cqld's durable modes against Redis with the same kind of client (Go, a goroutine and a connection per client, one request in flight), and the default mode against the others with the same client;")
 	fmt.Fprintln(w, "where both cells synced, the ratio of their mean fdatasync follows in brackets (the disk's share of a ratio that flaps):")
 	fmt.Fprintln(w)
 	titles = []string{"clients"}
