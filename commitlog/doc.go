@@ -105,6 +105,22 @@
 // writers the gather expects have all queued already, whose sync then
 // starts after the callbacks; the time counts against the deadline.
 //
+// A lone writer can do without the flusher altogether. An event loop
+// brackets each connection's burst of requests with Hold and Release:
+// adaptive appends made in between do not wake the flusher, and Release
+// does it once. When the log serves a lone writer (one waiter, the last
+// sync saw no other, the write before came from the same connection), the
+// fdatasync's moving average is within loneSyncMax (1 ms) and no cycle is
+// running, Release runs the cycle itself, on the event loop, callback
+// included, so the answer leaves with the loop's next write without a
+// thread woken on the way: no flusher wake-up, no wake-up of the loop
+// after the sync. The loop's other connections wait for that fdatasync,
+// as Redis's do for its own; a second writer or a slow disk sends the
+// write back to the flusher, and a write pebble might stall is applied on
+// a goroutine of its own (storage's pressure), never on the loop. cycle,
+// a mutex, keeps the cycles of the flusher and of a Release one at a
+// time.
+//
 //	mode      acknowledged                              when a sync cycle starts
 //	periodic  when buffered; written to the OS at once  every commitlog_sync_period
 //	          by the flusher, synced every period

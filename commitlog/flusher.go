@@ -206,7 +206,9 @@ func (l *Log) flushLoop() {
 			}
 		}
 		lastSync = time.Now()
+		l.cycle.Lock()
 		l.syncOnce(waiting || periodic)
+		l.cycle.Unlock()
 	}
 }
 
@@ -371,7 +373,7 @@ func (g *gatherPlan) missed(probe bool) {
 // syncOnce runs one flush cycle: it writes and syncs the segments being
 // sealed and, when full is set, the current segment up to what is appended
 // now; then it completes the waiters that sync covers and seals what it
-// can.
+// can. REQUIRES: l.cycle held.
 func (l *Log) syncOnce(full bool) {
 	l.mu.Lock()
 	if l.err != nil {
@@ -508,6 +510,8 @@ func (l *Log) syncOnce(full bool) {
 // finalSync runs at Close: it syncs everything written, seals the current
 // segment and closes every handle.
 func (l *Log) finalSync() {
+	l.cycle.Lock()
+	defer l.cycle.Unlock()
 	l.syncOnce(true)
 	l.mu.Lock()
 	if cur := l.cur; cur != nil {

@@ -75,13 +75,25 @@ type Log struct {
 	holdCompletions chan struct{}
 
 	// syncEWMA is the moving average of fdatasync latency in nanoseconds;
-	// only the flusher writes it.
+	// only the holder of cycle writes it.
 	syncEWMA atomic.Int64
 	// plan is adaptive mode's record of its gathers; only the flusher
 	// uses it.
 	plan gatherPlan
 
 	preallocWarned atomic.Bool
+
+	// holders counts the goroutines between Hold and Release; while
+	// there are any, an adaptive append owes its poke of the flusher
+	// (owed) instead of making it, and the last Release pays it, syncing
+	// a lone writer itself when it can (see Hold).
+	holders atomic.Int32
+	owed    atomic.Bool
+	// lastWriter is the writer named by the last Release that paid a poke.
+	lastWriter atomic.Uint64
+	// cycle is held by whoever runs a flush cycle (syncOnce): the flusher,
+	// or a Release that syncs a lone writer itself.
+	cycle sync.Mutex
 
 	flushC chan struct{} // wakes the flusher
 	prepC  chan struct{} // wakes the preparer
@@ -271,9 +283,79 @@ func (l *Log) add(payload []byte, then func(Position, error)) (pos Position, w *
 	}
 	if poke || (err != nil && l.opts.Sync == SyncAdaptive) {
 		// In adaptive mode the flusher may be gathering for this append.
-		l.poke(l.flushC)
+		l.pokeOrOwe()
 	}
 	return pos, w, err
+}
+
+// pokeOrOwe wakes the flusher, or, in adaptive mode while a holder is
+// between Hold and Release, leaves the poke to its Release.
+func (l *Log) pokeOrOwe() {
+	if l.opts.Sync != SyncAdaptive || l.holders.Load() == 0 {
+		l.poke(l.flushC)
+		return
+	}
+	l.owed.Store(true)
+	// NB: a Release that ended the hold before the store above missed it.
+	if l.holders.Load() == 0 && l.owed.Swap(false) {
+		l.poke(l.flushC)
+	}
+}
+
+// Hold begins a burst of appends by the caller (an event loop reading a
+// connection's requests): until a Release, adaptive-mode appends do not
+// wake the flusher. The Release wakes it once or, when the log is
+// serving a lone writer (one waiter, the last sync saw no other, and the
+// write before came from the same writer) on a disk that syncs within
+// loneSyncMax, and the flusher is not in a cycle, syncs that writer
+// itself and calls its callback on the caller's goroutine: the two
+// wake-ups of other threads a lone write otherwise costs (the flusher's,
+// and the caller's after the sync) are the largest part of what it costs
+// besides its fdatasync. Other modes ignore Hold. Safe for concurrent
+// use; holds may overlap.
+func (l *Log) Hold() { l.holders.Add(1) }
+
+// Release ends a Hold (see there); writer names who appended under it
+// (a client connection). Any Release pays a poke owed, not only the last
+// one: holds that overlap (several event loops) must not keep the flusher
+// asleep. A writer is taken as lone only when the write before its own
+// came from it too: a sync on the caller's goroutine holds back whatever
+// else the caller serves, and writers that take turns would each look
+// alone to a sync that served one writer.
+func (l *Log) Release(writer uint64) {
+	l.holders.Add(-1)
+	if !l.owed.Swap(false) {
+		return
+	}
+	if prev := l.lastWriter.Swap(writer); prev != writer || !l.syncLone() {
+		l.poke(l.flushC)
+	}
+}
+
+// loneSyncMax is the slowest fdatasync (the moving average) that Release
+// runs on its caller's goroutine: the caller serves other connections,
+// which wait for it meanwhile, and past a millisecond that wait costs
+// them more than the wake-ups it saves the writer (tens of µs).
+const loneSyncMax = time.Millisecond
+
+// syncLone runs a flush cycle on the caller's goroutine if the log is
+// serving a lone writer and no cycle is running, and says whether it did.
+func (l *Log) syncLone() bool {
+	if !l.cycle.TryLock() {
+		return false
+	}
+	defer l.cycle.Unlock()
+	if time.Duration(l.syncEWMA.Load()) > loneSyncMax {
+		return false
+	}
+	l.mu.Lock()
+	lone := len(l.queue) == 1 && l.active <= 1 && len(l.sealing) == 0 && !l.gathering && !l.closing && l.err == nil
+	l.mu.Unlock()
+	if !lone {
+		return false
+	}
+	l.syncOnce(true)
+	return true
 }
 
 // write buffers the record in the current segment for the flusher to write

@@ -65,6 +65,8 @@ const (
 // submitted after STARTUP set them, and the submission orders those writes
 // before the reads.
 type conn struct {
+	// id tells the connection from the others (Bursts.Release).
+	id     uint64
 	s      *Server
 	gc     sock
 	remote net.Addr
@@ -175,7 +177,7 @@ type conn struct {
 
 func newConn(s *Server, gc sock, a *admission) *conn {
 	now := s.opts.Now().UnixNano()
-	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now}
+	cn := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), ip: a.ip, peer: a.peer, openedAt: now, id: s.connIDs.Add(1)}
 	cn.ctx, cn.cancel = context.WithCancel(s.baseCtx)
 	cn.run.cn = cn
 	cn.lastActive.Store(now)
@@ -212,7 +214,19 @@ func (cn *conn) currentKeyspace() string {
 func (cn *conn) onTraffic() gnet.Action {
 	cn.yielding = false // this is the turn a wake was asked for
 	cn.checkOutbound()  // pause or resume
+	// Answers sent during this turn, from any goroutine, are written by
+	// its flush: they need no wake-up of the loop.
+	cn.wmu.Lock()
+	cn.scheduled = true
+	cn.wmu.Unlock()
+	b := cn.s.opts.Bursts
+	if b != nil {
+		b.Hold()
+	}
 	act := cn.cut()
+	if b != nil {
+		b.Release(cn.id) // may answer a lone writer's write here, before the flush
+	}
 	cn.flush()
 	if act == gnet.None && cn.broken != nil {
 		cn.s.closing(cn, reasonEncode, cn.broken)

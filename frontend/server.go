@@ -103,6 +103,11 @@ type Options struct {
 	Authenticator Authenticator
 	Metrics       *metrics.Native
 	Logger        *slog.Logger
+	// Bursts, when set, is told when an event loop begins reading a
+	// connection's requests (Hold) and when it is done (Release): the
+	// commit log, which then wakes its flusher once per burst, or syncs a
+	// lone writer on the loop itself.
+	Bursts Bursts
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -157,6 +162,7 @@ func (o *Options) setDefaults() {
 // concurrent use.
 type Server struct {
 	gnet.BuiltinEventEngine
+	connIDs atomic.Uint64 // the last connection's id
 
 	opts    Options
 	handler Handler
@@ -400,6 +406,13 @@ func (s *Server) forget(cn *conn) {
 	s.mu.Unlock()
 	s.releaseSlot(cn.ip, cn.peer)
 	s.m.ConnectionsOpen.Dec()
+}
+
+// Bursts is told where an event loop's bursts of one connection's
+// requests begin and end (Options.Bursts); Release names the connection.
+type Bursts interface {
+	Hold()
+	Release(conn uint64)
 }
 
 // OnTraffic cuts whole frames out of the inbound buffer.

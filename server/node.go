@@ -373,6 +373,7 @@ func StartWith(cfg config.Config, log *slog.Logger, o Options) (*Node, error) {
 		TLSAddr:              ctls.addr,
 		Metrics:              metrics.NewNative(reg),
 		Logger:               log,
+		Bursts:               n.engine.CommitLog(),
 	})
 	if err := fe.Start(); err != nil {
 		return fail(err)

@@ -725,3 +725,6 @@ func readFlushedPosition(db *pebble.DB) (commitlog.Position, error) {
 	}
 	return commitlog.Position{Segment: binary.BigEndian.Uint64(v), Offset: int64(binary.BigEndian.Uint64(v[8:]))}, nil
 }
+
+// CommitLog is the engine's commit log.
+func (e *Engine) CommitLog() *commitlog.Log { return e.log }

@@ -35,18 +35,31 @@ import (
 // record is covered by the first sync of its file that started after the
 // record reached the file; its answer must be stamped after that sync
 // returned. All stamps are read from the one wall clock (CLOCK_REALTIME:
-// the kernel's receive stamps are on no other).
+// the kernel's receive stamps are on no other). "adaptive, instant
+// syncs" runs on one connection, its segment syncs returning at once
+// without syncing: there the event loop syncs the lone writer's write
+// itself (commitlog's Hold), and its answer must still follow the sync.
 func TestDurableAnswerFollowsItsFsync(t *testing.T) {
-	for _, mode := range []string{"batch", "group", "adaptive"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode string
+		lat        time.Duration // each segment sync's delay; 0: it returns at once without syncing
+		conns      int
+	}{
+		{"batch", "batch", 10 * time.Millisecond, 2},
+		{"group", "group", 10 * time.Millisecond, 2},
+		{"adaptive", "adaptive", 10 * time.Millisecond, 2},
+		{"adaptive, instant syncs", "adaptive", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t, t.TempDir())
-			cfg.CommitlogSync = mode
-			fs := newSyncOrderFS(10 * time.Millisecond)
+			cfg.CommitlogSync = tc.mode
+			fs := newSyncOrderFS(tc.lat)
+			fs.instant = tc.lat == 0
 			node := startNodeWith(t, cfg, server.Options{FS: fs})
 			dialer := &tsDialer{}
 			c := gocqlCluster(node.Addr())
 			c.ProtoVersion = 4 // frames tsConn can cut without v5 segments
-			c.NumConns = 2
+			c.NumConns = tc.conns
 			c.Dialer = dialer
 			s, err := c.CreateSession()
 			if err != nil {
@@ -137,11 +150,13 @@ func checkAnswerOrder(t *testing.T, fs *syncOrderFS, d *tsDialer, n int) {
 // syncOrderFS is the file system of a node whose commit log records when
 // things happen: for each segment file (CommitLog-*), the writes that
 // carried a row's marker and each sync's start (as an order, seq) and
-// return (as a time). Its segment syncs take lat longer. Other files pass
-// through untouched.
+// return (as a time). Its segment syncs take lat longer, or, with
+// instant, return at once without syncing. Other files pass through
+// untouched.
 type syncOrderFS struct {
 	vfs.FS
-	lat time.Duration
+	lat     time.Duration
+	instant bool
 
 	mu      sync.Mutex
 	seq     int64                  // orders writes and sync starts
@@ -269,7 +284,10 @@ func (f *orderFile) sync(do func() error) error {
 	if s.lat > 0 {
 		time.Sleep(s.lat)
 	}
-	err := do()
+	var err error
+	if !s.instant {
+		err = do()
+	}
 	returned := time.Now()
 	s.mu.Lock()
 	s.syncs = append(s.syncs, syncEvent{file: f.name, startSeq: seq, started: started, returned: returned})
