@@ -50,30 +50,45 @@ func TestHoldSyncsLoneWriterOnCaller(t *testing.T) {
 	}
 }
 
-// TestHoldDefersPoke: an append under Hold (here from another goroutine)
-// does not wake the flusher until the hold ends, and is synced then.
+// TestHoldDefersPoke: an AppendAsync under Hold (here from another
+// goroutine) does not wake the flusher until the hold ends, and is synced
+// then; an Append, which waits, wakes it at once, even on the goroutine
+// that holds.
 func TestHoldDefersPoke(t *testing.T) {
 	opts := testOptions(vfs.NewMem())
 	opts.Sync = SyncAdaptive
 	l := mustOpen(t, opts)
 	defer l.Close()
 	l.Hold()
-	done := make(chan error, 1)
+	var done <-chan asyncResult
+	appended := make(chan struct{})
 	go func() {
-		_, err := l.Append([]byte("held"))
-		done <- err
+		_, _, done = appendAsync(t, l, "held")
+		close(appended)
+	}()
+	<-appended
+	select {
+	case r := <-done:
+		t.Fatalf("AppendAsync completed under a hold: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	blocking := make(chan error, 1)
+	go func() {
+		_, err := l.Append([]byte("waits"))
+		blocking <- err
 	}()
 	select {
-	case err := <-done:
-		t.Fatalf("Append returned under a hold: %v", err)
-	case <-time.After(50 * time.Millisecond):
+	case err := <-blocking:
+		mustf(t, err, "Append")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Append under a hold still waits after 10 s")
 	}
 	l.Release(1)
 	select {
-	case err := <-done:
-		mustf(t, err, "Append")
+	case r := <-done:
+		mustf(t, r.err, "AppendAsync")
 	case <-time.After(10 * time.Second):
-		t.Fatal("Append still waits 10 s after the hold ended")
+		t.Fatal("AppendAsync still waits 10 s after the hold ended")
 	}
 }
 

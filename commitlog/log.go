@@ -281,9 +281,14 @@ func (l *Log) add(payload []byte, then func(Position, error)) (pos Position, w *
 		m.Appends.Inc()
 		m.AppendedBytes.Add(float64(len(payload)))
 	}
-	if poke || (err != nil && l.opts.Sync == SyncAdaptive) {
-		// In adaptive mode the flusher may be gathering for this append.
+	switch {
+	case poke && then != nil && err == nil:
 		l.pokeOrOwe()
+	case poke || (err != nil && l.opts.Sync == SyncAdaptive):
+		// In adaptive mode the flusher may be gathering for this append.
+		// An Append waits for its sync here and now: its poke is never
+		// owed, or a holder appending would wait for its own Release.
+		l.poke(l.flushC)
 	}
 	return pos, w, err
 }
@@ -303,8 +308,9 @@ func (l *Log) pokeOrOwe() {
 }
 
 // Hold begins a burst of appends by the caller (an event loop reading a
-// connection's requests): until a Release, adaptive-mode appends do not
-// wake the flusher. The Release wakes it once or, when the log is
+// connection's requests): until a Release, adaptive-mode AppendAsyncs do
+// not wake the flusher (an Append, which waits, still does; so must a
+// holder that waits for an AppendAsync's callback: it must not). The Release wakes it once or, when the log is
 // serving a lone writer (one waiter, the last sync saw no other, and the
 // write before came from the same writer) on a disk that syncs within
 // loneSyncMax, and the flusher is not in a cycle, syncs that writer
