@@ -84,8 +84,8 @@ type Log struct {
 	preallocWarned atomic.Bool
 
 	// holders counts the goroutines between Hold and Release; while
-	// there are any, an adaptive append owes its poke of the flusher
-	// (owed) instead of making it, and the last Release pays it, syncing
+	// there are any, an adaptive AppendAsync owes its poke of the flusher
+	// (owed) instead of making it, and the next Release pays it, syncing
 	// a lone writer itself when it can (see Hold).
 	holders atomic.Int32
 	owed    atomic.Bool
@@ -293,10 +293,10 @@ func (l *Log) add(payload []byte, then func(Position, error)) (pos Position, w *
 	return pos, w, err
 }
 
-// pokeOrOwe wakes the flusher, or, in adaptive mode while a holder is
-// between Hold and Release, leaves the poke to its Release.
+// pokeOrOwe wakes the flusher, or, while a holder is between Hold and
+// Release (adaptive mode only), leaves the poke to a Release.
 func (l *Log) pokeOrOwe() {
-	if l.opts.Sync != SyncAdaptive || l.holders.Load() == 0 {
+	if l.holders.Load() == 0 {
 		l.poke(l.flushC)
 		return
 	}
@@ -309,17 +309,22 @@ func (l *Log) pokeOrOwe() {
 
 // Hold begins a burst of appends by the caller (an event loop reading a
 // connection's requests): until a Release, adaptive-mode AppendAsyncs do
-// not wake the flusher (an Append, which waits, still does; so must a
-// holder that waits for an AppendAsync's callback: it must not). The Release wakes it once or, when the log is
-// serving a lone writer (one waiter, the last sync saw no other, and the
-// write before came from the same writer) on a disk that syncs within
-// loneSyncMax, and the flusher is not in a cycle, syncs that writer
-// itself and calls its callback on the caller's goroutine: the two
+// not wake the flusher. An Append, which waits, still wakes it; a holder
+// must never wait for an AppendAsync's callback, which would wait for the
+// holder's own Release. The Release wakes the flusher once or, when the
+// log is serving a lone writer (one waiter, the last sync saw no other,
+// and the write before came from the same writer) on a disk that syncs
+// within loneSyncMax, and the flusher is not in a cycle, syncs that
+// writer itself and calls its callback on the caller's goroutine: the two
 // wake-ups of other threads a lone write otherwise costs (the flusher's,
 // and the caller's after the sync) are the largest part of what it costs
-// besides its fdatasync. Other modes ignore Hold. Safe for concurrent
-// use; holds may overlap.
-func (l *Log) Hold() { l.holders.Add(1) }
+// besides its fdatasync. Other modes ignore Hold and Release. Safe for
+// concurrent use; holds may overlap.
+func (l *Log) Hold() {
+	if l.opts.Sync == SyncAdaptive {
+		l.holders.Add(1)
+	}
+}
 
 // Release ends a Hold (see there); writer names who appended under it
 // (a client connection). Any Release pays a poke owed, not only the last
@@ -329,6 +334,9 @@ func (l *Log) Hold() { l.holders.Add(1) }
 // else the caller serves, and writers that take turns would each look
 // alone to a sync that served one writer.
 func (l *Log) Release(writer uint64) {
+	if l.opts.Sync != SyncAdaptive {
+		return
+	}
 	l.holders.Add(-1)
 	if !l.owed.Swap(false) {
 		return

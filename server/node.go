@@ -586,3 +586,7 @@ func (n *Node) waitForPeers(ctx context.Context, bound time.Duration) {
 		}
 	}
 }
+
+// The commit log is told where the event loops' bursts of requests begin
+// and end.
+var _ frontend.Bursts = (*commitlog.Log)(nil)

@@ -56,11 +56,12 @@ func goFloor(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer f.Close()
 	lg := newFloorLog(f)
+	flushCtx, stopFlush := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		lg.flush(ctx)
+		lg.flush(flushCtx)
 	}()
 	switch *arch {
 	case "gnet":
@@ -70,7 +71,7 @@ func goFloor(ctx context.Context, args []string, stderr io.Writer) int {
 	default:
 		err = fmt.Errorf("-arch %q: want gnet or net", *arch)
 	}
-	lg.close()
+	stopFlush()
 	wg.Wait()
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(stderr, "go-floor:", err)
@@ -114,8 +115,10 @@ func (l *floorLog) add(rec []byte, done func(error)) {
 	}
 }
 
-// flush writes and syncs what was added, back to back, until ctx ends.
+// flush writes and syncs what was added, back to back, until ctx ends;
+// then it closes the log.
 func (l *floorLog) flush(ctx context.Context) {
+	defer l.close()
 	var buf []byte
 	var waiting []func(error)
 	for {
@@ -143,11 +146,17 @@ func (l *floorLog) flush(ctx context.Context) {
 	}
 }
 
-// close makes later adds fail at once.
+// close fails the adds waiting for a sync, and makes later ones fail at
+// once.
 func (l *floorLog) close() {
 	l.mu.Lock()
 	l.closed = true
+	waiting := l.waiting
+	l.waiting = nil
 	l.mu.Unlock()
+	for _, done := range waiting {
+		done(net.ErrClosed)
+	}
 }
 
 // respCommand is the length of the first whole RESP command (an array of

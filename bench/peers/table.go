@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -90,7 +91,7 @@ func printReport(w io.Writer, header []string, cells []cell, r *runner) {
 		vals := []string{fmt.Sprint(n),
 			ifOK(baseOK, func() string { return fmt.Sprintf("%s, %s", commas(base.Rate), ms(base.P50)) }),
 			ifOK(leanOK, func() string { return fmt.Sprintf("%s, %s", commas(lean.Rate), ms(lean.P50)) })}
-		for _, col := range append(floors[:len(floors):len(floors)], cqld...) {
+		for _, col := range slices.Concat(floors, cqld) {
 			c, ok := get(col, n)
 			vals = append(vals, ifOK(ok, func() string {
 				if !baseOK || base.Rate == 0 {
