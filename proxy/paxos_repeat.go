@@ -147,7 +147,8 @@ func (r *paxosRun) repeat(ctx context.Context, c *CAS, e *repeatEntry) (done boo
 	if err != nil {
 		return true, err
 	}
-	res, err := r.propose(ctx, prop, nil, proposeExtra{fast: true, catchUp: e.chosen, next: r.wantNext(c)})
+	x := proposeExtra{fast: true, view: storage.PartitionDigest(e.view), catchUp: e.chosen, next: r.wantNext(c)}
+	res, err := r.propose(ctx, prop, nil, x)
 	switch {
 	case err != nil:
 		return true, err

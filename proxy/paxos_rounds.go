@@ -134,11 +134,12 @@ type proposeAnswer struct {
 }
 
 // proposeExtra shapes a proposal beyond the usual: fast, at a ballot
-// promised in advance, every participant getting catchUp (the proposal the
-// promise came with); and with next, asking the replicas to promise the
+// promised in advance, decided on data of digest view, every participant
+// getting catchUp (the proposal the promise came with); and with next, asking the replicas to promise the
 // next ballot in advance (the repeat proposer).
 type proposeExtra struct {
 	fast    bool
+	view    storage.Digest
 	catchUp replica.Proposal
 	next    proposeNext
 }
@@ -164,7 +165,7 @@ func (r *paxosRun) propose(ctx context.Context, prop replica.Proposal, promises 
 	fuse := len(r.pl.natural)+len(r.pl.pending) == 1
 	answers := make(chan proposeAnswer, len(parts))
 	for _, h := range parts {
-		o := replica.ProposeOptions{Commit: fuse, Fast: x.fast, Next: x.next.ballot, Read: x.next.read}
+		o := replica.ProposeOptions{Commit: fuse, Fast: x.fast, View: x.view, Next: x.next.ballot, Read: x.next.read}
 		switch {
 		case x.fast:
 			o.CatchUp = x.catchUp

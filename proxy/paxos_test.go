@@ -548,11 +548,23 @@ func TestPaxosRepeatProposer(t *testing.T) {
 		t.Fatalf("%v repeats chosen", n)
 	}
 	// A plain write in between: the promise given in advance is refused,
-	// and the transaction decides on the plain write.
+	// and the transaction decides on the plain write. The write is let
+	// reach every replica first: one it has not reached yet would accept
+	// (its data is the view), and one acceptance is an unknown outcome.
+	// Among the replicas it reached may be one that promised after it
+	// (the proposal reached it after the quorum had answered): its data
+	// holds the write, the view does not, and it refuses too.
 	step(k, coord, "d", "e", true, 3)
 	step(k, coord, "e", "f", true, 2)
 	if err := c.proxies[other].Apply(context.Background(), primitive.ConsistencyLevelQuorum, &mutation.Mutation{Updates: []*mutation.Update{c.plain(k, "plain")}}, primitive.WriteTypeSimple, nil); err != nil {
 		t.Fatal(err)
+	}
+	for _, i := range c.replicasOf(k) {
+		for deadline := time.Now().Add(10 * time.Second); c.onReplica(i, k) != "plain"; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the plain write never reached replica %d", i)
+			}
+		}
 	}
 	var applied bool
 	if err := c.proxies[coord].Conditional(context.Background(), c.casSet(k, "f", "g", primitive.ConsistencyLevelAny, &applied)); err != nil || applied {
@@ -600,16 +612,23 @@ func (c *paxosCluster) fastAccept(k int, v string, idx ...int) replica.Proposal 
 	n := replica.NewBallot(now+1, [8]byte{9})
 	fast := replica.Proposal{Ballot: n, Update: c.set(k, v)}
 	fast.Update.SetTimestamp(n.Micros())
+	var view storage.Digest
 	for _, i := range c.replicasOf(k) {
-		if a, err := c.locals[i].Propose(ctx, b, replica.ProposeOptions{Next: n, Read: &storage.Slice{}}); err != nil || !a.OK || !a.Next {
+		a, err := c.locals[i].Propose(ctx, b, replica.ProposeOptions{Next: n, Read: &storage.Slice{}})
+		if err != nil || !a.OK || !a.Next {
 			c.t.Fatal(a, err)
 		}
+		data, err := b.Update.Over(a.Data)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		view = storage.PartitionDigest(data)
 		if err := c.locals[i].Commit(ctx, b, nil); err != nil {
 			c.t.Fatal(err)
 		}
 	}
 	for _, i := range idx {
-		if a, err := c.locals[i].Propose(ctx, fast, replica.ProposeOptions{Fast: true, CatchUp: b}); err != nil || !a.OK {
+		if a, err := c.locals[i].Propose(ctx, fast, replica.ProposeOptions{Fast: true, CatchUp: b, View: view}); err != nil || !a.OK {
 			c.t.Fatal(a, err)
 		}
 	}

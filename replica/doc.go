@@ -65,8 +65,9 @@
 // Cassandra's: version 1 time UUIDs, promised only when later in
 // microseconds than everything held. A proposal may carry the proposer's
 // next ballot, which the replica promises in advance with its data
-// (fast.go keeps the digest): a proposal at that ballot is then accepted
-// only while no other proposer and no write came. Alone runs a whole
+// (fast.go): a proposal at that ballot is then accepted only while no
+// other proposer came and the replica's data is the data the proposer
+// decided on, whose digest the proposal carries. Alone runs a whole
 // transaction under the partition lock for a coordinator in this process
 // when this replica is the partition's only one.
 //

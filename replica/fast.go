@@ -8,13 +8,12 @@ import (
 
 // fastPromises are the promises this replica made in advance, in an
 // acceptance, for its proposer's next round on the partition
-// (ProposeOptions.Next), each with the digest of the data the proposer
-// will decide that round on: the data read as of the promise with the
-// accepted proposal laid over it. A proposal on such a promise
-// (ProposeOptions.Fast) is accepted only if the promise still stands in
-// the durable state (no other proposer came since) and the replica's data
-// is still that data (no write of any kind came since): so it is accepted
-// only where the data it was decided on is the data. They are kept in
+// (ProposeOptions.Next), each with the read it answered. A proposal on
+// such a promise (ProposeOptions.Fast) is accepted only if the promise
+// still stands in the durable state (no other proposer came since) and
+// the replica's data within that read is the data the proposer decided
+// on, whose digest the proposal carries (ProposeOptions.View): so it is
+// accepted only where the data it was decided on is the data. They are kept in
 // memory alone: a restart forgets every one (the durable promise stays,
 // and still keeps older ballots out), which only sends its proposer the
 // usual way. Safe for concurrent use.
@@ -31,7 +30,6 @@ type fastKey struct {
 type fastPromise struct {
 	ballot Ballot
 	read   storage.Slice
-	digest storage.Digest
 }
 
 // maxFastPromises bounds the promises kept; past it one is forgotten.
@@ -39,9 +37,9 @@ const maxFastPromises = 1 << 16
 
 func keyOf(t *storage.Table, pk []byte) fastKey { return fastKey{t.Def.ID, string(pk)} }
 
-// keep records the promise of b for partition pk of t, made on data of
-// digest d within read.
-func (f *fastPromises) keep(t *storage.Table, pk []byte, b Ballot, read storage.Slice, d storage.Digest) {
+// keep records the promise of b for partition pk of t, answering the data
+// within read.
+func (f *fastPromises) keep(t *storage.Table, pk []byte, b Ballot, read storage.Slice) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
@@ -54,7 +52,7 @@ func (f *fastPromises) keep(t *storage.Table, pk []byte, b Ballot, read storage.
 			break
 		}
 	}
-	f.m[k] = fastPromise{ballot: b, read: read, digest: d}
+	f.m[k] = fastPromise{ballot: b, read: read}
 }
 
 // take removes and returns the promise kept for partition pk of t: a

@@ -184,15 +184,19 @@ func FuzzDecodePromise(f *testing.F) {
 
 func FuzzDecodePaxosRequests(f *testing.F) {
 	tbl, prs := samplePromises(f)
+	lookup := func(id [16]byte) (*storage.Table, bool) { return tbl, id == tbl.Def.ID }
 	acc := prs[2].Accepted
 	f.Add(appendPrepare(nil, &prepareRequest{Table: tbl.Def.ID, Key: i32(1), Ballot: ballotAt(3, 1)}))
 	f.Add(appendPrepare(nil, &prepareRequest{Table: tbl.Def.ID, Key: i32(1), Ballot: ballotAt(3, 1), Read: &storage.Slice{
 		Start: &storage.Bound{Prefix: [][]byte{i32(1)}, Inclusive: true}}}))
 	for _, o := range []ProposeOptions{{}, {Commit: true}, {CatchUp: prs[2].Committed},
-		{CatchUp: prs[2].Committed, Fast: true, Next: ballotAt(10, 1), Read: &storage.Slice{End: &storage.Bound{}}}} {
+		{CatchUp: prs[2].Committed, Fast: true, View: storage.Digest{1, 2}, Next: ballotAt(10, 1), Read: &storage.Slice{End: &storage.Bound{}}}} {
 		b, err := appendPropose(nil, &proposeRequest{Proposal: acc, ProposeOptions: o})
 		if err != nil {
 			f.Fatal(err)
+		}
+		if c, err := decodePropose(b, lookup); err != nil || c.Fast != o.Fast || c.View != o.View || c.Next != o.Next {
+			f.Fatalf("propose %+v decodes as %+v, %v", o, c, err)
 		}
 		f.Add(b)
 	}
@@ -203,7 +207,6 @@ func FuzzDecodePaxosRequests(f *testing.F) {
 	f.Add(b)
 	f.Add(appendAcceptance(nil, &Acceptance{OK: true, Promise: ballotAt(3, 1)}))
 	f.Add(appendAcceptance(nil, &Acceptance{OK: true, Promise: ballotAt(3, 1), Next: true, Data: prs[2].Data}))
-	lookup := func(id [16]byte) (*storage.Table, bool) { return tbl, id == tbl.Def.ID }
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// One input, every request decoder.
 		if c, err := decodePrepare(in); err == nil {

@@ -69,9 +69,14 @@ type ProposeOptions struct {
 	Next Ballot
 	Read *storage.Slice
 	// Fast marks a proposal at a ballot promised in advance: accepted only
-	// if that promise still stands and the replica's data, CatchUp laid
-	// over it, is still the data the promise was made on.
+	// if that promise still stands and the replica's data within the
+	// promise's read, CatchUp laid over it, has the digest View: the data
+	// the proposer decided on. That is the proposer's view, reconciled from
+	// the quorum whose promises it counted, not the data this replica read
+	// as it promised: a replica can promise late, after a write the view
+	// lacks, and must refuse a decision made without it.
 	Fast bool
+	View storage.Digest
 }
 
 // Acceptance is a replica's answer to a proposal.
@@ -151,7 +156,7 @@ func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acc
 	}
 	fresh := true
 	if o.Fast {
-		if fresh, err = l.fastStands(u, p.Ballot, st, o.CatchUp); err != nil {
+		if fresh, err = l.fastStands(u, p.Ballot, st, o.CatchUp, o.View); err != nil {
 			return nil, discard(sm, err)
 		}
 	}
@@ -193,23 +198,22 @@ func (l *Local) Propose(ctx context.Context, p Proposal, o ProposeOptions) (*Acc
 // fastStands reports whether a proposal at b, made on a promise given in
 // advance, may be accepted: the promise is the one kept (and taken now:
 // it serves one proposal), it still stands, and the data within its read,
-// catchUp laid over it, is the data it was made on. REQUIRES: the
-// partition locked.
-func (l *Local) fastStands(u *mutation.Update, b Ballot, st PaxosState, catchUp Proposal) (bool, error) {
+// catchUp laid over it, has digest view, the data the proposal was
+// decided on. REQUIRES: the partition locked.
+func (l *Local) fastStands(u *mutation.Update, b Ballot, st PaxosState, catchUp Proposal, view storage.Digest) (bool, error) {
 	fp, ok := l.fast.take(u.Table, u.Key)
 	if !ok || fp.ballot != b || st.Promise() != b {
 		return false, nil
 	}
-	view, err := l.overlaid(u.Table, u.Key, fp.read, catchUp.Update)
+	data, err := l.overlaid(u.Table, u.Key, fp.read, catchUp.Update)
 	if err != nil {
 		return false, err
 	}
-	return storage.PartitionDigest(view) == fp.digest, nil
+	return storage.PartitionDigest(data) == view, nil
 }
 
 // keepFast keeps the promise of next, just made with the acceptance of p,
-// and returns the data within read as of it: the digest kept is that of
-// the data with p laid over it, which the proposer will decide on.
+// with the read it answers, and returns the data within read as of it.
 // REQUIRES: the partition locked.
 func (l *Local) keepFast(p Proposal, next Ballot, read storage.Slice) (*storage.Partition, error) {
 	u := p.Update
@@ -217,11 +221,7 @@ func (l *Local) keepFast(p Proposal, next Ballot, read storage.Slice) (*storage.
 	if err != nil {
 		return nil, err
 	}
-	view, err := u.Over(data)
-	if err != nil {
-		return nil, err
-	}
-	l.fast.keep(u.Table, u.Key, next, read, storage.PartitionDigest(view))
+	l.fast.keep(u.Table, u.Key, next, read)
 	return data, nil
 }
 

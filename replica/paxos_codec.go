@@ -22,8 +22,10 @@ import (
 //	  (with 0x04), partition (with 0x08)
 //	propose (VerbPaxosPropose request):
 //	  version, flags (1 byte: 0x01 commit once accepted, 0x02 catch-up,
-//	  0x04 next, 0x08 fast), ballot, update, catch-up ballot and update
-//	  (with 0x02), next ballot and slice (with 0x04)
+//	  0x04 next, 0x08 fast, 0x10 view), ballot, update, catch-up ballot
+//	  and update (with 0x02), next ballot and slice (with 0x04), the
+//	  view's digest (16 bytes, with 0x10, which needs 0x08; a fast
+//	  proposal without it is refused)
 //	acceptance (VerbPaxosPropose answer):
 //	  version, accepted (1 byte, 0 or 1), ballot (the replica's promise),
 //	  flags (1 byte: 0x01 next promised, 0x02 data), partition (with 0x02)
@@ -158,7 +160,7 @@ func appendPropose(dst []byte, c *proposeRequest) ([]byte, error) {
 		flags |= 0x04
 	}
 	if c.Fast {
-		flags |= 0x08
+		flags |= 0x08 | 0x10
 	}
 	dst = append(dst, codecV1, flags)
 	dst, err := appendProposal(dst, c.Proposal)
@@ -174,6 +176,9 @@ func appendPropose(dst []byte, c *proposeRequest) ([]byte, error) {
 		dst = append(dst, c.Next[:]...)
 		dst = wire.AppendSlice(dst, *c.Read)
 	}
+	if flags&0x10 != 0 {
+		dst = append(dst, c.View[:]...)
+	}
 	return dst, nil
 }
 
@@ -183,7 +188,7 @@ func decodePropose(b []byte, tables func(id [16]byte) (*storage.Table, bool)) (*
 	r := newReader(b)
 	r.version()
 	flags := r.Byte()
-	if flags&^0x0f != 0 {
+	if flags&^0x1f != 0 || flags&0x18 == 0x10 {
 		r.Fail("unknown propose flags %#x", flags)
 	}
 	c := &proposeRequest{}
@@ -199,6 +204,9 @@ func decodePropose(b []byte, tables func(id [16]byte) (*storage.Table, bool)) (*
 		}
 		s := r.Slice()
 		c.Read = &s
+	}
+	if flags&0x10 != 0 {
+		copy(c.View[:], r.Next(len(c.View)))
 	}
 	return c, r.End()
 }

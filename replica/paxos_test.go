@@ -363,57 +363,83 @@ func propose(ctx context.Context, px Paxos, p Proposal, o ProposeOptions) (bool,
 }
 
 // The repeat proposer's promise given in advance: a proposal at it is
-// accepted while nothing wrote the partition and no other proposer came;
-// a plain write, another proposer's prepare, or a restart refuse it.
+// accepted while no other proposer came and the data is the data the
+// proposer decided on; a plain write, another proposer's prepare, or a
+// restart refuse it, and so does a replica that promised after a write
+// the proposer's view lacks (it promised too late to be in the quorum the
+// view was read from).
 func TestLocalFastPromise(t *testing.T) {
 	ctx := context.Background()
 	read := &storage.Slice{}
+	plain := func(t *testing.T, l *Local, tbl *storage.Table) {
+		if err := l.Apply(ctx, &mutation.Mutation{Updates: []*mutation.Update{update(tbl, 1, 5, "plain")}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name    string
+		before  func(t *testing.T, l *Local, tbl *storage.Table)
 		between func(t *testing.T, l *Local, tbl *storage.Table) *Local
-		ok      bool
+		// elsewhere: the view was read from other replicas, which lack
+		// what before wrote.
+		elsewhere bool
+		ok        bool
 	}{
-		{"nothing between", func(*testing.T, *Local, *storage.Table) *Local { return nil }, true},
-		{"the proposal's own commit between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+		{name: "nothing between", ok: true},
+		{name: "the proposal's own commit between", between: func(t *testing.T, l *Local, tbl *storage.Table) *Local {
 			if err := l.Commit(ctx, proposalOf(tbl, 100, 1, 1, 0, "b"), nil); err != nil {
 				t.Fatal(err)
 			}
 			return nil
-		}, true},
-		{"a plain write between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
-			if err := l.Apply(ctx, &mutation.Mutation{Updates: []*mutation.Update{update(tbl, 1, 5, "plain")}}, nil); err != nil {
-				t.Fatal(err)
-			}
+		}, ok: true},
+		{name: "a plain write between", between: func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+			plain(t, l, tbl)
 			return nil
-		}, false},
-		{"another proposer's prepare between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+		}},
+		{name: "a plain write before, in the view", before: plain, ok: true},
+		{name: "a plain write before, not in the view", before: plain, elsewhere: true},
+		{name: "another proposer's prepare between", between: func(t *testing.T, l *Local, tbl *storage.Table) *Local {
 			if _, err := l.Prepare(ctx, tbl, i32(1), ballotAt(250, 2), nil); err != nil {
 				t.Fatal(err)
 			}
 			return nil
-		}, false},
-		{"a restart between", func(t *testing.T, l *Local, tbl *storage.Table) *Local {
+		}},
+		{name: "a restart between", between: func(t *testing.T, l *Local, tbl *storage.Table) *Local {
 			return NewLocal(l.engine) // the same data, a new process's replica
-		}, false},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, tbl := openLocal(t, "periodic")
+			if tc.before != nil {
+				tc.before(t, l, tbl)
+			}
 			b := proposalOf(tbl, 100, 1, 1, 0, "b")
 			n := ballotAt(200, 1)
 			a, err := l.Propose(ctx, b, ProposeOptions{Next: n, Read: read})
 			if err != nil || !a.OK || !a.Next || a.Promise != n || a.Data == nil {
 				t.Fatalf("proposal with the next promise: %+v, %v", a, err)
 			}
-			if l2 := tc.between(t, l, tbl); l2 != nil {
-				l = l2
+			data := a.Data
+			if tc.elsewhere {
+				data = &storage.Partition{Key: data.Key}
+			}
+			view, err := b.Update.Over(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := ProposeOptions{Fast: true, CatchUp: b, View: storage.PartitionDigest(view)}
+			if tc.between != nil {
+				if l2 := tc.between(t, l, tbl); l2 != nil {
+					l = l2
+				}
 			}
 			fast := proposalOf(tbl, 200, 1, 1, 0, "fast")
-			a, err = l.Propose(ctx, fast, ProposeOptions{Fast: true, CatchUp: b})
+			a, err = l.Propose(ctx, fast, o)
 			if err != nil || a.OK != tc.ok {
 				t.Fatalf("fast proposal: %+v, %v; want accepted %v", a, err, tc.ok)
 			}
 			// A promise given in advance serves one proposal.
-			if a, err := l.Propose(ctx, fast, ProposeOptions{Fast: true, CatchUp: b}); err != nil || a.OK {
+			if a, err := l.Propose(ctx, fast, o); err != nil || a.OK {
 				t.Fatalf("second fast proposal: %+v, %v", a, err)
 			}
 		})
