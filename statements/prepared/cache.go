@@ -139,6 +139,7 @@ func (pc *Cache) Put(ps *Statement, persist bool, w *Writes) error {
 }
 
 // Remove drops ps (and only ps: a newer statement of the same id stays).
+// It does not wait for the store's write to be durable.
 func (pc *Cache) Remove(ps *Statement) {
 	var w Writes
 	pc.mu.Lock()
@@ -153,7 +154,7 @@ func (pc *Cache) Remove(ps *Statement) {
 	w.remove(ps.ID, pc.stamp())
 	pc.gauges()
 	pc.mu.Unlock()
-	pc.store.apply(&w)
+	pc.store.applyAsync(&w)
 }
 
 // Forget deletes a stored statement that is not cached.

@@ -58,17 +58,50 @@ func (w *Writes) remove(id [16]byte, ts int64) {
 // apply writes w in one mutation: one commit log record, one wait for
 // its durability.
 func (s *Store) apply(w *Writes) {
-	if s == nil || len(w.saves)+len(w.removes) == 0 {
+	m := s.mutation(w)
+	if m == nil {
 		return
 	}
+	if err := s.engine.Apply(m); err != nil {
+		s.warn(w, err)
+	}
+}
+
+// applyAsync is apply for a caller that must not wait for a sync: an
+// EXECUTE that finds its statement stale runs on an event loop, which a
+// sync would hold up with every connection on it. Writes carry their own
+// timestamps, so one landing after a later one loses to it as it should.
+func (s *Store) applyAsync(w *Writes) {
+	m := s.mutation(w)
+	if m == nil {
+		return
+	}
+	if _, err := s.engine.ApplyAsync(m, nil, func(err error) {
+		if err != nil {
+			s.warn(w, err)
+		}
+	}); err != nil {
+		s.warn(w, err)
+	}
+}
+
+// mutation is w as one mutation, nil when there is nothing to write (or
+// no store) or it cannot be built.
+func (s *Store) mutation(w *Writes) *storage.Mutation {
+	if s == nil || len(w.saves)+len(w.removes) == 0 {
+		return nil
+	}
 	m := s.engine.NewMutation()
-	err := s.addTo(m, w)
-	if err == nil {
-		err = s.engine.Apply(m)
+	if err := s.addTo(m, w); err != nil {
+		m.Discard()
+		s.warn(w, err)
+		return nil
 	}
-	if err != nil {
-		s.log.Warn("cannot persist prepared statements", "saves", len(w.saves), "removes", len(w.removes), "err", err)
-	}
+	return m
+}
+
+func (s *Store) warn(w *Writes, err error) {
+	s.log.Warn("cannot persist prepared statements", "saves", len(w.saves), "removes", len(w.removes), "err", err)
 }
 
 func (s *Store) addTo(m *storage.Mutation, w *Writes) error {
