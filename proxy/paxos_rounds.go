@@ -135,8 +135,9 @@ type proposeAnswer struct {
 
 // proposeExtra shapes a proposal beyond the usual: fast, at a ballot
 // promised in advance, decided on data of digest view, every participant
-// getting catchUp (the proposal the promise came with); and with next, asking the replicas to promise the
-// next ballot in advance (the repeat proposer).
+// getting catchUp (the proposal the promise came with); and with next,
+// asking the replicas to promise the next ballot in advance (the repeat
+// proposer).
 type proposeExtra struct {
 	fast    bool
 	view    storage.Digest

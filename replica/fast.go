@@ -13,10 +13,10 @@ import (
 // still stands in the durable state (no other proposer came since) and
 // the replica's data within that read is the data the proposer decided
 // on, whose digest the proposal carries (ProposeOptions.View): so it is
-// accepted only where the data it was decided on is the data. They are kept in
-// memory alone: a restart forgets every one (the durable promise stays,
-// and still keeps older ballots out), which only sends its proposer the
-// usual way. Safe for concurrent use.
+// accepted only where the data it was decided on is the data. They are
+// kept in memory alone: a restart forgets every one (the durable promise
+// stays, and still keeps older ballots out), which only sends its
+// proposer the usual way. Safe for concurrent use.
 type fastPromises struct {
 	mu sync.Mutex
 	m  map[fastKey]fastPromise
