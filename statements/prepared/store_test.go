@@ -1,4 +1,4 @@
-package prepared_test
+package prepared
 
 import (
 	"io"
@@ -13,14 +13,9 @@ import (
 
 	"github.com/cqld/cqld/commitlog"
 	"github.com/cqld/cqld/metrics"
-	"github.com/cqld/cqld/statements/prepared"
 	"github.com/cqld/cqld/storage"
 	"github.com/cqld/cqld/systables"
 )
-
-type plan int64
-
-func (p plan) Size() int64 { return int64(p) }
 
 // An EXECUTE that finds its statement stale removes it on the event loop
 // it runs on: Remove must not wait for the commit log's sync, and the
@@ -38,14 +33,14 @@ func TestRemoveDoesNotWaitForTheSync(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	tbl := systables.Lookup("system", "prepared_statements")
-	store := prepared.OpenStore(e, tbl.Storage, log, nil)
-	cache := func() *prepared.Cache {
-		return prepared.NewCache(prepared.Options{MaxBytes: 1 << 20, Metrics: metrics.NewPrepared(prometheus.NewRegistry()), Store: store})
+	store := OpenStore(e, tbl.Storage, log, nil)
+	cache := func() *Cache {
+		return NewCache(Options{MaxBytes: 1 << 20, Metrics: metrics.NewPrepared(prometheus.NewRegistry()), Store: store})
 	}
 	stored := func() int {
 		pc := cache()
-		if err := pc.Load(func(id [16]byte, keyspace, query string) (*prepared.Statement, error) {
-			return &prepared.Statement{ID: id, Keyspace: keyspace, Query: query, Plan: plan(10)}, nil
+		if err := pc.Load(func(id [16]byte, keyspace, query string) (*Statement, error) {
+			return &Statement{ID: id, Keyspace: keyspace, Query: query, Plan: sized(10)}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -54,8 +49,8 @@ func TestRemoveDoesNotWaitForTheSync(t *testing.T) {
 
 	pc := cache()
 	const ks, q = "ks", "SELECT * FROM t"
-	ps := &prepared.Statement{ID: prepared.ID(ks, q), Keyspace: ks, Query: q, Plan: plan(10)}
-	var w prepared.Writes
+	ps := &Statement{ID: ID(ks, q), Keyspace: ks, Query: q, Plan: sized(10)}
+	var w Writes
 	if err := pc.Put(ps, true, &w); err != nil {
 		t.Fatal(err)
 	}
